@@ -1,0 +1,1 @@
+//! Kustomize (kustomization.yaml) rendering, natively. Pure.

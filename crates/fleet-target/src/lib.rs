@@ -1,0 +1,1 @@
+//! Targeting and placement: cluster index, target matching, customizations, rollout partitions, scheduler. Pure.
