@@ -1,5 +1,16 @@
-//! The `fleet` binary: parses the command line and dispatches to subcommands.
+//! The `fleet` binary: parses the command line and dispatches to one module per subcommand.
 
-fn main() {
-    println!("fleet: not yet wired");
+mod commands;
+
+use clap::Parser;
+
+fn main() -> std::process::ExitCode {
+    let cli = commands::Cli::parse();
+    match commands::run(cli) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

@@ -1,1 +1,7 @@
-//! YAML 1.1 parsing with locations, Helm-style YAML emitting, JSON/merge/strategic-merge patches. Pure: no I/O.
+//! YAML for the whole project: YAML 1.1 parsing with locations (as Helm and kubectl read it), Helm-style and
+//! kustomize-style emitting, and the patch algorithms (JSON patch, merge patch, strategic merge) shared by
+//! overlays, kustomize and the API server. Pure: no I/O.
+
+pub mod emit;
+pub mod parse;
+pub mod patch;

@@ -1,0 +1,38 @@
+//! The subcommands of `fleet`, one module each, and the dispatch between them.
+
+mod apiserver;
+mod apply;
+mod helm;
+mod test;
+
+use clap::{Parser, Subcommand};
+
+/// Declarative GitOps for fleets of Kubernetes clusters, compatible with Rancher Fleet.
+#[derive(Debug, Parser)]
+#[command(name = "fleet", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Render bundle directories into Bundle resources (offline with `-o`).
+    Apply(apply::Args),
+    /// Show which target a bundle matches and the objects it would deploy there.
+    Test(test::Args),
+    /// Render Helm charts like `helm`, without Helm.
+    #[command(subcommand)]
+    Helm(helm::Command),
+    /// Run the embedded Kubernetes-compatible API server.
+    Apiserver(apiserver::Args),
+}
+
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Apply(args) => apply::run(args),
+        Command::Test(args) => test::run(args),
+        Command::Helm(cmd) => helm::run(cmd),
+        Command::Apiserver(args) => apiserver::run(args),
+    }
+}
