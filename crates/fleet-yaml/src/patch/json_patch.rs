@@ -1,0 +1,335 @@
+//! JSON patch (RFC 6902): `add`, `remove`, `replace`, `move`, `copy` and `test`, applied atomically.
+
+use serde_json::Value;
+
+use super::PatchError;
+use super::pointer::{ArrayIndex, Pointer, parse_array_index};
+
+/// Applies the RFC 6902 patch `patch` (a JSON array of operations) to `doc`. Atomic: when any operation fails, `doc`
+/// is left exactly as it was and the error names the failing operation's index, name and path.
+pub fn apply(doc: &mut Value, patch: &Value) -> Result<(), PatchError> {
+    let Value::Array(operations) = patch else {
+        return Err(PatchError::InvalidJsonPatch {
+            reason: format!(
+                "expected an array of operations, found {}",
+                type_name(patch)
+            ),
+        });
+    };
+    let mut working = doc.clone();
+    for (index, operation) in operations.iter().enumerate() {
+        apply_operation(&mut working, operation).map_err(|failure| {
+            PatchError::JsonPatchOperation {
+                index,
+                op: member_str(operation, "op").unwrap_or("?").to_owned(),
+                path: member_str(operation, "path").unwrap_or_default().to_owned(),
+                reason: failure,
+            }
+        })?;
+    }
+    *doc = working;
+    Ok(())
+}
+
+fn apply_operation(doc: &mut Value, operation: &Value) -> Result<(), String> {
+    if !operation.is_object() {
+        return Err(format!(
+            "an operation must be an object, found {}",
+            type_name(operation)
+        ));
+    }
+    let op = member_str(operation, "op").ok_or("missing string member \"op\"")?;
+    let path = pointer_member(operation, "path")?;
+    match op {
+        "add" => add(doc, &path, required_value(operation)?.clone()),
+        "remove" => remove(doc, &path).map(drop),
+        "replace" => replace(doc, &path, required_value(operation)?.clone()),
+        "move" => {
+            let from = pointer_member(operation, "from")?;
+            if from.is_proper_prefix_of(&path) {
+                return Err("cannot move a value into one of its own children".to_owned());
+            }
+            let value = remove(doc, &from).map_err(|e| format!("from: {e}"))?;
+            add(doc, &path, value)
+        }
+        "copy" => {
+            let from = pointer_member(operation, "from")?;
+            let value = from
+                .get(doc)
+                .ok_or("from: no value at this location")?
+                .clone();
+            add(doc, &path, value)
+        }
+        "test" => {
+            let expected = required_value(operation)?;
+            match path.get(doc) {
+                Some(actual) if json_equal(actual, expected) => Ok(()),
+                Some(_) => Err("test failed: the value differs".to_owned()),
+                None => Err("test failed: no value at this location".to_owned()),
+            }
+        }
+        other => Err(format!("unknown operation {other:?}")),
+    }
+}
+
+fn add(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), String> {
+    let Some((parent, last)) = path.split_last() else {
+        *doc = value;
+        return Ok(());
+    };
+    match parent.get_mut(doc) {
+        Some(Value::Object(map)) => {
+            map.insert(last.to_owned(), value);
+            Ok(())
+        }
+        Some(Value::Array(items)) => {
+            match parse_array_index(last)? {
+                ArrayIndex::End => items.push(value),
+                ArrayIndex::At(i) if i <= items.len() => items.insert(i, value),
+                ArrayIndex::At(i) => {
+                    return Err(format!(
+                        "index {i} is out of bounds (array length {})",
+                        items.len()
+                    ));
+                }
+            }
+            Ok(())
+        }
+        Some(other) => Err(format!("cannot add a member to {}", type_name(other))),
+        None => Err("the parent of the target location does not exist".to_owned()),
+    }
+}
+
+fn remove(doc: &mut Value, path: &Pointer) -> Result<Value, String> {
+    let (parent, last) = path
+        .split_last()
+        .ok_or("cannot remove the whole document")?;
+    match parent.get_mut(doc) {
+        Some(Value::Object(map)) => map
+            .shift_remove(last)
+            .ok_or_else(|| "no value at this location".to_owned()),
+        Some(Value::Array(items)) => match parse_array_index(last)? {
+            ArrayIndex::At(i) if i < items.len() => Ok(items.remove(i)),
+            _ => Err(format!(
+                "index {last} is out of bounds (array length {})",
+                items.len()
+            )),
+        },
+        _ => Err("no value at this location".to_owned()),
+    }
+}
+
+fn replace(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), String> {
+    let target = path.get_mut(doc).ok_or("no value at this location")?;
+    *target = value;
+    Ok(())
+}
+
+/// JSON equality as RFC 6902 `test` defines it: numbers compare by numeric value (`1` equals `1.0`), objects
+/// ignore member order, arrays compare element by element.
+pub fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            if let (Some(x), Some(y)) = (x.as_i64(), y.as_i64()) {
+                x == y
+            } else if let (Some(x), Some(y)) = (x.as_u64(), y.as_u64()) {
+                x == y
+            } else {
+                x.as_f64() == y.as_f64()
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| json_equal(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn member_str<'v>(operation: &'v Value, name: &str) -> Option<&'v str> {
+    operation.get(name).and_then(Value::as_str)
+}
+
+fn pointer_member(operation: &Value, name: &str) -> Result<Pointer, String> {
+    let text =
+        member_str(operation, name).ok_or_else(|| format!("missing string member {name:?}"))?;
+    Pointer::parse(text).map_err(|e| format!("{name}: {e}"))
+}
+
+fn required_value(operation: &Value) -> Result<&Value, String> {
+    operation
+        .get("value")
+        .ok_or_else(|| "missing member \"value\"".to_owned())
+}
+
+/// The JSON type name of a value, for error messages.
+pub(crate) fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn patched(doc: Value, patch: Value) -> Result<Value, PatchError> {
+        let mut doc = doc;
+        apply(&mut doc, &patch).map(|()| doc)
+    }
+
+    #[test]
+    fn add_to_root_replaces_document() {
+        let out = patched(
+            json!({"a": 1}),
+            json!([{"op": "add", "path": "", "value": [1]}]),
+        );
+        assert_eq!(out.unwrap(), json!([1]));
+    }
+
+    #[test]
+    fn add_out_of_bounds_fails() {
+        let err = patched(
+            json!({"a": [1]}),
+            json!([{"op": "add", "path": "/a/2", "value": 0}]),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "JSON patch operation 0 (add \"/a/2\"): index 2 is out of bounds (array length 1)"
+        );
+    }
+
+    #[test]
+    fn failure_leaves_document_unchanged() {
+        let original = json!({"a": 1, "b": [1, 2]});
+        let mut doc = original.clone();
+        let patch = json!([
+            {"op": "remove", "path": "/a"},
+            {"op": "add", "path": "/b/-", "value": 3},
+            {"op": "test", "path": "/b/0", "value": 9}
+        ]);
+        let err = apply(&mut doc, &patch).unwrap_err();
+        assert_eq!(doc, original);
+        assert!(matches!(
+            err,
+            PatchError::JsonPatchOperation { index: 2, .. }
+        ));
+    }
+
+    #[test]
+    fn test_failure_does_not_reveal_values() {
+        let err = patched(
+            json!({"password": "hunter2"}),
+            json!([{"op": "test", "path": "/password", "value": "guess"}]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!err.contains("hunter2") && !err.contains("guess"), "{err}");
+    }
+
+    #[test]
+    fn test_compares_numbers_numerically_and_objects_unordered() {
+        let doc = json!({"n": 1, "o": {"a": 1, "b": 2}});
+        let patch = json!([
+            {"op": "test", "path": "/n", "value": 1.0},
+            {"op": "test", "path": "/o", "value": {"b": 2, "a": 1}}
+        ]);
+        assert_eq!(patched(doc.clone(), patch).unwrap(), doc);
+    }
+
+    #[test]
+    fn remove_root_fails() {
+        let err = patched(json!({}), json!([{"op": "remove", "path": ""}])).unwrap_err();
+        assert!(err.to_string().contains("cannot remove the whole document"));
+    }
+
+    #[test]
+    fn move_into_own_child_fails() {
+        let err = patched(
+            json!({"a": {"b": 1}}),
+            json!([{"op": "move", "from": "/a", "path": "/a/b/c"}]),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("into one of its own children"));
+    }
+
+    #[test]
+    fn move_to_same_place_is_identity() {
+        let doc = json!({"a": {"b": 1}});
+        let out = patched(
+            doc.clone(),
+            json!([{"op": "move", "from": "/a", "path": "/a"}]),
+        );
+        assert_eq!(out.unwrap(), doc);
+    }
+
+    #[test]
+    fn copy_duplicates_value() {
+        let out = patched(
+            json!({"a": {"b": 1}, "l": [0]}),
+            json!([{"op": "copy", "from": "/a", "path": "/l/0"}]),
+        );
+        assert_eq!(out.unwrap(), json!({"a": {"b": 1}, "l": [{"b": 1}, 0]}));
+    }
+
+    #[test]
+    fn malformed_operations_are_errors() {
+        let cases = [
+            (
+                json!({"op": "add"}),
+                "invalid JSON patch: expected an array of operations, found an object",
+            ),
+            (
+                json!([1]),
+                "JSON patch operation 0 (? \"\"): an operation must be an object, found a number",
+            ),
+            (
+                json!([{"path": "/a"}]),
+                "JSON patch operation 0 (? \"/a\"): missing string member \"op\"",
+            ),
+            (
+                json!([{"op": "add", "path": "/a"}]),
+                "JSON patch operation 0 (add \"/a\"): missing member \"value\"",
+            ),
+            (
+                json!([{"op": "frob", "path": "/a"}]),
+                "JSON patch operation 0 (frob \"/a\"): unknown operation \"frob\"",
+            ),
+            (
+                json!([{"op": "move", "path": "/a"}]),
+                "JSON patch operation 0 (move \"/a\"): missing string member \"from\"",
+            ),
+            (
+                json!([{"op": "add", "path": "a", "value": 1}]),
+                "JSON patch operation 0 (add \"a\"): path: a JSON pointer must be empty or start with '/'",
+            ),
+            (
+                json!([{"op": "add", "path": "/s/x", "value": 1}]),
+                "JSON patch operation 0 (add \"/s/x\"): cannot add a member to a string",
+            ),
+            (
+                json!([{"op": "replace", "path": "/nope", "value": 1}]),
+                "JSON patch operation 0 (replace \"/nope\"): no value at this location",
+            ),
+            (
+                json!([{"op": "add", "path": "/l/01", "value": 1}]),
+                "JSON patch operation 0 (add \"/l/01\"): \"01\" is not an array index",
+            ),
+        ];
+        for (patch, message) in cases {
+            let err = patched(json!({"s": "x", "l": []}), patch.clone()).unwrap_err();
+            assert_eq!(err.to_string(), message, "patch {patch}");
+        }
+    }
+}
