@@ -6,5 +6,6 @@ mod error;
 pub mod json_patch;
 pub mod merge_patch;
 pub mod pointer;
+pub mod strategic;
 
 pub use error::PatchError;
