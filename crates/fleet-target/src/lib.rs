@@ -1,1 +1,23 @@
-//! Targeting and placement: cluster index, target matching, customizations, rollout partitions, scheduler. Pure.
+//! Targeting and placement: cluster index, target matching, customizations, rollout partitions,
+//! scheduler. Pure: no network or Kubernetes I/O, no clock (callers pass the time), and every
+//! output sorted, so the same input always gives the same answer.
+//!
+//! Data flow: [`index::ClusterIndex`] → [`mapping::bundle_namespaces`] →
+//! [`targeting::compute_targets`] (matching, [`customization`], [`templating`]) → optionally
+//! [`placement::schedule`] (policy-based selection among the targeted clusters) →
+//! [`rollout::plan_rollout`] (which BundleDeployments to create, stage and promote).
+
+pub mod customization;
+pub mod error;
+pub mod index;
+pub mod intstr;
+pub mod mapping;
+pub mod matcher;
+pub mod model;
+pub mod restrictions;
+pub mod selector;
+pub mod targeting;
+pub mod template_engine;
+pub mod templating;
+
+pub use error::TargetError;

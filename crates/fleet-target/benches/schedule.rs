@@ -1,0 +1,2 @@
+//! Placeholder until the scheduler lands: prints nothing useful yet.
+fn main() {}

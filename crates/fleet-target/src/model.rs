@@ -1,0 +1,188 @@
+//! The plain input model of the targeting core: clusters (labels, annotations, template values,
+//! taints, properties, health, custom scores) and cluster groups. The controller maps Fleet's
+//! Cluster and ClusterGroup CRDs onto these; `fleet target` reads them from YAML. Times are Unix
+//! seconds, supplied by the caller, so every function here stays pure.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::selector::{LabelSelector, Labels};
+
+/// Unix time in seconds.
+pub type UnixSeconds = i64;
+
+/// Identity of a cluster: its namespace (the Fleet workspace) and name. Ordered by namespace,
+/// then name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ClusterKey {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ClusterKey {
+    pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
+        ClusterKey {
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+}
+
+impl fmt::Display for ClusterKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+/// One cluster as the targeting core sees it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClusterInfo {
+    pub name: String,
+    pub namespace: String,
+    #[serde(default)]
+    pub labels: Labels,
+    #[serde(default)]
+    pub annotations: Labels,
+    /// `spec.templateValues`, exposed to `${ }` templates as `.ClusterValues`.
+    #[serde(default)]
+    pub template_values: serde_json::Map<String, serde_json::Value>,
+    /// `spec.paused`: BundleDeployments are staged but never promoted.
+    #[serde(default)]
+    pub paused: bool,
+    #[serde(default)]
+    pub taints: Vec<Taint>,
+    /// Named properties (Kubernetes quantity strings), e.g. `kubernetes-fleet.io/node-count`.
+    #[serde(default)]
+    pub properties: BTreeMap<String, String>,
+    #[serde(default)]
+    pub resource_usage: ResourceUsage,
+    /// Custom scores with an optional expiry (like OCM's AddOnPlacementScore); readable by
+    /// property sorters and selectors under their name until they expire.
+    #[serde(default)]
+    pub scores: Vec<CustomScore>,
+    /// Agent-reported health; `None` means no agent data is known (offline use), which the
+    /// scheduler treats as eligible.
+    #[serde(default)]
+    pub health: Option<ClusterHealth>,
+}
+
+impl ClusterInfo {
+    /// A cluster with only a namespace, name and labels (the rest defaulted).
+    pub fn new<'a>(
+        namespace: &str,
+        name: &str,
+        labels: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Self {
+        ClusterInfo {
+            name: name.to_string(),
+            namespace: namespace.to_string(),
+            labels: labels
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..ClusterInfo::default()
+        }
+    }
+
+    pub fn key(&self) -> ClusterKey {
+        ClusterKey::new(&self.namespace, &self.name)
+    }
+}
+
+/// Capacity, allocatable and available resources, as quantity strings keyed by resource name
+/// (`cpu`, `memory`, ...). Readable as `resources.kubernetes-fleet.io/<total|allocatable|available>-<resource>`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResourceUsage {
+    #[serde(default)]
+    pub capacity: BTreeMap<String, String>,
+    #[serde(default)]
+    pub allocatable: BTreeMap<String, String>,
+    #[serde(default)]
+    pub available: BTreeMap<String, String>,
+}
+
+/// A custom score published for a cluster.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CustomScore {
+    pub name: String,
+    pub value: i64,
+    /// After this time the score counts as missing; `None` never expires.
+    #[serde(default)]
+    pub valid_until: Option<UnixSeconds>,
+}
+
+/// Membership and health facts reported by the agent and the hub.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClusterHealth {
+    /// The cluster's agent has joined (registration granted, `Joined=True`).
+    #[serde(default)]
+    pub joined: bool,
+    /// The cluster is leaving the fleet (being deleted).
+    #[serde(default)]
+    pub leaving: bool,
+    #[serde(default)]
+    pub last_heartbeat: Option<UnixSeconds>,
+    /// The `Healthy` condition, if the agent reported one.
+    #[serde(default)]
+    pub healthy: Option<HealthCondition>,
+}
+
+/// A `Healthy` condition: its status and when it last changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HealthCondition {
+    pub status: bool,
+    pub last_transition: UnixSeconds,
+}
+
+/// A taint on a cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Taint {
+    pub key: String,
+    #[serde(default)]
+    pub value: String,
+    pub effect: TaintEffect,
+    /// When the taint was added; `tolerationSeconds` count from here.
+    #[serde(default)]
+    pub time_added: Option<UnixSeconds>,
+}
+
+/// What a taint does to placements that do not tolerate it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum TaintEffect {
+    /// No new placement; existing placements stay (KubeFleet's only effect).
+    NoSchedule,
+    /// No new placement, and existing placements move away once no toleration covers the
+    /// taint any more (OCM's effect; an expired `tolerationSeconds` stops covering it).
+    NoSelect,
+}
+
+impl fmt::Display for Taint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.value.is_empty() {
+            write!(f, "{}:{:?}", self.key, self.effect)
+        } else {
+            write!(f, "{}={}:{:?}", self.key, self.value, self.effect)
+        }
+    }
+}
+
+/// A ClusterGroup: its labels (matched by `clusterGroupSelector`) and its cluster selector. A
+/// `None` selector selects nothing; an empty selector selects every cluster in its namespace.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClusterGroupInfo {
+    pub name: String,
+    pub namespace: String,
+    #[serde(default)]
+    pub labels: Labels,
+    #[serde(default)]
+    pub selector: Option<LabelSelector>,
+}

@@ -1,0 +1,569 @@
+//! Fleet targeting: which clusters get a BundleDeployment of a bundle, with which options.
+//!
+//! The pipeline, per candidate cluster (the bundle's namespace plus those added by
+//! BundleNamespaceMappings, see [`crate::mapping`]):
+//! 1. **match**: the first non-customization target that matches, provided the cluster also
+//!    matches at least one `targetRestriction` (when there are restrictions; the GitRepo targets);
+//! 2. **doNotDeploy** on that target skips the cluster;
+//! 3. **customizations**: `FirstMatch` takes the first matching customization's options (its
+//!    `doNotDeploy` skips the cluster); `AllMatches` merges every matching customization in order
+//!    (any `doNotDeploy` skips);
+//! 4. **options** = bundle options merged with the target options ([`crate::customization`]),
+//!    then the restriction-derived fields, then values templating ([`crate::templating`]).
+//!
+//! Targets are customizations when `source` says so, else by position (the first
+//! `len(targets) - len(targetRestrictions)` entries, and none when there are no restrictions), as
+//! Fleet decides. Output is sorted by cluster name, then namespace.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::customization::merge_options;
+use crate::error::TargetError;
+use crate::index::{ClusterIndex, IndexedCluster};
+use crate::matcher::ClusterMatcher;
+use crate::model::ClusterKey;
+use crate::selector::{LabelSelector, Labels};
+use crate::template_engine::ValuesTemplater;
+use crate::templating::preprocess_helm_values;
+
+/// A GitRepo target (`GitTarget`): a name and cluster criteria.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GitTarget {
+    #[serde(default)]
+    pub name: String,
+    #[serde(flatten)]
+    pub matcher: ClusterMatcher,
+}
+
+/// The `source` value Fleet's reader gives fleet.yaml `targetCustomizations` entries.
+pub const SOURCE_CUSTOMIZATION: &str = "customization";
+
+/// A bundle target: criteria, `doNotDeploy`, and inline BundleDeploymentOptions (kept as JSON).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleTarget {
+    #[serde(default)]
+    pub name: String,
+    #[serde(flatten)]
+    pub matcher: ClusterMatcher,
+    #[serde(default)]
+    pub do_not_deploy: bool,
+    /// Where the target came from: [`SOURCE_CUSTOMIZATION`] or anything else (a target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Every other field: the target's BundleDeploymentOptions.
+    #[serde(flatten)]
+    pub options: Map<String, Value>,
+}
+
+/// How matching customizations combine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CustomizationMode {
+    #[default]
+    FirstMatch,
+    AllMatches,
+}
+
+/// The parts of a Bundle that targeting reads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetingBundle {
+    pub name: String,
+    pub namespace: String,
+    #[serde(default)]
+    pub labels: Labels,
+    /// The bundle's own BundleDeploymentOptions.
+    #[serde(default)]
+    pub options: Map<String, Value>,
+    #[serde(default)]
+    pub targets: Vec<BundleTarget>,
+    #[serde(default)]
+    pub target_restrictions: Vec<GitTarget>,
+    #[serde(default)]
+    pub target_customization_mode: CustomizationMode,
+}
+
+/// Settings that come from outside the bundle (GitRepoRestrictions, Policies).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TargetingContext {
+    /// Set as `allowedTargetNamespaceSelector` on every target's options.
+    pub allowed_target_namespace_selector: Option<LabelSelector>,
+    /// Set as `createNamespace` on every target's options.
+    pub create_namespace: Option<bool>,
+}
+
+/// One cluster that gets a BundleDeployment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub cluster: ClusterKey,
+    /// Name of the target that matched.
+    pub target_name: String,
+    /// Names of the customizations whose options were applied, in order.
+    pub customizations: Vec<String>,
+    /// The final, templated BundleDeploymentOptions.
+    pub options: Map<String, Value>,
+}
+
+/// A cluster a target matched but which gets nothing, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub cluster: ClusterKey,
+    pub reason: String,
+}
+
+/// Result of targeting one bundle.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Targeting {
+    pub targets: Vec<Target>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// The default target of a GitRepo without targets: the ClusterGroup `default`.
+pub fn default_git_target() -> GitTarget {
+    GitTarget {
+        name: "default".into(),
+        matcher: ClusterMatcher {
+            cluster_group: Some("default".into()),
+            ..ClusterMatcher::default()
+        },
+    }
+}
+
+struct Prepared<'a> {
+    target: &'a BundleTarget,
+    customization: bool,
+}
+
+impl TargetingBundle {
+    /// Validates every selector, naming the offending field.
+    pub fn validate(&self) -> Result<(), TargetError> {
+        for (i, t) in self.targets.iter().enumerate() {
+            t.matcher.validate(&format!("targets[{i}]"))?;
+        }
+        for (i, t) in self.target_restrictions.iter().enumerate() {
+            t.matcher.validate(&format!("targetRestrictions[{i}]"))?;
+        }
+        Ok(())
+    }
+
+    fn prepared(&self) -> Vec<Prepared<'_>> {
+        let restrictions = self.target_restrictions.len();
+        let customizations = self.targets.len().saturating_sub(restrictions);
+        self.targets
+            .iter()
+            .enumerate()
+            .map(|(i, target)| Prepared {
+                target,
+                customization: match target.source.as_deref() {
+                    Some(source) if !source.is_empty() => source == SOURCE_CUSTOMIZATION,
+                    _ => restrictions > 0 && i < customizations,
+                },
+            })
+            .collect()
+    }
+
+    fn restricted(&self, cluster: &IndexedCluster) -> bool {
+        !self.target_restrictions.is_empty()
+            && !self
+                .target_restrictions
+                .iter()
+                .any(|r| r.matcher.matches(cluster))
+    }
+
+    /// Whether the bundle targets the cluster at all (Fleet's `Match`), ignoring `doNotDeploy`.
+    pub fn matching_target(&self, cluster: &IndexedCluster) -> Option<&BundleTarget> {
+        if self.restricted(cluster) {
+            return None;
+        }
+        self.prepared()
+            .into_iter()
+            .find(|p| !p.customization && p.target.matcher.matches(cluster))
+            .map(|p| p.target)
+    }
+}
+
+/// Runs targeting for `bundle` over the clusters of `namespaces` in `index`.
+pub fn compute_targets(
+    index: &ClusterIndex,
+    bundle: &TargetingBundle,
+    namespaces: &[String],
+    context: &TargetingContext,
+    templater: &dyn ValuesTemplater,
+) -> Result<Targeting, TargetError> {
+    bundle.validate()?;
+    let prepared = bundle.prepared();
+    let mut result = Targeting::default();
+    for namespace in namespaces {
+        for cluster in index.clusters_in(namespace) {
+            let key = cluster.cluster.key();
+            let Some(target) = bundle.matching_target(cluster) else {
+                continue;
+            };
+            if target.do_not_deploy {
+                result.skipped.push(Skipped {
+                    cluster: key,
+                    reason: format!("doNotDeploy on target {:?}", target.name),
+                });
+                continue;
+            }
+            let matching: Vec<&BundleTarget> = prepared
+                .iter()
+                .filter(|p| p.customization && p.target.matcher.matches(cluster))
+                .map(|p| p.target)
+                .collect();
+            let chosen: &[&BundleTarget] = match bundle.target_customization_mode {
+                CustomizationMode::FirstMatch => &matching[..matching.len().min(1)],
+                CustomizationMode::AllMatches => &matching,
+            };
+            if let Some(blocker) = chosen.iter().find(|c| c.do_not_deploy) {
+                result.skipped.push(Skipped {
+                    cluster: key,
+                    reason: format!("doNotDeploy on targetCustomization {:?}", blocker.name),
+                });
+                continue;
+            }
+            let target_options = match bundle.target_customization_mode {
+                CustomizationMode::FirstMatch => chosen
+                    .first()
+                    .map_or_else(|| target.options.clone(), |c| c.options.clone()),
+                CustomizationMode::AllMatches => {
+                    chosen.iter().fold(target.options.clone(), |acc, c| {
+                        merge_options(&acc, &c.options)
+                    })
+                }
+            };
+            let mut options = merge_options(&bundle.options, &target_options);
+            if let Some(selector) = &context.allowed_target_namespace_selector {
+                options.insert(
+                    "allowedTargetNamespaceSelector".into(),
+                    serde_json::to_value(selector).unwrap_or(Value::Null),
+                );
+            }
+            if let Some(create) = context.create_namespace {
+                options.insert("createNamespace".into(), create.into());
+            }
+            preprocess_helm_values(&mut options, &cluster.cluster, templater)?;
+            result.targets.push(Target {
+                cluster: key,
+                target_name: target.name.clone(),
+                customizations: chosen.iter().map(|c| c.name.clone()).collect(),
+                options,
+            });
+        }
+    }
+    let by_name = |k: &ClusterKey| (k.name.clone(), k.namespace.clone());
+    result.targets.sort_by_key(|t| by_name(&t.cluster));
+    result.skipped.sort_by_key(|s| by_name(&s.cluster));
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ClusterGroupInfo, ClusterInfo};
+    use crate::template_engine::BuiltinTemplater;
+    use serde_json::json;
+
+    const NS: &str = "fleet-default";
+
+    fn index() -> ClusterIndex {
+        ClusterIndex::new(
+            [
+                ClusterInfo::new(NS, "one", [("env", "dev")]),
+                ClusterInfo::new(NS, "two", [("env", "test")]),
+                ClusterInfo::new(NS, "three", [("env", "prod")]),
+                ClusterInfo::new("elsewhere", "four", [("env", "prod")]),
+            ],
+            [
+                ClusterGroupInfo {
+                    name: "default".into(),
+                    namespace: NS.into(),
+                    labels: Labels::new(),
+                    selector: Some(LabelSelector::from_labels([("env", "dev")])),
+                },
+                ClusterGroupInfo {
+                    name: "nonprod".into(),
+                    namespace: NS.into(),
+                    labels: [("stage".to_string(), "pre".to_string())].into(),
+                    selector: Some(LabelSelector {
+                        match_labels: Labels::new(),
+                        match_expressions: vec![crate::selector::LabelSelectorRequirement {
+                            key: "env".into(),
+                            operator: crate::selector::SelectorOperator::In,
+                            values: vec!["dev".into(), "test".into()],
+                        }],
+                    }),
+                },
+            ],
+        )
+    }
+
+    fn target(v: Value) -> BundleTarget {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn git(v: Value) -> GitTarget {
+        serde_json::from_value(v).unwrap()
+    }
+
+    /// A bundle as Fleet's reader lays it out: customizations first, then GitRepo targets, which
+    /// are also the restrictions.
+    fn bundle(customizations: Vec<Value>, git_targets: Vec<Value>) -> TargetingBundle {
+        let restrictions: Vec<GitTarget> = git_targets.iter().cloned().map(git).collect();
+        let mut targets: Vec<BundleTarget> = customizations.into_iter().map(target).collect();
+        targets.extend(git_targets.into_iter().map(target));
+        TargetingBundle {
+            name: "b".into(),
+            namespace: NS.into(),
+            options: json!({"helm": {"values": {"base": true}}})
+                .as_object()
+                .cloned()
+                .unwrap(),
+            targets,
+            target_restrictions: restrictions,
+            ..TargetingBundle::default()
+        }
+    }
+
+    fn run(b: &TargetingBundle) -> Targeting {
+        compute_targets(
+            &index(),
+            b,
+            &[NS.to_string()],
+            &TargetingContext::default(),
+            &BuiltinTemplater,
+        )
+        .unwrap()
+    }
+
+    fn names(t: &Targeting) -> Vec<&str> {
+        t.targets.iter().map(|t| t.cluster.name.as_str()).collect()
+    }
+
+    fn all_clusters() -> Value {
+        json!({"name": "all", "clusterSelector": {}})
+    }
+
+    #[test]
+    fn bundle_targets_scenarios() {
+        let dev = json!({"name": "dev", "clusterSelector": {"matchLabels": {"env": "dev"}}, "helm": {"values": {"x": "dev"}}});
+        let no_prod = json!({"name": "no-prod", "clusterSelector": {"matchLabels": {"env": "prod"}}, "doNotDeploy": true});
+        let everything =
+            json!({"name": "everything", "clusterSelector": {}, "helm": {"values": {"x": "all"}}});
+        let cases: Vec<(&str, TargetingBundle, Vec<&str>)> = vec![
+            (
+                "GitRepo targets all: every cluster in the namespace",
+                bundle(vec![], vec![all_clusters()]),
+                vec!["one", "three", "two"],
+            ),
+            (
+                "customizations for all clusters but GitRepo targets only cluster one",
+                bundle(
+                    vec![everything.clone()],
+                    vec![json!({"name": "only-one", "clusterName": "one"})],
+                ),
+                vec!["one"],
+            ),
+            (
+                "default target: ClusterGroup default",
+                bundle(
+                    vec![],
+                    vec![serde_json::to_value(default_git_target()).unwrap()],
+                ),
+                vec!["one"],
+            ),
+            (
+                "clusterGroup target",
+                bundle(vec![], vec![json!({"clusterGroup": "nonprod"})]),
+                vec!["one", "two"],
+            ),
+            (
+                "clusterGroupSelector target",
+                bundle(
+                    vec![],
+                    vec![json!({"clusterGroupSelector": {"matchLabels": {"stage": "pre"}}})],
+                ),
+                vec!["one", "two"],
+            ),
+            (
+                "doNotDeploy customization skips prod (FirstMatch)",
+                bundle(vec![no_prod.clone(), dev.clone()], vec![all_clusters()]),
+                vec!["one", "two"],
+            ),
+            (
+                "a broad customization before doNotDeploy wins (FirstMatch)",
+                bundle(
+                    vec![everything.clone(), no_prod.clone()],
+                    vec![all_clusters()],
+                ),
+                vec!["one", "three", "two"],
+            ),
+            (
+                "doNotDeploy on the GitRepo target",
+                bundle(
+                    vec![],
+                    vec![
+                        json!({"name": "p", "clusterSelector": {"matchLabels": {"env": "prod"}}, "doNotDeploy": true}),
+                        all_clusters(),
+                    ],
+                ),
+                vec!["one", "two"],
+            ),
+            (
+                "a target without criteria matches nothing",
+                bundle(vec![], vec![json!({"name": "empty"})]),
+                vec![],
+            ),
+        ];
+        for (name, b, want) in cases {
+            assert_eq!(names(&run(&b)), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn first_match_options_replace_target_options() {
+        let b = bundle(
+            vec![
+                json!({"name": "dev", "clusterSelector": {"matchLabels": {"env": "dev"}}, "helm": {"values": {"x": "dev"}}}),
+                json!({"name": "all", "clusterSelector": {}, "helm": {"values": {"y": "all"}}}),
+            ],
+            vec![
+                json!({"name": "t", "clusterSelector": {}, "helm": {"values": {"fromTarget": 1}}}),
+            ],
+        );
+        let t = run(&b);
+        let one = &t.targets[0];
+        assert_eq!(one.customizations, ["dev"]);
+        assert_eq!(
+            Value::Object(one.options.clone()),
+            json!({"helm": {"values": {"base": true, "x": "dev"}}})
+        );
+        let three = t
+            .targets
+            .iter()
+            .find(|t| t.cluster.name == "three")
+            .unwrap();
+        assert_eq!(
+            Value::Object(three.options.clone()),
+            json!({"helm": {"values": {"base": true, "y": "all"}}})
+        );
+    }
+
+    #[test]
+    fn all_matches_merges_in_order_and_any_do_not_deploy_skips() {
+        let mut b = bundle(
+            vec![
+                json!({"name": "all", "clusterSelector": {}, "helm": {"values": {"x": "all", "y": "all"}}}),
+                json!({"name": "dev", "clusterSelector": {"matchLabels": {"env": "dev"}}, "helm": {"values": {"x": "dev"}}}),
+                json!({"name": "no-test", "clusterSelector": {"matchLabels": {"env": "test"}}, "doNotDeploy": true}),
+            ],
+            vec![all_clusters()],
+        );
+        b.target_customization_mode = CustomizationMode::AllMatches;
+        let t = run(&b);
+        assert_eq!(names(&t), ["one", "three"]);
+        assert_eq!(t.targets[0].customizations, ["all", "dev"]);
+        assert_eq!(
+            Value::Object(t.targets[0].options.clone()),
+            json!({"helm": {"values": {"base": true, "x": "dev", "y": "all"}}})
+        );
+        assert_eq!(
+            t.skipped,
+            [Skipped {
+                cluster: ClusterKey::new(NS, "two"),
+                reason: "doNotDeploy on targetCustomization \"no-test\"".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn without_restrictions_every_target_is_a_target_and_first_match_wins() {
+        let b = TargetingBundle {
+            name: "cli".into(),
+            namespace: NS.into(),
+            targets: vec![
+                target(
+                    json!({"name": "dev", "clusterSelector": {"matchLabels": {"env": "dev"}}, "namespace": "dev-ns"}),
+                ),
+                target(json!({"name": "all", "clusterSelector": {}})),
+            ],
+            ..TargetingBundle::default()
+        };
+        let t = run(&b);
+        assert_eq!(names(&t), ["one", "three", "two"]);
+        assert_eq!(t.targets[0].target_name, "dev");
+        assert_eq!(
+            t.targets[0].options.get("namespace"),
+            Some(&json!("dev-ns"))
+        );
+        assert_eq!(t.targets[1].target_name, "all");
+    }
+
+    #[test]
+    fn explicit_source_overrides_position() {
+        let mut b = bundle(vec![], vec![all_clusters()]);
+        b.targets.insert(
+            0,
+            target(json!({"name": "c", "source": "gitrepo", "clusterName": "two", "helm": {"values": {"z": 1}}})),
+        );
+        // Marked as a target, it is matched as one (first match for cluster two).
+        let t = run(&b);
+        let two = t.targets.iter().find(|t| t.cluster.name == "two").unwrap();
+        assert_eq!(two.target_name, "c");
+        assert!(two.customizations.is_empty());
+    }
+
+    #[test]
+    fn context_and_templating_apply() {
+        let b = bundle(
+            vec![],
+            vec![
+                json!({"name": "t", "clusterSelector": {}, "helm": {"values": {"env": "${ .ClusterLabels.env }"}}}),
+            ],
+        );
+        let t = compute_targets(
+            &index(),
+            &b,
+            &[NS.to_string(), "elsewhere".to_string()],
+            &TargetingContext {
+                allowed_target_namespace_selector: Some(LabelSelector::from_labels([("a", "b")])),
+                create_namespace: Some(false),
+            },
+            &BuiltinTemplater,
+        )
+        .unwrap();
+        assert_eq!(names(&t), ["four", "one", "three", "two"]);
+        assert_eq!(
+            Value::Object(t.targets[0].options.clone()),
+            json!({
+                "helm": {"values": {"base": true, "env": "prod"}},
+                "allowedTargetNamespaceSelector": {"matchLabels": {"a": "b"}},
+                "createNamespace": false
+            })
+        );
+    }
+
+    #[test]
+    fn invalid_selectors_are_reported_with_their_path() {
+        let b = bundle(
+            vec![],
+            vec![
+                json!({"clusterSelector": {"matchExpressions": [{"key": "a", "operator": "In"}]}}),
+            ],
+        );
+        let err = compute_targets(
+            &index(),
+            &b,
+            &[NS.into()],
+            &TargetingContext::default(),
+            &BuiltinTemplater,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "targets[0].clusterSelector.matchExpressions[0]: operator In needs at least one value"
+        );
+    }
+}
