@@ -15,6 +15,7 @@ pub mod mapping;
 pub mod matcher;
 pub mod model;
 pub mod restrictions;
+pub mod rollout;
 pub mod selector;
 pub mod targeting;
 pub mod template_engine;

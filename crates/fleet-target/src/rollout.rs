@@ -1,0 +1,768 @@
+//! Fleet's rollout by partitions (`UpdatePartitions`): a pure function from the targets of a
+//! bundle (each with its new deploymentID and its current BundleDeployment, if any) to what to
+//! write: which BundleDeployments to create, which to stage (`stagedDeploymentID`), which to
+//! promote (`deploymentID = stagedDeploymentID`), and the bundle's rollout status.
+//!
+//! Rules (defaults: `maxUnavailable` 100%, `maxUnavailablePartitions` 0, `autoPartitionSize`
+//! 25%, `autoPartitionThreshold` 200, `maxNew` 50):
+//! - **Partitions**: manual `partitions[]` when given — each takes the targets its criteria match
+//!   (a target may be in several; a target in none never gets a BundleDeployment). Otherwise one
+//!   partition `All` below the threshold (or with an integer `autoPartitionSize ≤ 0`), else chunks
+//!   of `limit(n, autoPartitionSize)` named `Partition <from> - <to>`.
+//! - Partitions are processed in order: new BundleDeployments are created while fewer than
+//!   `maxNew` were created; every BundleDeployment is staged with the target's ID; one is promoted
+//!   unless paused, when staged ≠ deployed and both the bundle's and the partition's unavailable
+//!   counts are under their limits (or it is already unavailable — so new ones always are).
+//! - A partition is unavailable when more of its targets than its `maxUnavailable` are not up to
+//!   date (staged = deployed = applied = target ID) or not ready; processing stops once more
+//!   partitions than `maxUnavailablePartitions` are unavailable. Later partitions are untouched.
+//!
+//! Deviation (DECISIONS 1): Fleet matches manual partitions only through a cluster's groups, so a
+//! cluster in no ClusterGroup can never be in a partition; we match partitions exactly like
+//! targets (a cluster without groups is tried with no group), as Fleet's documentation describes.
+//!
+//! When staged = deployed, the caller still copies the options Fleet leaves out of the
+//! deploymentID hash (`diff`, `namespaceLabels`, `namespaceAnnotations`) from staged to current.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::TargetError;
+use crate::index::ClusterIndex;
+use crate::intstr::IntOrPercent;
+use crate::matcher::ClusterMatcher;
+use crate::model::ClusterKey;
+
+const DEFAULT_MAX_NEW: i64 = 50;
+const DEFAULT_AUTO_PARTITION_THRESHOLD: i64 = 200;
+
+/// A bundle's `rolloutStrategy`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutStrategy {
+    #[serde(default)]
+    pub max_unavailable: Option<IntOrPercent>,
+    #[serde(default)]
+    pub max_unavailable_partitions: Option<IntOrPercent>,
+    #[serde(default)]
+    pub auto_partition_size: Option<IntOrPercent>,
+    #[serde(default)]
+    pub auto_partition_threshold: Option<i64>,
+    #[serde(default)]
+    pub max_new: Option<i64>,
+    #[serde(default)]
+    pub partitions: Vec<PartitionSpec>,
+}
+
+/// One manual partition.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionSpec {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub max_unavailable: Option<IntOrPercent>,
+    #[serde(flatten)]
+    pub matcher: ClusterMatcher,
+}
+
+/// The deployment-ID fields of an existing BundleDeployment.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentState {
+    #[serde(default)]
+    pub deployment_id: String,
+    #[serde(default)]
+    pub staged_deployment_id: String,
+    #[serde(default)]
+    pub applied_deployment_id: String,
+    #[serde(default)]
+    pub ready: bool,
+}
+
+impl DeploymentState {
+    /// Fleet's `isUnavailable`: not applied at the current ID, or not ready.
+    pub fn is_unavailable(&self) -> bool {
+        self.applied_deployment_id != self.deployment_id || !self.ready
+    }
+}
+
+/// One target of the bundle for the rollout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RolloutTarget {
+    pub cluster: ClusterKey,
+    /// The deploymentID targeting computed (manifest ID + options hash).
+    pub deployment_id: String,
+    /// The cluster's BundleDeployment of this bundle, if it exists.
+    pub current: Option<DeploymentState>,
+}
+
+/// What to do with one target's BundleDeployment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// No BundleDeployment exists and none is created in this pass.
+    Deferred,
+    /// The existing BundleDeployment is left exactly as it is.
+    Untouched,
+    /// Write these IDs (creating the BundleDeployment when `created`).
+    Write {
+        created: bool,
+        staged_deployment_id: String,
+        deployment_id: String,
+        /// `deploymentID` moved to the staged ID in this pass.
+        promoted: bool,
+    },
+}
+
+/// The plan for one target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedDeployment {
+    pub cluster: ClusterKey,
+    pub outcome: Outcome,
+}
+
+/// A partition's status (Fleet's `PartitionStatus` counters).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionStatus {
+    pub name: String,
+    pub count: usize,
+    pub max_unavailable: i64,
+    pub unavailable: i64,
+}
+
+/// The bundle's rollout status counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RolloutStatus {
+    pub max_unavailable: i64,
+    pub unavailable: i64,
+    pub max_unavailable_partitions: i64,
+    pub unavailable_partitions: i64,
+    pub newly_created: i64,
+    pub partitions: Vec<PartitionStatus>,
+}
+
+/// The result of [`plan_rollout`]: one entry per target, in input order, and the status.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RolloutPlan {
+    pub deployments: Vec<PlannedDeployment>,
+    pub status: RolloutStatus,
+}
+
+struct Partition {
+    members: Vec<usize>,
+    status: PartitionStatus,
+}
+
+struct Working {
+    state: Option<DeploymentState>,
+    created: bool,
+    staged: bool,
+    promoted: bool,
+}
+
+/// Plans the rollout of one bundle. `paused` is the bundle's `paused`; a cluster's own `paused`
+/// is read from `index` (unknown clusters count as not paused).
+pub fn plan_rollout(
+    targets: &[RolloutTarget],
+    strategy: &RolloutStrategy,
+    paused: bool,
+    index: &ClusterIndex,
+) -> Result<RolloutPlan, TargetError> {
+    let max_new = strategy.max_new.unwrap_or(DEFAULT_MAX_NEW);
+    let mut partitions = partition(targets, strategy, index)?;
+    let mut status = RolloutStatus {
+        max_unavailable: limit(
+            targets.len(),
+            &[&strategy.max_unavailable],
+            "rolloutStrategy.maxUnavailable",
+        )?,
+        unavailable: targets
+            .iter()
+            .filter(|t| {
+                t.current
+                    .as_ref()
+                    .is_some_and(DeploymentState::is_unavailable)
+            })
+            .count() as i64,
+        max_unavailable_partitions: limit(
+            partitions.len(),
+            &[
+                &strategy.max_unavailable_partitions,
+                &Some(IntOrPercent::Int(0)),
+            ],
+            "rolloutStrategy.maxUnavailablePartitions",
+        )?,
+        ..RolloutStatus::default()
+    };
+    let mut work: Vec<Working> = targets
+        .iter()
+        .map(|t| Working {
+            state: t.current.clone(),
+            created: false,
+            staged: false,
+            promoted: false,
+        })
+        .collect();
+
+    for partition in &mut partitions {
+        for &i in &partition.members {
+            let w = &mut work[i];
+            if w.state.is_none() && status.newly_created < max_new {
+                status.newly_created += 1;
+                w.state = Some(DeploymentState::default());
+                w.created = true;
+            }
+            if let Some(state) = &mut w.state {
+                state.staged_deployment_id = targets[i].deployment_id.clone();
+                w.staged = true;
+            }
+        }
+        for &i in &partition.members {
+            let target_paused = paused
+                || index
+                    .get(&targets[i].cluster)
+                    .is_some_and(|c| c.cluster.paused);
+            promote(
+                &mut work[i],
+                target_paused,
+                &mut status,
+                &mut partition.status,
+            );
+        }
+        let unavailable = partition
+            .members
+            .iter()
+            .filter(|&&i| {
+                let state = work[i].state.as_ref();
+                !up_to_date(state, &targets[i].deployment_id)
+                    || state.is_some_and(DeploymentState::is_unavailable)
+            })
+            .count() as i64;
+        partition.status.unavailable = unavailable;
+        if unavailable > partition.status.max_unavailable {
+            status.unavailable_partitions += 1;
+        }
+        if status.unavailable_partitions > status.max_unavailable_partitions {
+            break;
+        }
+    }
+
+    status.partitions = partitions.into_iter().map(|p| p.status).collect();
+    let deployments = targets
+        .iter()
+        .zip(work)
+        .map(|(t, w)| PlannedDeployment {
+            cluster: t.cluster.clone(),
+            outcome: match (w.state, w.staged) {
+                (None, _) => Outcome::Deferred,
+                (Some(_), false) => Outcome::Untouched,
+                (Some(state), true) => Outcome::Write {
+                    created: w.created,
+                    staged_deployment_id: state.staged_deployment_id,
+                    deployment_id: state.deployment_id,
+                    promoted: w.promoted,
+                },
+            },
+        })
+        .collect();
+    Ok(RolloutPlan {
+        deployments,
+        status,
+    })
+}
+
+fn promote(
+    w: &mut Working,
+    paused: bool,
+    bundle: &mut RolloutStatus,
+    partition: &mut PartitionStatus,
+) {
+    let Some(state) = &mut w.state else {
+        return;
+    };
+    let unavailable = state.is_unavailable();
+    if paused
+        || state.staged_deployment_id.is_empty()
+        || state.deployment_id == state.staged_deployment_id
+        || !(bundle.unavailable < bundle.max_unavailable || unavailable)
+        || !(partition.unavailable < partition.max_unavailable || unavailable)
+    {
+        return;
+    }
+    if !unavailable {
+        bundle.unavailable += 1;
+        partition.unavailable += 1;
+    }
+    state.deployment_id = state.staged_deployment_id.clone();
+    w.promoted = true;
+}
+
+fn up_to_date(state: Option<&DeploymentState>, target_id: &str) -> bool {
+    state.is_some_and(|s| {
+        s.staged_deployment_id == target_id
+            && s.deployment_id == target_id
+            && s.applied_deployment_id == target_id
+    })
+}
+
+/// Fleet's `limit` over the first set value (default 100%).
+fn limit(count: usize, values: &[&Option<IntOrPercent>], field: &str) -> Result<i64, TargetError> {
+    let value = values
+        .iter()
+        .find_map(|v| v.as_ref())
+        .cloned()
+        .unwrap_or(IntOrPercent::percent(100));
+    value.fleet_limit(count, field)
+}
+
+fn new_partition(
+    name: String,
+    members: Vec<usize>,
+    targets: &[RolloutTarget],
+    max_unavailable: &[&Option<IntOrPercent>],
+    field: &str,
+) -> Result<Partition, TargetError> {
+    let status = PartitionStatus {
+        name,
+        count: members.len(),
+        max_unavailable: limit(members.len(), max_unavailable, field)?,
+        unavailable: members
+            .iter()
+            .filter(|&&i| {
+                targets[i]
+                    .current
+                    .as_ref()
+                    .is_some_and(DeploymentState::is_unavailable)
+            })
+            .count() as i64,
+    };
+    Ok(Partition { members, status })
+}
+
+fn partition(
+    targets: &[RolloutTarget],
+    strategy: &RolloutStrategy,
+    index: &ClusterIndex,
+) -> Result<Vec<Partition>, TargetError> {
+    if !strategy.partitions.is_empty() {
+        return strategy
+            .partitions
+            .iter()
+            .enumerate()
+            .map(|(p, spec)| {
+                let field = format!("rolloutStrategy.partitions[{p}]");
+                spec.matcher.validate(&field)?;
+                let members = targets
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| {
+                        index
+                            .get(&t.cluster)
+                            .is_some_and(|c| spec.matcher.matches(c))
+                    })
+                    .map(|(i, _)| i)
+                    .collect();
+                new_partition(
+                    spec.name.clone(),
+                    members,
+                    targets,
+                    &[&spec.max_unavailable, &strategy.max_unavailable],
+                    &format!("{field}.maxUnavailable"),
+                )
+            })
+            .collect();
+    }
+    let all = || -> Result<Vec<Partition>, TargetError> {
+        Ok(vec![new_partition(
+            "All".into(),
+            (0..targets.len()).collect(),
+            targets,
+            &[&strategy.max_unavailable],
+            "rolloutStrategy.maxUnavailable",
+        )?])
+    };
+    let threshold = strategy
+        .auto_partition_threshold
+        .unwrap_or(DEFAULT_AUTO_PARTITION_THRESHOLD);
+    let disabled = matches!(strategy.auto_partition_size, Some(IntOrPercent::Int(n)) if n <= 0);
+    if disabled || threshold <= 0 || (targets.len() as i64) < threshold {
+        return all();
+    }
+    let size = limit(
+        targets.len(),
+        &[
+            &strategy.auto_partition_size,
+            &Some(IntOrPercent::percent(25)),
+        ],
+        "rolloutStrategy.autoPartitionSize",
+    )?
+    .max(1) as usize;
+    let mut partitions = Vec::new();
+    let mut offset = 0;
+    while offset < targets.len() {
+        let end = (offset + size).min(targets.len());
+        partitions.push(new_partition(
+            format!("Partition {offset} - {end}"),
+            (offset..end).collect(),
+            targets,
+            &[&strategy.max_unavailable],
+            "rolloutStrategy.maxUnavailable",
+        )?);
+        offset = end;
+    }
+    Ok(partitions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ClusterGroupInfo, ClusterInfo};
+    use crate::selector::LabelSelector;
+
+    const NS: &str = "fleet-default";
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("c{i:03}")).collect()
+    }
+
+    fn index_of(n: usize) -> ClusterIndex {
+        ClusterIndex::new(
+            names(n).iter().enumerate().map(|(i, name)| {
+                let env = if i % 2 == 0 { "even" } else { "odd" };
+                ClusterInfo::new(NS, name, [("parity", env)])
+            }),
+            Vec::<ClusterGroupInfo>::new(),
+        )
+    }
+
+    fn ready(id: &str) -> Option<DeploymentState> {
+        Some(DeploymentState {
+            deployment_id: id.into(),
+            staged_deployment_id: id.into(),
+            applied_deployment_id: id.into(),
+            ready: true,
+        })
+    }
+
+    fn targets(
+        n: usize,
+        id: &str,
+        current: impl Fn(usize) -> Option<DeploymentState>,
+    ) -> Vec<RolloutTarget> {
+        names(n)
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| RolloutTarget {
+                cluster: ClusterKey::new(NS, name),
+                deployment_id: id.into(),
+                current: current(i),
+            })
+            .collect()
+    }
+
+    fn count(plan: &RolloutPlan, pred: impl Fn(&Outcome) -> bool) -> usize {
+        plan.deployments.iter().filter(|d| pred(&d.outcome)).count()
+    }
+
+    fn promoted(o: &Outcome) -> bool {
+        matches!(o, Outcome::Write { promoted: true, .. })
+    }
+
+    fn pct(p: u32) -> Option<IntOrPercent> {
+        Some(IntOrPercent::percent(p))
+    }
+
+    #[test]
+    fn auto_partitions_table() {
+        type Case = (usize, RolloutStrategy, Vec<(&'static str, usize)>);
+        let cases: Vec<Case> = vec![
+            (10, RolloutStrategy::default(), vec![("All", 10)]),
+            (199, RolloutStrategy::default(), vec![("All", 199)]),
+            (
+                230,
+                RolloutStrategy::default(),
+                vec![
+                    ("Partition 0 - 57", 57),
+                    ("Partition 57 - 114", 57),
+                    ("Partition 114 - 171", 57),
+                    ("Partition 171 - 228", 57),
+                    ("Partition 228 - 230", 2),
+                ],
+            ),
+            (
+                200,
+                RolloutStrategy {
+                    auto_partition_size: Some(IntOrPercent::Int(0)),
+                    ..Default::default()
+                },
+                vec![("All", 200)],
+            ),
+            (
+                20,
+                RolloutStrategy {
+                    auto_partition_threshold: Some(10),
+                    auto_partition_size: pct(50),
+                    ..Default::default()
+                },
+                vec![("Partition 0 - 10", 10), ("Partition 10 - 20", 10)],
+            ),
+            (
+                20,
+                RolloutStrategy {
+                    auto_partition_threshold: Some(0),
+                    ..Default::default()
+                },
+                vec![("All", 20)],
+            ),
+        ];
+        for (n, strategy, want) in cases {
+            let mut s = strategy;
+            // Large maxUnavailable so that every partition is processed.
+            s.max_unavailable_partitions = pct(100);
+            let plan = plan_rollout(&targets(n, "new", |_| None), &s, false, &index_of(n)).unwrap();
+            let got: Vec<(&str, usize)> = plan
+                .status
+                .partitions
+                .iter()
+                .map(|p| (p.name.as_str(), p.count))
+                .collect();
+            assert_eq!(got, want, "{n} targets, {s:?}");
+        }
+    }
+
+    #[test]
+    fn new_deployments_are_created_up_to_max_new_and_promoted() {
+        let t = targets(60, "id-1", |_| None);
+        let plan = plan_rollout(&t, &RolloutStrategy::default(), false, &index_of(60)).unwrap();
+        assert_eq!(plan.status.newly_created, 50);
+        assert_eq!(
+            count(&plan, |o| matches!(
+                o,
+                Outcome::Write {
+                    created: true,
+                    promoted: true,
+                    ..
+                }
+            )),
+            50
+        );
+        assert_eq!(count(&plan, |o| *o == Outcome::Deferred), 10);
+        assert_eq!(
+            plan.deployments[0].outcome,
+            Outcome::Write {
+                created: true,
+                staged_deployment_id: "id-1".into(),
+                deployment_id: "id-1".into(),
+                promoted: true
+            }
+        );
+        let none = RolloutStrategy {
+            max_new: Some(0),
+            ..Default::default()
+        };
+        let plan = plan_rollout(&t, &none, false, &index_of(60)).unwrap();
+        assert_eq!(count(&plan, |o| *o == Outcome::Deferred), 60);
+    }
+
+    #[test]
+    fn max_unavailable_limits_in_place_updates() {
+        let t = targets(10, "id-2", |_| ready("id-1"));
+        let cases = [
+            (None, 10),
+            (Some(IntOrPercent::Int(2)), 2),
+            (pct(30), 3),
+            (Some(IntOrPercent::Int(0)), 0),
+        ];
+        for (max_unavailable, want) in cases {
+            let s = RolloutStrategy {
+                max_unavailable: max_unavailable.clone(),
+                ..Default::default()
+            };
+            let plan = plan_rollout(&t, &s, false, &index_of(10)).unwrap();
+            assert_eq!(count(&plan, promoted), want, "{max_unavailable:?}");
+            // Everything is staged with the new ID either way.
+            assert_eq!(
+                count(
+                    &plan,
+                    |o| matches!(o, Outcome::Write { staged_deployment_id, .. } if staged_deployment_id == "id-2")
+                ),
+                10
+            );
+            assert_eq!(plan.status.unavailable, want as i64);
+        }
+    }
+
+    #[test]
+    fn already_unavailable_deployments_are_promoted_beyond_the_budget() {
+        let t = targets(4, "id-2", |i| {
+            let mut s = ready("id-1");
+            if i < 2 {
+                s.as_mut().unwrap().ready = false;
+            }
+            s
+        });
+        let s = RolloutStrategy {
+            max_unavailable: Some(IntOrPercent::Int(1)),
+            ..Default::default()
+        };
+        let plan = plan_rollout(&t, &s, false, &index_of(4)).unwrap();
+        // Two unavailable ones are promoted; the budget (1) is already used up by them.
+        let promoted_names: Vec<&str> = plan
+            .deployments
+            .iter()
+            .filter(|d| promoted(&d.outcome))
+            .map(|d| d.cluster.name.as_str())
+            .collect();
+        assert_eq!(promoted_names, ["c000", "c001"]);
+    }
+
+    #[test]
+    fn paused_bundle_or_cluster_stages_without_promoting() {
+        let t = targets(3, "id-2", |_| ready("id-1"));
+        let plan = plan_rollout(&t, &RolloutStrategy::default(), true, &index_of(3)).unwrap();
+        assert_eq!(count(&plan, promoted), 0);
+        assert_eq!(
+            plan.deployments[0].outcome,
+            Outcome::Write {
+                created: false,
+                staged_deployment_id: "id-2".into(),
+                deployment_id: "id-1".into(),
+                promoted: false
+            }
+        );
+        let mut index = index_of(3);
+        let mut paused = index
+            .get(&ClusterKey::new(NS, "c001"))
+            .unwrap()
+            .cluster
+            .clone();
+        paused.paused = true;
+        index.upsert_cluster(paused);
+        let plan = plan_rollout(&t, &RolloutStrategy::default(), false, &index).unwrap();
+        let flags: Vec<bool> = plan
+            .deployments
+            .iter()
+            .map(|d| promoted(&d.outcome))
+            .collect();
+        assert_eq!(flags, [true, false, true]);
+    }
+
+    #[test]
+    fn manual_partitions_stop_at_an_unavailable_partition() {
+        let index = index_of(6);
+        let t = targets(6, "id-2", |_| ready("id-1"));
+        let s = RolloutStrategy {
+            partitions: vec![
+                PartitionSpec {
+                    name: "canary".into(),
+                    max_unavailable: Some(IntOrPercent::Int(1)),
+                    matcher: ClusterMatcher {
+                        cluster_name: Some("c000".into()),
+                        ..Default::default()
+                    },
+                },
+                PartitionSpec {
+                    name: "even".into(),
+                    max_unavailable: None,
+                    matcher: ClusterMatcher {
+                        cluster_selector: Some(LabelSelector::from_labels([("parity", "even")])),
+                        ..Default::default()
+                    },
+                },
+                PartitionSpec {
+                    name: "odd".into(),
+                    max_unavailable: None,
+                    matcher: ClusterMatcher {
+                        cluster_selector: Some(LabelSelector::from_labels([("parity", "odd")])),
+                        ..Default::default()
+                    },
+                },
+            ],
+            ..Default::default()
+        };
+        let plan = plan_rollout(&t, &s, false, &index).unwrap();
+        // canary: c000 promoted, now unavailable (1 ≤ maxUnavailable 1 → available partition);
+        // even: the rest promoted, 3 unavailable > 100%? no: limit(3, 100%) = 3 → available;
+        // odd: promoted too.
+        assert_eq!(count(&plan, promoted), 6);
+        assert_eq!(plan.status.unavailable_partitions, 0);
+
+        // With canary maxUnavailable 0 the canary is not promoted, counts as not up to date,
+        // is unavailable (1 > 0), and later partitions are neither staged nor promoted.
+        let mut strict = s.clone();
+        strict.partitions[0].max_unavailable = Some(IntOrPercent::Int(0));
+        let plan = plan_rollout(&t, &strict, false, &index).unwrap();
+        assert_eq!(count(&plan, promoted), 0);
+        assert_eq!(plan.status.unavailable_partitions, 1);
+        assert_eq!(plan.status.max_unavailable_partitions, 0);
+        assert_eq!(count(&plan, |o| *o == Outcome::Untouched), 5);
+        let p: Vec<(String, i64, i64)> = plan
+            .status
+            .partitions
+            .iter()
+            .map(|p| (p.name.clone(), p.max_unavailable, p.unavailable))
+            .collect();
+        assert_eq!(
+            p,
+            [
+                ("canary".into(), 0, 1),
+                ("even".into(), 3, 0),
+                ("odd".into(), 3, 0)
+            ]
+        );
+    }
+
+    #[test]
+    fn clusters_outside_manual_partitions_get_nothing() {
+        let index = index_of(4);
+        let t = targets(4, "id-1", |_| None);
+        let s = RolloutStrategy {
+            partitions: vec![PartitionSpec {
+                name: "only-even".into(),
+                max_unavailable: None,
+                matcher: ClusterMatcher {
+                    cluster_selector: Some(LabelSelector::from_labels([("parity", "even")])),
+                    ..Default::default()
+                },
+            }],
+            ..Default::default()
+        };
+        let plan = plan_rollout(&t, &s, false, &index).unwrap();
+        let outcomes: Vec<bool> = plan
+            .deployments
+            .iter()
+            .map(|d| d.outcome == Outcome::Deferred)
+            .collect();
+        assert_eq!(outcomes, [false, true, false, true]);
+    }
+
+    #[test]
+    fn up_to_date_and_unavailable_rules() {
+        let s = ready("a").unwrap();
+        assert!(!s.is_unavailable());
+        assert!(up_to_date(Some(&s), "a"));
+        assert!(!up_to_date(Some(&s), "b"));
+        assert!(!up_to_date(None, "a"));
+        let not_applied = DeploymentState {
+            applied_deployment_id: "old".into(),
+            ..s.clone()
+        };
+        assert!(not_applied.is_unavailable());
+        assert!(!up_to_date(Some(&not_applied), "a"));
+        let not_ready = DeploymentState { ready: false, ..s };
+        assert!(not_ready.is_unavailable());
+        assert!(DeploymentState::default().is_unavailable());
+    }
+
+    #[test]
+    fn invalid_values_name_the_field() {
+        let s = RolloutStrategy {
+            max_unavailable: Some(IntOrPercent::Str("lots".into())),
+            ..Default::default()
+        };
+        let err = plan_rollout(&targets(2, "x", |_| None), &s, false, &index_of(2)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "rolloutStrategy.maxUnavailable: \"lots\" is neither an integer nor a percentage such as \"25%\""
+        );
+    }
+}
