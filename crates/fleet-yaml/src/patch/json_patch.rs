@@ -7,6 +7,9 @@ use super::pointer::{ArrayIndex, Pointer, parse_array_index};
 
 /// Applies the RFC 6902 patch `patch` (a JSON array of operations) to `doc`. Atomic: when any operation fails, `doc`
 /// is left exactly as it was and the error names the failing operation's index, name and path.
+///
+/// One deliberate difference from the RFC, for compatibility with kube-apiserver, kubectl and Fleet (all built on
+/// evanphx/json-patch v4): `replace` of a missing member of an existing object adds the member.
 pub fn apply(doc: &mut Value, patch: &Value) -> Result<(), PatchError> {
     let Value::Array(operations) = patch else {
         return Err(PatchError::InvalidJsonPatch {
@@ -119,10 +122,23 @@ fn remove(doc: &mut Value, path: &Pointer) -> Result<Value, String> {
     }
 }
 
+/// `replace` as Kubernetes applies it (evanphx/json-patch v4, used by kube-apiserver and kubectl): the target must
+/// exist, except that a missing member of an existing object is added, where RFC 6902 would fail.
 fn replace(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), String> {
-    let target = path.get_mut(doc).ok_or("no value at this location")?;
-    *target = value;
-    Ok(())
+    if let Some(target) = path.get_mut(doc) {
+        *target = value;
+        return Ok(());
+    }
+    match path.split_last() {
+        Some((parent, last)) => match parent.get_mut(doc) {
+            Some(Value::Object(map)) => {
+                map.insert(last.to_owned(), value);
+                Ok(())
+            }
+            _ => Err("no value at this location".to_owned()),
+        },
+        None => Err("no value at this location".to_owned()),
+    }
 }
 
 /// JSON equality as RFC 6902 `test` defines it: numbers compare by numeric value (`1` equals `1.0`), objects
@@ -249,6 +265,15 @@ mod tests {
     }
 
     #[test]
+    fn replace_of_missing_member_adds_it_as_kubernetes_does() {
+        let out = patched(
+            json!({"spec": {}}),
+            json!([{"op": "replace", "path": "/spec/paused", "value": true}]),
+        );
+        assert_eq!(out.unwrap(), json!({"spec": {"paused": true}}));
+    }
+
+    #[test]
     fn remove_root_fails() {
         let err = patched(json!({}), json!([{"op": "remove", "path": ""}])).unwrap_err();
         assert!(err.to_string().contains("cannot remove the whole document"));
@@ -319,8 +344,12 @@ mod tests {
                 "JSON patch operation 0 (add \"/s/x\"): cannot add a member to a string",
             ),
             (
-                json!([{"op": "replace", "path": "/nope", "value": 1}]),
-                "JSON patch operation 0 (replace \"/nope\"): no value at this location",
+                json!([{"op": "replace", "path": "/nope/x", "value": 1}]),
+                "JSON patch operation 0 (replace \"/nope/x\"): no value at this location",
+            ),
+            (
+                json!([{"op": "replace", "path": "/l/0", "value": 1}]),
+                "JSON patch operation 0 (replace \"/l/0\"): no value at this location",
             ),
             (
                 json!([{"op": "add", "path": "/l/01", "value": 1}]),
