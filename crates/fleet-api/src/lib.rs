@@ -1,1 +1,40 @@
-//! Fleet-compatible API types (fleet.cattle.io/v1alpha1) and CRD generation. Pure: no I/O.
+//! Fleet-compatible API types (`fleet.cattle.io/v1alpha1`) and CRD generation. Pure: no I/O.
+//!
+//! Field names, JSON shapes and `omitempty` behaviour follow Rancher Fleet, so that objects
+//! written for Fleet deserialize unchanged and deployment options serialize to the bytes
+//! Fleet hashes. One module per kind family; shared status pieces in their own modules;
+//! everything public is re-exported here.
+
+pub mod bundle;
+pub mod bundledeployment;
+pub mod condition;
+pub mod free_form;
+pub mod generic_map;
+pub mod gitrepo;
+pub mod go_json;
+pub mod labels;
+pub mod omit;
+pub mod options;
+pub mod selector;
+pub mod state;
+pub mod status;
+pub mod summary;
+
+pub use bundle::*;
+pub use bundledeployment::*;
+pub use condition::*;
+pub use free_form::FreeForm;
+pub use generic_map::GenericMap;
+pub use gitrepo::*;
+pub use options::*;
+pub use selector::*;
+pub use state::BundleState;
+pub use status::*;
+pub use summary::*;
+
+/// API group of every Fleet kind.
+pub const GROUP: &str = "fleet.cattle.io";
+/// API version of every Fleet kind.
+pub const VERSION: &str = "v1alpha1";
+/// `apiVersion` of every Fleet object.
+pub const API_VERSION: &str = "fleet.cattle.io/v1alpha1";

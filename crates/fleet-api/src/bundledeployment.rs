@@ -1,0 +1,163 @@
+//! BundleDeployment: one Bundle staged for and deployed to one cluster, in that cluster's
+//! namespace. The controller writes its spec; the cluster's agent writes its status.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::bundle::BundleRef;
+use crate::condition::Condition;
+use crate::free_form::FreeForm;
+use crate::omit::{is_false, is_zero};
+use crate::options::{BundleDeploymentOptions, CorrectDrift};
+use crate::summary::{ModifiedStatus, NonReadyStatus, ResourceCounts};
+
+/// BundleDeployment spec: the staged and the current deployment (options and IDs).
+/// `deploymentID` is `<manifest ID>:<sha256 of the options' Go JSON>`.
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "fleet.cattle.io",
+    version = "v1alpha1",
+    kind = "BundleDeployment",
+    namespaced,
+    status = "BundleDeploymentStatus",
+    doc = "A Fleet BundleDeployment: a Bundle with its cluster-specific options, staged for and deployed to one cluster by that cluster's agent.",
+    printcolumn = r#"{"name":"Deployed","type":"string","jsonPath":".status.display.deployed"}"#,
+    printcolumn = r#"{"name":"Monitored","type":"string","jsonPath":".status.display.monitored"}"#,
+    printcolumn = r#"{"name":"Status","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].message"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleDeploymentSpec {
+    /// Do not promote staged changes; the deployment shows OutOfSync.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub paused: bool,
+    /// Options staged for the next deployment (always serialized, like Go).
+    #[serde(default)]
+    pub staged_options: BundleDeploymentOptions,
+    /// ID of the staged deployment.
+    #[serde(
+        default,
+        rename = "stagedDeploymentID",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub staged_deployment_id: String,
+    /// Options of the current deployment (always serialized, like Go).
+    #[serde(default)]
+    pub options: BundleDeploymentOptions,
+    /// ID of the current deployment.
+    #[serde(
+        default,
+        rename = "deploymentID",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub deployment_id: String,
+    /// Bundles that must be ready on this cluster first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<BundleRef>,
+    /// Drift correction settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correct_drift: Option<CorrectDrift>,
+    /// Contents are stored in an OCI registry.
+    #[serde(default, rename = "ociContents", skip_serializing_if = "is_false")]
+    pub oci_contents: bool,
+    /// Chart access options of HelmOp deployments (kept verbatim).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helm_chart_options: Option<FreeForm>,
+    /// Hash of the values in the options Secret.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub values_hash: String,
+    /// Generation of the copied downstream resources.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub downstream_resources_generation: i64,
+    /// The cluster is outside its active schedule: the agent skips it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub off_schedule: bool,
+    /// The options Secret is not written yet.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub waiting_for_values: bool,
+}
+
+/// Observed state of a BundleDeployment, written by the agent.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleDeploymentStatus {
+    /// `Ready`, `Installed`, `Deployed` and `Monitored`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// The deploymentID last applied by the agent.
+    #[serde(
+        default,
+        rename = "appliedDeploymentID",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub applied_deployment_id: String,
+    /// The release, as `namespace/name:version`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub release: String,
+    /// All deployed resources are ready.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ready: bool,
+    /// No deployed resource has drifted.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub non_modified: bool,
+    /// Resources that are not ready (at most ten).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub non_ready_status: Vec<NonReadyStatus>,
+    /// Resources that are missing, extra or patched (at most ten).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modified_status: Vec<ModifiedStatus>,
+    /// One of the lists above was truncated.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub incomplete_state: bool,
+    /// Display fields (always serialized, like Go).
+    #[serde(default)]
+    pub display: BundleDeploymentDisplay,
+    /// `forceSyncGeneration` last synced by the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_generation: Option<i64>,
+    /// Resources of the deployed release.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<BundleDeploymentResource>,
+    /// Resources per state.
+    #[serde(default)]
+    pub resource_counts: ResourceCounts,
+    /// Generation of the downstream resources last copied.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub downstream_resources_generation: i64,
+}
+
+/// Display fields of a BundleDeployment.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BundleDeploymentDisplay {
+    /// Status of the `Deployed` condition, or `Error: <message>`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub deployed: String,
+    /// Status of the `Monitored` condition, or `Error: <message>`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub monitored: String,
+    /// The deployment's state.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub state: String,
+}
+
+/// A resource of the deployed release.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleDeploymentResource {
+    /// Kind.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    /// API version.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    /// Namespace.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// Name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// Creation time of the object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<Time>,
+}

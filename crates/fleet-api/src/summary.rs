@@ -1,0 +1,191 @@
+//! Status building blocks shared by Bundle, BundleDeployment, GitRepo, Cluster and
+//! ClusterGroup: per-state counts of BundleDeployments, non-ready and modified resources,
+//! and per-state resource counts.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::omit::{is_false, is_zero};
+use crate::state::BundleState;
+
+/// How many BundleDeployments are in each state, plus up to ten non-ready bundles.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleSummary {
+    /// Deployed, with some resources not ready.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_ready: i64,
+    /// Waiting to be deployed by the agent.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub wait_applied: i64,
+    /// Failed to deploy.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub err_applied: i64,
+    /// Staged but not yet picked up by the agent.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub out_of_sync: i64,
+    /// Deployed and ready, but drifted from the bundle.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub modified: i64,
+    /// Deployed with every resource ready (always serialized).
+    #[serde(default)]
+    pub ready: i64,
+    /// Not yet created by the controller.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pending: i64,
+    /// How many should be ready (always serialized).
+    #[serde(default)]
+    pub desired_ready: i64,
+    /// Bundles that are not ready, with their states (at most ten).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub non_ready_resources: Vec<NonReadyResource>,
+}
+
+/// A bundle (or BundleDeployment) that is not ready, with the resources that make it so.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NonReadyResource {
+    /// Name of the bundle or BundleDeployment.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// Its state, e.g. `NotReady` or `ErrApplied`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle_state: Option<BundleState>,
+    /// Why it is not ready.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// Modified resources.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modified_status: Vec<ModifiedStatus>,
+    /// Non-ready resources.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub non_ready_status: Vec<NonReadyStatus>,
+}
+
+/// A deployed object that differs from the bundle: missing, extra, or patched.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModifiedStatus {
+    /// Kind of the object.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    /// API version of the object.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    /// Namespace of the object.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// Name of the object.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// The object is in the bundle but missing from the cluster (Go name `Create`).
+    #[serde(default, rename = "missing", skip_serializing_if = "is_false")]
+    pub create: bool,
+    /// A missing object's name is taken by an object the bundle does not own.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub exist: bool,
+    /// The object is on the cluster but no longer in the bundle (orphaned).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub delete: bool,
+    /// JSON patch from the desired to the live object.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub patch: String,
+}
+
+/// A deployed object that is not ready, with its readiness summary.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NonReadyStatus {
+    /// UID of the object.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uid: String,
+    /// Kind of the object.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    /// API version of the object.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    /// Namespace of the object.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// Name of the object.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// Readiness summary. Go embeds it by value, so it is always serialized.
+    #[serde(default)]
+    pub summary: ResourceSummary,
+}
+
+/// Readiness of one object as computed by the agent (wrangler's `summary.Summary`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ResourceSummary {
+    /// Short state, e.g. `in-progress` or `unavailable`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub state: String,
+    /// The object is in an error state.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub error: bool,
+    /// The object is changing state.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub transitioning: bool,
+    /// Messages explaining the state.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub message: Vec<String>,
+}
+
+/// How many deployed resources are in each state. Every count is always serialized.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceCounts {
+    /// Ready resources.
+    #[serde(default)]
+    pub ready: i64,
+    /// Resources that should be ready.
+    #[serde(default)]
+    pub desired_ready: i64,
+    /// Resources waiting to be applied.
+    #[serde(default)]
+    pub wait_applied: i64,
+    /// Modified resources.
+    #[serde(default)]
+    pub modified: i64,
+    /// Resources on the cluster that the bundle no longer declares.
+    #[serde(default)]
+    pub orphaned: i64,
+    /// Resources the bundle declares that are missing from the cluster.
+    #[serde(default)]
+    pub missing: i64,
+    /// Resources whose state is unknown.
+    #[serde(default)]
+    pub unknown: i64,
+    /// Resources that are not ready.
+    #[serde(default)]
+    pub not_ready: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ready_and_desired_ready_are_always_serialized() {
+        assert_eq!(
+            serde_json::to_string(&BundleSummary::default()).unwrap(),
+            r#"{"ready":0,"desiredReady":0}"#
+        );
+    }
+
+    #[test]
+    fn modified_status_uses_go_names() {
+        let status = ModifiedStatus {
+            kind: "ConfigMap".into(),
+            name: "a".into(),
+            create: true,
+            ..ModifiedStatus::default()
+        };
+        assert_eq!(
+            serde_json::to_string(&status).unwrap(),
+            r#"{"kind":"ConfigMap","name":"a","missing":true}"#
+        );
+    }
+}
