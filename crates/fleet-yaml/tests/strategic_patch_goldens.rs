@@ -93,3 +93,37 @@ fn every_golden_matches_kubectl() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn diff_then_apply_reproduces_every_strategic_golden() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for entry in fs::read_dir(cases_dir()).expect("testdata/patch") {
+        let dir = entry.expect("directory entry").path();
+        let kind = fs::read_to_string(dir.join("type")).unwrap_or_default();
+        let expected_json = dir.join("expected.json");
+        if kind.trim() != "strategic" || !expected_json.exists() {
+            continue;
+        }
+        let original = read_yaml(&dir.join("object.yaml"));
+        let modified: Value =
+            serde_json::from_str(&fs::read_to_string(&expected_json).unwrap()).unwrap();
+        let api_version = original["apiVersion"].as_str().unwrap_or_default();
+        let kind = original["kind"].as_str().unwrap_or_default();
+        let schema = strategic::builtin_schema_for(api_version, kind).expect("a built-in kind");
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let outcome = strategic::diff(&original, &modified, schema).and_then(|patch| {
+            strategic::apply(&original, &patch, schema).map(|applied| (patch, applied))
+        });
+        match outcome {
+            Ok((_, applied)) if applied == modified => {}
+            Ok((patch, applied)) => {
+                failures.push(format!("{name}: patch {patch}\n  gives {applied}"))
+            }
+            Err(error) => failures.push(format!("{name}: {error}")),
+        }
+        checked += 1;
+    }
+    assert!(checked >= 20, "only {checked} strategic goldens");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -359,7 +359,7 @@ fn take_list(
 
 /// Whether the items of two lists are objects (`true`) or primitives (`false`); lists of lists and lists mixing
 /// types cannot be merged.
-fn items_are_objects(original: &[Value], patch: &[Value]) -> Result<bool, String> {
+pub(super) fn items_are_objects(original: &[Value], patch: &[Value]) -> Result<bool, String> {
     let mut items = original.iter().chain(patch);
     let Some(first) = items.next() else {
         return Ok(false);
@@ -373,6 +373,6 @@ fn items_are_objects(original: &[Value], patch: &[Value]) -> Result<bool, String
     Ok(first.is_object())
 }
 
-fn same_type(a: &Value, b: &Value) -> bool {
+pub(super) fn same_type(a: &Value, b: &Value) -> bool {
     std::mem::discriminant(a) == std::mem::discriminant(b)
 }

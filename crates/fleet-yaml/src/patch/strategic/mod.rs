@@ -11,6 +11,7 @@
 //! (maps merge, lists are replaced) where Kubernetes' typed patcher would refuse a field unknown to its Go struct.
 
 mod builtin;
+mod diff;
 mod directives;
 mod merge;
 mod order;
@@ -20,6 +21,7 @@ mod schema;
 use serde_json::Value;
 
 pub use builtin::{BuiltinSchema, builtin_schema_for};
+pub use diff::diff;
 pub use schema::{Field, MergeSchema, PatchMeta, Schemaless, Strategy};
 
 use super::PatchError;

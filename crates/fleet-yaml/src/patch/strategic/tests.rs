@@ -219,3 +219,88 @@ fn member_order_of_the_original_is_kept() {
         r#"{"z":1,"a":{"y":2,"b":2,"c":1},"n":3}"#
     );
 }
+
+fn deployment_schema() -> &'static BuiltinSchema {
+    builtin_schema_for("apps/v1", "Deployment").unwrap()
+}
+
+#[test]
+fn diff_of_a_changed_container_is_what_kubectl_apply_sends() {
+    let original = deployment(
+        json!({"containers": [{"name": "app", "image": "a:1"}, {"name": "side", "image": "s:1"}]}),
+    );
+    let modified = deployment(
+        json!({"containers": [{"name": "app", "image": "a:2"}, {"name": "side", "image": "s:1"}]}),
+    );
+    let patch = diff(&original, &modified, deployment_schema()).unwrap();
+    assert_eq!(
+        patch,
+        pod_spec_patch(json!({
+            "$setElementOrder/containers": [{"name": "app"}, {"name": "side"}],
+            "containers": [{"name": "app", "image": "a:2"}]
+        }))
+    );
+}
+
+#[test]
+fn diff_deletes_items_and_members() {
+    let original = deployment(
+        json!({"containers": [{"name": "app", "args": ["x"]}, {"name": "side"}], "hostname": "h"}),
+    );
+    let modified = deployment(json!({"containers": [{"name": "app"}]}));
+    let patch = diff(&original, &modified, deployment_schema()).unwrap();
+    assert_eq!(
+        patch,
+        pod_spec_patch(json!({
+            "containers": [{"name": "app", "args": null}, {"$patch": "delete", "name": "side"}],
+            "$setElementOrder/containers": [{"name": "app"}],
+            "hostname": null
+        }))
+    );
+}
+
+#[test]
+fn diff_of_primitive_merge_lists_uses_parallel_lists() {
+    let schema = builtin_schema_for("v1", "ConfigMap").unwrap();
+    let original = json!({"metadata": {"finalizers": ["a", "b", "c"]}});
+    let modified = json!({"metadata": {"finalizers": ["c", "d", "a"]}});
+    let patch = diff(&original, &modified, schema).unwrap();
+    assert_eq!(
+        patch,
+        json!({"metadata": {
+            "finalizers": ["d"],
+            "$deleteFromPrimitiveList/finalizers": ["b"],
+            "$setElementOrder/finalizers": ["c", "d", "a"]
+        }})
+    );
+    assert_eq!(apply(&original, &patch, schema).unwrap(), modified);
+}
+
+#[test]
+fn diff_of_a_union_lists_retained_keys() {
+    let original =
+        json!({"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}}});
+    let modified = json!({"spec": {"strategy": {"type": "Recreate"}}});
+    let patch = diff(&original, &modified, deployment_schema()).unwrap();
+    assert_eq!(
+        patch,
+        json!({"spec": {"strategy": {"type": "Recreate", "rollingUpdate": null, "$retainKeys": ["type"]}}})
+    );
+    assert_eq!(
+        apply(&original, &patch, deployment_schema()).unwrap(),
+        modified
+    );
+}
+
+#[test]
+fn diff_of_equal_documents_is_empty_and_lists_without_strategy_are_replaced() {
+    let doc = deployment(json!({"containers": [{"name": "app"}], "tolerations": [{"key": "a"}]}));
+    assert_eq!(diff(&doc, &doc, deployment_schema()).unwrap(), json!({}));
+    let modified =
+        deployment(json!({"containers": [{"name": "app"}], "tolerations": [{"key": "b"}]}));
+    assert_eq!(
+        diff(&doc, &modified, deployment_schema()).unwrap(),
+        pod_spec_patch(json!({"tolerations": [{"key": "b"}]}))
+    );
+    assert!(diff(&json!([]), &doc, deployment_schema()).is_err());
+}
