@@ -14,6 +14,7 @@ mod builtin;
 mod diff;
 mod directives;
 mod merge;
+mod openapi;
 mod order;
 mod path;
 mod schema;
@@ -22,6 +23,7 @@ use serde_json::Value;
 
 pub use builtin::{BuiltinSchema, builtin_schema_for};
 pub use diff::diff;
+pub use openapi::OpenApiSchema;
 pub use schema::{Field, MergeSchema, PatchMeta, Schemaless, Strategy};
 
 use super::PatchError;
