@@ -3,5 +3,11 @@
 //! overlays, kustomize and the API server. Pure: no I/O.
 
 pub mod emit;
+mod error;
+mod gofmt;
+pub mod gojson;
 pub mod parse;
 pub mod patch;
+
+pub use error::{Error, Location};
+pub use gojson::to_json_go;

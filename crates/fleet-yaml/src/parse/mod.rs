@@ -1,0 +1,149 @@
+//! Parsing YAML 1.1 documents (as Helm and kubectl read them) into typed values or `serde_json::Value`, with
+//! source positions. serde-saphyr does the reading; this module fixes its options to go-yaml's semantics
+//! (YAML 1.1 booleans, legacy octal, merge keys) and adds limits, key conversion and positions.
+
+mod node;
+mod options;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use self::node::{Node, Positions};
+pub use self::options::{DuplicateKeys, Options};
+pub use crate::error::{Error, Location};
+
+/// Reads one YAML document into `T` with the default [`Options`]. `origin` names the input in errors.
+pub fn from_str<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T, Error> {
+    from_str_with(&Options::default(), text, origin)
+}
+
+/// [`from_str`] with explicit options.
+pub fn from_str_with<T: DeserializeOwned>(
+    options: &Options,
+    text: &str,
+    origin: &str,
+) -> Result<T, Error> {
+    check_size(options, text, origin)?;
+    with_stack(options, || {
+        serde_saphyr::from_str_with_options(text, options.saphyr())
+            .map_err(|e| convert_error(&e, origin))
+    })
+}
+
+/// Reads every document of a `---` separated stream; empty and null documents are dropped.
+pub fn documents(text: &str, origin: &str) -> Result<Vec<Value>, Error> {
+    documents_with(&Options::default(), text, origin)
+}
+
+/// [`documents`] with explicit options.
+pub fn documents_with(options: &Options, text: &str, origin: &str) -> Result<Vec<Value>, Error> {
+    check_size(options, text, origin)?;
+    with_stack(options, || {
+        let nodes: Vec<Node> = serde_saphyr::from_multiple_with_options(text, options.saphyr())
+            .map_err(|e| convert_error(&e, origin))?;
+        Ok(nodes
+            .into_iter()
+            .map(|n| node::into_value(n, text, None))
+            .filter(|v| !v.is_null())
+            .collect())
+    })
+}
+
+/// One document as a JSON value, with the position of every node.
+#[derive(Debug, Clone)]
+pub struct Located {
+    value: Value,
+    positions: Positions,
+}
+
+impl Located {
+    /// The document.
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// The document, dropping positions.
+    pub fn into_value(self) -> Value {
+        self.value
+    }
+
+    /// Where the node at an RFC 6901 JSON pointer is written: for a mapping entry, its key; for a sequence item,
+    /// the item; `""` is the document. `None` for pointers that do not exist.
+    pub fn location(&self, json_pointer: &str) -> Option<Location> {
+        self.positions.get(json_pointer).copied()
+    }
+}
+
+/// Reads one YAML document with positions. An empty document is `null`.
+pub fn located(text: &str, origin: &str) -> Result<Located, Error> {
+    located_with(&Options::default(), text, origin)
+}
+
+/// [`located`] with explicit options.
+pub fn located_with(options: &Options, text: &str, origin: &str) -> Result<Located, Error> {
+    check_size(options, text, origin)?;
+    with_stack(options, || {
+        let node: Option<Node> = serde_saphyr::from_str_with_options(text, options.saphyr())
+            .map_err(|e| convert_error(&e, origin))?;
+        let mut positions = Positions::new();
+        let value = node.map_or(Value::Null, |n| {
+            node::into_value(n, text, Some(&mut positions))
+        });
+        Ok(Located { value, positions })
+    })
+}
+
+/// Stack one nesting level may take while serde-saphyr descends (measured in debug builds, with a margin).
+const STACK_PER_LEVEL: usize = 64 * 1024;
+
+/// Runs a parse with enough stack for `options.max_depth` levels, on a fresh stack segment of this thread when the
+/// current one is too small, so deep input is a depth error and never a stack overflow.
+fn with_stack<R>(options: &Options, parse: impl FnOnce() -> R) -> R {
+    let needed = options
+        .max_depth
+        .saturating_mul(STACK_PER_LEVEL)
+        .saturating_add(1 << 20);
+    stacker::maybe_grow(needed, needed, parse)
+}
+
+fn check_size(options: &Options, text: &str, origin: &str) -> Result<(), Error> {
+    if text.len() > options.max_bytes {
+        return Err(Error::new(
+            origin,
+            None,
+            format!(
+                "document is {} bytes, larger than the limit of {} bytes",
+                text.len(),
+                options.max_bytes
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Converts a serde-saphyr error: its position, and its message without the position suffix.
+fn convert_error(error: &serde_saphyr::Error, origin: &str) -> Error {
+    let location = error.location().as_ref().and_then(node::location);
+    let render = {
+        let mut r = serde_saphyr::RenderOptions::default();
+        r.snippets = serde_saphyr::SnippetMode::Off;
+        r
+    };
+    let mut message = error.render_with_options(render);
+    if let Some(loc) = location {
+        for suffix in [
+            format!(" at line {}, column {}", loc.line, loc.line),
+            format!(" at line {} column {}", loc.line, loc.column),
+            format!(" at line {}, column {}", loc.line, loc.column),
+        ] {
+            if let Some(stripped) = message.strip_suffix(&suffix) {
+                message = stripped.to_string();
+                break;
+            }
+        }
+    }
+    Error::new(origin, location, message.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests;

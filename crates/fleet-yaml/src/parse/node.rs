@@ -1,0 +1,302 @@
+//! A YAML document as a tree of nodes with positions, read through serde-saphyr, and its conversion into
+//! `serde_json::Value` plus a table of positions by JSON pointer.
+//!
+//! Keys that are not strings become strings the way sigs.k8s.io/yaml turns go-yaml into JSON: integers in
+//! decimal, floats as Go's `%g` at 32-bit precision, booleans as `true`/`false`, null as `null`.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+use serde_saphyr::Spanned;
+
+use crate::error::Location;
+use crate::gofmt;
+
+/// One YAML node with the place it is used in the text.
+pub(crate) type Node = Spanned<Kind>;
+
+/// A mapping key, already converted to its JSON string.
+pub(crate) type Key = Spanned<KeyText>;
+
+/// The content of a node.
+pub(crate) enum Kind {
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(String),
+    Sequence(Vec<Node>),
+    Mapping(Vec<(Key, Node)>),
+}
+
+/// A mapping key: text, or a boolean whose spelling is checked against the source before it becomes `true`/`false`.
+pub(crate) enum KeyText {
+    Text(String),
+    Bool(bool),
+}
+
+impl<'de> Deserialize<'de> for Kind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(KindVisitor)
+    }
+}
+
+struct KindVisitor;
+
+impl<'de> Visitor<'de> for KindVisitor {
+    type Value = Kind;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_unit<E>(self) -> Result<Kind, E> {
+        Ok(Kind::Null)
+    }
+    fn visit_none<E>(self) -> Result<Kind, E> {
+        Ok(Kind::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Kind, D::Error> {
+        Kind::deserialize(d)
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Kind, E> {
+        Ok(Kind::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Kind, E> {
+        Ok(Kind::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Kind, E> {
+        Ok(Kind::Number(v.into()))
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Kind, E> {
+        match i64::try_from(v) {
+            Ok(i) => Ok(Kind::Number(i.into())),
+            Err(_) => u64::try_from(v)
+                .map(|u| Kind::Number(u.into()))
+                .or_else(|_| self.visit_f64(v as f64)),
+        }
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Kind, E> {
+        match u64::try_from(v) {
+            Ok(u) => Ok(Kind::Number(u.into())),
+            Err(_) => self.visit_f64(v as f64),
+        }
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Kind, E> {
+        Number::from_f64(v)
+            .map(Kind::Number)
+            .ok_or_else(|| E::custom(format!("{v} cannot be represented in JSON")))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Kind, E> {
+        Ok(Kind::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Kind, E> {
+        Ok(Kind::String(v))
+    }
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Kind, E> {
+        String::from_utf8(v.to_vec())
+            .map(Kind::String)
+            .map_err(|_| E::custom("binary value is not UTF-8 text"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Kind, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Node>()? {
+            items.push(item);
+        }
+        Ok(Kind::Sequence(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Kind, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(key) = map.next_key::<Key>()? {
+            let value = map.next_value::<Node>()?;
+            entries.push((key, value));
+        }
+        Ok(Kind::Mapping(entries))
+    }
+}
+
+impl<'de> Deserialize<'de> for KeyText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = KeyText;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a scalar mapping key")
+    }
+    fn visit_unit<E>(self) -> Result<KeyText, E> {
+        Ok(KeyText::Text("null".into()))
+    }
+    fn visit_none<E>(self) -> Result<KeyText, E> {
+        Ok(KeyText::Text("null".into()))
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<KeyText, E> {
+        Ok(KeyText::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<KeyText, E> {
+        Ok(KeyText::Text(v.to_string()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<KeyText, E> {
+        Ok(KeyText::Text(v.to_string()))
+    }
+    fn visit_i128<E>(self, v: i128) -> Result<KeyText, E> {
+        Ok(KeyText::Text(v.to_string()))
+    }
+    fn visit_u128<E>(self, v: u128) -> Result<KeyText, E> {
+        Ok(KeyText::Text(v.to_string()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<KeyText, E> {
+        Ok(KeyText::Text(gofmt::yaml_key_float(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<KeyText, E> {
+        Ok(KeyText::Text(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<KeyText, E> {
+        Ok(KeyText::Text(v))
+    }
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<KeyText, E> {
+        String::from_utf8(v.to_vec())
+            .map(KeyText::Text)
+            .map_err(|_| E::custom("binary mapping key is not UTF-8 text"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<KeyText, A::Error> {
+        Err(de::Error::custom(
+            "a sequence cannot be a mapping key here: keys must be scalars",
+        ))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<KeyText, A::Error> {
+        Err(de::Error::custom(
+            "a mapping cannot be a mapping key here: keys must be scalars",
+        ))
+    }
+}
+
+/// Converts a saphyr position into ours (`None` when unknown).
+pub(crate) fn location(loc: &serde_saphyr::Location) -> Option<Location> {
+    let (line, column) = (loc.line(), loc.column());
+    (line > 0).then(|| Location {
+        line: usize::try_from(line).unwrap_or(usize::MAX),
+        column: usize::try_from(column).unwrap_or(usize::MAX),
+    })
+}
+
+/// Positions by RFC 6901 JSON pointer ("" is the document root).
+pub(crate) type Positions = HashMap<String, Location>;
+
+/// Spellings go-yaml v2 reads as booleans; serde-saphyr also accepts other case mixes (`yEs`), which stay strings.
+const GO_YAML_BOOLEANS: [&str; 22] = [
+    "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N", "no", "No",
+    "NO", "false", "False", "FALSE", "off", "Off", "OFF",
+];
+
+/// Turns a node tree into a JSON value; records positions into `positions` when given.
+/// `source` is the parsed text, used to check how booleans were spelled.
+pub(crate) fn into_value(node: Node, source: &str, positions: Option<&mut Positions>) -> Value {
+    let mut walk = Walk {
+        source,
+        pointer: String::new(),
+        positions,
+    };
+    walk.record(&node.referenced);
+    walk.convert(node)
+}
+
+struct Walk<'a> {
+    source: &'a str,
+    pointer: String,
+    positions: Option<&'a mut Positions>,
+}
+
+impl Walk<'_> {
+    /// A boolean as go-yaml reads it: the value, or the source text when the spelling is not one go-yaml knows.
+    fn boolean(&self, value: bool, at: &serde_saphyr::Location) -> Result<bool, String> {
+        let span = at.span();
+        let text = span
+            .byte_offset()
+            .zip(span.byte_len())
+            .and_then(|(start, len)| {
+                let start = usize::try_from(start).ok()?;
+                self.source
+                    .get(start..start.checked_add(usize::try_from(len).ok()?)?)
+            });
+        match text {
+            Some(t) if !GO_YAML_BOOLEANS.contains(&t) && bool_word(t) => Err(t.to_string()),
+            _ => Ok(value),
+        }
+    }
+
+    fn record(&mut self, at: &serde_saphyr::Location) {
+        if let (Some(table), Some(l)) = (self.positions.as_deref_mut(), location(at)) {
+            table.insert(self.pointer.clone(), l);
+        }
+    }
+
+    fn convert(&mut self, node: Node) -> Value {
+        match node.value {
+            Kind::Null => Value::Null,
+            Kind::Bool(b) => match self.boolean(b, &node.referenced) {
+                Ok(b) => Value::Bool(b),
+                Err(text) => Value::String(text),
+            },
+            Kind::Number(n) => Value::Number(n),
+            Kind::String(s) => Value::String(s),
+            Kind::Sequence(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (index, item) in items.into_iter().enumerate() {
+                    let len = self.pointer.len();
+                    self.pointer.push('/');
+                    self.pointer.push_str(&index.to_string());
+                    self.record(&item.referenced);
+                    out.push(self.convert(item));
+                    self.pointer.truncate(len);
+                }
+                Value::Array(out)
+            }
+            Kind::Mapping(entries) => {
+                let mut out = Map::with_capacity(entries.len());
+                for (key, value) in entries {
+                    let key_text = match key.value {
+                        KeyText::Text(t) => t,
+                        KeyText::Bool(b) => match self.boolean(b, &key.referenced) {
+                            Ok(b) => b.to_string(),
+                            Err(text) => text,
+                        },
+                    };
+                    let len = self.pointer.len();
+                    self.pointer.push('/');
+                    push_escaped(&mut self.pointer, &key_text);
+                    self.record(&key.referenced);
+                    let converted = self.convert(value);
+                    self.pointer.truncate(len);
+                    // A repeated converted key (`1` and `"1"`) keeps the last, like a Go map assignment.
+                    out.shift_remove(&key_text);
+                    out.insert(key_text, converted);
+                }
+                Value::Object(out)
+            }
+        }
+    }
+}
+
+/// Whether a plain scalar is some case mix of a YAML 1.1 boolean word (what serde-saphyr may read as one).
+fn bool_word(text: &str) -> bool {
+    ["y", "yes", "true", "on", "n", "no", "false", "off"]
+        .iter()
+        .any(|w| text.eq_ignore_ascii_case(w))
+}
+
+/// Appends a reference token escaped per RFC 6901 (`~` → `~0`, `/` → `~1`).
+pub(crate) fn push_escaped(pointer: &mut String, token: &str) {
+    for c in token.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
+}

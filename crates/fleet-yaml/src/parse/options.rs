@@ -1,0 +1,71 @@
+//! Parsing limits and policies, and their translation into serde-saphyr options.
+
+/// What to do when a mapping repeats a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DuplicateKeys {
+    /// The later entry replaces the earlier one (go-yaml v2 `Unmarshal`, hence Helm values).
+    LastWins,
+    /// Reject the document (go-yaml v3, `kubectl` strict decoding).
+    Error,
+}
+
+/// Parsing options. `Options::default()` reads YAML 1.1 the way Helm and kubectl do, with limits that keep
+/// hostile input (alias bombs, huge files, deep nesting) from exhausting memory or time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Largest accepted input in bytes. Default 10 MiB.
+    pub max_bytes: usize,
+    /// Largest number of nodes (scalars, sequences, mappings) after alias expansion. Default 2,000,000.
+    pub max_nodes: usize,
+    /// Deepest nesting of sequences and mappings. Default 500.
+    pub max_depth: usize,
+    /// Largest number of parser events replayed by alias expansion (billion-laughs guard). Default 1,000,000.
+    pub max_alias_replay: usize,
+    /// Duplicate keys policy. Default [`DuplicateKeys::LastWins`].
+    pub duplicate_keys: DuplicateKeys,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            max_bytes: 10 * 1024 * 1024,
+            max_nodes: 2_000_000,
+            max_depth: 500,
+            max_alias_replay: 1_000_000,
+            duplicate_keys: DuplicateKeys::LastWins,
+        }
+    }
+}
+
+impl Options {
+    /// The serde-saphyr options implementing these: YAML 1.1 booleans and legacy octal, merge keys, limits.
+    pub(crate) fn saphyr(&self) -> serde_saphyr::Options {
+        let mut budget = serde_saphyr::Budget::default();
+        budget.max_nodes = self.max_nodes;
+        budget.max_events = self.max_nodes.saturating_mul(3);
+        budget.max_depth = self.max_depth;
+        budget.max_reader_input_bytes = Some(self.max_bytes);
+        budget.max_total_scalar_bytes = self.max_bytes.saturating_mul(4);
+        budget.max_aliases = self.max_nodes;
+        budget.max_anchors = self.max_nodes;
+
+        let mut alias_limits = serde_saphyr::options::AliasLimits::default();
+        alias_limits.max_total_replayed_events = self.max_alias_replay;
+        alias_limits.max_replay_stack_depth = self.max_depth;
+
+        let mut options = serde_saphyr::Options::default();
+        options.budget = Some(budget);
+        options.alias_limits = alias_limits;
+        options.legacy_octal_numbers = true;
+        options.strict_booleans = false;
+        options.duplicate_keys = match self.duplicate_keys {
+            DuplicateKeys::LastWins => serde_saphyr::options::DuplicateKeyPolicy::LastWins,
+            DuplicateKeys::Error => serde_saphyr::options::DuplicateKeyPolicy::Error,
+        };
+        options.merge_keys = serde_saphyr::options::MergeKeyPolicy::Merge;
+        options.non_finite_float_policy = serde_saphyr::options::NonFiniteFloatPolicy::Reject;
+        options.with_snippet = false;
+        options.emit_comments = false;
+        options
+    }
+}

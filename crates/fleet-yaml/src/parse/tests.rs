@@ -1,0 +1,268 @@
+use serde::Deserialize;
+use serde_json::json;
+
+use super::*;
+
+fn one(text: &str) -> Value {
+    let mut docs = documents(text, "test.yaml").unwrap();
+    assert_eq!(docs.len(), 1, "{docs:?}");
+    docs.remove(0)
+}
+
+#[test]
+fn yaml11_booleans_in_every_case_variant() {
+    for word in [
+        "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON",
+    ] {
+        assert_eq!(one(&format!("v: {word}")), json!({"v": true}), "{word}");
+    }
+    for word in [
+        "n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF",
+    ] {
+        assert_eq!(one(&format!("v: {word}")), json!({"v": false}), "{word}");
+    }
+    for word in ["'yes'", "\"on\"", "yEs", "oN", "TRue"] {
+        assert!(one(&format!("v: {word}"))["v"].is_string(), "{word}");
+    }
+    // Keys too: go-yaml v2 turns the key `y` into the boolean true, so JSON gets "true"; `yEs` stays text.
+    assert_eq!(
+        one("y: 1
+yEs: 2
+"),
+        json!({"true": 1, "yEs": 2})
+    );
+}
+
+#[test]
+fn nulls() {
+    assert_eq!(
+        one("a: ~\nb: null\nc: Null\nd: NULL\ne:\nf: 'null'"),
+        json!({"a": null, "b": null, "c": null, "d": null, "e": null, "f": "null"})
+    );
+}
+
+#[test]
+fn numbers_keep_ints_and_floats_apart() {
+    let v = one(
+        "oct: 0755\nhex: 0x1F\nbin: 0b101\nunder: 1_000\nplus: +12\nneg: -7\nexp: 1e3\nfloat: 1.0\nhalf: .5\nbig: 12345678901234567890\nnotoct: 0800\n",
+    );
+    assert_eq!(v["oct"], json!(493));
+    assert_eq!(v["hex"], json!(31));
+    assert_eq!(v["bin"], json!(5));
+    assert_eq!(v["under"], json!(1000));
+    assert_eq!(v["plus"], json!(12));
+    assert_eq!(v["neg"], json!(-7));
+    assert!(v["exp"].is_f64() && v["exp"] == json!(1000.0));
+    assert!(v["float"].is_f64());
+    assert_eq!(v["half"], json!(0.5));
+    assert!(v["big"].is_u64());
+    // go-yaml v2: not octal, but it matches the float pattern.
+    assert_eq!(v["notoct"], json!(800.0));
+}
+
+#[test]
+fn infinities_are_errors_like_sigs_yaml() {
+    let err = documents("a: .inf\n", "v.yaml").unwrap_err();
+    assert_eq!(err.origin, "v.yaml");
+    assert_eq!(err.location.map(|l| l.line), Some(1));
+}
+
+#[test]
+fn non_string_keys_convert_like_sigs_k8s_yaml() {
+    let v = one("1: a\n2.5: b\ntrue: c\n~: d\n0x10: e\nn: f\n3.14159265358979: g\n");
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        ["1", "2.5", "true", "null", "16", "false", "3.1415927"]
+    );
+}
+
+#[test]
+fn complex_keys_are_errors() {
+    let err = documents("? [a, b]\n: c\n", "k.yaml").unwrap_err();
+    assert!(err.message.contains("mapping key"), "{err}");
+}
+
+#[test]
+fn keys_keep_document_order() {
+    let v = one("zeta: 1\nalpha: 2\nmid: 3\n");
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["zeta", "alpha", "mid"]);
+}
+
+#[test]
+fn anchors_aliases_and_merge_keys() {
+    let v = one("base: &b {x: 1, z: 2}\nlist: &l [1, 2]\nchild:\n  <<: *b\n  z: 3\ncopy: *l\n");
+    assert_eq!(v["child"], json!({"x": 1, "z": 3}));
+    assert_eq!(v["copy"], json!([1, 2]));
+    let v = one("a: &a {p: 1}\nb: &b {q: 2}\nc:\n  <<: [*a, *b]\n");
+    assert_eq!(v["c"], json!({"p": 1, "q": 2}));
+}
+
+#[test]
+fn duplicate_keys_last_wins_by_default_and_can_be_rejected() {
+    assert_eq!(one("a: 1\na: 2\n"), json!({"a": 2}));
+    let strict = Options {
+        duplicate_keys: DuplicateKeys::Error,
+        ..Options::default()
+    };
+    let err = documents_with(&strict, "a: 1\na: 2\n", "d.yaml").unwrap_err();
+    assert_eq!(err.location.map(|l| l.line), Some(2), "{err}");
+}
+
+#[test]
+fn billion_laughs_is_a_clear_error() {
+    let mut text = String::from("l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for i in 1..10 {
+        let prev = i - 1;
+        text.push_str(&format!(
+            "l{i}: &l{i} [*l{prev}, *l{prev}, *l{prev}, *l{prev}, *l{prev}, *l{prev}, *l{prev}, *l{prev}, *l{prev}, *l{prev}]\n"
+        ));
+    }
+    let err = documents(&text, "bomb.yaml").unwrap_err();
+    assert_eq!(err.origin, "bomb.yaml");
+    assert!(
+        err.message.contains("alias") || err.message.contains("budget"),
+        "{err}"
+    );
+}
+
+#[test]
+fn size_limit_is_an_option() {
+    let small = Options {
+        max_bytes: 16,
+        ..Options::default()
+    };
+    let err = documents_with(&small, "key: a value that is too long\n", "big.yaml").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "big.yaml: document is 30 bytes, larger than the limit of 16 bytes"
+    );
+    assert!(documents_with(&small, "a: 1\n", "ok.yaml").is_ok());
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    let text = "[".repeat(100_000);
+    assert!(documents(&text, "deep.yaml").is_err());
+    // Block nesting is bounded only by max_depth; run on a small thread stack to prove the parse grows its own.
+    let nested = |depth: usize| {
+        (0..depth)
+            .map(|i| format!("{}k:\n", "  ".repeat(i)))
+            .collect::<String>()
+    };
+    let (ok, too_deep) = (nested(450), nested(600));
+    let outcome = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            (
+                documents(&ok, "deep.yaml").is_ok(),
+                located(&too_deep, "deep.yaml").unwrap_err(),
+            )
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(outcome.0);
+    assert!(outcome.1.message.contains("depth"), "{}", outcome.1);
+}
+
+#[test]
+fn errors_carry_origin_line_and_column() {
+    let err = documents("a: 1\nb: [1, 2\n", "values.yaml").unwrap_err();
+    assert_eq!(err.origin, "values.yaml");
+    let loc = err.location.unwrap();
+    assert_eq!(loc.line, 2);
+    assert!(
+        err.to_string()
+            .starts_with(&format!("values.yaml:2:{}: ", loc.column)),
+        "{err}"
+    );
+    let err = documents("a: b: c\n", "x.yaml").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "x.yaml:1:5: mapping values are not allowed in this context"
+    );
+}
+
+#[test]
+fn multi_document_streams_drop_empty_documents() {
+    let docs = documents("---\na: 1\n---\n---\n~\n---\n- x\n...\n", "m.yaml").unwrap();
+    assert_eq!(docs, vec![json!({"a": 1}), json!(["x"])]);
+    assert!(documents("", "e.yaml").unwrap().is_empty());
+    assert!(
+        documents("# only a comment\n", "e.yaml")
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn typed_from_str_reports_field_errors_with_position() {
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    struct Cfg {
+        #[allow(dead_code)]
+        name: String,
+    }
+    let err = from_str::<Cfg>("name: x\nnmae: y\n", "fleet.yaml").unwrap_err();
+    assert_eq!(err.location.map(|l| l.line), Some(2), "{err}");
+    assert!(err.message.contains("nmae"), "{err}");
+    let v: Value = from_str("a: on\n", "v.yaml").unwrap();
+    assert_eq!(v, json!({"a": true}));
+}
+
+#[test]
+fn located_positions_point_at_keys_and_items() {
+    let text = "a:\n  b: [1, 2]\n  'c/d~e':\n    - x: 1\n";
+    let doc = located(text, "p.yaml").unwrap();
+    assert_eq!(doc.value()["a"]["b"], json!([1, 2]));
+    let at = |p: &str| doc.location(p).map(|l| (l.line, l.column));
+    assert_eq!(at(""), Some((1, 1)));
+    assert_eq!(at("/a"), Some((1, 1)));
+    assert_eq!(at("/a/b"), Some((2, 3)));
+    assert_eq!(at("/a/b/1"), Some((2, 10)));
+    assert_eq!(at("/a/c~1d~0e"), Some((3, 3)));
+    assert_eq!(at("/a/c~1d~0e/0/x"), Some((4, 7)));
+    assert_eq!(at("/a/missing"), None);
+    assert_eq!(located("", "e.yaml").unwrap().into_value(), Value::Null);
+}
+
+#[test]
+fn error_display_without_position() {
+    let e = Error::new("f.yaml", None, "boom");
+    assert_eq!(e.to_string(), "f.yaml: boom");
+    let e = Error::new("f.yaml", Some(Location { line: 3, column: 4 }), "boom");
+    assert_eq!(e.to_string(), "f.yaml:3:4: boom");
+}
+
+/// Deterministic xorshift so the fuzz-ish tests are reproducible without a dependency.
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+#[test]
+fn random_bytes_and_truncated_documents_never_panic() {
+    let sample = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x # c\n  labels: {a: \"b\", c: 'd'}\ndata:\n  k: |\n    line\n  l: >-\n    folded\n  m: &m [1, *m2, {x: y}]\n  <<: *base\n---\n- ? complex\n  : key\n- !!binary aGVsbG8=\n- \"\\u263A\\x41\"\n";
+    let alphabet: Vec<char> = "ab:-?[]{},&*!|>'\"#%@` \n\t~0.e+<".chars().collect();
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    for cut in 0..=sample.len() {
+        if sample.is_char_boundary(cut) {
+            let _ = documents(&sample[..cut], "cut.yaml");
+            let _ = located(&sample[..cut], "cut.yaml");
+        }
+    }
+    for _ in 0..3000 {
+        let len = (xorshift(&mut state) % 60) as usize;
+        let text: String = (0..len)
+            .map(|_| alphabet[(xorshift(&mut state) % alphabet.len() as u64) as usize])
+            .collect();
+        let _ = documents(&text, "fuzz.yaml");
+        let _ = located(&text, "fuzz.yaml");
+        let bytes: Vec<u8> = (0..len).map(|_| xorshift(&mut state) as u8).collect();
+        let _ = documents(&String::from_utf8_lossy(&bytes), "bytes.yaml");
+    }
+}
