@@ -1,1 +1,27 @@
-//! Helm chart rendering: a Go text/template front-end compiled onto minijinja, Sprig and Helm functions. Pure.
+//! Helm chart rendering without Helm: a Go `text/template` engine running on minijinja's value model, Sprig's and
+//! Helm's functions, and Helm's chart semantics, aiming at byte-identical output with `helm template`. Pure: the
+//! caller reads files; this crate works on in-memory file maps.
+//!
+//! # Design
+//!
+//! minijinja cannot parse Go templates (both delimiters start with `{{`, and Go's pipelines, `$` scoping and
+//! `define`/`template` have no Jinja equivalent), so [`template`] has its own lexer and parser producing a tree
+//! shaped like Go's `text/template/parse`, and an evaluator that walks it with Go's rules. What we take from
+//! minijinja is its runtime data model: every template value is a [`minijinja::Value`] (nil = `none`, ints =
+//! `i64`, floats = `f64`, slices = sequences), maps are a minijinja [`minijinja::value::Object`] ([`value::GoMap`]:
+//! sorted like Go's map iteration, shared and mutable like Go maps, because Sprig's `set`/`merge` mutate in place),
+//! and objects with methods (`.Files`, `.Capabilities.APIVersions`) are minijinja objects whose `call_method` the
+//! evaluator invokes. Functions live in a name → `fn` table ([`funcs::Funcs`]) rather than a minijinja
+//! `Environment`, because Go passes the piped value last, evaluates `and`/`or` lazily and needs late-bound
+//! `include`/`tpl` with access to the template set. The render budget is our own fuel counter (minijinja's fuel
+//! only counts its own VM's instructions), plus a nesting limit for `template`/`include`/`tpl` and an output cap.
+//! Printing follows Go's `fmt` ([`gofmt`]) and `toYaml` go-yaml v2's emitter ([`yaml`]).
+
+pub mod funcs;
+pub mod gofmt;
+pub mod template;
+pub mod value;
+pub mod yaml;
+
+pub use template::{TemplateError, TemplateSet};
+pub use value::Value;

@@ -1,0 +1,172 @@
+//! The function registry templates call: Go's builtins, Sprig's functions (minus `env`/`expandenv`) and Helm's own.
+//! Each function takes the evaluated arguments (the piped value last) and returns a value or an error message that
+//! the evaluator wraps as Go does (`error calling NAME: …`). Argument coercion follows Sprig's `cast`-based rules.
+
+mod builtins;
+mod collections;
+pub(crate) mod encoding;
+mod math;
+mod random;
+mod semver;
+mod strings;
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+pub use random::Rng;
+
+use crate::gofmt::to_go_string;
+use crate::template::TemplateError;
+use crate::template::exec::Exec;
+use crate::value::{Value, as_f64};
+use minijinja::value::ValueKind;
+
+/// Why a function failed.
+#[derive(Debug)]
+pub enum FuncError {
+    /// An ordinary error: reported as `error calling NAME: MESSAGE`.
+    Msg(String),
+    /// `fail`/`required`: reported by Helm as `execution error at (LOCATION): MESSAGE`.
+    Fail(String),
+    /// An error from a nested template execution (`include`, `tpl`), passed through unchanged.
+    Nested(TemplateError),
+}
+
+pub type FuncResult = Result<Value, FuncError>;
+pub type Func = fn(&mut Exec<'_>, Vec<Value>) -> FuncResult;
+
+/// The table of functions by name.
+pub struct Funcs {
+    table: HashMap<&'static str, Func>,
+}
+
+impl Funcs {
+    /// Go's builtins plus all Sprig and Helm functions.
+    pub fn helm() -> &'static Funcs {
+        static FUNCS: LazyLock<Funcs> = LazyLock::new(|| {
+            let mut table = HashMap::new();
+            builtins::register(&mut table);
+            strings::register(&mut table);
+            collections::register(&mut table);
+            math::register(&mut table);
+            encoding::register(&mut table);
+            random::register(&mut table);
+            semver::register(&mut table);
+            Funcs { table }
+        });
+        &FUNCS
+    }
+
+    pub fn get(&self, name: &str) -> Option<Func> {
+        self.table.get(name).copied()
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.table.contains_key(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &&'static str> {
+        self.table.keys()
+    }
+}
+
+pub(crate) type Table = HashMap<&'static str, Func>;
+
+pub(crate) fn err<T>(msg: impl Into<String>) -> Result<T, FuncError> {
+    Err(FuncError::Msg(msg.into()))
+}
+
+/// Checks the argument count like Go's reflection-based call does.
+pub(crate) fn arity(name: &str, args: &[Value], want: usize) -> Result<(), FuncError> {
+    if args.len() != want {
+        return err(format!(
+            "wrong number of args for {name}: want {want} got {}",
+            args.len()
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn at_least(name: &str, args: &[Value], want: usize) -> Result<(), FuncError> {
+    if args.len() < want {
+        return err(format!(
+            "wrong number of args for {name}: want at least {want} got {}",
+            args.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Sprig's `strval`: strings as they are, everything else via `%v` (nil is `<nil>`).
+pub(crate) fn strval(v: &Value) -> String {
+    match v.kind() {
+        ValueKind::String => v.as_str().unwrap_or_default().to_string(),
+        ValueKind::Bytes => String::from_utf8_lossy(v.as_bytes().unwrap_or_default()).into_owned(),
+        _ => to_go_string(v),
+    }
+}
+
+/// A string parameter: nil becomes "" (Go passes the zero value), other kinds print with `%v`.
+pub(crate) fn str_arg(v: &Value) -> String {
+    if crate::value::is_nil(v) {
+        String::new()
+    } else {
+        strval(v)
+    }
+}
+
+/// `cast.ToInt64`: numbers truncate, numeric strings parse, bools are 0/1, anything else is 0.
+pub(crate) fn to_i64(v: &Value) -> i64 {
+    match v.kind() {
+        ValueKind::Number => {
+            if v.is_integer() {
+                v.as_i64()
+                    .unwrap_or_else(|| u64::try_from(v.clone()).map(|u| u as i64).unwrap_or(0))
+            } else {
+                as_f64(v).map(|f| f as i64).unwrap_or(0)
+            }
+        }
+        ValueKind::Bool => i64::from(v.is_true()),
+        ValueKind::String => {
+            let s = v.as_str().unwrap_or_default().trim();
+            parse_go_int(s).unwrap_or(0)
+        }
+        _ => 0,
+    }
+}
+
+/// `strconv.ParseInt(s, 0, 64)` as `cast` uses it: decimal, `0x`, `0o`, `0b`, leading-zero octal.
+pub(crate) fn parse_go_int(s: &str) -> Option<i64> {
+    let (neg, body) = match s.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let lower = body.to_ascii_lowercase();
+    let v = if let Some(h) = lower.strip_prefix("0x") {
+        i64::from_str_radix(h, 16).ok()?
+    } else if let Some(o) = lower.strip_prefix("0o") {
+        i64::from_str_radix(o, 8).ok()?
+    } else if let Some(b) = lower.strip_prefix("0b") {
+        i64::from_str_radix(b, 2).ok()?
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        i64::from_str_radix(&lower[1..], 8).ok()?
+    } else {
+        lower.parse().ok()?
+    };
+    Some(if neg { -v } else { v })
+}
+
+/// `cast.ToFloat64`.
+pub(crate) fn to_f64(v: &Value) -> f64 {
+    match v.kind() {
+        ValueKind::Number => as_f64(v).unwrap_or(0.0),
+        ValueKind::Bool => f64::from(u8::from(v.is_true())),
+        ValueKind::String => v.as_str().unwrap_or_default().trim().parse().unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
+
+/// Sprig's `empty`: Go's zero-value test.
+pub(crate) fn is_empty(v: &Value) -> bool {
+    !crate::value::truthy(v)
+}

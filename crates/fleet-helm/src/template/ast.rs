@@ -1,0 +1,177 @@
+//! The parse tree of a Go template, mirroring the node kinds of Go's `text/template/parse`. Every node that can fail
+//! at run time keeps its byte offset so errors can name `file:line:col` the way Go does.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// A sequence of nodes (a template body or a branch).
+pub type List = Vec<Node>;
+
+#[derive(Debug, Clone)]
+pub enum Node {
+    Text(Arc<str>),
+    Action(Pipeline),
+    If(Branch),
+    With(Branch),
+    Range(Branch),
+    Template {
+        pos: usize,
+        name: String,
+        pipe: Option<Pipeline>,
+    },
+    Break(usize),
+    Continue(usize),
+}
+
+/// `if`, `with` and `range`: a pipeline, the body and the optional `else` part.
+#[derive(Debug, Clone)]
+pub struct Branch {
+    pub pos: usize,
+    pub pipe: Pipeline,
+    pub list: List,
+    pub else_list: Option<List>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    pub pos: usize,
+    /// `true` for `=` (assignment to existing variables), `false` for `:=`.
+    pub is_assign: bool,
+    pub decl: Vec<String>,
+    pub cmds: Vec<Command>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Command {
+    pub pos: usize,
+    pub args: Vec<Arg>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Arg {
+    /// `.A.B` on dot.
+    Field {
+        pos: usize,
+        idents: Vec<String>,
+    },
+    /// `$x.A.B`.
+    Variable {
+        pos: usize,
+        name: String,
+        idents: Vec<String>,
+    },
+    /// A function name.
+    Identifier {
+        pos: usize,
+        name: String,
+    },
+    /// `(pipeline).A.B`.
+    Chain {
+        pos: usize,
+        node: Box<Arg>,
+        fields: Vec<String>,
+    },
+    Pipe(Box<Pipeline>),
+    Dot(usize),
+    Nil(usize),
+    Bool(bool),
+    Number {
+        pos: usize,
+        text: String,
+        value: Number,
+    },
+    String(Arc<str>),
+}
+
+/// A numeric constant: Go keeps integer and float constants apart.
+#[derive(Debug, Clone, Copy)]
+pub enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+impl Arg {
+    pub fn pos(&self) -> usize {
+        match self {
+            Arg::Field { pos, .. }
+            | Arg::Variable { pos, .. }
+            | Arg::Identifier { pos, .. }
+            | Arg::Chain { pos, .. }
+            | Arg::Dot(pos)
+            | Arg::Nil(pos)
+            | Arg::Number { pos, .. } => *pos,
+            Arg::Pipe(p) => p.pos,
+            Arg::Bool(_) | Arg::String(_) => 0,
+        }
+    }
+}
+
+fn write_fields(f: &mut fmt::Formatter<'_>, idents: &[String]) -> fmt::Result {
+    for i in idents {
+        write!(f, ".{i}")?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for Arg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Arg::Field { idents, .. } => write_fields(f, idents),
+            Arg::Variable { name, idents, .. } => {
+                f.write_str(name)?;
+                write_fields(f, idents)
+            }
+            Arg::Identifier { name, .. } => f.write_str(name),
+            Arg::Chain { node, fields, .. } => {
+                if matches!(**node, Arg::Pipe(_)) {
+                    write!(f, "({node})")?;
+                } else {
+                    write!(f, "{node}")?;
+                }
+                write_fields(f, fields)
+            }
+            Arg::Pipe(p) => write!(f, "{p}"),
+            Arg::Dot(_) => f.write_str("."),
+            Arg::Nil(_) => f.write_str("nil"),
+            Arg::Bool(b) => write!(f, "{b}"),
+            Arg::Number { text, .. } => f.write_str(text),
+            Arg::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl fmt::Display for Command {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, a) in self.args.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            if let Arg::Pipe(p) = a {
+                write!(f, "({p})")?;
+            } else {
+                write!(f, "{a}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Pipeline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.decl.is_empty() {
+            write!(
+                f,
+                "{} {} ",
+                self.decl.join(", "),
+                if self.is_assign { "=" } else { ":=" }
+            )?;
+        }
+        for (i, c) in self.cmds.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" | ")?;
+            }
+            write!(f, "{c}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,675 @@
+//! The evaluator: walks a parsed template with Go `text/template` semantics — dot and `$`, variable scopes that end
+//! with their control structure, the piped value passed as the last argument, lazy `and`/`or`, Go truthiness,
+//! `range` over lists, sorted maps and integers with `break`/`continue`, `missingkey=zero`, and `<no value>` for
+//! printed nils. Calls go through [`crate::funcs::Funcs`]; `include` and `tpl` are bound here because they need the
+//! template set. A fuel counter bounds the work a template can do and a depth limit bounds recursion.
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
+
+use minijinja::value::{ObjectRepr, ValueKind};
+
+use super::ast::{Arg, Branch, Command, List, Node, Number, Pipeline};
+use super::{TemplateError, TemplateSet, Tmpl, line_col, parse};
+use crate::funcs::{FuncError, Funcs};
+use crate::gofmt::to_go_string;
+use crate::value::{Value, as_list, as_map, is_nil, nil, truthy};
+
+/// Default fuel: enough for the largest real charts many times over, small enough to stop a hostile loop quickly.
+pub const DEFAULT_FUEL: u64 = 50_000_000;
+/// Maximum nesting of `template`/`include`/`tpl` calls.
+pub const MAX_TEMPLATE_DEPTH: usize = 200;
+/// Maximum size of one template's output.
+pub const MAX_OUTPUT: usize = 256 << 20;
+
+static METHOD_ENV: LazyLock<minijinja::Environment<'static>> =
+    LazyLock::new(minijinja::Environment::new);
+
+/// Execution limits and state shared by all templates rendered in one chart render.
+pub struct Exec<'a> {
+    set: &'a TemplateSet,
+    funcs: &'a Funcs,
+    /// Templates defined by strings passed to `tpl`, innermost last.
+    overlays: Vec<HashMap<String, Arc<Tmpl>>>,
+    fuel: u64,
+    depth: usize,
+    /// Seedable randomness for `rand*`, `uuidv4` and key generators.
+    pub rng: crate::funcs::Rng,
+}
+
+enum Flow {
+    Normal,
+    Break,
+    Continue,
+}
+
+type R<T> = Result<T, TemplateError>;
+
+/// The state of one template execution: the template (for error positions) and the variable stack.
+struct Scope {
+    tmpl: Arc<Tmpl>,
+    vars: Vec<(String, Value)>,
+}
+
+impl<'a> Exec<'a> {
+    pub fn new(set: &'a TemplateSet, funcs: &'a Funcs) -> Self {
+        Exec {
+            set,
+            funcs,
+            overlays: Vec::new(),
+            fuel: DEFAULT_FUEL,
+            depth: 0,
+            rng: crate::funcs::Rng::default(),
+        }
+    }
+
+    pub fn with_fuel(mut self, fuel: u64) -> Self {
+        self.fuel = fuel;
+        self
+    }
+
+    fn lookup(&self, name: &str) -> Option<Arc<Tmpl>> {
+        for o in self.overlays.iter().rev() {
+            if let Some(t) = o.get(name) {
+                return Some(t.clone());
+            }
+        }
+        self.set.get(name)
+    }
+
+    /// Executes the named template with `data` as dot and `$`.
+    pub fn execute(&mut self, name: &str, data: &Value) -> R<String> {
+        let Some(tmpl) = self.lookup(name) else {
+            return Err(TemplateError::Exec(format!(
+                "template: no template {name:?} associated with template {name:?}"
+            )));
+        };
+        let mut out = String::new();
+        self.run(tmpl, data, &mut out)?;
+        Ok(out)
+    }
+
+    fn run(&mut self, tmpl: Arc<Tmpl>, data: &Value, out: &mut String) -> R<()> {
+        if self.depth >= MAX_TEMPLATE_DEPTH {
+            return Err(TemplateError::Exec(format!(
+                "template: {}: exceeded maximum template depth ({MAX_TEMPLATE_DEPTH})",
+                tmpl.name
+            )));
+        }
+        self.depth += 1;
+        let mut scope = Scope {
+            tmpl: tmpl.clone(),
+            vars: vec![("$".to_string(), data.clone())],
+        };
+        let r = self.walk_list(&mut scope, data, &tmpl.body, out);
+        self.depth -= 1;
+        r.map(|_| ())
+    }
+
+    fn error(
+        &self,
+        scope: &Scope,
+        pos: usize,
+        context: &str,
+        msg: impl std::fmt::Display,
+    ) -> TemplateError {
+        let (line, col) = line_col(&scope.tmpl.src, pos);
+        let mut ctx = context.to_string();
+        if ctx.chars().count() > 20 {
+            ctx = format!("{}...", ctx.chars().take(20).collect::<String>());
+        }
+        TemplateError::Exec(format!(
+            "template: {}:{line}:{col}: executing {:?} at <{ctx}>: {msg}",
+            scope.tmpl.file, scope.tmpl.name
+        ))
+    }
+
+    fn location(&self, scope: &Scope, pos: usize) -> String {
+        let (line, col) = line_col(&scope.tmpl.src, pos);
+        format!("{}:{line}:{col}", scope.tmpl.file)
+    }
+
+    fn burn(&mut self, scope: &Scope, amount: u64) -> R<()> {
+        if self.fuel < amount {
+            self.fuel = 0;
+            return Err(TemplateError::Budget(scope.tmpl.file.to_string()));
+        }
+        self.fuel -= amount;
+        Ok(())
+    }
+
+    fn walk_list(
+        &mut self,
+        scope: &mut Scope,
+        dot: &Value,
+        list: &List,
+        out: &mut String,
+    ) -> R<Flow> {
+        for node in list {
+            self.burn(scope, 1)?;
+            if out.len() > MAX_OUTPUT {
+                return Err(TemplateError::Budget(scope.tmpl.file.to_string()));
+            }
+            match node {
+                Node::Text(t) => out.push_str(t),
+                Node::Action(pipe) => {
+                    let v = self.eval_pipeline(scope, dot, pipe)?;
+                    if pipe.decl.is_empty() {
+                        print_value(out, &v);
+                    }
+                }
+                Node::If(b) | Node::With(b) => {
+                    let is_with = matches!(node, Node::With(_));
+                    let mark = scope.vars.len();
+                    let v = self.eval_pipeline(scope, dot, &b.pipe)?;
+                    let flow = if truthy(&v) {
+                        let new_dot = if is_with { v } else { dot.clone() };
+                        self.walk_list(scope, &new_dot, &b.list, out)?
+                    } else if let Some(e) = &b.else_list {
+                        self.walk_list(scope, dot, e, out)?
+                    } else {
+                        Flow::Normal
+                    };
+                    scope.vars.truncate(mark);
+                    if !matches!(flow, Flow::Normal) {
+                        return Ok(flow);
+                    }
+                }
+                Node::Range(b) => self.walk_range(scope, dot, b, out)?,
+                Node::Template { pos, name, pipe } => {
+                    let data = match pipe {
+                        Some(p) => self.eval_pipeline(scope, dot, p)?,
+                        None => nil(),
+                    };
+                    let Some(t) = self.lookup(name) else {
+                        let ctx = format!("{{{{template {name:?}}}}}");
+                        return Err(self.error(
+                            scope,
+                            *pos,
+                            &ctx,
+                            format!("template {name:?} not defined"),
+                        ));
+                    };
+                    self.run(t, &data, out)?;
+                }
+                Node::Break(_) => return Ok(Flow::Break),
+                Node::Continue(_) => return Ok(Flow::Continue),
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn walk_range(
+        &mut self,
+        scope: &mut Scope,
+        dot: &Value,
+        b: &Branch,
+        out: &mut String,
+    ) -> R<()> {
+        let mark = scope.vars.len();
+        let coll = self.eval_cmds(scope, dot, &b.pipe)?;
+        let items: Vec<(Value, Value)> = match coll.kind() {
+            ValueKind::Seq => as_list(&coll)
+                .unwrap_or_default()
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (Value::from(i as i64), v))
+                .collect(),
+            ValueKind::Map => as_map(&coll)
+                .map(|m| {
+                    m.snapshot()
+                        .into_iter()
+                        .map(|(k, v)| (Value::from(k), v))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            ValueKind::Number if coll.is_integer() => {
+                let n = coll.as_i64().unwrap_or(0).max(0);
+                self.burn(scope, n as u64)?;
+                (0..n).map(|i| (Value::from(i), Value::from(i))).collect()
+            }
+            ValueKind::None | ValueKind::Undefined => Vec::new(),
+            _ => {
+                let ctx = b.pipe.to_string();
+                return Err(self.error(
+                    scope,
+                    b.pipe.pos,
+                    &ctx,
+                    format!("range can't iterate over {}", to_go_string(&coll)),
+                ));
+            }
+        };
+        if items.is_empty() {
+            if let Some(e) = &b.else_list {
+                self.walk_list(scope, dot, e, out)?;
+            }
+            scope.vars.truncate(mark);
+            return Ok(());
+        }
+        for (key, elem) in items {
+            match b.pipe.decl.len() {
+                0 => {}
+                1 => self.bind(scope, &b.pipe, 0, elem.clone()),
+                _ => {
+                    self.bind(scope, &b.pipe, 0, key);
+                    self.bind(scope, &b.pipe, 1, elem.clone());
+                }
+            }
+            let inner_mark = scope.vars.len();
+            let flow = self.walk_list(scope, &elem, &b.list, out)?;
+            scope.vars.truncate(inner_mark);
+            if matches!(flow, Flow::Break) {
+                break;
+            }
+        }
+        scope.vars.truncate(mark);
+        Ok(())
+    }
+
+    /// Binds the `i`th declared variable of a range pipeline for one iteration.
+    fn bind(&self, scope: &mut Scope, pipe: &Pipeline, i: usize, value: Value) {
+        let name = &pipe.decl[i];
+        if pipe.is_assign {
+            set_var(scope, name, value);
+        } else if let Some(slot) = scope.vars.iter_mut().rev().find(|(n, _)| n == name) {
+            slot.1 = value;
+        } else {
+            scope.vars.push((name.clone(), value));
+        }
+    }
+
+    fn eval_cmds(&mut self, scope: &mut Scope, dot: &Value, pipe: &Pipeline) -> R<Value> {
+        let mut value: Option<Value> = None;
+        for cmd in &pipe.cmds {
+            value = Some(self.eval_command(scope, dot, cmd, value)?);
+        }
+        Ok(value.unwrap_or_default())
+    }
+
+    fn eval_pipeline(&mut self, scope: &mut Scope, dot: &Value, pipe: &Pipeline) -> R<Value> {
+        let value = self.eval_cmds(scope, dot, pipe)?;
+        for name in &pipe.decl {
+            if pipe.is_assign {
+                set_var(scope, name, value.clone());
+            } else {
+                scope.vars.push((name.clone(), value.clone()));
+            }
+        }
+        Ok(value)
+    }
+
+    fn eval_command(
+        &mut self,
+        scope: &mut Scope,
+        dot: &Value,
+        cmd: &Command,
+        fin: Option<Value>,
+    ) -> R<Value> {
+        self.burn(scope, 1)?;
+        let first = &cmd.args[0];
+        let rest = &cmd.args[1..];
+        match first {
+            Arg::Identifier { name, pos } => {
+                self.eval_function(scope, dot, cmd, name, *pos, rest, fin)
+            }
+            Arg::Field { pos, idents } => {
+                let ctx = first.to_string();
+                self.eval_field_chain(scope, dot, dot.clone(), idents, rest, fin, *pos, &ctx)
+            }
+            Arg::Variable { pos, name, idents } => {
+                let v = self.var(scope, name, *pos)?;
+                if idents.is_empty() {
+                    self.no_args(scope, first, rest, &fin)?;
+                    return Ok(v);
+                }
+                let ctx = first.to_string();
+                self.eval_field_chain(scope, dot, v, idents, rest, fin, *pos, &ctx)
+            }
+            Arg::Chain { pos, node, fields } => {
+                let v = self.eval_arg(scope, dot, node)?;
+                let ctx = first.to_string();
+                self.eval_field_chain(scope, dot, v, fields, rest, fin, *pos, &ctx)
+            }
+            Arg::Pipe(p) => {
+                self.no_args(scope, first, rest, &fin)?;
+                let mark = scope.vars.len();
+                let v = self.eval_pipeline(scope, dot, p);
+                scope.vars.truncate(mark);
+                v
+            }
+            _ => {
+                self.no_args(scope, first, rest, &fin)?;
+                self.eval_arg(scope, dot, first)
+            }
+        }
+    }
+
+    fn no_args(&self, scope: &Scope, first: &Arg, rest: &[Arg], fin: &Option<Value>) -> R<()> {
+        if !rest.is_empty() || fin.is_some() {
+            let ctx = first.to_string();
+            return Err(self.error(
+                scope,
+                first.pos(),
+                &ctx,
+                format!("can't give argument to non-function {first}"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn var(&self, scope: &Scope, name: &str, pos: usize) -> R<Value> {
+        match scope.vars.iter().rev().find(|(n, _)| n == name) {
+            Some((_, v)) => Ok(v.clone()),
+            None => Err(self.error(scope, pos, name, format!("undefined variable: {name}"))),
+        }
+    }
+
+    fn eval_arg(&mut self, scope: &mut Scope, dot: &Value, arg: &Arg) -> R<Value> {
+        Ok(match arg {
+            Arg::Dot(_) => dot.clone(),
+            Arg::Nil(_) => nil(),
+            Arg::Bool(b) => Value::from(*b),
+            Arg::String(s) => Value::from(s.clone()),
+            Arg::Number { value, .. } => match value {
+                Number::Int(i) => Value::from(*i),
+                Number::Float(f) => Value::from(*f),
+            },
+            Arg::Field { pos, idents } => {
+                let ctx = arg.to_string();
+                self.eval_field_chain(scope, dot, dot.clone(), idents, &[], None, *pos, &ctx)?
+            }
+            Arg::Variable { pos, name, idents } => {
+                let v = self.var(scope, name, *pos)?;
+                if idents.is_empty() {
+                    v
+                } else {
+                    let ctx = arg.to_string();
+                    self.eval_field_chain(scope, dot, v, idents, &[], None, *pos, &ctx)?
+                }
+            }
+            Arg::Chain { pos, node, fields } => {
+                let v = self.eval_arg(scope, dot, node)?;
+                let ctx = arg.to_string();
+                self.eval_field_chain(scope, dot, v, fields, &[], None, *pos, &ctx)?
+            }
+            Arg::Pipe(p) => {
+                let mark = scope.vars.len();
+                let v = self.eval_pipeline(scope, dot, p);
+                scope.vars.truncate(mark);
+                v?
+            }
+            Arg::Identifier { name, pos } => {
+                let cmd = Command {
+                    pos: *pos,
+                    args: vec![arg.clone()],
+                };
+                self.eval_function(scope, dot, &cmd, name, *pos, &[], None)?
+            }
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn eval_field_chain(
+        &mut self,
+        scope: &mut Scope,
+        dot: &Value,
+        mut receiver: Value,
+        idents: &[String],
+        args: &[Arg],
+        fin: Option<Value>,
+        pos: usize,
+        ctx: &str,
+    ) -> R<Value> {
+        let n = idents.len();
+        for (i, field) in idents.iter().enumerate() {
+            let last = i + 1 == n;
+            let has_args = last && (!args.is_empty() || fin.is_some());
+            receiver = match receiver.kind() {
+                ValueKind::Map
+                    if receiver
+                        .downcast_object_ref::<crate::value::GoMap>()
+                        .is_some()
+                        || as_map(&receiver).is_some() =>
+                {
+                    if has_args {
+                        return Err(self.error(
+                            scope,
+                            pos,
+                            ctx,
+                            format!("{field} is not a method but has arguments"),
+                        ));
+                    }
+                    as_map(&receiver)
+                        .and_then(|m| m.get(field))
+                        .unwrap_or_default()
+                }
+                ValueKind::None | ValueKind::Undefined => {
+                    return Err(self.error(
+                        scope,
+                        pos,
+                        ctx,
+                        format!("nil pointer evaluating interface {{}}.{field}"),
+                    ));
+                }
+                _ if receiver
+                    .as_object()
+                    .is_some_and(|o| matches!(o.repr(), ObjectRepr::Plain)) =>
+                {
+                    let mut call_args = Vec::new();
+                    if last {
+                        for a in args {
+                            call_args.push(self.eval_arg(scope, dot, a)?);
+                        }
+                        if let Some(f) = &fin {
+                            call_args.push(f.clone());
+                        }
+                    }
+                    let mut state = METHOD_ENV.empty_state();
+                    match receiver.call_method(&mut state, field, &call_args) {
+                        Ok(v) => v,
+                        Err(e) if e.kind() == minijinja::ErrorKind::UnknownMethod => {
+                            return Err(self.error(
+                                scope,
+                                pos,
+                                ctx,
+                                format!(
+                                    "can't evaluate field {field} in type {}",
+                                    receiver_type(&receiver)
+                                ),
+                            ));
+                        }
+                        Err(e) => {
+                            let detail = e
+                                .detail()
+                                .map(str::to_string)
+                                .unwrap_or_else(|| e.to_string());
+                            return Err(self.error(
+                                scope,
+                                pos,
+                                ctx,
+                                format!("error calling {field}: {detail}"),
+                            ));
+                        }
+                    }
+                }
+                _ => {
+                    return Err(self.error(
+                        scope,
+                        pos,
+                        ctx,
+                        format!(
+                            "can't evaluate field {field} in type {}",
+                            crate::value::type_name(&receiver)
+                        ),
+                    ));
+                }
+            };
+        }
+        Ok(receiver)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn eval_function(
+        &mut self,
+        scope: &mut Scope,
+        dot: &Value,
+        cmd: &Command,
+        name: &str,
+        pos: usize,
+        args: &[Arg],
+        fin: Option<Value>,
+    ) -> R<Value> {
+        self.burn(scope, 1)?;
+        let cmd_ctx = cmd.to_string();
+        if name == "and" || name == "or" {
+            let want = name == "or";
+            if args.is_empty() && fin.is_none() {
+                return Err(self.error(
+                    scope,
+                    pos,
+                    name,
+                    format!("wrong number of args for {name}: want at least 1 got 0"),
+                ));
+            }
+            let mut v = nil();
+            for a in args {
+                v = self.eval_arg(scope, dot, a)?;
+                if truthy(&v) == want {
+                    return Ok(v);
+                }
+            }
+            if let Some(f) = fin {
+                v = f;
+            }
+            return Ok(v);
+        }
+        if !self.funcs.contains(name) && !matches!(name, "include" | "tpl") {
+            return Err(self.error(scope, pos, name, format!("function {name:?} not defined")));
+        }
+        let mut values = Vec::with_capacity(args.len() + 1);
+        for a in args {
+            values.push(self.eval_arg(scope, dot, a)?);
+        }
+        if let Some(f) = fin {
+            values.push(f);
+        }
+        let result = match name {
+            "include" => self.include(values),
+            "tpl" => self.tpl(scope, values),
+            _ => match self.funcs.get(name) {
+                Some(f) => f(self, values),
+                None => Err(FuncError::Msg(format!("function {name:?} not defined"))),
+            },
+        };
+        result.map_err(|e| match e {
+            FuncError::Msg(m) => self.error(
+                scope,
+                cmd.pos,
+                &cmd_ctx,
+                format!("error calling {name}: {m}"),
+            ),
+            FuncError::Fail(m) => TemplateError::Fail {
+                location: self.location(scope, cmd.pos),
+                message: m,
+            },
+            FuncError::Nested(e) => e,
+        })
+    }
+
+    /// Helm's `include NAME DATA`: renders a named template to a string.
+    fn include(&mut self, args: Vec<Value>) -> Result<Value, FuncError> {
+        let [name, data] = <[Value; 2]>::try_from(args).map_err(|a| {
+            FuncError::Msg(format!(
+                "wrong number of args for include: want 2 got {}",
+                a.len()
+            ))
+        })?;
+        let name = name
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| to_go_string(&name));
+        let Some(t) = self.lookup(&name) else {
+            return Err(FuncError::Msg(format!(
+                "template: no template {name:?} associated with template \"gotpl\""
+            )));
+        };
+        let mut out = String::new();
+        self.run(t, &data, &mut out).map_err(FuncError::Nested)?;
+        Ok(Value::from(out))
+    }
+
+    /// Helm's `tpl TEXT DATA`: parses TEXT as a template (seeing the chart's named templates) and renders it.
+    fn tpl(&mut self, scope: &Scope, args: Vec<Value>) -> Result<Value, FuncError> {
+        let [text, data] = <[Value; 2]>::try_from(args).map_err(|a| {
+            FuncError::Msg(format!(
+                "wrong number of args for tpl: want 2 got {}",
+                a.len()
+            ))
+        })?;
+        let text = text
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| to_go_string(&text));
+        let name = as_map(&data)
+            .and_then(|m| m.get("Template"))
+            .and_then(|t| as_map(&t).and_then(|t| t.get("Name")))
+            .and_then(|n| n.as_str().map(str::to_string))
+            .unwrap_or_else(|| scope.tmpl.file.to_string());
+        let parsed = parse::parse(&name, &text)
+            .map_err(|e| FuncError::Msg(format!("cannot parse template {text:?}: {e}")))?;
+        let file: Arc<str> = Arc::from(name.as_str());
+        let src: Arc<str> = Arc::from(text.as_str());
+        let mut overlay = HashMap::new();
+        for (n, body) in parsed.defines {
+            overlay.insert(
+                n.clone(),
+                Arc::new(Tmpl {
+                    name: n,
+                    file: file.clone(),
+                    src: src.clone(),
+                    body,
+                }),
+            );
+        }
+        let root = Arc::new(Tmpl {
+            name: name.clone(),
+            file,
+            src,
+            body: parsed.root,
+        });
+        self.overlays.push(overlay);
+        let mut out = String::new();
+        let r = self.run(root, &data, &mut out);
+        self.overlays.pop();
+        r.map_err(FuncError::Nested)?;
+        Ok(Value::from(out.replace("<no value>", "")))
+    }
+}
+
+fn receiver_type(v: &Value) -> String {
+    match v.as_object() {
+        Some(o) => format!("{o:?}")
+            .split(['{', ' ', '('])
+            .next()
+            .unwrap_or("object")
+            .to_string(),
+        None => crate::value::type_name(v).to_string(),
+    }
+}
+
+fn set_var(scope: &mut Scope, name: &str, value: Value) {
+    if let Some(slot) = scope.vars.iter_mut().rev().find(|(n, _)| n == name) {
+        slot.1 = value;
+    }
+}
+
+/// Prints an action's value as Go's text/template does: nil is `<no value>`.
+fn print_value(out: &mut String, v: &Value) {
+    if is_nil(v) {
+        out.push_str("<no value>");
+    } else if let Some(s) = v.as_str() {
+        out.push_str(s);
+    } else {
+        out.push_str(&to_go_string(v));
+    }
+}

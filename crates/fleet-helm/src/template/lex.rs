@@ -1,0 +1,428 @@
+//! The lexer for Go `text/template` source: splits text from `{{ … }}` actions, applies `{{-`/`-}}` trimming and
+//! produces the tokens inside actions with their byte offsets (Go reports positions as byte offsets).
+
+use super::TemplateError;
+
+/// One token with the byte offset where it starts in the template source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Token {
+    pub kind: Tok,
+    pub pos: usize,
+    /// Byte offset just past the token (used to tell `$x.F` from `$x .F`).
+    pub end: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tok {
+    /// Literal text between actions (already trimmed).
+    Text(String),
+    /// `{{` (after any left trim marker).
+    LeftDelim,
+    /// `}}`.
+    RightDelim,
+    /// A comment action `{{/* … */}}`; produces no output.
+    Comment,
+    Identifier(String),
+    /// `.Field` (the name without the dot).
+    Field(String),
+    /// `$name` or `$`.
+    Variable(String),
+    Dot,
+    /// A quoted or raw string, already unquoted.
+    String(String),
+    /// A character constant, as its code point.
+    Char(char),
+    /// A number literal as written.
+    Number(String),
+    Bool(bool),
+    Nil,
+    Pipe,
+    LeftParen,
+    RightParen,
+    Declare,
+    Assign,
+    Comma,
+    Keyword(Keyword),
+    Eof,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keyword {
+    Block,
+    Break,
+    Continue,
+    Define,
+    Else,
+    End,
+    If,
+    Range,
+    Template,
+    With,
+}
+
+impl Keyword {
+    fn from_word(word: &str) -> Option<Keyword> {
+        Some(match word {
+            "block" => Keyword::Block,
+            "break" => Keyword::Break,
+            "continue" => Keyword::Continue,
+            "define" => Keyword::Define,
+            "else" => Keyword::Else,
+            "end" => Keyword::End,
+            "if" => Keyword::If,
+            "range" => Keyword::Range,
+            "template" => Keyword::Template,
+            "with" => Keyword::With,
+            _ => return None,
+        })
+    }
+}
+
+struct Lexer<'a> {
+    name: &'a str,
+    src: &'a str,
+    pos: usize,
+    tokens: Vec<Token>,
+}
+
+/// Splits `src` into tokens. `name` is used in error messages.
+pub fn lex(name: &str, src: &str) -> Result<Vec<Token>, TemplateError> {
+    let mut lexer = Lexer {
+        name,
+        src,
+        pos: 0,
+        tokens: Vec::new(),
+    };
+    lexer.run()?;
+    Ok(lexer.tokens)
+}
+
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+impl<'a> Lexer<'a> {
+    fn error(&self, pos: usize, msg: impl Into<String>) -> TemplateError {
+        TemplateError::parse(self.name, self.src, pos, msg.into())
+    }
+
+    fn run(&mut self) -> Result<(), TemplateError> {
+        let bytes = self.src.as_bytes();
+        let mut trim_next_text = false;
+        loop {
+            let rest = &self.src[self.pos..];
+            let Some(open) = rest.find("{{") else {
+                self.push_text(rest, trim_next_text, false);
+                self.tokens.push(Token {
+                    kind: Tok::Eof,
+                    pos: self.src.len(),
+                    end: self.src.len(),
+                });
+                return Ok(());
+            };
+            let action_start = self.pos + open;
+            let trim_left = bytes.get(action_start + 2) == Some(&b'-')
+                && bytes.get(action_start + 3).is_some_and(|c| is_space(*c));
+            self.push_text(&rest[..open], trim_next_text, trim_left);
+            let mut inner = action_start + 2;
+            if trim_left {
+                inner += 2;
+            }
+            // Comments: `{{/*` or `{{- /*`.
+            if self.src[inner..].starts_with("/*") {
+                let Some(end) = self.src[inner + 2..].find("*/") else {
+                    return Err(self.error(action_start, "unclosed comment"));
+                };
+                let mut after = inner + 2 + end + 2;
+                let mut trim_right = false;
+                if self.src[after..].starts_with(" -}}") {
+                    trim_right = true;
+                    after += 4;
+                } else if self.src[after..].starts_with("}}") {
+                    after += 2;
+                } else {
+                    return Err(self.error(action_start, "comment ends before closing delimiter"));
+                }
+                self.tokens.push(Token {
+                    kind: Tok::Comment,
+                    pos: action_start,
+                    end: after,
+                });
+                self.pos = after;
+                trim_next_text = trim_right;
+                continue;
+            }
+            self.tokens.push(Token {
+                kind: Tok::LeftDelim,
+                pos: action_start,
+                end: inner,
+            });
+            self.pos = inner;
+            trim_next_text = self.lex_inside_action(action_start)?;
+        }
+    }
+
+    fn push_text(&mut self, text: &str, trim_start: bool, trim_end: bool) {
+        let start = self.pos;
+        let mut t = text;
+        if trim_start {
+            t = t.trim_start_matches([' ', '\t', '\r', '\n']);
+        }
+        if trim_end {
+            t = t.trim_end_matches([' ', '\t', '\r', '\n']);
+        }
+        if !t.is_empty() {
+            self.tokens.push(Token {
+                kind: Tok::Text(t.to_string()),
+                pos: start,
+                end: start,
+            });
+        }
+    }
+
+    /// Lexes tokens up to and including `}}`; returns whether the action ended with a right trim marker.
+    fn lex_inside_action(&mut self, action_start: usize) -> Result<bool, TemplateError> {
+        let bytes = self.src.as_bytes();
+        let mut paren_depth = 0usize;
+        loop {
+            let Some(&c) = bytes.get(self.pos) else {
+                return Err(self.error(action_start, "unclosed action"));
+            };
+            let start = self.pos;
+            if is_space(c) {
+                // A right trim marker is " -}}".
+                if self.src[self.pos..].len() >= 4 && &bytes[self.pos + 1..self.pos + 4] == b"-}}" {
+                    self.tokens.push(Token {
+                        kind: Tok::RightDelim,
+                        pos: self.pos + 2,
+                        end: self.pos + 4,
+                    });
+                    self.pos += 4;
+                    return Ok(true);
+                }
+                self.pos += 1;
+                continue;
+            }
+            if self.src[self.pos..].starts_with("}}") {
+                if paren_depth > 0 {
+                    return Err(self.error(start, "unclosed left paren"));
+                }
+                self.tokens.push(Token {
+                    kind: Tok::RightDelim,
+                    pos: start,
+                    end: start + 2,
+                });
+                self.pos += 2;
+                return Ok(false);
+            }
+            let kind = match c {
+                b'|' => {
+                    self.pos += 1;
+                    Tok::Pipe
+                }
+                b'(' => {
+                    self.pos += 1;
+                    paren_depth += 1;
+                    Tok::LeftParen
+                }
+                b')' => {
+                    self.pos += 1;
+                    if paren_depth == 0 {
+                        return Err(self.error(start, "unexpected right paren"));
+                    }
+                    paren_depth -= 1;
+                    Tok::RightParen
+                }
+                b',' => {
+                    self.pos += 1;
+                    Tok::Comma
+                }
+                b'=' => {
+                    self.pos += 1;
+                    Tok::Assign
+                }
+                b':' => {
+                    if bytes.get(self.pos + 1) != Some(&b'=') {
+                        return Err(self.error(start, "expected :="));
+                    }
+                    self.pos += 2;
+                    Tok::Declare
+                }
+                b'"' => Tok::String(self.lex_quoted()?),
+                b'`' => {
+                    let Some(end) = self.src[self.pos + 1..].find('`') else {
+                        return Err(self.error(start, "unterminated raw quoted string"));
+                    };
+                    let s = self.src[self.pos + 1..self.pos + 1 + end].to_string();
+                    self.pos += end + 2;
+                    Tok::String(s)
+                }
+                b'\'' => Tok::Char(self.lex_char()?),
+                b'$' => {
+                    self.pos += 1;
+                    let name = self.take_alnum();
+                    Tok::Variable(format!("${name}"))
+                }
+                b'.' => {
+                    if bytes.get(self.pos + 1).is_some_and(|c| c.is_ascii_digit()) {
+                        Tok::Number(self.take_number())
+                    } else {
+                        self.pos += 1;
+                        let name = self.take_alnum();
+                        if name.is_empty() {
+                            Tok::Dot
+                        } else {
+                            Tok::Field(name.to_string())
+                        }
+                    }
+                }
+                b'+' | b'-' | b'0'..=b'9' => Tok::Number(self.take_number()),
+                c if c == b'_' || c.is_ascii_alphabetic() || c >= 0x80 => {
+                    let word = self.take_alnum();
+                    if word.is_empty() {
+                        return Err(self.error(
+                            start,
+                            format!("unrecognized character in action: {:?}", c as char),
+                        ));
+                    }
+                    match word {
+                        "true" => Tok::Bool(true),
+                        "false" => Tok::Bool(false),
+                        "nil" => Tok::Nil,
+                        w => match Keyword::from_word(w) {
+                            Some(k) => Tok::Keyword(k),
+                            None => Tok::Identifier(w.to_string()),
+                        },
+                    }
+                }
+                _ => {
+                    let ch = self.src[self.pos..].chars().next().unwrap_or('?');
+                    return Err(
+                        self.error(start, format!("unrecognized character in action: {ch:?}"))
+                    );
+                }
+            };
+            self.tokens.push(Token {
+                kind,
+                pos: start,
+                end: self.pos,
+            });
+        }
+    }
+
+    fn take_alnum(&mut self) -> &'a str {
+        let start = self.pos;
+        let src: &'a str = self.src;
+        for (i, ch) in src[start..].char_indices() {
+            if !(ch == '_' || ch.is_alphanumeric()) {
+                self.pos = start + i;
+                return &src[start..start + i];
+            }
+        }
+        self.pos = src.len();
+        &src[start..]
+    }
+
+    fn take_number(&mut self) -> String {
+        let bytes = self.src.as_bytes();
+        let start = self.pos;
+        let mut i = self.pos;
+        if matches!(bytes.get(i), Some(b'+') | Some(b'-')) {
+            i += 1;
+        }
+        while let Some(&c) = bytes.get(i) {
+            let prev = if i > start { bytes[i - 1] } else { 0 };
+            let exp_sign = (c == b'+' || c == b'-') && matches!(prev, b'e' | b'E' | b'p' | b'P');
+            if c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || exp_sign {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        self.pos = i;
+        self.src[start..i].to_string()
+    }
+
+    fn lex_quoted(&mut self) -> Result<String, TemplateError> {
+        let start = self.pos;
+        let mut out = String::new();
+        let mut chars = self.src[self.pos + 1..].char_indices();
+        while let Some((i, ch)) = chars.next() {
+            match ch {
+                '"' => {
+                    self.pos = start + 1 + i + 1;
+                    return Ok(out);
+                }
+                '\n' => break,
+                '\\' => {
+                    let Some((_, esc)) = chars.next() else { break };
+                    match esc {
+                        'n' => out.push('\n'),
+                        't' => out.push('\t'),
+                        'r' => out.push('\r'),
+                        'a' => out.push('\x07'),
+                        'b' => out.push('\x08'),
+                        'f' => out.push('\x0c'),
+                        'v' => out.push('\x0b'),
+                        '\\' => out.push('\\'),
+                        '"' => out.push('"'),
+                        '\'' => out.push('\''),
+                        'x' | 'u' | 'U' => {
+                            let n = match esc {
+                                'x' => 2,
+                                'u' => 4,
+                                _ => 8,
+                            };
+                            let hex: String = (0..n)
+                                .filter_map(|_| chars.next().map(|(_, c)| c))
+                                .collect();
+                            let code = u32::from_str_radix(&hex, 16).map_err(|_| {
+                                self.error(start, "invalid escape in quoted string")
+                            })?;
+                            out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
+                        }
+                        '0'..='7' => {
+                            let mut oct = esc.to_string();
+                            for _ in 0..2 {
+                                if let Some((_, c)) = chars.next() {
+                                    oct.push(c);
+                                }
+                            }
+                            let code = u32::from_str_radix(&oct, 8).map_err(|_| {
+                                self.error(start, "invalid escape in quoted string")
+                            })?;
+                            out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
+                        }
+                        _ => return Err(self.error(start, "invalid syntax in quoted string")),
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        Err(self.error(start, "unterminated quoted string"))
+    }
+
+    fn lex_char(&mut self) -> Result<char, TemplateError> {
+        let start = self.pos;
+        let rest = &self.src[self.pos + 1..];
+        let Some(end) = rest.find('\'') else {
+            return Err(self.error(start, "unterminated character constant"));
+        };
+        let body = &rest[..end];
+        let ch = match body {
+            "\\n" => '\n',
+            "\\t" => '\t',
+            "\\\\" => '\\',
+            "\\'" => '\'',
+            _ => {
+                let mut it = body.chars();
+                match (it.next(), it.next()) {
+                    (Some(c), None) => c,
+                    _ => return Err(self.error(start, "malformed character constant")),
+                }
+            }
+        };
+        self.pos += end + 2;
+        Ok(ch)
+    }
+}

@@ -1,0 +1,122 @@
+//! Go `text/template`: lexing, parsing into a tree, the named-template set (`define`, `block`, files), and the
+//! evaluator with Go's semantics. Errors carry Go's `template: NAME:LINE:COL: …` text.
+
+pub mod ast;
+pub mod exec;
+pub mod lex;
+pub mod parse;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ast::{List, Node};
+
+/// Errors from parsing or executing a template, worded as Go and Helm word them.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TemplateError {
+    /// A syntax error: `template: NAME:LINE: MESSAGE`.
+    #[error("template: {name}:{line}: {message}")]
+    Parse {
+        name: String,
+        line: usize,
+        message: String,
+    },
+    /// A run-time error, already formatted like Go's (`template: FILE:LINE:COL: executing "NAME" at <…>: …`).
+    #[error("{0}")]
+    Exec(String),
+    /// `fail` or `required`: Helm reports these as `execution error at (FILE:LINE:COL): MESSAGE`.
+    #[error("execution error at ({location}): {message}")]
+    Fail { location: String, message: String },
+    /// The render budget (fuel) ran out.
+    #[error("template: {0}: render budget exhausted (the template runs too long)")]
+    Budget(String),
+}
+
+impl TemplateError {
+    pub(crate) fn parse(name: &str, src: &str, pos: usize, message: String) -> TemplateError {
+        let (line, _) = line_col(src, pos);
+        TemplateError::Parse {
+            name: name.to_string(),
+            line,
+            message,
+        }
+    }
+}
+
+/// Go's line (1-based) and column (0-based byte offset in the line) of a byte offset.
+pub fn line_col(src: &str, pos: usize) -> (usize, usize) {
+    let mut pos = pos.min(src.len());
+    while !src.is_char_boundary(pos) {
+        pos -= 1;
+    }
+    let before = &src[..pos];
+    let line = 1 + before.matches('\n').count();
+    let col = match before.rfind('\n') {
+        Some(nl) => pos - nl - 1,
+        None => pos,
+    };
+    (line, col)
+}
+
+/// One named template: its body and the file it was parsed from (for error locations).
+#[derive(Debug)]
+pub struct Tmpl {
+    pub name: String,
+    pub file: Arc<str>,
+    pub src: Arc<str>,
+    pub body: List,
+}
+
+/// A set of named templates, as Go's `*template.Template` associates them.
+#[derive(Debug, Default, Clone)]
+pub struct TemplateSet {
+    templates: HashMap<String, Arc<Tmpl>>,
+}
+
+fn is_empty_tree(list: &List) -> bool {
+    list.iter()
+        .all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()))
+}
+
+impl TemplateSet {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parses `src` as the template `file`, adding it and every template it defines. A later non-empty definition
+    /// replaces an earlier one of the same name, as in Go.
+    pub fn add_file(&mut self, file: &str, src: &str) -> Result<(), TemplateError> {
+        let parsed = parse::parse(file, src)?;
+        let file_arc: Arc<str> = Arc::from(file);
+        let src_arc: Arc<str> = Arc::from(src);
+        for (name, body) in parsed.defines {
+            self.insert(name, body, &file_arc, &src_arc);
+        }
+        self.insert(file.to_string(), parsed.root, &file_arc, &src_arc);
+        Ok(())
+    }
+
+    fn insert(&mut self, name: String, body: List, file: &Arc<str>, src: &Arc<str>) {
+        if is_empty_tree(&body) && self.templates.contains_key(&name) {
+            return;
+        }
+        let t = Tmpl {
+            name: name.clone(),
+            file: file.clone(),
+            src: src.clone(),
+            body,
+        };
+        self.templates.insert(name, Arc::new(t));
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<Tmpl>> {
+        self.templates.get(name).cloned()
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.templates.contains_key(name)
+    }
+}
+
+#[cfg(test)]
+mod tests;

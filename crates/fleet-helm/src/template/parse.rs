@@ -1,0 +1,532 @@
+//! The parser for Go `text/template`: turns the lexer's tokens into the tree of [`super::ast`], collecting
+//! `define`/`block` bodies separately, with Go's parse-time checks (undefined variables, `break` outside `range`,
+//! unexpected `else`/`end`).
+
+use std::sync::Arc;
+
+use super::TemplateError;
+use super::ast::{Arg, Branch, Command, List, Node, Number, Pipeline};
+use super::lex::{Keyword, Tok, Token, lex};
+
+/// A parsed template file: its main body and the templates it defines.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub root: List,
+    pub defines: Vec<(String, List)>,
+}
+
+/// Parses one template source. `name` is the template name used in errors (e.g. `chart/templates/x.yaml`).
+pub fn parse(name: &str, src: &str) -> Result<Parsed, TemplateError> {
+    let tokens = lex(name, src)?;
+    let mut p = Parser {
+        name,
+        src,
+        tokens,
+        i: 0,
+        defines: Vec::new(),
+        vars: vec!["$".to_string()],
+        range_depth: 0,
+    };
+    let (root, end) = p.list(true)?;
+    if let Some((kw, pos)) = end {
+        return Err(p.error(pos, format!("unexpected {{{{{}}}}}", keyword_name(kw))));
+    }
+    Ok(Parsed {
+        root,
+        defines: p.defines,
+    })
+}
+
+fn keyword_name(k: Keyword) -> &'static str {
+    match k {
+        Keyword::Block => "block",
+        Keyword::Break => "break",
+        Keyword::Continue => "continue",
+        Keyword::Define => "define",
+        Keyword::Else => "else",
+        Keyword::End => "end",
+        Keyword::If => "if",
+        Keyword::Range => "range",
+        Keyword::Template => "template",
+        Keyword::With => "with",
+    }
+}
+
+struct Parser<'a> {
+    name: &'a str,
+    src: &'a str,
+    tokens: Vec<Token>,
+    i: usize,
+    defines: Vec<(String, List)>,
+    /// Variables in scope (Go checks variable use at parse time).
+    vars: Vec<String>,
+    range_depth: usize,
+}
+
+/// How a list ended: `{{end}}` or `{{else …}}` (the parser stands after the keyword), or end of input (`None`).
+type ListEnd = Option<(Keyword, usize)>;
+
+impl<'a> Parser<'a> {
+    fn error(&self, pos: usize, msg: impl Into<String>) -> TemplateError {
+        TemplateError::parse(self.name, self.src, pos, msg.into())
+    }
+
+    fn peek(&self) -> &Token {
+        &self.tokens[self.i.min(self.tokens.len() - 1)]
+    }
+
+    fn next(&mut self) -> Token {
+        let t = self.peek().clone();
+        if self.i < self.tokens.len() - 1 {
+            self.i += 1;
+        }
+        t
+    }
+
+    fn expect_right_delim(&mut self, context: &str) -> Result<(), TemplateError> {
+        let t = self.next();
+        if t.kind != Tok::RightDelim {
+            return Err(self.error(
+                t.pos,
+                format!("unexpected {} in {context}", describe(&t.kind)),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Parses nodes until `{{end}}`, `{{else}}` or the end of input.
+    fn list(&mut self, top_level: bool) -> Result<(List, ListEnd), TemplateError> {
+        let mut nodes = Vec::new();
+        loop {
+            let t = self.next();
+            match t.kind {
+                Tok::Eof => return Ok((nodes, None)),
+                Tok::Text(s) => nodes.push(Node::Text(Arc::from(s))),
+                Tok::Comment => {}
+                Tok::LeftDelim => {
+                    let kw_tok = self.peek().clone();
+                    if let Tok::Keyword(kw) = kw_tok.kind {
+                        self.next();
+                        match kw {
+                            Keyword::End | Keyword::Else => {
+                                return Ok((nodes, Some((kw, kw_tok.pos))));
+                            }
+                            Keyword::Define => {
+                                if !top_level {
+                                    return Err(
+                                        self.error(kw_tok.pos, "unexpected <define> in command")
+                                    );
+                                }
+                                self.define()?;
+                            }
+                            _ => nodes.push(self.keyword_action(kw, kw_tok.pos)?),
+                        }
+                    } else {
+                        let pipe = self.pipeline("command", true)?;
+                        nodes.push(Node::Action(pipe));
+                    }
+                }
+                other => return Err(self.error(t.pos, format!("unexpected {}", describe(&other)))),
+            }
+        }
+    }
+
+    fn define(&mut self) -> Result<(), TemplateError> {
+        let t = self.next();
+        let Tok::String(name) = t.kind else {
+            return Err(self.error(t.pos, "unexpected name in define clause"));
+        };
+        self.expect_right_delim("define clause")?;
+        let saved = std::mem::replace(&mut self.vars, vec!["$".to_string()]);
+        let (body, end) = self.list(false)?;
+        self.vars = saved;
+        match end {
+            Some((Keyword::End, _)) => {
+                self.expect_right_delim("end")?;
+                self.defines.push((name, body));
+                Ok(())
+            }
+            Some((kw, pos)) => {
+                Err(self.error(pos, format!("unexpected {{{{{}}}}}", keyword_name(kw))))
+            }
+            None => Err(self.error(self.src.len(), "unexpected EOF")),
+        }
+    }
+
+    fn keyword_action(&mut self, kw: Keyword, pos: usize) -> Result<Node, TemplateError> {
+        match kw {
+            Keyword::If | Keyword::With | Keyword::Range => {
+                let branch = self.branch(kw, pos)?;
+                Ok(match kw {
+                    Keyword::If => Node::If(branch),
+                    Keyword::With => Node::With(branch),
+                    _ => Node::Range(branch),
+                })
+            }
+            Keyword::Break | Keyword::Continue => {
+                if self.range_depth == 0 {
+                    return Err(self.error(
+                        pos,
+                        format!("{{{{{}}}}} outside {{{{range}}}}", keyword_name(kw)),
+                    ));
+                }
+                self.expect_right_delim(keyword_name(kw))?;
+                Ok(if kw == Keyword::Break {
+                    Node::Break(pos)
+                } else {
+                    Node::Continue(pos)
+                })
+            }
+            Keyword::Template | Keyword::Block => {
+                let t = self.next();
+                let Tok::String(name) = t.kind else {
+                    return Err(self.error(
+                        t.pos,
+                        format!("unexpected {} in template clause", describe(&t.kind)),
+                    ));
+                };
+                let pipe = if self.peek().kind == Tok::RightDelim {
+                    self.next();
+                    None
+                } else {
+                    Some(self.pipeline("template clause", false)?)
+                };
+                if kw == Keyword::Block {
+                    let saved = std::mem::replace(&mut self.vars, vec!["$".to_string()]);
+                    let (body, end) = self.list(false)?;
+                    self.vars = saved;
+                    if !matches!(end, Some((Keyword::End, _))) {
+                        return Err(self.error(pos, "unexpected EOF in block clause"));
+                    }
+                    self.expect_right_delim("end")?;
+                    self.defines.push((name.clone(), body));
+                }
+                Ok(Node::Template { pos, name, pipe })
+            }
+            Keyword::End | Keyword::Else | Keyword::Define => {
+                Err(self.error(pos, format!("unexpected {{{{{}}}}}", keyword_name(kw))))
+            }
+        }
+    }
+
+    /// Parses the rest of an `if`/`with`/`range` action through its `{{end}}`.
+    fn branch(&mut self, kw: Keyword, pos: usize) -> Result<Branch, TemplateError> {
+        let vars_mark = self.vars.len();
+        let context = keyword_name(kw);
+        let pipe = self.pipeline(context, kw == Keyword::Range)?;
+        if kw == Keyword::Range {
+            self.range_depth += 1;
+        }
+        let (list, end) = self.list(false)?;
+        if kw == Keyword::Range {
+            self.range_depth -= 1;
+        }
+        let else_list = match end {
+            Some((Keyword::End, _)) => {
+                self.expect_right_delim("end")?;
+                None
+            }
+            Some((Keyword::Else, else_pos)) => {
+                let next = self.peek().clone();
+                match next.kind {
+                    // `{{else if …}}` / `{{else with …}}`: a nested branch that consumes the shared `{{end}}`.
+                    Tok::Keyword(k @ (Keyword::If | Keyword::With)) if k == kw => {
+                        self.next();
+                        let nested = self.branch(k, next.pos)?;
+                        Some(vec![if k == Keyword::If {
+                            Node::If(nested)
+                        } else {
+                            Node::With(nested)
+                        }])
+                    }
+                    _ => {
+                        self.expect_right_delim("else")?;
+                        let (else_body, end2) = self.list(false)?;
+                        match end2 {
+                            Some((Keyword::End, _)) => self.expect_right_delim("end")?,
+                            Some((k, p)) => {
+                                return Err(self.error(
+                                    p,
+                                    format!("expected end; found {{{{{}}}}}", keyword_name(k)),
+                                ));
+                            }
+                            None => return Err(self.error(else_pos, "unexpected EOF")),
+                        }
+                        Some(else_body)
+                    }
+                }
+            }
+            Some((k, p)) => {
+                return Err(self.error(p, format!("unexpected {{{{{}}}}}", keyword_name(k))));
+            }
+            None => return Err(self.error(self.src.len(), format!("unexpected EOF in {context}"))),
+        };
+        self.vars.truncate(vars_mark);
+        Ok(Branch {
+            pos,
+            pipe,
+            list,
+            else_list,
+        })
+    }
+
+    /// Parses a pipeline up to `}}` (consumed), with optional variable declarations.
+    fn pipeline(&mut self, context: &str, allow_decl: bool) -> Result<Pipeline, TemplateError> {
+        let pos = self.peek().pos;
+        let mut decl = Vec::new();
+        let mut is_assign = false;
+        // Look ahead for `$x :=`, `$x =`, `$k, $v :=`.
+        if (allow_decl || context != "template clause")
+            && let Tok::Variable(v) = &self.peek().kind
+        {
+            {
+                let v = v.clone();
+                let after = self.tokens.get(self.i + 1).map(|t| t.kind.clone());
+                match after {
+                    Some(Tok::Declare) | Some(Tok::Assign) => {
+                        is_assign = after == Some(Tok::Assign);
+                        self.next();
+                        self.next();
+                        decl.push(v);
+                    }
+                    Some(Tok::Comma) if context == "range" => {
+                        let v2 = self.tokens.get(self.i + 2).map(|t| t.kind.clone());
+                        let op = self.tokens.get(self.i + 3).map(|t| t.kind.clone());
+                        if let (Some(Tok::Variable(v2)), Some(op @ (Tok::Declare | Tok::Assign))) =
+                            (v2, op)
+                        {
+                            is_assign = op == Tok::Assign;
+                            self.i += 4;
+                            decl.push(v);
+                            decl.push(v2);
+                        } else {
+                            return Err(self.error(pos, "too many declarations in range"));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if is_assign {
+            for v in &decl {
+                if !self.vars.contains(v) {
+                    return Err(self.error(pos, format!("undefined variable \"{v}\"")));
+                }
+            }
+        }
+        let mut cmds = Vec::new();
+        loop {
+            let t = self.peek().clone();
+            match t.kind {
+                Tok::RightDelim => {
+                    self.next();
+                    break;
+                }
+                Tok::RightParen if context == "parenthesized pipeline" => {
+                    self.next();
+                    break;
+                }
+                _ => {
+                    let cmd = self.command(context)?;
+                    cmds.push(cmd);
+                    if self.peek().kind == Tok::Pipe {
+                        self.next();
+                    }
+                }
+            }
+        }
+        if cmds.is_empty() {
+            return Err(self.error(pos, format!("missing value for {context}")));
+        }
+        if !is_assign {
+            self.vars.extend(decl.iter().cloned());
+        }
+        Ok(Pipeline {
+            pos,
+            is_assign,
+            decl,
+            cmds,
+        })
+    }
+
+    fn command(&mut self, context: &str) -> Result<Command, TemplateError> {
+        let pos = self.peek().pos;
+        let mut args = Vec::new();
+        loop {
+            let t = self.peek().clone();
+            match t.kind {
+                Tok::Pipe => {
+                    if args.is_empty() {
+                        return Err(self.error(t.pos, "missing command"));
+                    }
+                    break;
+                }
+                Tok::RightDelim => break,
+                Tok::RightParen if context == "parenthesized pipeline" => break,
+                _ => args.push(self.operand()?),
+            }
+        }
+        if args.is_empty() {
+            return Err(self.error(pos, "empty command"));
+        }
+        Ok(Command { pos, args })
+    }
+
+    fn operand(&mut self) -> Result<Arg, TemplateError> {
+        let term = self.term()?;
+        let mut fields = Vec::new();
+        let mut last_end = self.tokens[self.i - 1].end;
+        while let Tok::Field(f) = &self.peek().kind {
+            if self.peek().pos != last_end {
+                break;
+            }
+            fields.push(f.clone());
+            last_end = self.peek().end;
+            self.next();
+        }
+        if fields.is_empty() {
+            return Ok(term);
+        }
+        Ok(match term {
+            Arg::Field { pos, mut idents } => {
+                idents.extend(fields);
+                Arg::Field { pos, idents }
+            }
+            Arg::Variable {
+                pos,
+                name,
+                mut idents,
+            } => {
+                idents.extend(fields);
+                Arg::Variable { pos, name, idents }
+            }
+            Arg::Bool(_) | Arg::String(_) | Arg::Number { .. } | Arg::Dot(_) | Arg::Nil(_) => {
+                return Err(self.error(
+                    term.pos(),
+                    format!("unexpected . after term {:?}", term.to_string()),
+                ));
+            }
+            other => Arg::Chain {
+                pos: other.pos(),
+                node: Box::new(other),
+                fields,
+            },
+        })
+    }
+
+    fn term(&mut self) -> Result<Arg, TemplateError> {
+        let t = self.next();
+        Ok(match t.kind {
+            Tok::Identifier(name) => Arg::Identifier { pos: t.pos, name },
+            Tok::Dot => Arg::Dot(t.pos),
+            Tok::Nil => Arg::Nil(t.pos),
+            Tok::Bool(b) => Arg::Bool(b),
+            Tok::String(s) => Arg::String(Arc::from(s)),
+            Tok::Field(f) => Arg::Field {
+                pos: t.pos,
+                idents: vec![f],
+            },
+            Tok::Variable(v) => {
+                if !self.vars.contains(&v) {
+                    return Err(self.error(t.pos, format!("undefined variable \"{v}\"")));
+                }
+                Arg::Variable {
+                    pos: t.pos,
+                    name: v,
+                    idents: Vec::new(),
+                }
+            }
+            Tok::Char(c) => Arg::Number {
+                pos: t.pos,
+                text: format!("'{c}'"),
+                value: Number::Int(c as i64),
+            },
+            Tok::Number(text) => {
+                let value = parse_number(&text)
+                    .ok_or_else(|| self.error(t.pos, format!("bad number syntax: {text:?}")))?;
+                Arg::Number {
+                    pos: t.pos,
+                    text,
+                    value,
+                }
+            }
+            Tok::LeftParen => {
+                let pipe = self.pipeline("parenthesized pipeline", true)?;
+                Arg::Pipe(Box::new(pipe))
+            }
+            other => {
+                return Err(
+                    self.error(t.pos, format!("unexpected {} in operand", describe(&other)))
+                );
+            }
+        })
+    }
+}
+
+/// Parses a Go number literal (decimal, hex, octal, binary, with `_` separators; floats with exponents).
+pub fn parse_number(text: &str) -> Option<Number> {
+    let cleaned: String = text.chars().filter(|c| *c != '_').collect();
+    let (neg, body) = match cleaned.strip_prefix('-') {
+        Some(rest) => (true, rest.to_string()),
+        None => (
+            false,
+            cleaned.strip_prefix('+').unwrap_or(&cleaned).to_string(),
+        ),
+    };
+    let lower = body.to_ascii_lowercase();
+    let int = if let Some(h) = lower.strip_prefix("0x") {
+        if h.contains('p') || h.contains('.') {
+            None
+        } else {
+            i64::from_str_radix(h, 16).ok()
+        }
+    } else if let Some(o) = lower.strip_prefix("0o") {
+        i64::from_str_radix(o, 8).ok()
+    } else if let Some(b) = lower.strip_prefix("0b") {
+        i64::from_str_radix(b, 2).ok()
+    } else if lower.len() > 1 && lower.starts_with('0') && lower.bytes().all(|c| c.is_ascii_digit())
+    {
+        i64::from_str_radix(&lower[1..], 8).ok()
+    } else if lower.bytes().all(|c| c.is_ascii_digit()) && !lower.is_empty() {
+        lower.parse::<i64>().ok()
+    } else {
+        None
+    };
+    if let Some(i) = int {
+        return Some(Number::Int(if neg { -i } else { i }));
+    }
+    if lower.starts_with("0x") {
+        return None;
+    }
+    let f: f64 = lower.parse().ok()?;
+    if !f.is_finite() {
+        return None;
+    }
+    Some(Number::Float(if neg { -f } else { f }))
+}
+
+fn describe(t: &Tok) -> String {
+    match t {
+        Tok::Text(_) => "text".into(),
+        Tok::LeftDelim => "\"{{\"".into(),
+        Tok::RightDelim => "\"}}\"".into(),
+        Tok::Comment => "comment".into(),
+        Tok::Identifier(s) => format!("<{s}>"),
+        Tok::Field(s) => format!("<.{s}>"),
+        Tok::Variable(s) => format!("<{s}>"),
+        Tok::Dot => "<.>".into(),
+        Tok::String(s) => format!("{s:?}"),
+        Tok::Char(c) => format!("'{c}'"),
+        Tok::Number(n) => n.clone(),
+        Tok::Bool(b) => b.to_string(),
+        Tok::Nil => "nil".into(),
+        Tok::Pipe => "\"|\"".into(),
+        Tok::LeftParen => "\"(\"".into(),
+        Tok::RightParen => "\")\"".into(),
+        Tok::Declare => "\":=\"".into(),
+        Tok::Assign => "\"=\"".into(),
+        Tok::Comma => "\",\"".into(),
+        Tok::Keyword(k) => format!("<{}>", keyword_name(*k)),
+        Tok::Eof => "EOF".into(),
+    }
+}

@@ -1,0 +1,271 @@
+//! Go text/template semantics, each case checked against what Go's engine (with Helm's functions) prints.
+
+use super::exec::Exec;
+use super::{TemplateError, TemplateSet};
+use crate::funcs::Funcs;
+use crate::value::Value;
+
+fn render_err(src: &str, data: &str) -> Result<String, TemplateError> {
+    let mut set = TemplateSet::new();
+    set.add_file("t", src)?;
+    let data: Value = crate::yaml::parse_value(data).unwrap();
+    let mut ex = Exec::new(&set, Funcs::helm());
+    ex.execute("t", &data)
+}
+
+fn render(src: &str, data: &str) -> String {
+    render_err(src, data).unwrap_or_else(|e| panic!("{src:?}: {e}"))
+}
+
+#[test]
+fn text_and_trimming() {
+    assert_eq!(render("a {{- \"b\" -}} c", "{}"), "abc");
+    assert_eq!(render("a\n  {{- /* comment */}}\nb", "{}"), "a\nb");
+    assert_eq!(
+        render("{{ \"x\" }} {% raw %} {# y #}", "{}"),
+        "x {% raw %} {# y #}"
+    );
+    assert_eq!(render("{{-3}}", "{}"), "-3");
+}
+
+#[test]
+fn fields_dot_and_dollar() {
+    let data = "a: {b: 1, c: x}\nl: [1, 2]";
+    assert_eq!(
+        render("{{ .a.c }}{{ with .a }}{{ .c }}{{ $.a.b }}{{ end }}", data),
+        "xx1"
+    );
+    assert_eq!(render("{{ .missing }}", data), "<no value>");
+    assert_eq!(render("{{ .a }}", data), "map[b:1 c:x]");
+    assert_eq!(render("{{ .l }}", data), "[1 2]");
+    assert_eq!(
+        render("{{ 1e6 }} {{ 1000000.0 }} {{ 0.5 }}", data),
+        "1e+06 1e+06 0.5"
+    );
+}
+
+#[test]
+fn nil_field_error_names_position() {
+    let e = render_err("line1\n  {{ .a.b.c }}", "a: {}")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "template: t:2:5: executing \"t\" at <.a.b.c>: nil pointer evaluating interface {}.c"
+    );
+}
+
+#[test]
+fn parse_errors_name_line() {
+    let e = render_err("a\n{{ if }}", "{}").unwrap_err().to_string();
+    assert_eq!(e, "template: t:2: missing value for if");
+    let e = render_err("{{ $x }}", "{}").unwrap_err().to_string();
+    assert_eq!(e, "template: t:1: undefined variable \"$x\"");
+    let e = render_err("{{ if 1 }}", "{}").unwrap_err().to_string();
+    assert!(e.starts_with("template: t:1: unexpected EOF"), "{e}");
+}
+
+#[test]
+fn variables_and_scopes() {
+    assert_eq!(
+        render(
+            "{{ $x := 1 }}{{ if true }}{{ $x = 2 }}{{ $y := 3 }}{{ end }}{{ $x }}",
+            "{}"
+        ),
+        "2"
+    );
+    assert_eq!(
+        render(
+            "{{ range $i, $v := .l }}{{ $i }}={{ $v }};{{ end }}",
+            "l: [a, b]"
+        ),
+        "0=a;1=b;"
+    );
+    assert_eq!(
+        render(
+            "{{ range $k, $v := . }}{{ $k }}={{ $v }};{{ end }}",
+            "b: 2\na: 1"
+        ),
+        "a=1;b=2;"
+    );
+    assert_eq!(render("{{ range 3 }}{{ . }}{{ end }}", "{}"), "012");
+    assert_eq!(
+        render(
+            "{{ range .l }}{{ if eq . 2.0 }}{{ break }}{{ end }}{{ . }}{{ end }}",
+            "l: [1, 2, 3]"
+        ),
+        "1"
+    );
+    assert_eq!(
+        render(
+            "{{ range .l }}{{ if eq . 2.0 }}{{ continue }}{{ end }}{{ . }}{{ end }}",
+            "l: [1, 2, 3]"
+        ),
+        "13"
+    );
+    assert_eq!(
+        render("{{ range .none }}x{{ else }}empty{{ end }}", "{}"),
+        "empty"
+    );
+}
+
+#[test]
+fn conditionals() {
+    let t = "{{ if .a }}A{{ else if .b }}B{{ else }}C{{ end }}";
+    assert_eq!(render(t, "a: 0\nb: ''"), "C");
+    assert_eq!(render(t, "b: x"), "B");
+    assert_eq!(
+        render("{{ with .x }}{{ . }}{{ else }}none{{ end }}", "x: []"),
+        "none"
+    );
+    assert_eq!(render("{{ if and .a (not .b) }}y{{ end }}", "a: 1"), "y");
+    assert_eq!(render("{{ or .a .b \"d\" }}", "{}"), "d");
+    // `and` stops before evaluating a failing argument.
+    assert_eq!(render("{{ and .a .a.b }}", "{}"), "<no value>");
+}
+
+#[test]
+fn pipelines_pass_last_argument() {
+    assert_eq!(render("{{ \"x\" | printf \"%s-%s\" \"a\" }}", "{}"), "a-x");
+    assert_eq!(
+        render("{{ .v | default \"d\" | upper | quote }}", "{}"),
+        "\"D\""
+    );
+    assert_eq!(render("{{ list 1 2 | len }}", "{}"), "2");
+}
+
+#[test]
+fn define_template_block_include() {
+    let src = "{{ define \"n\" }}[{{ . }}]{{ end }}{{ template \"n\" 1 }}{{ include \"n\" 2 | upper }}{{ block \"b\" 3 }}<{{ . }}>{{ end }}";
+    assert_eq!(render(src, "{}"), "[1][2]<3>");
+    assert_eq!(render("{{ tpl \"{{ .a }}\" . }}", "a: z"), "z");
+}
+
+#[test]
+fn comparisons_follow_go() {
+    assert_eq!(
+        render(
+            "{{ eq 1 2 1 }} {{ ne \"a\" \"b\" }} {{ lt 1 2 }} {{ ge 2.5 2.5 }}",
+            "{}"
+        ),
+        "true true true true"
+    );
+    let e = render_err("{{ eq 1 1.0 }}", "{}").unwrap_err().to_string();
+    assert!(e.contains("incompatible types for comparison"), "{e}");
+    assert_eq!(render("{{ eq .missing \"x\" }}", "{}"), "false");
+}
+
+#[test]
+fn builtins() {
+    assert_eq!(
+        render(
+            "{{ index .m \"k\" }} {{ index .l 1 }} {{ slice .l 1 }}",
+            "m: {k: v}\nl: [a, b]"
+        ),
+        "v b [b]"
+    );
+    assert_eq!(
+        render("{{ print 1 2 \"a\" }}|{{ println \"x\" 1 }}", "{}"),
+        "1 2a|x 1\n"
+    );
+    assert_eq!(
+        render(
+            "{{ html \"<a&>\" }} {{ js \"'\" }} {{ urlquery \"a b&\" }}",
+            "{}"
+        ),
+        "&lt;a&amp;&gt; \\' a+b%26"
+    );
+    assert_eq!(
+        render("{{ printf \"%v %d %s\" .f 3 .s }}", "f: 1.5\ns: x"),
+        "1.5 3 x"
+    );
+}
+
+#[test]
+fn sprig_and_helm_functions() {
+    assert_eq!(
+        render("{{ toYaml .v | nindent 2 }}", "v: {b: [1, x], a: 'yes'}"),
+        "\n  a: \"yes\"\n  b:\n  - 1\n  - x"
+    );
+    assert_eq!(
+        render("{{ toJson .v }}", "v: {b: '<', a: 1.5, c: 100}"),
+        "{\"a\":1.5,\"b\":\"\\u003c\",\"c\":100}"
+    );
+    assert_eq!(
+        render(
+            "{{ $d := dict \"a\" 1 }}{{ $_ := set $d \"b\" 2 }}{{ keys $d | sortAlpha }}",
+            "{}"
+        ),
+        "[a b]"
+    );
+    assert_eq!(
+        render(
+            "{{ merge (dict \"a\" 1) (dict \"a\" 2 \"b\" 3) | toJson }}",
+            "{}"
+        ),
+        "{\"a\":1,\"b\":3}"
+    );
+    assert_eq!(
+        render(
+            "{{ mergeOverwrite (dict \"a\" 1) (dict \"a\" 2) | toJson }}",
+            "{}"
+        ),
+        "{\"a\":2}"
+    );
+    assert_eq!(
+        render(
+            "{{ trunc 3 \"abcdef\" }} {{ trimSuffix \"-\" \"a-\" }} {{ b64enc \"hi\" }}",
+            "{}"
+        ),
+        "abc a aGk="
+    );
+    assert_eq!(
+        render("{{ semverCompare \">=1.21-0\" \"v1.33.0\" }}", "{}"),
+        "true"
+    );
+    assert_eq!(
+        render(
+            "{{ until 3 }} {{ add 1 2 }} {{ div 7 2 }} {{ int \"42\" }}",
+            "{}"
+        ),
+        "[0 1 2] 3 3 42"
+    );
+    assert_eq!(
+        render("{{ regexReplaceAll \"a(b)\" \"xab\" \"${1}c\" }}", "{}"),
+        "xbc"
+    );
+    assert_eq!(
+        render(
+            "{{ coalesce .a \"\" \"z\" }} {{ ternary 1 2 false }} {{ empty .x }}",
+            "{}"
+        ),
+        "z 2 true"
+    );
+    assert_eq!(render("{{ .a | required \"need a\" }}", "a: v"), "v");
+    let e = render_err("\n{{ required \"need a\" .a }}", "{}").unwrap_err();
+    assert_eq!(e.to_string(), "execution error at (t:2:3): need a");
+}
+
+#[test]
+fn budget_stops_runaway_templates() {
+    let mut set = TemplateSet::new();
+    set.add_file(
+        "t",
+        "{{ range until 1000000 }}{{ range until 1000000 }}x{{ end }}{{ end }}",
+    )
+    .unwrap();
+    let mut ex = Exec::new(&set, Funcs::helm()).with_fuel(100_000);
+    assert!(matches!(
+        ex.execute("t", &Value::from(())),
+        Err(TemplateError::Budget(_))
+    ));
+    let mut set = TemplateSet::new();
+    set.add_file(
+        "t",
+        "{{ define \"r\" }}{{ include \"r\" . }}{{ end }}{{ include \"r\" . }}",
+    )
+    .unwrap();
+    let mut ex = Exec::new(&set, Funcs::helm());
+    let e = ex.execute("t", &Value::from(())).unwrap_err().to_string();
+    assert!(e.contains("exceeded maximum template depth"), "{e}");
+}

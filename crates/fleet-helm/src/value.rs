@@ -1,0 +1,294 @@
+//! The value model templates run on: minijinja's [`Value`] (nil is `none`, Go ints are `i64`, floats `f64`, slices
+//! are sequences) plus [`GoMap`], a sorted, shared, mutable map object, because Go maps are references that Sprig's
+//! `set`/`unset`/`merge` mutate in place and that `range`/`toYaml` visit in key order. Also: Go truthiness, Go type
+//! names, and conversion from and to `serde_json::Value`.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+pub use minijinja::Value;
+use minijinja::value::{Enumerator, Object, ObjectRepr, ValueKind};
+
+/// A Go `map[string]interface{}`: keys sorted, shared by reference, mutable.
+#[derive(Debug, Default)]
+pub struct GoMap {
+    entries: Mutex<BTreeMap<String, Value>>,
+}
+
+impl GoMap {
+    pub fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Value>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    pub fn get(&self, key: &str) -> Option<Value> {
+        self.lock().get(key).cloned()
+    }
+    pub fn insert(&self, key: impl Into<String>, value: Value) {
+        self.lock().insert(key.into(), value);
+    }
+    pub fn remove(&self, key: &str) -> Option<Value> {
+        self.lock().remove(key)
+    }
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.lock().contains_key(key)
+    }
+    /// A copy of the entries (values are shared, not deep-copied).
+    pub fn snapshot(&self) -> BTreeMap<String, Value> {
+        self.lock().clone()
+    }
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+}
+
+impl Object for GoMap {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        key.as_str().and_then(|k| self.get(k))
+    }
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        let keys: Vec<Value> = self
+            .lock()
+            .keys()
+            .map(|k| Value::from(k.as_str()))
+            .collect();
+        Enumerator::Values(keys)
+    }
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(self.len())
+    }
+    fn is_true(self: &Arc<Self>) -> bool {
+        !self.is_empty()
+    }
+}
+
+/// Go's nil.
+pub fn nil() -> Value {
+    Value::from(())
+}
+
+pub fn is_nil(v: &Value) -> bool {
+    v.is_none() || v.is_undefined()
+}
+
+/// A new map value holding `entries`.
+pub fn map_value(entries: BTreeMap<String, Value>) -> Value {
+    Value::from_object(GoMap {
+        entries: Mutex::new(entries),
+    })
+}
+
+/// The map behind `v`, if it is one. Maps not built by us (e.g. minijinja's own) are copied into a [`GoMap`].
+pub fn as_map(v: &Value) -> Option<Arc<GoMap>> {
+    if let Some(m) = v.downcast_object::<GoMap>() {
+        return Some(m);
+    }
+    if v.kind() == ValueKind::Map {
+        let mut entries = BTreeMap::new();
+        for key in v.try_iter().ok()? {
+            let val = v.get_item(&key).unwrap_or_default();
+            entries.insert(key.to_string(), val);
+        }
+        return Some(Arc::new(GoMap {
+            entries: Mutex::new(entries),
+        }));
+    }
+    None
+}
+
+pub fn is_map(v: &Value) -> bool {
+    v.kind() == ValueKind::Map
+}
+
+pub fn is_list(v: &Value) -> bool {
+    v.kind() == ValueKind::Seq
+}
+
+/// The elements of a list value.
+pub fn as_list(v: &Value) -> Option<Vec<Value>> {
+    if v.kind() != ValueKind::Seq {
+        return None;
+    }
+    v.try_iter().ok().map(|it| it.collect())
+}
+
+pub fn list_value(items: Vec<Value>) -> Value {
+    Value::from(items)
+}
+
+pub fn is_float(v: &Value) -> bool {
+    v.kind() == ValueKind::Number && !v.is_integer()
+}
+
+pub fn is_int(v: &Value) -> bool {
+    v.kind() == ValueKind::Number && v.is_integer()
+}
+
+pub fn as_f64(v: &Value) -> Option<f64> {
+    if v.kind() != ValueKind::Number {
+        return None;
+    }
+    if v.is_integer() {
+        return v.as_i64().map(|i| i as f64);
+    }
+    f64::try_from(v.clone()).ok()
+}
+
+/// Go's truth: false for nil, false, zero numbers and empty strings, slices and maps.
+pub fn truthy(v: &Value) -> bool {
+    match v.kind() {
+        ValueKind::Undefined | ValueKind::None => false,
+        ValueKind::Bool => v.is_true(),
+        ValueKind::Number => as_f64(v).is_some_and(|f| f != 0.0),
+        ValueKind::String => v.as_str().is_some_and(|s| !s.is_empty()),
+        ValueKind::Bytes => v.as_bytes().is_some_and(|b| !b.is_empty()),
+        ValueKind::Seq | ValueKind::Map => v.len().unwrap_or(0) > 0,
+        _ => true,
+    }
+}
+
+/// The Go type name of a value as Helm sees it (`typeOf`).
+pub fn type_name(v: &Value) -> &'static str {
+    match v.kind() {
+        ValueKind::Undefined | ValueKind::None => "<nil>",
+        ValueKind::Bool => "bool",
+        ValueKind::Number => {
+            if v.is_integer() {
+                "int"
+            } else {
+                "float64"
+            }
+        }
+        ValueKind::String => "string",
+        ValueKind::Bytes => "[]uint8",
+        ValueKind::Seq => "[]interface {}",
+        ValueKind::Map => "map[string]interface {}",
+        _ => "*struct",
+    }
+}
+
+/// The Go reflect kind of a value (`kindOf`, `kindIs`).
+pub fn kind_name(v: &Value) -> &'static str {
+    match v.kind() {
+        ValueKind::Undefined | ValueKind::None => "invalid",
+        ValueKind::Bool => "bool",
+        ValueKind::Number => {
+            if v.is_integer() {
+                "int"
+            } else {
+                "float64"
+            }
+        }
+        ValueKind::String => "string",
+        ValueKind::Bytes | ValueKind::Seq => "slice",
+        ValueKind::Map => "map",
+        _ => "ptr",
+    }
+}
+
+/// Converts JSON data (e.g. parsed values files) into template values.
+pub fn from_json(v: &serde_json::Value) -> Value {
+    match v {
+        serde_json::Value::Null => nil(),
+        serde_json::Value::Bool(b) => Value::from(*b),
+        serde_json::Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Value::from(i)
+            } else if let Some(u) = n.as_u64() {
+                Value::from(u)
+            } else {
+                Value::from(n.as_f64().unwrap_or(0.0))
+            }
+        }
+        serde_json::Value::String(s) => Value::from(s.as_str()),
+        serde_json::Value::Array(items) => list_value(items.iter().map(from_json).collect()),
+        serde_json::Value::Object(m) => {
+            map_value(m.iter().map(|(k, v)| (k.clone(), from_json(v))).collect())
+        }
+    }
+}
+
+/// Maximum nesting followed when converting or printing values (guards against cycles made with `set`).
+pub const MAX_DEPTH: usize = 512;
+
+/// Converts a template value into JSON data, keys sorted. Fails on cycles or excessive nesting.
+pub fn to_json(v: &Value) -> Result<serde_json::Value, String> {
+    to_json_depth(v, 0)
+}
+
+fn to_json_depth(v: &Value, depth: usize) -> Result<serde_json::Value, String> {
+    if depth > MAX_DEPTH {
+        return Err("value nesting too deep (cycle?)".into());
+    }
+    Ok(match v.kind() {
+        ValueKind::Undefined | ValueKind::None => serde_json::Value::Null,
+        ValueKind::Bool => serde_json::Value::Bool(v.is_true()),
+        ValueKind::Number => {
+            if v.is_integer() {
+                match v.as_i64() {
+                    Some(i) => serde_json::Value::from(i),
+                    None => serde_json::Value::from(u64::try_from(v.clone()).unwrap_or(0)),
+                }
+            } else {
+                serde_json::Number::from_f64(as_f64(v).unwrap_or(0.0))
+                    .map(serde_json::Value::Number)
+                    .unwrap_or(serde_json::Value::Null)
+            }
+        }
+        ValueKind::String => serde_json::Value::String(v.as_str().unwrap_or_default().to_string()),
+        ValueKind::Bytes => {
+            let b = v.as_bytes().unwrap_or_default();
+            serde_json::Value::String(String::from_utf8_lossy(b).into_owned())
+        }
+        ValueKind::Seq => serde_json::Value::Array(
+            as_list(v)
+                .unwrap_or_default()
+                .iter()
+                .map(|x| to_json_depth(x, depth + 1))
+                .collect::<Result<_, _>>()?,
+        ),
+        ValueKind::Map => {
+            let m = as_map(v).map(|m| m.snapshot()).unwrap_or_default();
+            let mut out = serde_json::Map::new();
+            for (k, x) in m {
+                out.insert(k, to_json_depth(&x, depth + 1)?);
+            }
+            serde_json::Value::Object(out)
+        }
+        _ => serde_json::Value::String(v.to_string()),
+    })
+}
+
+/// A deep copy: maps and lists are duplicated so mutations of the copy do not show in the original.
+pub fn deep_copy(v: &Value) -> Value {
+    deep_copy_depth(v, 0)
+}
+
+fn deep_copy_depth(v: &Value, depth: usize) -> Value {
+    if depth > MAX_DEPTH {
+        return nil();
+    }
+    match v.kind() {
+        ValueKind::Map => match as_map(v) {
+            Some(m) => map_value(
+                m.snapshot()
+                    .into_iter()
+                    .map(|(k, x)| (k, deep_copy_depth(&x, depth + 1)))
+                    .collect(),
+            ),
+            None => v.clone(),
+        },
+        ValueKind::Seq => list_value(
+            as_list(v)
+                .unwrap_or_default()
+                .iter()
+                .map(|x| deep_copy_depth(x, depth + 1))
+                .collect(),
+        ),
+        _ => v.clone(),
+    }
+}
