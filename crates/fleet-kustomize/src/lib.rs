@@ -1,1 +1,64 @@
-//! Kustomize (kustomization.yaml) rendering, natively. Pure.
+//! Kustomize, natively: builds a kustomization over an abstract file tree into Kubernetes objects, matching
+//! `kubectl kustomize` (kustomize v5) output. Pure: no file system, network or process access.
+//!
+//! Entry points: [`build`] (objects) and [`to_yaml_stream`] (the `kubectl kustomize` text). Loading follows
+//! Fleet's restrictions: files only from inside each kustomization's directory, no plugins, no remote bases.
+
+mod build;
+mod config;
+pub mod error;
+pub mod fieldspec;
+pub mod files;
+mod generators;
+mod hash;
+pub mod kustomization;
+mod name_reference;
+mod order;
+mod patches;
+mod replacements;
+mod resmap;
+pub mod resource;
+mod selector;
+mod smp;
+mod transform;
+mod yaml;
+
+use serde_json::Value;
+
+pub use error::{Error, Result};
+pub use files::Files;
+
+/// Build options.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Deepest nesting of kustomizations (bases and components). Default 64.
+    pub max_depth: usize,
+    /// Make a patch whose `target` selects no resource an error. `kubectl kustomize` skips such patches, so the
+    /// default is `false` (repositories that build with kubectl build here); `fleet test` can turn it on to point
+    /// at patches that do nothing.
+    pub strict_patch_targets: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_depth: 64,
+            strict_patch_targets: false,
+        }
+    }
+}
+
+/// Builds the kustomization in directory `dir` (`""` for the tree root) into objects, in output order.
+pub fn build(files: &impl Files, dir: &str, options: &Options) -> Result<Vec<Value>> {
+    let dir = files::join("", dir)
+        .ok_or_else(|| Error::invalid(dir, "the directory is outside the file tree"))?;
+    let (resmap, _) = build::Builder::new(files, options).build(&dir)?;
+    Ok(resmap.items.into_iter().map(|r| r.obj).collect())
+}
+
+/// Whether `dir` holds a kustomization file.
+pub fn has_kustomization(files: &impl Files, dir: &str) -> bool {
+    kustomization::FILE_NAMES
+        .iter()
+        .any(|n| files::join(dir, n).is_some_and(|p| files.read(&p).is_some()))
+}

@@ -1,0 +1,400 @@
+//! The build: loading a kustomization, accumulating its resources (files, bases, components) and generators,
+//! running its transformers in kustomize's order, recursing into bases with cycle detection; then, at the top,
+//! hash suffixes, name-reference fixing and ordering.
+
+use crate::error::{Error, Result};
+use crate::fieldspec::{FieldSpec, NameReference, TransformerConfig, merge_specs};
+use crate::files::{self, Files};
+use crate::generators::{self, Kind};
+use crate::kustomization::{self, Kustomization, Loaded};
+use crate::resmap::ResMap;
+use crate::resource::Resource;
+use crate::transform::{images, metadata, names, replicas};
+use crate::{Options, hash, name_reference, order, patches, replacements};
+
+/// Resolves `entry` against `dir`, refusing paths outside `dir` (Fleet's root-only load restriction).
+pub(crate) fn resolve_in_root(dir: &str, kfile: &str, field: &str, entry: &str) -> Result<String> {
+    let outside = || Error::OutsideRoot {
+        file: kfile.into(),
+        field: field.into(),
+        entry: entry.into(),
+        root: files::display(dir).into(),
+    };
+    let path = files::join(dir, entry).ok_or_else(outside)?;
+    if !files::is_within(dir, &path) {
+        return Err(outside());
+    }
+    Ok(path)
+}
+
+fn is_remote(entry: &str) -> bool {
+    entry.contains("://")
+        || entry.starts_with("git@")
+        || entry.starts_with("github.com/")
+        || entry.starts_with("gitlab.com/")
+        || entry.starts_with("bitbucket.org/")
+}
+
+/// An accumulation: resources and the transformer configuration gathered so far.
+pub(crate) struct Accumulated {
+    pub resmap: ResMap,
+    pub config: TransformerConfig,
+}
+
+pub(crate) struct Builder<'f, F: Files> {
+    pub files: &'f F,
+    pub options: &'f Options,
+    /// Directories being built, outermost first (cycle detection).
+    stack: Vec<String>,
+}
+
+impl<'f, F: Files> Builder<'f, F> {
+    pub fn new(files: &'f F, options: &'f Options) -> Self {
+        Builder {
+            files,
+            options,
+            stack: Vec::new(),
+        }
+    }
+
+    fn enter(&mut self, dir: &str) -> Result<()> {
+        if let Some(pos) = self.stack.iter().position(|d| d == dir) {
+            let mut chain: Vec<&str> = self.stack[pos..]
+                .iter()
+                .map(|d| files::display(d))
+                .collect();
+            chain.push(files::display(dir));
+            return Err(Error::Cycle {
+                chain: chain.join(" -> "),
+            });
+        }
+        if self.stack.len() >= self.options.max_depth {
+            return Err(Error::invalid(
+                files::display(dir),
+                format!(
+                    "kustomizations nest more than {} levels deep",
+                    self.options.max_depth
+                ),
+            ));
+        }
+        self.stack.push(dir.to_string());
+        Ok(())
+    }
+
+    /// Builds the kustomization in `dir` completely (the top level).
+    pub fn build(&mut self, dir: &str) -> Result<(ResMap, Option<kustomization::SortOptions>)> {
+        let loaded = kustomization::load(self.files, dir)?;
+        if loaded.kustomization.is_component() {
+            return Err(Error::invalid(
+                &loaded.file,
+                "this is a Component; build a Kustomization that lists it under `components`",
+            ));
+        }
+        let sort = loaded.kustomization.sort_options.clone();
+        self.enter(dir)?;
+        let mut acc = self.accumulate(dir, &loaded, None)?;
+        self.stack.pop();
+        for r in acc.resmap.items.iter_mut().filter(|r| r.needs_hash) {
+            let name = format!("{}-{}", r.name(), hash::suffix(&r.obj));
+            r.set_name(&name);
+        }
+        name_reference::fix(&mut acc.resmap.items, &acc.config)?;
+        order::sort(&mut acc.resmap.items, sort.as_ref())
+            .map_err(|e| Error::invalid(&loaded.file, e))?;
+        Ok((acc.resmap, sort))
+    }
+
+    /// kustomize's accumulateTarget: `parent` is the accumulation a component adds to.
+    fn accumulate(
+        &mut self,
+        dir: &str,
+        loaded: &Loaded,
+        parent: Option<Accumulated>,
+    ) -> Result<Accumulated> {
+        let k = &loaded.kustomization;
+        let kfile = loaded.file.as_str();
+        reject_unsupported(k, kfile)?;
+        let mut acc = parent.unwrap_or_else(|| Accumulated {
+            resmap: ResMap::default(),
+            config: TransformerConfig::default(),
+        });
+        for entry in &k.resources {
+            self.add_resource(&mut acc, dir, kfile, entry)?;
+        }
+        for entry in &k.components {
+            if is_remote(entry) {
+                return Err(remote(kfile, "components", entry));
+            }
+            let path = files::join(dir, entry).ok_or_else(|| Error::OutsideRoot {
+                file: kfile.into(),
+                field: "components".into(),
+                entry: entry.clone(),
+                root: files::display(dir).into(),
+            })?;
+            if !self.files.is_dir(&path) {
+                return Err(Error::Missing {
+                    file: kfile.into(),
+                    field: "components".into(),
+                    entry: entry.clone(),
+                    resolved: path,
+                });
+            }
+            let sub = kustomization::load(self.files, &path)?;
+            if !sub.kustomization.is_component() {
+                return Err(Error::invalid(
+                    &sub.file,
+                    format!(
+                        "listed under `components` in {kfile} but its kind is not Component; set `kind: Component`"
+                    ),
+                ));
+            }
+            self.enter(&path)?;
+            acc = self.accumulate(&path, &sub, Some(acc))?;
+            self.stack.pop();
+        }
+        self.merge_configurations(&mut acc.config, dir, kfile, k)?;
+        self.generate(&mut acc.resmap, dir, kfile, k)?;
+        self.transform(&mut acc, dir, kfile, k)?;
+        Ok(acc)
+    }
+
+    fn add_resource(
+        &mut self,
+        acc: &mut Accumulated,
+        dir: &str,
+        kfile: &str,
+        entry: &str,
+    ) -> Result<()> {
+        if is_remote(entry) {
+            return Err(remote(kfile, "resources", entry));
+        }
+        let path = files::join(dir, entry).ok_or_else(|| Error::OutsideRoot {
+            file: kfile.into(),
+            field: "resources".into(),
+            entry: entry.into(),
+            root: files::display(dir).into(),
+        })?;
+        if let Some(bytes) = self.files.read(&path) {
+            if !files::is_within(dir, &path) {
+                return Err(Error::OutsideRoot {
+                    file: kfile.into(),
+                    field: "resources".into(),
+                    entry: entry.into(),
+                    root: files::display(dir).into(),
+                });
+            }
+            for obj in crate::yaml::objects(&bytes, &path)? {
+                acc.resmap.append(Resource::new(obj, &path))?;
+            }
+            return Ok(());
+        }
+        if !self.files.is_dir(&path) {
+            return Err(Error::Missing {
+                file: kfile.into(),
+                field: "resources".into(),
+                entry: entry.into(),
+                resolved: path,
+            });
+        }
+        let sub = kustomization::load(self.files, &path)?;
+        if sub.kustomization.is_component() {
+            return Err(Error::invalid(
+                kfile,
+                format!(
+                    "resources entry {entry:?} is a Component; list it under `components` instead"
+                ),
+            ));
+        }
+        self.enter(&path)?;
+        let child = self.accumulate(&path, &sub, None)?;
+        self.stack.pop();
+        acc.resmap.append_all(child.resmap)?;
+        merge_config(&mut acc.config, &child.config);
+        Ok(())
+    }
+
+    fn merge_configurations(
+        &self,
+        cfg: &mut TransformerConfig,
+        dir: &str,
+        kfile: &str,
+        k: &Kustomization,
+    ) -> Result<()> {
+        for entry in &k.configurations {
+            let path = resolve_in_root(dir, kfile, "configurations", entry)?;
+            let bytes = self.files.read(&path).ok_or_else(|| Error::Missing {
+                file: kfile.into(),
+                field: "configurations".into(),
+                entry: entry.clone(),
+                resolved: path.clone(),
+            })?;
+            for doc in crate::yaml::documents(&bytes, &path)? {
+                let extra: crate::config::ConfigFile =
+                    serde_json::from_value(doc).map_err(|e| {
+                        Error::invalid(&path, format!("invalid transformer configuration: {e}"))
+                    })?;
+                extra.merge_into(cfg);
+            }
+        }
+        for entry in &k.crds {
+            let path = resolve_in_root(dir, kfile, "crds", entry)?;
+            let bytes = self.files.read(&path).ok_or_else(|| Error::Missing {
+                file: kfile.into(),
+                field: "crds".into(),
+                entry: entry.clone(),
+                resolved: path.clone(),
+            })?;
+            for doc in crate::yaml::documents(&bytes, &path)? {
+                crate::config::merge_crd_schema(&doc, cfg);
+            }
+        }
+        Ok(())
+    }
+
+    fn generate(&self, m: &mut ResMap, dir: &str, kfile: &str, k: &Kustomization) -> Result<()> {
+        let global = k.generator_options.as_ref();
+        for args in &k.config_map_generator {
+            let r = generators::generate(self.files, dir, kfile, Kind::ConfigMap, args, global)?;
+            m.absorb(r, kfile)?;
+        }
+        for args in &k.secret_generator {
+            let r = generators::generate(self.files, dir, kfile, Kind::Secret, args, global)?;
+            m.absorb(r, kfile)?;
+        }
+        Ok(())
+    }
+
+    fn transform(
+        &self,
+        acc: &mut Accumulated,
+        dir: &str,
+        kfile: &str,
+        k: &Kustomization,
+    ) -> Result<()> {
+        let files = self.files;
+        let m = &mut acc.resmap;
+        let cfg = &acc.config;
+        patches::apply_strategic_merge_list(m, files, dir, kfile, &k.patches_strategic_merge)?;
+        patches::apply_patches(
+            m,
+            files,
+            dir,
+            kfile,
+            "patches",
+            &k.patches,
+            self.options.strict_patch_targets,
+        )?;
+        if let Some(ns) = k.namespace.as_deref().filter(|n| !n.is_empty()) {
+            names::set_namespace(&mut m.items, ns, cfg);
+        }
+        names::add_prefix_suffix(
+            &mut m.items,
+            k.name_prefix.as_deref().unwrap_or(""),
+            k.name_suffix.as_deref().unwrap_or(""),
+            cfg,
+        );
+        for label in &k.labels {
+            let mut specs: Vec<FieldSpec> = label.fields.iter().map(FieldSpec::from).collect();
+            if label.include_selectors {
+                merge_specs(&mut specs, &cfg.common_labels);
+            } else {
+                if label.include_templates {
+                    merge_specs(&mut specs, &cfg.template_labels);
+                }
+                merge_specs(
+                    &mut specs,
+                    &[FieldSpec::new("", "", "", "metadata/labels", true)],
+                );
+            }
+            metadata::add_pairs(&mut m.items, &label.pairs, &specs, kfile)?;
+        }
+        metadata::add_pairs(&mut m.items, &k.common_labels, &cfg.common_labels, kfile)?;
+        metadata::add_pairs(
+            &mut m.items,
+            &k.common_annotations,
+            &cfg.common_annotations,
+            kfile,
+        )?;
+        patches::apply_patches(
+            m,
+            files,
+            dir,
+            kfile,
+            "patchesJson6902",
+            &k.patches_json6902,
+            self.options.strict_patch_targets,
+        )?;
+        for r in &k.replicas {
+            replicas::set_replicas(&mut m.items, r, cfg);
+        }
+        for image in &k.images {
+            images::apply(&mut m.items, image, cfg);
+        }
+        replacements::apply(m, files, dir, kfile, &k.replacements)?;
+        Ok(())
+    }
+}
+
+fn remote(kfile: &str, field: &str, entry: &str) -> Error {
+    Error::invalid(
+        kfile,
+        format!(
+            "{field} entry {entry:?} is a remote URL; remote bases are not supported (Fleet builds offline) — \
+             vendor the files into the repository and refer to them by relative path"
+        ),
+    )
+}
+
+fn reject_unsupported(k: &Kustomization, kfile: &str) -> Result<()> {
+    let unsupported = [
+        (
+            "generators",
+            !k.generators.is_empty(),
+            "generator plugins are disabled, as in Fleet",
+        ),
+        (
+            "transformers",
+            !k.transformers.is_empty(),
+            "transformer plugins are disabled, as in Fleet",
+        ),
+        (
+            "validators",
+            !k.validators.is_empty(),
+            "validator plugins are disabled, as in Fleet",
+        ),
+        (
+            "vars",
+            !k.vars.is_empty(),
+            "vars are not supported; use `replacements`",
+        ),
+        (
+            "buildMetadata",
+            !k.build_metadata.is_empty(),
+            "buildMetadata is not supported",
+        ),
+        (
+            "helmCharts",
+            !k.helm_charts.is_empty() || !k.helm_chart_inflation_generator.is_empty(),
+            "helmCharts is not supported yet (the Helm engine integration is pending)",
+        ),
+    ];
+    for (field, present, why) in unsupported {
+        if present {
+            return Err(Error::invalid(kfile, format!("`{field}`: {why}")));
+        }
+    }
+    Ok(())
+}
+
+fn merge_config(into: &mut TransformerConfig, from: &TransformerConfig) {
+    merge_specs(&mut into.name_prefix, &from.name_prefix);
+    merge_specs(&mut into.namespace, &from.namespace);
+    merge_specs(&mut into.common_labels, &from.common_labels);
+    merge_specs(&mut into.template_labels, &from.template_labels);
+    merge_specs(&mut into.common_annotations, &from.common_annotations);
+    merge_specs(&mut into.images, &from.images);
+    merge_specs(&mut into.replicas, &from.replicas);
+    for row in &from.name_reference {
+        into.add_name_reference(NameReference { ..row.clone() });
+    }
+}

@@ -1,0 +1,138 @@
+//! Extra transformer configuration: `configurations` files (field specs per transformer, name references) and
+//! `crds` OpenAPI definition files (fields marked `x-kubernetes-object-ref-kind` become name references).
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::fieldspec::{FieldSpec, FieldSpecArgs, NameReference, TransformerConfig, merge_specs};
+
+/// A `configurations` file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct ConfigFile {
+    #[serde(default)]
+    pub name_prefix: Vec<FieldSpecArgs>,
+    #[serde(default)]
+    pub name_suffix: Vec<FieldSpecArgs>,
+    #[serde(default)]
+    pub namespace: Vec<FieldSpecArgs>,
+    #[serde(default)]
+    pub common_labels: Vec<FieldSpecArgs>,
+    #[serde(default)]
+    pub template_labels: Vec<FieldSpecArgs>,
+    #[serde(default)]
+    pub common_annotations: Vec<FieldSpecArgs>,
+    #[serde(default)]
+    pub images: Vec<FieldSpecArgs>,
+    #[serde(default)]
+    pub replicas: Vec<FieldSpecArgs>,
+    #[serde(default)]
+    pub name_reference: Vec<NameReferenceArgs>,
+    /// Accepted for compatibility; `vars` themselves are rejected.
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub var_reference: Vec<FieldSpecArgs>,
+}
+
+/// A `nameReference` row of a configurations file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct NameReferenceArgs {
+    #[serde(default)]
+    pub group: String,
+    #[serde(default)]
+    pub version: String,
+    pub kind: String,
+    #[serde(default)]
+    pub field_specs: Vec<FieldSpecArgs>,
+}
+
+fn specs(args: &[FieldSpecArgs]) -> Vec<FieldSpec> {
+    args.iter().map(FieldSpec::from).collect()
+}
+
+impl ConfigFile {
+    /// Adds this file's specs to `cfg`.
+    pub fn merge_into(&self, cfg: &mut TransformerConfig) {
+        merge_specs(&mut cfg.name_prefix, &specs(&self.name_prefix));
+        merge_specs(&mut cfg.name_prefix, &specs(&self.name_suffix));
+        merge_specs(&mut cfg.namespace, &specs(&self.namespace));
+        merge_specs(&mut cfg.common_labels, &specs(&self.common_labels));
+        merge_specs(&mut cfg.template_labels, &specs(&self.template_labels));
+        merge_specs(
+            &mut cfg.common_annotations,
+            &specs(&self.common_annotations),
+        );
+        merge_specs(&mut cfg.images, &specs(&self.images));
+        merge_specs(&mut cfg.replicas, &specs(&self.replicas));
+        for nr in &self.name_reference {
+            cfg.add_name_reference(NameReference {
+                group: nr.group.clone(),
+                version: nr.version.clone(),
+                kind: nr.kind.clone(),
+                field_specs: specs(&nr.field_specs),
+            });
+        }
+    }
+}
+
+/// Reads OpenAPI `definitions` (keys like `example.com/pkg/apis/v1.MyKind`) and turns properties marked with
+/// `x-kubernetes-object-ref-kind` into name references from `MyKind` to the marked kind.
+pub fn merge_crd_schema(doc: &Value, cfg: &mut TransformerConfig) {
+    let Some(defs) = doc.get("definitions").and_then(Value::as_object) else {
+        return;
+    };
+    for (key, def) in defs {
+        let kind = key.rsplit('.').next().unwrap_or(key);
+        let mut found = Vec::new();
+        walk(def, defs, &mut Vec::new(), &mut found, 0);
+        for (path, ref_kind, ref_version) in found {
+            cfg.add_name_reference(NameReference {
+                group: String::new(),
+                version: ref_version,
+                kind: ref_kind,
+                field_specs: vec![FieldSpec::new("", "", kind, &path.join("/"), false)],
+            });
+        }
+    }
+}
+
+fn walk(
+    schema: &Value,
+    defs: &serde_json::Map<String, Value>,
+    path: &mut Vec<String>,
+    found: &mut Vec<(Vec<String>, String, String)>,
+    depth: usize,
+) {
+    if depth > 32 {
+        return;
+    }
+    if let Some(kind) = schema
+        .get("x-kubernetes-object-ref-kind")
+        .and_then(Value::as_str)
+    {
+        let version = schema
+            .get("x-kubernetes-object-ref-api-version")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        found.push((path.clone(), kind.to_string(), version.to_string()));
+    }
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        let name = r.trim_start_matches("#/definitions/");
+        if let Some(def) = defs.get(name) {
+            walk(def, defs, path, found, depth + 1);
+        }
+    }
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (k, v) in props {
+            path.push(k.clone());
+            walk(v, defs, path, found, depth + 1);
+            path.pop();
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        walk(items, defs, path, found, depth + 1);
+    }
+}

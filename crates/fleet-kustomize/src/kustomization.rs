@@ -1,0 +1,423 @@
+//! The kustomization file: its schema (kustomize v5's fields, legacy ones included), finding it in a directory,
+//! and reading it strictly — an unknown field is an error naming the file, line and field, with a suggestion.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::files::{self, Files};
+
+/// The file names kustomize recognizes, in its order.
+pub const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// A parsed kustomization (or component) file.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Kustomization {
+    pub api_version: Option<String>,
+    pub kind: Option<String>,
+    pub metadata: Option<Value>,
+    pub openapi: Option<Value>,
+    #[serde(default)]
+    pub resources: Vec<String>,
+    #[serde(default)]
+    pub bases: Vec<String>,
+    #[serde(default)]
+    pub components: Vec<String>,
+    #[serde(default)]
+    pub crds: Vec<String>,
+    pub namespace: Option<String>,
+    pub name_prefix: Option<String>,
+    pub name_suffix: Option<String>,
+    #[serde(default)]
+    pub common_labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub labels: Vec<Label>,
+    #[serde(default)]
+    pub common_annotations: BTreeMap<String, String>,
+    #[serde(default)]
+    pub images: Vec<Image>,
+    #[serde(default)]
+    pub image_tags: Vec<Image>,
+    #[serde(default)]
+    pub replicas: Vec<Replica>,
+    #[serde(default)]
+    pub patches: Vec<Patch>,
+    #[serde(default)]
+    pub patches_strategic_merge: Vec<String>,
+    #[serde(default)]
+    pub patches_json6902: Vec<Patch>,
+    #[serde(default)]
+    pub config_map_generator: Vec<GeneratorArgs>,
+    #[serde(default)]
+    pub secret_generator: Vec<GeneratorArgs>,
+    pub generator_options: Option<GeneratorOptions>,
+    #[serde(default)]
+    pub replacements: Vec<ReplacementEntry>,
+    pub sort_options: Option<SortOptions>,
+    #[serde(default)]
+    pub helm_charts: Vec<Value>,
+    pub helm_globals: Option<Value>,
+    #[serde(default)]
+    pub helm_chart_inflation_generator: Vec<Value>,
+    #[serde(default)]
+    pub configurations: Vec<String>,
+    #[serde(default)]
+    pub generators: Vec<String>,
+    #[serde(default)]
+    pub transformers: Vec<String>,
+    #[serde(default)]
+    pub validators: Vec<String>,
+    #[serde(default)]
+    pub vars: Vec<Value>,
+    #[serde(default)]
+    pub build_metadata: Vec<String>,
+}
+
+/// One entry of `labels`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Label {
+    #[serde(default)]
+    pub pairs: BTreeMap<String, String>,
+    #[serde(default)]
+    pub include_selectors: bool,
+    #[serde(default)]
+    pub include_templates: bool,
+    #[serde(default)]
+    pub fields: Vec<crate::fieldspec::FieldSpecArgs>,
+}
+
+/// One entry of `images`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Image {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub new_name: String,
+    #[serde(default)]
+    pub new_tag: String,
+    #[serde(default)]
+    pub digest: String,
+    #[serde(default)]
+    pub tag_suffix: String,
+}
+
+/// One entry of `replicas`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Replica {
+    pub name: String,
+    pub count: i64,
+}
+
+/// A resource selector (`target` of a patch, `select`/`reject` of a replacement).
+#[derive(Debug, Default, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Selector {
+    #[serde(default)]
+    pub group: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub namespace: String,
+    #[serde(default)]
+    pub label_selector: String,
+    #[serde(default)]
+    pub annotation_selector: String,
+}
+
+/// One entry of `patches` or `patchesJson6902`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Patch {
+    pub path: Option<String>,
+    pub patch: Option<String>,
+    pub target: Option<Selector>,
+    #[serde(default)]
+    pub options: BTreeMap<String, bool>,
+}
+
+/// One entry of `configMapGenerator` or `secretGenerator`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct GeneratorArgs {
+    #[serde(default)]
+    pub name: String,
+    pub namespace: Option<String>,
+    pub behavior: Option<String>,
+    #[serde(default)]
+    pub files: Vec<String>,
+    #[serde(default)]
+    pub literals: Vec<String>,
+    #[serde(default)]
+    pub envs: Vec<String>,
+    pub env: Option<String>,
+    pub options: Option<GeneratorOptions>,
+    #[serde(rename = "type")]
+    pub secret_type: Option<String>,
+}
+
+/// `generatorOptions`, or a generator's own `options`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct GeneratorOptions {
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub annotations: BTreeMap<String, String>,
+    pub disable_name_suffix_hash: Option<bool>,
+    pub immutable: Option<bool>,
+}
+
+/// One entry of `replacements`: inline, or a `path` to a file of replacements.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct ReplacementEntry {
+    pub path: Option<String>,
+    pub source: Option<SourceSelector>,
+    #[serde(default)]
+    pub targets: Vec<TargetSelector>,
+}
+
+/// Where a replacement's value comes from.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct SourceSelector {
+    #[serde(default)]
+    pub group: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub namespace: String,
+    #[serde(default)]
+    pub field_path: String,
+    pub options: Option<FieldOptions>,
+}
+
+/// Where a replacement's value goes.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct TargetSelector {
+    pub select: Option<Selector>,
+    #[serde(default)]
+    pub reject: Vec<Selector>,
+    #[serde(default)]
+    pub field_paths: Vec<String>,
+    pub options: Option<FieldOptions>,
+}
+
+/// Options of a replacement source or target.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct FieldOptions {
+    #[serde(default)]
+    pub delimiter: String,
+    #[serde(default)]
+    pub index: i64,
+    #[serde(default)]
+    pub encoding: String,
+    #[serde(default)]
+    pub create: bool,
+}
+
+/// `sortOptions`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct SortOptions {
+    #[serde(default)]
+    pub order: String,
+    pub legacy_sort_options: Option<LegacySortOptions>,
+}
+
+/// `sortOptions.legacySortOptions`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct LegacySortOptions {
+    #[serde(default)]
+    pub order_first: Vec<String>,
+    #[serde(default)]
+    pub order_last: Vec<String>,
+}
+
+/// The top-level keys a kustomization may have.
+const KNOWN_FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "openapi",
+    "resources",
+    "bases",
+    "components",
+    "crds",
+    "namespace",
+    "namePrefix",
+    "nameSuffix",
+    "commonLabels",
+    "labels",
+    "commonAnnotations",
+    "images",
+    "imageTags",
+    "replicas",
+    "patches",
+    "patchesStrategicMerge",
+    "patchesJson6902",
+    "configMapGenerator",
+    "secretGenerator",
+    "generatorOptions",
+    "replacements",
+    "sortOptions",
+    "helmCharts",
+    "helmGlobals",
+    "helmChartInflationGenerator",
+    "configurations",
+    "generators",
+    "transformers",
+    "validators",
+    "vars",
+    "buildMetadata",
+];
+
+/// A kustomization read from a directory: its file's path and contents.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The kustomization file's path in the tree.
+    pub file: String,
+    /// Its contents.
+    pub kustomization: Kustomization,
+}
+
+/// Finds and reads the kustomization file of `dir`.
+pub fn load(files: &impl Files, dir: &str) -> Result<Loaded> {
+    let mut found = Vec::new();
+    for name in FILE_NAMES {
+        let path = files::join(dir, name).unwrap_or_else(|| name.to_string());
+        if let Some(bytes) = files.read(&path) {
+            found.push((path, bytes.into_owned()));
+        }
+    }
+    if found.len() > 1 {
+        let names: Vec<&str> = found.iter().map(|(p, _)| files::base_name(p)).collect();
+        return Err(Error::invalid(
+            files::display(dir),
+            format!(
+                "found several kustomization files ({}); keep only one",
+                names.join(", ")
+            ),
+        ));
+    }
+    let Some((file, bytes)) = found.pop() else {
+        return Err(Error::MissingKustomization {
+            dir: files::display(dir).to_string(),
+        });
+    };
+    let kustomization = parse(&bytes, &file)?;
+    Ok(Loaded {
+        file,
+        kustomization,
+    })
+}
+
+/// Reads a kustomization file's contents strictly.
+pub fn parse(bytes: &[u8], file: &str) -> Result<Kustomization> {
+    let text = crate::yaml::utf8(bytes, file)?;
+    let located = fleet_yaml::parse::located(text, file)?;
+    let value = located.value();
+    let map = match value {
+        Value::Null => return Ok(Kustomization::default()),
+        Value::Object(m) => m,
+        _ => {
+            return Err(Error::invalid(
+                file,
+                "a kustomization must be a YAML mapping",
+            ));
+        }
+    };
+    for key in map.keys() {
+        if !KNOWN_FIELDS.contains(&key.as_str()) {
+            let pointer = format!("/{}", key.replace('~', "~0").replace('/', "~1"));
+            let suggestion = KNOWN_FIELDS
+                .iter()
+                .map(|k| (strsim::jaro_winkler(k, key), *k))
+                .filter(|(score, _)| *score > 0.85)
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, k)| format!("; did you mean `{k}`?"))
+                .unwrap_or_else(|| "; remove it".to_string());
+            return Err(Error::Invalid {
+                file: file.to_string(),
+                location: located.location(&pointer),
+                message: format!("unknown field `{key}` in kustomization{suggestion}"),
+            });
+        }
+    }
+    let mut k: Kustomization = serde_json::from_value(value.clone())
+        .map_err(|e| Error::invalid(file, format!("invalid kustomization: {e}")))?;
+    let bases = std::mem::take(&mut k.bases);
+    k.resources.extend(bases);
+    let tags = std::mem::take(&mut k.image_tags);
+    k.images.extend(tags);
+    Ok(k)
+}
+
+impl Kustomization {
+    /// Whether this file is a `Component`.
+    pub fn is_component(&self) -> bool {
+        self.kind.as_deref() == Some("Component")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_field_names_file_line_and_suggestion() {
+        let err = parse(
+            b"resources: [a.yaml]\nnamePrefx: x-\n",
+            "app/kustomization.yaml",
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "app/kustomization.yaml:2:1: unknown field `namePrefx` in kustomization; did you mean `namePrefix`?"
+        );
+    }
+
+    #[test]
+    fn bases_fold_into_resources() {
+        let k = parse(b"bases: [../base]\nresources: [a.yaml]\n", "k").unwrap();
+        assert_eq!(k.resources, vec!["a.yaml", "../base"]);
+    }
+
+    #[test]
+    fn nested_unknown_field_is_an_error() {
+        let err = parse(b"images:\n- name: a\n  newTagg: b\n", "k.yaml").unwrap_err();
+        assert!(err.to_string().contains("newTagg"), "{err}");
+        assert!(err.to_string().starts_with("k.yaml: "), "{err}");
+    }
+}

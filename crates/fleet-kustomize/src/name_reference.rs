@@ -1,0 +1,138 @@
+//! Fixing name references after renames (prefix/suffix, namespace, hash suffixes, patches): every field that
+//! refers to a ConfigMap, Secret, ServiceAccount, Service, PVC, Role… by its old name is pointed at the new name,
+//! choosing the referred-to resource by its previous names and namespace, as kustomize's nameReference does.
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::fieldspec::{NameReference, TransformerConfig, visit};
+use crate::resource::{ResId, Resource};
+
+/// The referred-to candidates of one table row: resources of the row's kind that were renamed.
+struct Candidate {
+    previous: Vec<ResId>,
+    current: ResId,
+}
+
+fn candidates(resources: &[Resource], row: &NameReference) -> Vec<Candidate> {
+    resources
+        .iter()
+        .filter(|r| {
+            !r.previous.is_empty() && r.gvk().selected_by(&row.group, &row.version, &row.kind)
+        })
+        .map(|r| Candidate {
+            previous: r.previous.clone(),
+            current: r.id(),
+        })
+        .collect()
+}
+
+/// The new name (and namespace) for a reference to `old_name` (in `old_ns` when the reference says so) from a
+/// referrer whose id is `referrer`.
+fn choose<'c>(
+    cands: &'c [Candidate],
+    old_name: &str,
+    old_ns: Option<&str>,
+    referrer: &ResId,
+) -> std::result::Result<Option<&'c ResId>, String> {
+    let picked: Vec<&Candidate> = cands
+        .iter()
+        .filter(|c| {
+            c.previous.iter().any(|p| {
+                p.name == old_name
+                    && old_ns.is_none_or(|ns| p.namespace == ns || c.current.namespace == ns)
+            })
+        })
+        .filter(|c| {
+            old_ns.is_some()
+                || referrer.gvk.is_cluster_scoped()
+                || c.current.gvk.is_cluster_scoped()
+                || referrer.ns_equals(&c.current)
+        })
+        .collect();
+    match picked.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(&one.current)),
+        [first, rest @ ..] if rest.iter().all(|c| c.current.name == first.current.name) => {
+            Ok(Some(&first.current))
+        }
+        many => Err(format!(
+            "the reference to {old_name:?} is ambiguous: it could be any of {}",
+            many.iter()
+                .map(|c| c.current.describe())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+fn fix_value(
+    v: &mut Value,
+    cands: &[Candidate],
+    referrer: &ResId,
+) -> std::result::Result<(), String> {
+    match v {
+        Value::String(s) => {
+            if let Some(new) = choose(cands, s, None, referrer)? {
+                *s = new.name.clone();
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                fix_value(item, cands, referrer)?;
+            }
+        }
+        Value::Object(map) => fix_object(map, cands, referrer)?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A `{name, namespace}` reference (RoleBinding subjects, webhook services…). Like kustomize, the subject's
+/// `kind` is not consulted, and the namespace is written whenever the reference is rewritten.
+fn fix_object(
+    map: &mut Map<String, Value>,
+    cands: &[Candidate],
+    referrer: &ResId,
+) -> std::result::Result<(), String> {
+    let Some(name) = map.get("name").and_then(Value::as_str).map(str::to_string) else {
+        return Ok(());
+    };
+    let ns = map
+        .get("namespace")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if let Some(new) = choose(cands, &name, ns.as_deref(), referrer)? {
+        map.insert("name".into(), Value::String(new.name.clone()));
+        if !new.namespace.is_empty() {
+            map.insert("namespace".into(), Value::String(new.namespace.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// Points every configured reference at the current name of what it refers to.
+pub fn fix(resources: &mut [Resource], cfg: &TransformerConfig) -> Result<()> {
+    for row in &cfg.name_reference {
+        let cands = candidates(resources, row);
+        if cands.is_empty() {
+            continue;
+        }
+        for r in resources.iter_mut() {
+            let gvk = r.gvk();
+            let referrer = r.id();
+            for fs in row.field_specs.iter().filter(|fs| fs.applies_to(&gvk)) {
+                visit(&mut r.obj, &fs.path, false, &mut |v| {
+                    fix_value(v, &cands, &referrer)
+                })
+                .map_err(|e| {
+                    Error::invalid(
+                        &r.origin,
+                        format!("{}: {}: {e}", referrer.describe(), fs.path.join(".")),
+                    )
+                })?;
+            }
+        }
+    }
+    Ok(())
+}

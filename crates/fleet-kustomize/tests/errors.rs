@@ -1,0 +1,173 @@
+//! Bad input: every `err-*` fixture (which `kubectl kustomize` also rejects) fails with an error naming the file
+//! and what to fix, snapshotted; hostile inputs fail cleanly rather than panicking.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use fleet_kustomize::{Error, Options, build};
+
+#[test]
+fn error_fixtures_fail_with_clear_messages() {
+    let mut seen = 0;
+    for f in support::fixtures()
+        .into_iter()
+        .filter(|f| f.name.starts_with("err-"))
+    {
+        assert!(
+            f.expected_err.is_some(),
+            "{}: kubectl accepts this case; it is not an error case",
+            f.name
+        );
+        let err = build(&f.files, &f.build_dir, &Options::default()).expect_err(&f.name);
+        insta::assert_snapshot!(f.name.clone(), err.to_string());
+        seen += 1;
+    }
+    assert!(seen >= 8, "only {seen} error fixtures");
+}
+
+fn tree(files: &[(&str, &str)]) -> BTreeMap<String, Vec<u8>> {
+    files
+        .iter()
+        .map(|(p, c)| (p.to_string(), c.as_bytes().to_vec()))
+        .collect()
+}
+
+#[test]
+fn cycle_names_the_chain() {
+    let t = tree(&[
+        ("a/kustomization.yaml", "resources: [../b]\n"),
+        ("b/kustomization.yaml", "resources: [../a]\n"),
+    ]);
+    let err = build(&t, "a", &Options::default()).unwrap_err();
+    assert_eq!(
+        err,
+        Error::Cycle {
+            chain: "a -> b -> a".into()
+        }
+    );
+}
+
+#[test]
+fn self_reference_is_a_cycle() {
+    let t = tree(&[("kustomization.yaml", "resources: [.]\n")]);
+    let err = build(&t, "", &Options::default()).unwrap_err();
+    assert_eq!(
+        err,
+        Error::Cycle {
+            chain: ". -> .".into()
+        }
+    );
+}
+
+#[test]
+fn remote_bases_are_rejected_clearly() {
+    let t = tree(&[(
+        "kustomization.yaml",
+        "resources:\n- https://github.com/example/repo//base?ref=v1\n",
+    )]);
+    let err = build(&t, "", &Options::default()).unwrap_err().to_string();
+    assert!(
+        err.starts_with("kustomization.yaml: resources entry"),
+        "{err}"
+    );
+    assert!(err.contains("remote URL"), "{err}");
+}
+
+#[test]
+fn plugins_are_disabled_as_in_fleet() {
+    let t = tree(&[("kustomization.yaml", "transformers:\n- t.yaml\n")]);
+    let err = build(&t, "", &Options::default()).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "kustomization.yaml: `transformers`: transformer plugins are disabled, as in Fleet"
+    );
+}
+
+#[test]
+fn strict_patch_targets_reports_patches_that_do_nothing() {
+    let t = tree(&[
+        (
+            "kustomization.yaml",
+            "resources: [cm.yaml]\npatches:\n- target: {kind: Deployment}\n  patch: '[]'\n",
+        ),
+        (
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+        ),
+    ]);
+    assert!(build(&t, "", &Options::default()).is_ok());
+    let strict = Options {
+        strict_patch_targets: true,
+        ..Options::default()
+    };
+    let err = build(&t, "", &strict).unwrap_err().to_string();
+    assert!(err.contains("matches no resource"), "{err}");
+    assert!(err.contains("kind=Deployment"), "{err}");
+}
+
+#[test]
+fn hostile_inputs_never_panic() {
+    let cases: &[&[(&str, &str)]] = &[
+        &[("kustomization.yaml", "- a\n- b\n")],
+        &[("kustomization.yaml", "resources: 3\n")],
+        &[
+            ("kustomization.yaml", "resources: [x.yaml]\n"),
+            ("x.yaml", "just a string\n"),
+        ],
+        &[
+            ("kustomization.yaml", "resources: [x.yaml]\n"),
+            ("x.yaml", "kind: List\nitems: [1, 2]\n"),
+        ],
+        &[
+            ("kustomization.yaml", "resources: [x.yaml]\n"),
+            ("x.yaml", "a: &a [*a]\n"),
+        ],
+        &[("kustomization.yaml", "namePrefix: [1]\n")],
+        &[("kustomization.yaml", "patches:\n- patch: '{{{'\n")],
+        &[
+            (
+                "kustomization.yaml",
+                "resources: [x.yaml]\npatches:\n- patch: '[1]'\n  target: {kind: A}\n",
+            ),
+            ("x.yaml", "kind: A\nmetadata: {name: a}\n"),
+        ],
+        &[(
+            "kustomization.yaml",
+            "configMapGenerator:\n- name: c\n  literals: ['=x', 'novalue']\n",
+        )],
+        &[(
+            "kustomization.yaml",
+            "configMapGenerator:\n- name: c\n  files: [../../etc/passwd]\n",
+        )],
+        &[(
+            "kustomization.yaml",
+            "replacements:\n- source: {kind: X}\n  targets: []\n",
+        )],
+        &[("kustomization.yaml", "sortOptions: {order: random}\n")],
+        &[
+            (
+                "kustomization.yaml",
+                "resources: [x.yaml]\npatches:\n- target: {name: '('}\n  patch: '[]'\n",
+            ),
+            ("x.yaml", "kind: A\nmetadata: {name: a}\n"),
+        ],
+        &[
+            ("kustomization.yaml", "components: [c]\n"),
+            ("c/kustomization.yaml", "kind: Kustomization\n"),
+        ],
+        &[("kustomization.yaml", "\u{feff}\u{0}\u{1}")],
+    ];
+    for files in cases {
+        let t = tree(files);
+        let result = std::panic::catch_unwind(|| build(&t, "", &Options::default()));
+        let result = result.unwrap_or_else(|_| panic!("panicked on {files:?}"));
+        assert!(result.is_err(), "accepted {files:?}");
+    }
+    let mut non_utf8 = tree(&[("kustomization.yaml", "resources: [x.yaml]\n")]);
+    non_utf8.insert("x.yaml".into(), vec![0xff, 0xfe, 0x00]);
+    let err = build(&non_utf8, "", &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("x.yaml: not valid UTF-8"), "{err}");
+}
