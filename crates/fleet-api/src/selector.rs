@@ -23,7 +23,7 @@ pub struct LabelSelector {
     pub match_expressions: Vec<LabelSelectorRequirement>,
 }
 
-/// One set-based requirement of a [`LabelSelector`]: `key operator values`.
+/// One set-based requirement of a `LabelSelector`: `key operator values`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct LabelSelectorRequirement {
     /// The label key the requirement applies to.

@@ -1,0 +1,90 @@
+//! CustomResourceDefinitions of every Fleet kind, generated from the Rust types, and their
+//! YAML as committed in `charts/fleet-crd/templates/crds.yaml`.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+};
+use kube::CustomResourceExt;
+
+use crate::{
+    Bundle, BundleDeployment, BundleNamespaceMapping, Cluster, ClusterGroup, ClusterRegistration,
+    ClusterRegistrationToken, Content, GitRepo, GitRepoRestriction,
+};
+
+/// The CRDs of every Fleet kind, sorted by name (as in Fleet's chart).
+pub fn crds() -> Vec<CustomResourceDefinition> {
+    let mut crds = vec![
+        Bundle::crd(),
+        BundleDeployment::crd(),
+        BundleNamespaceMapping::crd(),
+        Cluster::crd(),
+        ClusterGroup::crd(),
+        ClusterRegistration::crd(),
+        ClusterRegistrationToken::crd(),
+        Content::crd(),
+        GitRepo::crd(),
+        GitRepoRestriction::crd(),
+    ];
+    for crd in &mut crds {
+        finish(crd);
+    }
+    crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    crds
+}
+
+/// Brings a derived CRD in line with Fleet's: `listKind` set, and no schema `default`s (Fleet
+/// declares none, and the apiserver would otherwise write them into stored objects).
+fn finish(crd: &mut CustomResourceDefinition) {
+    let names = &mut crd.spec.names;
+    names.list_kind = Some(format!("{}List", names.kind));
+    for version in &mut crd.spec.versions {
+        if let Some(schema) = version
+            .schema
+            .as_mut()
+            .and_then(|validation| validation.open_api_v3_schema.as_mut())
+        {
+            strip_defaults(schema);
+        }
+    }
+}
+
+/// Removes `default` from a schema and every schema nested in it.
+fn strip_defaults(schema: &mut JSONSchemaProps) {
+    schema.default = None;
+    for property in schema
+        .properties
+        .iter_mut()
+        .flat_map(|map| map.values_mut())
+    {
+        strip_defaults(property);
+    }
+    if let Some(JSONSchemaPropsOrArray::Schema(items)) = schema.items.as_mut() {
+        strip_defaults(items);
+    }
+    if let Some(JSONSchemaPropsOrArray::Schemas(items)) = schema.items.as_mut() {
+        items.iter_mut().for_each(strip_defaults);
+    }
+    if let Some(JSONSchemaPropsOrBool::Schema(additional)) = schema.additional_properties.as_mut() {
+        strip_defaults(additional);
+    }
+}
+
+/// Header of the generated CRD file.
+const HEADER: &str =
+    "# Generated from the fleet-api Rust types; do not edit. Regenerate with `make crds`.\n";
+
+/// All CRDs as one multi-document YAML stream, deterministic from run to run.
+pub fn crds_yaml() -> String {
+    let mut yaml = String::from(HEADER);
+    for crd in crds() {
+        yaml.push_str("---\n");
+        // Serializing a typed CRD to YAML cannot fail: every value is a string, number,
+        // boolean, sequence or string-keyed mapping.
+        let document = serde_saphyr::to_string(&crd).expect("a CRD always serializes to YAML");
+        yaml.push_str(&document);
+        if !yaml.ends_with('\n') {
+            yaml.push('\n');
+        }
+    }
+    yaml
+}

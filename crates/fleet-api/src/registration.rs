@@ -1,0 +1,80 @@
+//! Cluster registration: ClusterRegistrationToken (a credential agents use to register) and
+//! ClusterRegistration (an agent's request to join, granted by the controller).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::omit::is_false;
+
+/// ClusterRegistrationToken spec.
+#[derive(
+    CustomResource, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema,
+)]
+#[kube(
+    group = "fleet.cattle.io",
+    version = "v1alpha1",
+    kind = "ClusterRegistrationToken",
+    namespaced,
+    status = "ClusterRegistrationTokenStatus",
+    doc = "A Fleet ClusterRegistrationToken: a credential that lets agents register clusters into a namespace, optionally expiring.",
+    printcolumn = r#"{"name":"Secret-Name","type":"string","jsonPath":".status.secretName"}"#
+)]
+pub struct ClusterRegistrationTokenSpec {
+    /// Time to live (Go duration, e.g. `12h`); the token is deleted when it expires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 32))]
+    pub ttl: Option<String>,
+}
+
+/// Observed state of a ClusterRegistrationToken.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterRegistrationTokenStatus {
+    /// When the token expires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<Time>,
+    /// Secret holding the agent's registration values.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub secret_name: String,
+}
+
+/// ClusterRegistration spec, written by an agent (`generateName: request-`).
+#[derive(
+    CustomResource, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema,
+)]
+#[kube(
+    group = "fleet.cattle.io",
+    version = "v1alpha1",
+    kind = "ClusterRegistration",
+    namespaced,
+    status = "ClusterRegistrationStatus",
+    doc = "A Fleet ClusterRegistration: an agent's request to register its cluster, granted by the controller."
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterRegistrationSpec {
+    /// Identity of the cluster.
+    #[serde(default, rename = "clientID", skip_serializing_if = "String::is_empty")]
+    pub client_id: String,
+    /// Random string chosen by the agent; part of the registration secret's name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub client_random: String,
+    /// Labels copied onto the Cluster.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cluster_labels: BTreeMap<String, String>,
+}
+
+/// Observed state of a ClusterRegistration.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterRegistrationStatus {
+    /// The Cluster this registration resolved to.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cluster_name: String,
+    /// Credentials were granted.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub granted: bool,
+}
