@@ -14,6 +14,8 @@ pub mod intstr;
 pub mod mapping;
 pub mod matcher;
 pub mod model;
+pub mod placement;
+pub mod quantity;
 pub mod restrictions;
 pub mod rollout;
 pub mod selector;

@@ -1,0 +1,139 @@
+//! The placement scheduler: optional policy-based selection among the clusters Fleet targeting
+//! already allows (KubeFleet's PickAll / PickFixed / PickN with affinity, topology spread, taints
+//! and tolerations; OCM's `NoSelect` taints with `tolerationSeconds`). Without a placement block,
+//! behaviour is exactly Fleet's: this module is not called.
+//!
+//! [`schedule`] is one pure scheduling decision: from the policy, the candidate clusters, the
+//! existing placements and the time, it returns the clusters to place on (with scores and why),
+//! the existing placements to remove (with why), up to 20 unselected clusters with reasons, the
+//! `Scheduled` condition, and when to look again (a toleration running out). Stages, in order:
+//! [`filter`] (required affinity, eligibility), [`taint`], [`spread`], [`score`], [`pick`],
+//! [`status`]. The rollout budget for placed bundles is in [`budget`].
+//!
+//! Stability: placements made under the current policy stay when labels, taints, health or
+//! scores change ("IgnoredDuringExecution"), unless a `NoSelect` taint is no longer tolerated;
+//! scale-out only adds; scale-in removes not-yet-rolled-out placements first, then the lowest
+//! scores; after a policy change, existing placements win ties (the existing-placement bonus).
+
+pub mod budget;
+pub mod filter;
+pub mod pick;
+pub mod policy;
+pub mod score;
+pub mod spread;
+pub mod status;
+pub mod taint;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::TargetError;
+use crate::model::{ClusterInfo, ClusterKey, UnixSeconds};
+
+pub use filter::EligibilityConfig;
+pub use policy::{PlacementPolicy, PlacementType};
+pub use score::ClusterScore;
+pub use status::{ScheduledCondition, Unselected, UnselectedReason};
+
+/// The lifecycle state of an existing placement (a BundleDeployment the scheduler made).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum PlacementState {
+    /// Chosen but not rolled out yet.
+    Scheduled,
+    /// Rolled out.
+    Bound,
+    /// Marked for removal but not removed yet; picking its cluster again restores it.
+    Unscheduled,
+}
+
+/// A placement that exists before this scheduling decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExistingPlacement {
+    pub cluster: ClusterKey,
+    pub state: PlacementState,
+    /// Made under an older policy (see [`scheduling_fingerprint`]).
+    #[serde(default)]
+    pub obsolete: bool,
+    /// The score recorded when it was made.
+    #[serde(default)]
+    pub score: Option<ClusterScore>,
+}
+
+/// Everything one scheduling decision reads.
+#[derive(Debug, Clone)]
+pub struct ScheduleInput<'a> {
+    pub policy: &'a PlacementPolicy,
+    /// The clusters Fleet targeting allows (their properties define sorter ranges and spread
+    /// domains, ineligible ones included).
+    pub candidates: &'a [&'a ClusterInfo],
+    pub existing: &'a [ExistingPlacement],
+    pub now: UnixSeconds,
+    pub eligibility: EligibilityConfig,
+}
+
+/// How a selected cluster came to be selected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// A new placement.
+    New,
+    /// An existing placement under the current policy, kept.
+    Kept,
+    /// An existing placement (older policy, or unscheduled) picked again; it keeps its state
+    /// (an unscheduled one goes back to the state it had before).
+    Reselected(PlacementState),
+}
+
+/// A selected cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub cluster: ClusterKey,
+    pub origin: Origin,
+    /// The score it was picked with (recorded score for kept placements; `None` when unknown
+    /// or for PickFixed).
+    pub score: Option<ClusterScore>,
+}
+
+/// An existing placement to remove.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removal {
+    pub cluster: ClusterKey,
+    pub state: PlacementState,
+    pub reason: String,
+}
+
+/// The result of one scheduling decision. Lists are deterministic: `selected` and `removed`
+/// sorted by cluster key, `unselected` in the order described in [`status`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduleResult {
+    pub selected: Vec<Decision>,
+    pub removed: Vec<Removal>,
+    pub unselected: Vec<Unselected>,
+    pub condition: ScheduledCondition,
+    /// Schedule again at this time (a toleration stops covering a `NoSelect` taint).
+    pub requeue_at: Option<UnixSeconds>,
+    /// E.g. expired custom scores that a sorter or selector refers to.
+    pub warnings: Vec<String>,
+}
+
+/// The part of a policy whose change makes existing placements obsolete: everything except
+/// `numberOfClusters` and `strategy` (changing N rescales without re-placing, as in KubeFleet).
+/// Callers store it (or a hash of it) with each placement.
+pub fn scheduling_fingerprint(policy: &PlacementPolicy) -> String {
+    let mut p = policy.clone();
+    p.number_of_clusters = None;
+    p.strategy = None;
+    serde_json::to_string(&p).unwrap_or_default()
+}
+
+/// Runs one scheduling decision.
+pub fn schedule(input: &ScheduleInput<'_>) -> Result<ScheduleResult, TargetError> {
+    input.policy.validate()?;
+    let mut result = pick::run(input);
+    result.selected.sort_by(|a, b| a.cluster.cmp(&b.cluster));
+    result.removed.sort_by(|a, b| a.cluster.cmp(&b.cluster));
+    result.warnings = status::expired_score_warnings(input);
+    Ok(result)
+}
+
+#[cfg(test)]
+mod scenarios;
