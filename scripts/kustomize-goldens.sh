@@ -25,7 +25,7 @@ for case_dir in "$root"/testdata/kustomize/*/; do
     ok=$((ok + 1))
   else
     # Keep the message, without the absolute paths of this machine.
-    sed "s#$case_dir/input/##g; s#$case_dir/input##g" "$case_dir/.stderr" > "$case_dir/expected.err"
+    sed -E "s#$case_dir/input/##g; s#$case_dir/input##g; s#0x[0-9a-f]+#0x…#g" "$case_dir/.stderr" > "$case_dir/expected.err"
     failed=$((failed + 1))
   fi
   rm -f "$case_dir/.stderr"

@@ -329,10 +329,10 @@ const ANNOTATIONS: &[Row] = &[
     ),
 ];
 
+/// kustomize's table also lists `subjects[]/namespace` of (Cluster)RoleBindings, but its namespace filter drops
+/// those rows and only sets the namespace of subjects named `default` (see `transform::names`).
 const NAMESPACE: &[Row] = &[
     ("", "", "Namespace", "metadata/name", true),
-    ("", "", "RoleBinding", "subjects[]/namespace", false),
-    ("", "", "ClusterRoleBinding", "subjects[]/namespace", false),
     (
         "apiregistration.k8s.io",
         "",

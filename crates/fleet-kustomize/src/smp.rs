@@ -1,9 +1,7 @@
-//! The one place this crate applies a strategic merge patch to a resource. The algorithm itself belongs to
-//! `fleet_yaml::patch` (shared with bundle overlays and the API server).
-//!
-//! Until `fleet_yaml::patch::strategic` lands, lists are replaced as an RFC 7386 merge patch would (no merge
-//! keys, no `$setElementOrder`/`$retainKeys`); a top-level `$patch: delete` removes the resource and
-//! `$patch: replace` replaces it, as kustomize does.
+//! The one place this crate applies a strategic merge patch to a resource. The algorithm (merge keys, `$patch`,
+//! `$setElementOrder`, `$retainKeys`, `$deleteFromPrimitiveList`) belongs to `fleet_yaml::patch::strategic`,
+//! shared with bundle overlays and the API server; here only the resource-level directives kustomize adds:
+//! a top-level `$patch: delete` removes the resource and `$patch: replace` replaces it.
 
 use serde_json::Value;
 
@@ -21,7 +19,7 @@ pub fn apply(doc: &Value, patch: &Value) -> Result<Option<Value>, String> {
         Some("merge") | None => {}
         Some(other) => return Err(format!("unknown $patch directive {other:?}")),
     }
-    let mut out = doc.clone();
-    fleet_yaml::patch::merge_patch::apply(&mut out, patch);
-    Ok(Some(out))
+    fleet_yaml::patch::strategic::apply_to_object(doc, patch)
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
