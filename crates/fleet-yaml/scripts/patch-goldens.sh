@@ -3,6 +3,7 @@
 #
 # For every case directory testdata/patch/<case>/ holding object.yaml, patch.yaml and type, writes expected.json
 # (the patched object as kubectl prints it) or, when kubectl refuses the patch, expected-error.txt (its message).
+# Member order is not kept: kubectl prints members sorted, and so does kustomize.
 # type is one of:
 #   strategic | merge | json   kubectl patch --local --type <type>   (strategic works for built-in kinds only)
 #   kustomize                  kubectl kustomize with patch.yaml as a `patches:` entry (strategic merge as

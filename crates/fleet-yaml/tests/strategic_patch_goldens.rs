@@ -26,7 +26,9 @@ fn run_case(dir: &Path) -> Result<Value, PatchError> {
     let object = read_yaml(&dir.join("object.yaml"));
     let patch = read_yaml(&dir.join("patch.yaml"));
     match kind.trim() {
-        "strategic" | "kustomize" => strategic::apply_to_object(&object, &patch),
+        "strategic" => strategic::apply_to_object(&object, &patch),
+        "kustomize" => strategic::kustomize::apply_to_object(&object, &patch)
+            .map(|patched| patched.unwrap_or(Value::Null)),
         "merge" => {
             let mut doc = object;
             merge_patch::apply(&mut doc, &patch);

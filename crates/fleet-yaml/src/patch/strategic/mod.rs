@@ -7,12 +7,16 @@
 //! (kubectl prints members sorted, as Go maps serialize; our consumers write YAML for people, so we keep the
 //! author's order). List order follows Kubernetes exactly.
 //!
+//! [`apply`] is kube-apiserver's and `kubectl patch`'s algorithm (k8s.io/apimachinery); [`kustomize::apply`] is
+//! kustomize's (kyaml), whose list order and directive support differ.
+//!
 //! Differences from Kubernetes, by design: fields our schema does not declare are merged like a JSON merge patch
 //! (maps merge, lists are replaced) where Kubernetes' typed patcher would refuse a field unknown to its Go struct.
 
 mod builtin;
 mod diff;
 mod directives;
+pub mod kustomize;
 mod merge;
 mod openapi;
 mod order;

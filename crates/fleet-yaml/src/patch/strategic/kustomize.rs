@@ -1,0 +1,472 @@
+//! Strategic merge as kustomize applies it (kyaml `merge2`, which `kubectl kustomize` runs for `patches` and
+//! `patchesStrategicMerge`), which differs from kube-apiserver's algorithm in [`super::apply`]:
+//!
+//! - merged lists put the patch's items first, in patch order, then the items only the original has;
+//! - `$patch: delete` on a map removes the field; `$patch: merge` is accepted; a list item that is exactly
+//!   `{$patch: replace | delete | merge}` is a directive for the whole list;
+//! - `$retainKeys`, `$setElementOrder/…` and `$deleteFromPrimitiveList/…` are not understood: they stay in the
+//!   result as ordinary fields, as kustomize leaves them;
+//! - a `replace` field strategy is not honoured (maps always merge);
+//! - a value whose type differs from the original's is an error ("wrong node kind");
+//! - members a patch adds to an existing map are appended in sorted order, new subtrees keep the patch's order
+//!   (kustomize prints every map sorted in the end, so only in-process consumers see this order);
+//! - a patch item lacking the merge key removes every original item that has the key (kyaml does this);
+//! - nulls and directives inside lists that are replaced (not merged) are kept as written.
+//!
+//! Lists kustomize merges by several keys (container and service `ports`, `topologySpreadConstraints`) are merged
+//! here by their single `patchMergeKey`; kustomize's results for those differ when patch items omit `protocol` or
+//! `whenUnsatisfiable`.
+
+use serde_json::{Map, Value};
+
+use super::directives::PATCH;
+use super::path::Path;
+use super::schema::{Field, MergeSchema, Strategy, field_of};
+use crate::patch::PatchError;
+
+/// Applies `patch` to `original` as kustomize does and returns the result, or `None` when the patch deletes the
+/// whole object (`$patch: delete` at the top). Both must be JSON objects.
+pub fn apply(
+    original: &Value,
+    patch: &Value,
+    schema: &dyn MergeSchema,
+) -> Result<Option<Value>, PatchError> {
+    let root = Path::root();
+    if !original.is_object() {
+        return Err(root.error("the document to patch must be a JSON object"));
+    }
+    if !patch.is_object() {
+        return Err(root.error("a strategic merge patch must be a JSON object"));
+    }
+    merge_value(
+        Some(original.clone()),
+        Some(patch.clone()),
+        schema,
+        Strategy::Default,
+        None,
+        &root,
+    )
+}
+
+/// [`apply`] with the schema of the object's kind: the built-in table for built-in kinds, none for custom
+/// resources (whose lists kustomize then replaces).
+pub fn apply_to_object(original: &Value, patch: &Value) -> Result<Option<Value>, PatchError> {
+    let api_version = original
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let kind = original
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    match super::builtin_schema_for(api_version, kind) {
+        Some(schema) => apply(original, patch, schema),
+        None => apply(original, patch, &super::Schemaless),
+    }
+}
+
+/// Merges one node: `dest` from the original, `patch` from the patch; `None` means absent (or cleared).
+fn merge_value(
+    dest: Option<Value>,
+    patch: Option<Value>,
+    schema: &dyn MergeSchema,
+    strategy: Strategy,
+    merge_key: Option<&str>,
+    path: &Path<'_>,
+) -> Result<Option<Value>, PatchError> {
+    path.check_depth()?;
+    let dest = dest.filter(|value| !value.is_null());
+    let kind_of = |value: &Value| match value {
+        Value::Object(_) => "MappingNode",
+        Value::Array(_) => "SequenceNode",
+        _ => "ScalarNode",
+    };
+    if let (Some(dest_value), Some(patch_value)) = (&dest, &patch)
+        && !patch_value.is_null()
+        && kind_of(dest_value) != kind_of(patch_value)
+    {
+        return Err(path.error(format!(
+            "wrong node kind: expected {} but got {}",
+            kind_of(dest_value),
+            kind_of(patch_value)
+        )));
+    }
+    let model = dest
+        .as_ref()
+        .or(patch.as_ref().filter(|value| !value.is_null()));
+    match model {
+        None => Ok(None),
+        Some(Value::Object(_)) => merge_map(dest, patch, schema, path),
+        Some(Value::Array(_)) if strategy == Strategy::Merge => {
+            merge_list(dest, patch, schema, merge_key, path)
+        }
+        // Scalars and lists merged as a whole: the patch wins, null clears, absence keeps.
+        Some(_) => Ok(match patch {
+            Some(Value::Null) => None,
+            Some(value) => Some(value),
+            None => dest,
+        }),
+    }
+}
+
+fn merge_map(
+    dest: Option<Value>,
+    patch: Option<Value>,
+    schema: &dyn MergeSchema,
+    path: &Path<'_>,
+) -> Result<Option<Value>, PatchError> {
+    let mut patch = match patch {
+        None => return Ok(dest),
+        Some(Value::Null) => return Ok(None),
+        Some(Value::Object(patch)) => patch,
+        Some(_) => return Err(path.error("wrong node kind: expected MappingNode")),
+    };
+    let directive = take_directive(&mut patch, dest.is_some(), path)?;
+    let dest = match (dest, directive) {
+        (_, Directive::Delete) => return Ok(None),
+        (Some(Value::Object(dest)), Directive::Merge) => dest,
+        // Added maps and `$patch: replace` take the patch, then normalize it against itself.
+        _ => patch.clone(),
+    };
+    let mut result = dest;
+    let mut names: Vec<String> = result.keys().chain(patch.keys()).cloned().collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        let Some(patch_value) = patch.remove(&name) else {
+            continue;
+        };
+        let field = field_of(schema, &name);
+        let field_path = path.field(&name);
+        let merged = merge_field(result.get(&name).cloned(), patch_value, field, &field_path)?;
+        match merged {
+            Some(value) if !value.is_null() => {
+                result.insert(name, value);
+            }
+            _ => {
+                result.shift_remove(&name);
+            }
+        }
+    }
+    Ok(Some(Value::Object(result)))
+}
+
+fn merge_field(
+    dest: Option<Value>,
+    patch: Value,
+    field: Field<'_>,
+    path: &Path<'_>,
+) -> Result<Option<Value>, PatchError> {
+    merge_value(
+        dest,
+        Some(patch),
+        field.schema,
+        field.meta.strategy,
+        field.meta.merge_key,
+        path,
+    )
+}
+
+/// What a `$patch` member asks of a map.
+enum Directive {
+    Merge,
+    Replace,
+    Delete,
+}
+
+fn take_directive(
+    patch: &mut Map<String, Value>,
+    dest_exists: bool,
+    path: &Path<'_>,
+) -> Result<Directive, PatchError> {
+    let directive = match patch.get(PATCH).map(|value| value.as_str()) {
+        None => return Ok(Directive::Merge),
+        Some(Some("delete")) => Directive::Delete,
+        Some(Some("replace")) => Directive::Replace,
+        Some(Some("merge")) => Directive::Merge,
+        // kyaml ignores an unknown directive on a map it adds, and rejects it on a map it merges.
+        Some(_) if !dest_exists => return Ok(Directive::Merge),
+        Some(other) => {
+            return Err(path.error(format!(
+                "unknown patch strategy '{}'",
+                other.unwrap_or_default()
+            )));
+        }
+    };
+    patch.shift_remove(PATCH);
+    Ok(directive)
+}
+
+fn merge_list(
+    dest: Option<Value>,
+    patch: Option<Value>,
+    schema: &dyn MergeSchema,
+    merge_key: Option<&str>,
+    path: &Path<'_>,
+) -> Result<Option<Value>, PatchError> {
+    let mut patch = match patch {
+        None => return Ok(dest),
+        Some(Value::Null) => return Ok(None),
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err(path.error("wrong node kind: expected SequenceNode")),
+    };
+    let dest = match (dest, take_list_directive(&mut patch, path)?) {
+        (_, Directive::Delete) => return Ok(None),
+        (Some(Value::Array(dest)), Directive::Merge) => dest,
+        _ => patch.clone(),
+    };
+    let merged = match merge_key {
+        Some(key) => merge_keyed_items(dest, &patch, key, schema, path)?,
+        None => merge_primitives(dest, &patch),
+    };
+    Ok(Some(Value::Array(merged)))
+}
+
+/// A list item that is exactly `{$patch: …}` directs the whole list; it is removed from the patch.
+fn take_list_directive(patch: &mut Vec<Value>, path: &Path<'_>) -> Result<Directive, PatchError> {
+    let position = patch.iter().position(|item| {
+        item.as_object()
+            .is_some_and(|map| map.len() == 1 && map.contains_key(PATCH))
+    });
+    let Some(position) = position else {
+        return Ok(Directive::Merge);
+    };
+    let directive = match patch[position].get(PATCH).and_then(Value::as_str) {
+        Some("delete") => Directive::Delete,
+        Some("replace") => Directive::Replace,
+        Some("merge") => Directive::Merge,
+        other => {
+            return Err(path.error(format!(
+                "unknown patch strategy '{}'",
+                other.unwrap_or_default()
+            )));
+        }
+    };
+    patch.remove(position);
+    Ok(directive)
+}
+
+/// The text of a scalar as kyaml compares it; missing and null are empty.
+fn scalar_text(value: Option<&Value>) -> String {
+    match value {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn is_empty_item(item: &Value) -> bool {
+    item.is_null() || item.as_object().is_some_and(Map::is_empty)
+}
+
+/// Whether `item` is the one a kyaml element setter for `key` = `id` matches: with an empty `id`, any item that
+/// has the key at all.
+fn matches(item: &Value, key: &str, id: &str) -> bool {
+    match item.get(key) {
+        None => false,
+        Some(_) if id.is_empty() => true,
+        Some(value) => scalar_text(Some(value)) == id,
+    }
+}
+
+/// Replaces every item of `list` matching `key` = `id` with `element`, or appends it; drops empty items.
+fn set_element(list: &mut Vec<Value>, element: Value, key: &str, id: &str) {
+    list.retain(|item| !is_empty_item(item));
+    let mut found = false;
+    for item in list.iter_mut() {
+        if item.is_object() && matches(item, key, id) {
+            *item = element.clone();
+            found = true;
+        }
+    }
+    if !found {
+        list.push(element);
+    }
+}
+
+fn merge_keyed_items(
+    mut dest: Vec<Value>,
+    patch: &[Value],
+    key: &str,
+    item_schema: &dyn MergeSchema,
+    path: &Path<'_>,
+) -> Result<Vec<Value>, PatchError> {
+    let mut ids: Vec<String> = Vec::new();
+    for item in patch.iter().chain(dest.iter()) {
+        let id = scalar_text(item.get(key));
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    let find = |list: &[Value], id: &str| {
+        list.iter().position(|item| {
+            item.get(key)
+                .is_some_and(|value| scalar_text(Some(value)) == id)
+        })
+    };
+    let mut added: Vec<Value> = Vec::new();
+    for id in &ids {
+        let dest_index = find(&dest, id);
+        let patch_item = find(patch, id).map(|i| patch[i].clone());
+        let id_value = Value::String(id.clone());
+        let item_path = path.item(key, &id_value);
+        let dest_item = dest_index.map(|i| dest[i].clone());
+        let merged = merge_value(
+            dest_item,
+            patch_item,
+            item_schema,
+            Strategy::Default,
+            None,
+            &item_path,
+        )?;
+        match merged {
+            Some(item) if !is_empty_item(&item) => {
+                let mut item = item;
+                if let Value::Object(map) = &mut item
+                    && !map.contains_key(key)
+                {
+                    map.insert(key.to_owned(), id_value.clone());
+                }
+                if let Some(index) = dest_index {
+                    dest[index] = item.clone();
+                }
+                set_element(&mut added, item, key, id);
+            }
+            _ => {
+                let removed = |item: &Value| {
+                    is_empty_item(item) || (item.is_object() && matches(item, key, id))
+                };
+                dest.retain(|item| !removed(item));
+            }
+        }
+    }
+    for _ in &ids {
+        for item in &dest {
+            match item.get(key) {
+                None => added.push(item.clone()),
+                Some(value) => {
+                    set_element(&mut added, item.clone(), key, &scalar_text(Some(value)))
+                }
+            }
+        }
+    }
+    Ok(added)
+}
+
+fn merge_primitives(dest: Vec<Value>, patch: &[Value]) -> Vec<Value> {
+    let mut merged: Vec<Value> = Vec::new();
+    for item in patch.iter().chain(dest.iter()) {
+        if item.is_null() {
+            continue;
+        }
+        let text = scalar_text(Some(item));
+        if !merged.iter().any(|seen| scalar_text(Some(seen)) == text) {
+            let from_patch = patch
+                .iter()
+                .find(|candidate| scalar_text(Some(candidate)) == text);
+            merged.push(from_patch.unwrap_or(item).clone());
+        }
+    }
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patch::strategic::{Schemaless, builtin_schema_for};
+    use serde_json::json;
+
+    fn deployment_schema() -> &'static dyn MergeSchema {
+        builtin_schema_for("apps/v1", "Deployment").unwrap()
+    }
+
+    fn containers(list: Value) -> Value {
+        json!({"spec": {"template": {"spec": {"containers": list}}}})
+    }
+
+    #[test]
+    fn patch_items_come_first_then_original_only_items() {
+        let original = containers(json!([{"name": "a", "image": "1"}, {"name": "b"}]));
+        let patch = containers(json!([{"name": "b", "image": "2"}, {"name": "c"}]));
+        let out = apply(&original, &patch, deployment_schema())
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            out,
+            containers(
+                json!([{"name": "b", "image": "2"}, {"name": "c"}, {"name": "a", "image": "1"}])
+            )
+        );
+    }
+
+    #[test]
+    fn map_directives_follow_kustomize() {
+        let original = json!({"spec": {"m": {"a": 1}, "n": {"b": 1}}});
+        let out = apply(
+            &original,
+            &json!({"spec": {"m": {"$patch": "delete"}, "n": {"$patch": "merge", "c": 2}}}),
+            &Schemaless,
+        );
+        assert_eq!(
+            out.unwrap().unwrap(),
+            json!({"spec": {"n": {"b": 1, "c": 2}}})
+        );
+        assert_eq!(
+            apply(&original, &json!({"$patch": "delete"}), &Schemaless).unwrap(),
+            None
+        );
+        let err = apply(
+            &original,
+            &json!({"spec": {"m": {"$patch": "frob"}}}),
+            &Schemaless,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "strategic merge patch at spec.m: unknown patch strategy 'frob'"
+        );
+    }
+
+    #[test]
+    fn new_members_are_appended_sorted_and_type_changes_fail() {
+        let out = apply(
+            &json!({"z": 1, "m": {"k": 1}}),
+            &json!({"m": {"y": 1, "b": 2}, "a": 0}),
+            &Schemaless,
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::to_string(&out.unwrap()).unwrap(),
+            r#"{"z":1,"m":{"k":1,"b":2,"y":1},"a":0}"#
+        );
+        let err = apply(&json!({"m": {"k": 1}}), &json!({"m": [1]}), &Schemaless).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "strategic merge patch at m: wrong node kind: expected MappingNode but got SequenceNode"
+        );
+    }
+
+    #[test]
+    fn primitive_merge_lists_put_patch_values_first() {
+        let schema = builtin_schema_for("v1", "ConfigMap").unwrap();
+        let out = apply(
+            &json!({"metadata": {"finalizers": ["a", "b"]}}),
+            &json!({"metadata": {"finalizers": ["b", "c"]}}),
+            schema,
+        );
+        assert_eq!(
+            out.unwrap().unwrap(),
+            json!({"metadata": {"finalizers": ["b", "c", "a"]}})
+        );
+    }
+
+    #[test]
+    fn list_level_replace_directive() {
+        let original = containers(json!([{"name": "a"}]));
+        let patch = containers(json!([{"$patch": "replace"}, {"name": "z"}]));
+        let out = apply(&original, &patch, deployment_schema())
+            .unwrap()
+            .unwrap();
+        assert_eq!(out, containers(json!([{"name": "z"}])));
+    }
+}
