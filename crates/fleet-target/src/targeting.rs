@@ -131,6 +131,21 @@ pub fn default_git_target() -> GitTarget {
     }
 }
 
+/// Fleet's `determineIsCustomization`: an explicit `source` decides; otherwise, with
+/// restrictions, the first `customizations` targets are customizations; without restrictions
+/// (CLI-made bundles) none is.
+pub fn is_customization(
+    source: Option<&str>,
+    index: usize,
+    customizations: usize,
+    restrictions: usize,
+) -> bool {
+    match source {
+        Some(source) if !source.is_empty() => source == SOURCE_CUSTOMIZATION,
+        _ => restrictions > 0 && index < customizations,
+    }
+}
+
 struct Prepared<'a> {
     target: &'a BundleTarget,
     customization: bool,
@@ -156,10 +171,12 @@ impl TargetingBundle {
             .enumerate()
             .map(|(i, target)| Prepared {
                 target,
-                customization: match target.source.as_deref() {
-                    Some(source) if !source.is_empty() => source == SOURCE_CUSTOMIZATION,
-                    _ => restrictions > 0 && i < customizations,
-                },
+                customization: is_customization(
+                    target.source.as_deref(),
+                    i,
+                    customizations,
+                    restrictions,
+                ),
             })
             .collect()
     }
@@ -184,6 +201,17 @@ impl TargetingBundle {
     }
 }
 
+/// What targeting decides for one cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClusterOutcome {
+    /// No target matches (or a restriction excludes it).
+    NotTargeted,
+    /// A target matches but `doNotDeploy` applies.
+    Skipped(String),
+    /// The cluster gets a BundleDeployment.
+    Targeted(Target),
+}
+
 /// Runs targeting for `bundle` over the clusters of `namespaces` in `index`.
 pub fn compute_targets(
     index: &ClusterIndex,
@@ -197,66 +225,120 @@ pub fn compute_targets(
     let mut result = Targeting::default();
     for namespace in namespaces {
         for cluster in index.clusters_in(namespace) {
-            let key = cluster.cluster.key();
-            let Some(target) = bundle.matching_target(cluster) else {
-                continue;
-            };
-            if target.do_not_deploy {
-                result.skipped.push(Skipped {
-                    cluster: key,
-                    reason: format!("doNotDeploy on target {:?}", target.name),
-                });
-                continue;
+            match outcome(bundle, &prepared, cluster, context, templater)? {
+                ClusterOutcome::NotTargeted => {}
+                ClusterOutcome::Skipped(reason) => result.skipped.push(Skipped {
+                    cluster: cluster.cluster.key(),
+                    reason,
+                }),
+                ClusterOutcome::Targeted(target) => result.targets.push(target),
             }
-            let matching: Vec<&BundleTarget> = prepared
-                .iter()
-                .filter(|p| p.customization && p.target.matcher.matches(cluster))
-                .map(|p| p.target)
-                .collect();
-            let chosen: &[&BundleTarget] = match bundle.target_customization_mode {
-                CustomizationMode::FirstMatch => &matching[..matching.len().min(1)],
-                CustomizationMode::AllMatches => &matching,
-            };
-            if let Some(blocker) = chosen.iter().find(|c| c.do_not_deploy) {
-                result.skipped.push(Skipped {
-                    cluster: key,
-                    reason: format!("doNotDeploy on targetCustomization {:?}", blocker.name),
-                });
-                continue;
-            }
-            let target_options = match bundle.target_customization_mode {
-                CustomizationMode::FirstMatch => chosen
-                    .first()
-                    .map_or_else(|| target.options.clone(), |c| c.options.clone()),
-                CustomizationMode::AllMatches => {
-                    chosen.iter().fold(target.options.clone(), |acc, c| {
-                        merge_options(&acc, &c.options)
-                    })
-                }
-            };
-            let mut options = merge_options(&bundle.options, &target_options);
-            if let Some(selector) = &context.allowed_target_namespace_selector {
-                options.insert(
-                    "allowedTargetNamespaceSelector".into(),
-                    serde_json::to_value(selector).unwrap_or(Value::Null),
-                );
-            }
-            if let Some(create) = context.create_namespace {
-                options.insert("createNamespace".into(), create.into());
-            }
-            preprocess_helm_values(&mut options, &cluster.cluster, templater)?;
-            result.targets.push(Target {
-                cluster: key,
-                target_name: target.name.clone(),
-                customizations: chosen.iter().map(|c| c.name.clone()).collect(),
-                options,
-            });
         }
     }
     let by_name = |k: &ClusterKey| (k.name.clone(), k.namespace.clone());
     result.targets.sort_by_key(|t| by_name(&t.cluster));
     result.skipped.sort_by_key(|s| by_name(&s.cluster));
     Ok(result)
+}
+
+/// Targeting for one cluster (`NotTargeted` when it is not in `index` or not in `namespaces`).
+pub fn target_cluster(
+    index: &ClusterIndex,
+    bundle: &TargetingBundle,
+    namespaces: &[String],
+    cluster: &ClusterKey,
+    context: &TargetingContext,
+    templater: &dyn ValuesTemplater,
+) -> Result<ClusterOutcome, TargetError> {
+    bundle.validate()?;
+    match index.get(cluster) {
+        Some(c) if namespaces.contains(&cluster.namespace) => {
+            outcome(bundle, &bundle.prepared(), c, context, templater)
+        }
+        _ => Ok(ClusterOutcome::NotTargeted),
+    }
+}
+
+/// Which of `bundles` (each with its candidate namespaces) must be re-targeted after `cluster`
+/// changed from its state in `before` to its state in `after` (added, removed, relabelled, new
+/// groups, new template values): those whose outcome for that cluster differs. Indices into
+/// `bundles`, ascending.
+pub fn affected_bundles(
+    before: &ClusterIndex,
+    after: &ClusterIndex,
+    cluster: &ClusterKey,
+    bundles: &[(TargetingBundle, Vec<String>)],
+    context: &TargetingContext,
+    templater: &dyn ValuesTemplater,
+) -> Vec<usize> {
+    bundles
+        .iter()
+        .enumerate()
+        .filter(|(_, (bundle, namespaces))| {
+            let old = target_cluster(before, bundle, namespaces, cluster, context, templater);
+            let new = target_cluster(after, bundle, namespaces, cluster, context, templater);
+            old != new
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn outcome(
+    bundle: &TargetingBundle,
+    prepared: &[Prepared<'_>],
+    cluster: &IndexedCluster,
+    context: &TargetingContext,
+    templater: &dyn ValuesTemplater,
+) -> Result<ClusterOutcome, TargetError> {
+    let Some(target) = bundle.matching_target(cluster) else {
+        return Ok(ClusterOutcome::NotTargeted);
+    };
+    if target.do_not_deploy {
+        return Ok(ClusterOutcome::Skipped(format!(
+            "doNotDeploy on target {:?}",
+            target.name
+        )));
+    }
+    let matching: Vec<&BundleTarget> = prepared
+        .iter()
+        .filter(|p| p.customization && p.target.matcher.matches(cluster))
+        .map(|p| p.target)
+        .collect();
+    let chosen: &[&BundleTarget] = match bundle.target_customization_mode {
+        CustomizationMode::FirstMatch => &matching[..matching.len().min(1)],
+        CustomizationMode::AllMatches => &matching,
+    };
+    if let Some(blocker) = chosen.iter().find(|c| c.do_not_deploy) {
+        return Ok(ClusterOutcome::Skipped(format!(
+            "doNotDeploy on targetCustomization {:?}",
+            blocker.name
+        )));
+    }
+    let target_options = match bundle.target_customization_mode {
+        CustomizationMode::FirstMatch => chosen
+            .first()
+            .map_or_else(|| target.options.clone(), |c| c.options.clone()),
+        CustomizationMode::AllMatches => chosen.iter().fold(target.options.clone(), |acc, c| {
+            merge_options(&acc, &c.options)
+        }),
+    };
+    let mut options = merge_options(&bundle.options, &target_options);
+    if let Some(selector) = &context.allowed_target_namespace_selector {
+        options.insert(
+            "allowedTargetNamespaceSelector".into(),
+            serde_json::to_value(selector).unwrap_or(Value::Null),
+        );
+    }
+    if let Some(create) = context.create_namespace {
+        options.insert("createNamespace".into(), create.into());
+    }
+    preprocess_helm_values(&mut options, &cluster.cluster, templater)?;
+    Ok(ClusterOutcome::Targeted(Target {
+        cluster: cluster.cluster.key(),
+        target_name: target.name.clone(),
+        customizations: chosen.iter().map(|c| c.name.clone()).collect(),
+        options,
+    }))
 }
 
 #[cfg(test)]
@@ -420,6 +502,161 @@ mod tests {
         for (name, b, want) in cases {
             assert_eq!(names(&run(&b)), want, "{name}");
         }
+    }
+
+    /// Fleet's `TestDetermineIsCustomization_Hybrid`.
+    #[test]
+    fn determine_is_customization_table() {
+        let cases = [
+            (
+                "explicit customization source",
+                Some("customization"),
+                0,
+                1,
+                true,
+            ),
+            ("explicit gitrepo source", Some("gitrepo"), 1, 1, false),
+            ("position-based customization", Some(""), 0, 1, true),
+            ("position-based gitrepo target", None, 1, 1, false),
+            (
+                "explicit source overrides position",
+                Some("gitrepo"),
+                0,
+                1,
+                false,
+            ),
+            ("no customizations", None, 0, 0, false),
+            ("multiple customizations", None, 2, 3, true),
+            ("first gitrepo target after three", None, 3, 3, false),
+        ];
+        for (name, source, index, customizations, want) in cases {
+            assert_eq!(
+                is_customization(source, index, customizations, 1),
+                want,
+                "{name}"
+            );
+        }
+        assert!(
+            !is_customization(None, 0, 1, 0),
+            "no restrictions: never a customization"
+        );
+    }
+
+    /// Fleet's `TestMatchAllTargetCustomizations_NoGroups` and `_DoNotDeployIncluded`.
+    #[test]
+    fn all_matches_customization_table() {
+        let edge = json!({"name": "edge", "clusterSelector": {"matchLabels": {"edge": "true"}}});
+        let extra = json!({"name": "extra", "clusterSelector": {"matchLabels": {"extra": "true"}}});
+        let all = json!({"name": "all", "clusterSelector": {}});
+        type Case = (
+            &'static str,
+            Vec<Value>,
+            Vec<(&'static str, &'static str)>,
+            Vec<&'static str>,
+        );
+        let cases: Vec<Case> = vec![
+            (
+                "no customizations match",
+                vec![edge.clone()],
+                vec![],
+                vec![],
+            ),
+            (
+                "one matches",
+                vec![edge.clone(), extra.clone()],
+                vec![("edge", "true")],
+                vec!["edge"],
+            ),
+            (
+                "both match",
+                vec![edge.clone(), extra.clone()],
+                vec![("edge", "true"), ("extra", "true")],
+                vec!["edge", "extra"],
+            ),
+            (
+                "order is preserved",
+                vec![extra.clone(), edge.clone()],
+                vec![("edge", "true"), ("extra", "true")],
+                vec!["extra", "edge"],
+            ),
+            (
+                "catch-all matches everything",
+                vec![edge.clone(), all],
+                vec![("edge", "true")],
+                vec!["edge", "all"],
+            ),
+        ];
+        for (name, customizations, labels, want) in cases {
+            let index = ClusterIndex::new([ClusterInfo::new(NS, "local", labels)], []);
+            let mut b = bundle(customizations, vec![all_clusters()]);
+            b.target_customization_mode = CustomizationMode::AllMatches;
+            let t = compute_targets(
+                &index,
+                &b,
+                &[NS.into()],
+                &TargetingContext::default(),
+                &BuiltinTemplater,
+            )
+            .unwrap();
+            assert_eq!(t.targets[0].customizations, want, "{name}");
+        }
+    }
+
+    /// Fleet's `TestCustomizationWithSameSelectorsAsGitRepoTarget`: a customization identical to
+    /// the GitRepo target is still a customization (by position).
+    #[test]
+    fn customization_with_the_same_selector_as_the_gitrepo_target() {
+        let prod =
+            json!({"name": "production", "clusterSelector": {"matchLabels": {"env": "prod"}}});
+        let mut custom = prod.clone();
+        custom["helm"] = json!({"values": {"custom": true}});
+        let b = bundle(vec![custom], vec![prod]);
+        let t = run(&b);
+        assert_eq!(names(&t), ["three"]);
+        assert_eq!(t.targets[0].customizations, ["production"]);
+        assert_eq!(
+            t.targets[0].options["helm"]["values"]["custom"],
+            json!(true)
+        );
+    }
+
+    #[test]
+    fn a_label_change_retargets_only_affected_bundles() {
+        let before = index();
+        let mut after = before.clone();
+        after.upsert_cluster(ClusterInfo::new(NS, "one", [("env", "prod")]));
+        let only_dev = bundle(
+            vec![],
+            vec![json!({"clusterSelector": {"matchLabels": {"env": "dev"}}})],
+        );
+        let everyone = bundle(vec![], vec![all_clusters()]);
+        let templated = bundle(
+            vec![],
+            vec![
+                json!({"clusterSelector": {}, "helm": {"values": {"env": "${ .ClusterLabels.env }"}}}),
+            ],
+        );
+        let only_test = bundle(
+            vec![],
+            vec![json!({"clusterSelector": {"matchLabels": {"env": "test"}}})],
+        );
+        let ns = vec![NS.to_string()];
+        let bundles = vec![
+            (only_dev, ns.clone()),
+            (everyone, ns.clone()),
+            (templated, ns.clone()),
+            (only_test, ns),
+        ];
+        let affected = affected_bundles(
+            &before,
+            &after,
+            &ClusterKey::new(NS, "one"),
+            &bundles,
+            &TargetingContext::default(),
+            &BuiltinTemplater,
+        );
+        // one leaves the dev bundle and its templated values change; the others are unaffected.
+        assert_eq!(affected, [0, 2]);
     }
 
     #[test]

@@ -4,10 +4,12 @@
 //! Supported: text and `${ pipeline }` actions with `${-`/`-}` trimming; field chains
 //! (`.ClusterLabels.env`, `$.ClusterName`); string, number, `true`/`false`/`nil` literals;
 //! parenthesised pipelines; `|` pipes (the piped value is the last argument); `if`/`else if`/
-//! `else`/`end`; and the functions `index`, `default`, `empty`, `coalesce`, `ternary`, `eq`, `ne`,
+//! `else`/`end`; `range` over lists and maps (sorted keys) with `$v :=` or `$k, $v :=`
+//! variables and `else`; and the functions `index`, `default`, `empty`, `coalesce`, `ternary`, `eq`, `ne`,
 //! `lt`, `le`, `gt`, `ge`, `and`, `or`, `not`, `quote`, `squote`, `upper`, `lower`, `title`,
 //! `trim`, `trimPrefix`, `trimSuffix`, `replace`, `contains`, `hasPrefix`, `hasSuffix`, `trunc`,
-//! `printf` (`%s %d %v %q %%`), `toString`, `toJson`, `hasKey`, `len`. Missing map keys reached
+//! `printf` (`%s %d %v %q %%`), `toString`, `toJson`, `hasKey`, `len`, `list`, `join`,
+//! `first`, `last`, `int`. Missing map keys reached
 //! through a field chain are errors (`missingkey=error`, as Fleet sets it); `index` yields nil.
 //! Anything else is a clear "function not defined" or syntax error, never a wrong output.
 
@@ -28,7 +30,11 @@ impl ValuesTemplater for BuiltinTemplater {
     fn render(&self, template: &str, context: &Value) -> Result<String, String> {
         let nodes = parse(template)?;
         let mut out = String::new();
-        exec(&nodes, context, &mut out)?;
+        let mut scope = Scope {
+            dot: context.clone(),
+            vars: vec![("$".to_string(), context.clone())],
+        };
+        exec(&nodes, &mut scope, &mut out)?;
         Ok(out)
     }
 }
@@ -39,6 +45,13 @@ enum Node {
     Action(Pipeline),
     If {
         branches: Vec<(Pipeline, Vec<Node>)>,
+        otherwise: Vec<Node>,
+    },
+    Range {
+        key_var: Option<String>,
+        value_var: Option<String>,
+        over: Pipeline,
+        body: Vec<Node>,
         otherwise: Vec<Node>,
     },
 }
@@ -52,7 +65,10 @@ struct Command {
 
 #[derive(Debug, Clone)]
 enum Arg {
+    /// A field chain from dot (`.a.b`; empty for `.`).
     Field(Vec<String>),
+    /// A variable (`$` is the root) and a field chain after it.
+    Var(String, Vec<String>),
     Func(String),
     Literal(Value),
     Sub(Pipeline),
@@ -226,7 +242,8 @@ fn parse_block(parts: &mut Parts) -> Result<(Vec<Node>, Option<String>), String>
         match keyword {
             "end" | "else" => return Ok((nodes, Some(body))),
             "if" => nodes.push(parse_if(parts, body["if".len()..].trim())?),
-            "range" | "with" | "define" | "template" | "block" | "break" | "continue" => {
+            "range" => nodes.push(parse_range(parts, body["range".len()..].trim())?),
+            "with" | "define" | "template" | "block" | "break" | "continue" => {
                 return Err(format!(
                     "{keyword:?} is not supported by the built-in values templater"
                 ));
@@ -235,6 +252,49 @@ fn parse_block(parts: &mut Parts) -> Result<(Vec<Node>, Option<String>), String>
         }
     }
     Ok((nodes, None))
+}
+
+fn parse_range(parts: &mut Parts, header: &str) -> Result<Node, String> {
+    let (vars, over) = match header.split_once(":=") {
+        Some((vars, over)) => (Some(vars), over),
+        None => (None, header),
+    };
+    let (key_var, value_var) = match vars.map(|v| {
+        v.split(',')
+            .map(|s| s.trim().to_string())
+            .collect::<Vec<_>>()
+    }) {
+        None => (None, None),
+        Some(v) if v.iter().any(|n| !n.starts_with('$') || n.len() < 2) => {
+            return Err(format!("bad range variable declaration {header:?}"));
+        }
+        Some(v) if v.len() == 1 => (None, v.into_iter().next()),
+        Some(v) if v.len() == 2 => {
+            let mut it = v.into_iter();
+            (it.next(), it.next())
+        }
+        Some(_) => return Err("too many variables in range".into()),
+    };
+    let over = parse_pipeline(over.trim())?;
+    let (body, terminator) = parse_block(parts)?;
+    let otherwise = match terminator.as_deref() {
+        Some("end") => Vec::new(),
+        Some("else") => {
+            let (otherwise, terminator) = parse_block(parts)?;
+            if terminator.as_deref() != Some("end") {
+                return Err("unexpected EOF: missing ${ end }".into());
+            }
+            otherwise
+        }
+        _ => return Err("unexpected EOF: missing ${ end }".into()),
+    };
+    Ok(Node::Range {
+        key_var,
+        value_var,
+        over,
+        body,
+        otherwise,
+    })
 }
 
 fn parse_if(parts: &mut Parts, condition: &str) -> Result<Node, String> {
@@ -322,20 +382,29 @@ fn parse_word(word: &str) -> Result<Arg, String> {
         "true" => return Ok(Arg::Literal(Value::Bool(true))),
         "false" => return Ok(Arg::Literal(Value::Bool(false))),
         "nil" => return Ok(Arg::Literal(Value::Null)),
-        "." | "$" => return Ok(Arg::Field(Vec::new())),
+        "." => return Ok(Arg::Field(Vec::new())),
         _ => {}
     }
-    let chain = word
-        .strip_prefix('$')
-        .unwrap_or(word)
-        .strip_prefix('.')
-        .map(|rest| rest.split('.').map(String::from).collect::<Vec<_>>());
-    match chain {
-        Some(chain) if chain.iter().all(|s| !s.is_empty()) => Ok(Arg::Field(chain)),
-        Some(_) => Err(format!("bad field chain {word:?}")),
-        None if word.starts_with('$') => Err(format!("undefined variable {word:?}")),
-        None if FUNCTIONS.contains(&word) => Ok(Arg::Func(word.to_string())),
-        None => Err(format!("function {word:?} not defined")),
+    let chain = |rest: &str| -> Result<Vec<String>, String> {
+        let chain: Vec<String> = rest.split('.').map(String::from).collect();
+        if chain.iter().any(String::is_empty) {
+            return Err(format!("bad field chain {word:?}"));
+        }
+        Ok(chain)
+    };
+    if word.starts_with('$') {
+        return Ok(match word.split_once('.') {
+            Some((var, rest)) => Arg::Var(var.to_string(), chain(rest)?),
+            None => Arg::Var(word.to_string(), Vec::new()),
+        });
+    }
+    if let Some(rest) = word.strip_prefix('.') {
+        return Ok(Arg::Field(chain(rest)?));
+    }
+    if FUNCTIONS.contains(&word) {
+        Ok(Arg::Func(word.to_string()))
+    } else {
+        Err(format!("function {word:?} not defined"))
     }
 }
 
@@ -372,29 +441,94 @@ const FUNCTIONS: &[&str] = &[
     "toJson",
     "hasKey",
     "len",
+    "list",
+    "join",
+    "first",
+    "last",
+    "int",
 ];
 
 // ---------- execution ----------
 
-fn exec(nodes: &[Node], ctx: &Value, out: &mut String) -> Result<(), String> {
+/// Dot and the variables in scope (`$` is the root).
+struct Scope {
+    dot: Value,
+    vars: Vec<(String, Value)>,
+}
+
+impl Scope {
+    fn var(&self, name: &str) -> Result<&Value, String> {
+        self.vars
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+            .ok_or_else(|| format!("undefined variable {name:?}"))
+    }
+}
+
+fn exec(nodes: &[Node], scope: &mut Scope, out: &mut String) -> Result<(), String> {
     for node in nodes {
         match node {
             Node::Text(t) => out.push_str(t),
-            Node::Action(p) => out.push_str(&print(&eval_pipeline(p, ctx)?)),
+            Node::Action(p) => out.push_str(&print(&eval_pipeline(p, scope)?)),
             Node::If {
                 branches,
                 otherwise,
             } => {
                 let mut taken = false;
                 for (cond, body) in branches {
-                    if truthy(&eval_pipeline(cond, ctx)?) {
-                        exec(body, ctx, out)?;
+                    if truthy(&eval_pipeline(cond, scope)?) {
+                        exec(body, scope, out)?;
                         taken = true;
                         break;
                     }
                 }
                 if !taken {
-                    exec(otherwise, ctx, out)?;
+                    exec(otherwise, scope, out)?;
+                }
+            }
+            Node::Range {
+                key_var,
+                value_var,
+                over,
+                body,
+                otherwise,
+            } => {
+                let items: Vec<(Value, Value)> = match eval_pipeline(over, scope)? {
+                    Value::Array(a) => a
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, v)| (Value::from(i), v))
+                        .collect(),
+                    Value::Object(o) => {
+                        let mut entries: Vec<(String, Value)> = o.into_iter().collect();
+                        entries.sort_by(|a, b| a.0.cmp(&b.0));
+                        entries
+                            .into_iter()
+                            .map(|(k, v)| (Value::String(k), v))
+                            .collect()
+                    }
+                    Value::Null => Vec::new(),
+                    other => return Err(format!("range can't iterate over {other}")),
+                };
+                if items.is_empty() {
+                    exec(otherwise, scope, out)?;
+                    continue;
+                }
+                for (key, value) in items {
+                    let saved_dot = std::mem::replace(&mut scope.dot, value.clone());
+                    let depth = scope.vars.len();
+                    if let Some(k) = key_var {
+                        scope.vars.push((k.clone(), key));
+                    }
+                    if let Some(v) = value_var {
+                        scope.vars.push((v.clone(), value));
+                    }
+                    let result = exec(body, scope, out);
+                    scope.vars.truncate(depth);
+                    scope.dot = saved_dot;
+                    result?;
                 }
             }
         }
@@ -402,21 +536,21 @@ fn exec(nodes: &[Node], ctx: &Value, out: &mut String) -> Result<(), String> {
     Ok(())
 }
 
-fn eval_pipeline(pipeline: &Pipeline, ctx: &Value) -> Result<Value, String> {
+fn eval_pipeline(pipeline: &Pipeline, scope: &Scope) -> Result<Value, String> {
     let mut piped: Option<Value> = None;
     for command in pipeline {
-        piped = Some(eval_command(command, ctx, piped.take())?);
+        piped = Some(eval_command(command, scope, piped.take())?);
     }
     piped.ok_or_else(|| "empty pipeline".to_string())
 }
 
-fn eval_command(command: &Command, ctx: &Value, piped: Option<Value>) -> Result<Value, String> {
+fn eval_command(command: &Command, scope: &Scope, piped: Option<Value>) -> Result<Value, String> {
     let (head, rest) = command.args.split_first().ok_or("empty command")?;
     match head {
         Arg::Func(name) => {
             let mut args = rest
                 .iter()
-                .map(|a| eval_arg(a, ctx))
+                .map(|a| eval_arg(a, scope))
                 .collect::<Result<Vec<_>, _>>()?;
             args.extend(piped);
             call(name, &args)
@@ -424,29 +558,33 @@ fn eval_command(command: &Command, ctx: &Value, piped: Option<Value>) -> Result<
         _ if !rest.is_empty() || piped.is_some() => {
             Err("can't give arguments to a non-function value".into())
         }
-        _ => eval_arg(head, ctx),
+        _ => eval_arg(head, scope),
     }
 }
 
-fn eval_arg(arg: &Arg, ctx: &Value) -> Result<Value, String> {
+fn eval_arg(arg: &Arg, scope: &Scope) -> Result<Value, String> {
     match arg {
         Arg::Literal(v) => Ok(v.clone()),
-        Arg::Sub(p) => eval_pipeline(p, ctx),
+        Arg::Sub(p) => eval_pipeline(p, scope),
         Arg::Func(name) => call(name, &[]),
-        Arg::Field(chain) => {
-            let mut current = ctx;
-            for key in chain {
-                current = match current {
-                    Value::Object(map) => map
-                        .get(key)
-                        .ok_or_else(|| format!("map has no entry for key {key:?}"))?,
-                    Value::Null => return Ok(Value::Null),
-                    _ => return Err(format!("can't evaluate field {key} in a non-map value")),
-                };
-            }
-            Ok(current.clone())
-        }
+        Arg::Field(chain) => walk(&scope.dot, chain),
+        Arg::Var(name, chain) => walk(scope.var(name)?, chain),
     }
+}
+
+/// Follows a field chain; a missing key is an error (`missingkey=error`).
+fn walk(start: &Value, chain: &[String]) -> Result<Value, String> {
+    let mut current = start;
+    for key in chain {
+        current = match current {
+            Value::Object(map) => map
+                .get(key)
+                .ok_or_else(|| format!("map has no entry for key {key:?}"))?,
+            Value::Null => return Ok(Value::Null),
+            _ => return Err(format!("can't evaluate field {key} in a non-map value")),
+        };
+    }
+    Ok(current.clone())
 }
 
 fn number(n: f64) -> Value {
@@ -661,6 +799,33 @@ fn call(name: &str, args: &[Value]) -> Result<Value, String> {
                 args[0].as_object().is_some_and(|m| m.contains_key(&s(1))),
             ))
         }
+        "list" => Ok(Value::Array(args.to_vec())),
+        "join" => {
+            arity(name, args, 2)?;
+            let items: Vec<String> = match &args[1] {
+                Value::Array(a) => a.iter().map(as_str).collect(),
+                other => vec![as_str(other)],
+            };
+            string(items.join(&s(0)))
+        }
+        "first" | "last" => {
+            arity(name, args, 1)?;
+            let a = args[0]
+                .as_array()
+                .ok_or_else(|| format!("{name} needs a list"))?;
+            Ok(if name == "first" { a.first() } else { a.last() }
+                .cloned()
+                .unwrap_or(Value::Null))
+        }
+        "int" => {
+            arity(name, args, 1)?;
+            Ok(Value::from(match &args[0] {
+                Value::Number(n) => n.as_f64().unwrap_or(0.0) as i64,
+                Value::String(t) => t.trim().parse::<f64>().map_or(0, |f| f as i64),
+                Value::Bool(b) => i64::from(*b),
+                _ => 0,
+            }))
+        }
         "printf" => {
             let (format, rest) = args.split_first().ok_or("printf needs a format")?;
             string(printf(&as_str(format), rest))
@@ -723,7 +888,7 @@ mod tests {
             "ClusterNamespace": "fleet-default",
             "ClusterLabels": {"env": "prod", "region": "east", "replicas": "3"},
             "ClusterAnnotations": {},
-            "ClusterValues": {"size": 2, "nested": {"k": "v"}}
+            "ClusterValues": {"size": 2, "nested": {"k": "v"}, "list": ["a", "b"], "none": []}
         })
     }
 
@@ -767,6 +932,25 @@ mod tests {
             ("a  ${- .ClusterName -}  b", "ac1b"),
             ("${ hasKey .ClusterLabels \"env\" }", "true"),
             (
+                "${ range $k, $v := .ClusterLabels }${ $k }=${ $v };${ end }",
+                "env=prod;region=east;replicas=3;",
+            ),
+            (
+                "${ range .ClusterValues.list }[${ . }|${ $.ClusterName }]${ end }",
+                "[a|c1][b|c1]",
+            ),
+            (
+                "${ range $i, $e := .ClusterValues.list }${ $i }${ $e }${ end }",
+                "0a1b",
+            ),
+            (
+                "${ range .ClusterValues.none }x${ else }empty${ end }",
+                "empty",
+            ),
+            ("${ list 1 2 3 | toJson }", "[1,2,3]"),
+            ("${ .ClusterValues.list | join \",\" }", "a,b"),
+            ("${ int \"42\" }", "42"),
+            (
                 "${ .ClusterAnnotations.missing | default \"x\" }",
                 "MISSING-KEY",
             ),
@@ -792,8 +976,17 @@ mod tests {
             ("${ .ClusterName", "unclosed action"),
             ("${ if .ClusterName }x", "unexpected EOF: missing ${ end }"),
             (
-                "${ range .ClusterLabels }${ end }",
-                "\"range\" is not supported by the built-in values templater",
+                "${ with .ClusterLabels }${ end }",
+                "\"with\" is not supported by the built-in values templater",
+            ),
+            (
+                "${ range .ClusterLabels }x",
+                "unexpected EOF: missing ${ end }",
+            ),
+            ("${ $nope }", "undefined variable \"$nope\""),
+            (
+                "${ range $a, $b, $c := .ClusterLabels }${ end }",
+                "too many variables in range",
             ),
             ("${ \"abc }", "unclosed action"),
             ("${ .ClusterName | }", "missing value for command"),

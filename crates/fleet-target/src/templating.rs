@@ -196,7 +196,7 @@ fn render_value(
                 .render(s, context)
                 .map_err(|m| (path.to_string(), m))?;
             if emitted_plain(s) {
-                resolve_scalar(&text)
+                read_plain(&text)
             } else {
                 Value::String(text)
             }
@@ -224,6 +224,18 @@ fn emitted_plain(s: &str) -> bool {
         && !s.contains(" #")
         && !s.contains('\n')
         && !s.ends_with(':')
+}
+
+/// Reads rendered text that stands where a plain scalar stood: a flow collection (`[1,2]`,
+/// `{a: 1}`) becomes a list or map, anything else a scalar.
+fn read_plain(text: &str) -> Value {
+    let t = text.trim();
+    if t.starts_with(['[', '{'])
+        && let Ok(v) = serde_saphyr::from_str::<Value>(t)
+    {
+        return v;
+    }
+    resolve_scalar(text)
 }
 
 /// YAML 1.1 plain-scalar resolution (as Fleet's YAML library reads values): null, booleans
@@ -390,6 +402,83 @@ mod tests {
         for (name, input, want) in cases {
             assert_eq!(run(input, &c).unwrap(), want, "{name}");
         }
+    }
+
+    /// Fleet's `TestProcessTemplateValues` (target_test.go), through the whole preprocessing.
+    #[test]
+    fn fleet_process_template_values() {
+        let mut c = ClusterInfo::new(
+            "dev-clusters",
+            "my-cluster",
+            [
+                ("name", "local"),
+                ("envType", "dev"),
+                (
+                    "really-long-label-name-with-many-many-characters-in-it",
+                    "foobar",
+                ),
+            ],
+        );
+        c.annotations.insert("testAnnotation".into(), "test".into());
+        c.template_values = json!({
+            "topLevel": "foo",
+            "nested": {"secondTier": {"thirdTier": "bar"}},
+            "items": ["one", "two"],
+            "list": ["alpha", "beta", "omega"]
+        })
+        .as_object()
+        .cloned()
+        .unwrap();
+        let options = json!({"namespace": "default", "helm": {
+            "releaseName": "labels",
+            "templateValues": {
+                "mapData": "${- range $key := .ClusterValues.items }\n\"${ $key }\":\n  nested: \"true\"\n${- end}\n",
+                "listData": "${- range $key := .ClusterValues.items }\n- \"${ $key }\":\n  nested: \"true\"\n${- end}\n"
+            },
+            "values": {
+                "clusterName": "${ .ClusterLabels.name }",
+                "fromAnnotation": "${ .ClusterAnnotations.testAnnotation }",
+                "clusterNamespace": "${ .ClusterNamespace }",
+                "fleetClusterName": "${ .ClusterName }",
+                "reallyLongClusterName": "kubernets.io/cluster/${ index .ClusterLabels \"really-long-label-name-with-many-many-characters-in-it\" }",
+                "missingLabel": "${ if hasKey .ClusterLabels \"missing\" }${ .ClusterLabels.missing }${ else }missing${ end}",
+                "list": "${ list 1 2 3 | toJson }",
+                "customStruct": [
+                    {"name": "${ .ClusterValues.topLevel }", "key1": "value1", "key2": "value2"},
+                    {"element2": "${ .ClusterValues.nested.secondTier.thirdTier }"},
+                    {"element3_${ .ClusterLabels.envType }": "${ .ClusterLabels.name }"}
+                ],
+                "funcs": {
+                    "upper": "${ .ClusterValues.topLevel | upper }_test",
+                    "join": "${ .ClusterValues.list | join \",\" }"
+                }
+            }
+        }});
+        let out = run(options, &c).unwrap();
+        let values = &out["helm"]["values"];
+        assert_eq!(values["clusterName"], "local");
+        assert_eq!(values["fromAnnotation"], "test");
+        assert_eq!(values["clusterNamespace"], "dev-clusters");
+        assert_eq!(values["fleetClusterName"], "my-cluster");
+        assert_eq!(
+            values["reallyLongClusterName"],
+            "kubernets.io/cluster/foobar"
+        );
+        assert_eq!(values["missingLabel"], "missing");
+        assert_eq!(values["list"], json!([1, 2, 3]));
+        assert_eq!(values["customStruct"][0]["name"], "foo");
+        assert_eq!(values["customStruct"][1]["element2"], "bar");
+        assert_eq!(values["customStruct"][2]["element3_dev"], "local");
+        assert_eq!(values["funcs"]["upper"], "FOO_test");
+        assert_eq!(values["funcs"]["join"], "alpha,beta,omega");
+        assert_eq!(
+            values["mapData"],
+            json!({"one": {"nested": "true"}, "two": {"nested": "true"}})
+        );
+        assert_eq!(
+            values["listData"],
+            json!([{"one": null, "nested": "true"}, {"two": null, "nested": "true"}])
+        );
     }
 
     #[test]
