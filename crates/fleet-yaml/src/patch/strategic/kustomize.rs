@@ -13,9 +13,11 @@
 //! - a patch item lacking the merge key removes every original item that has the key (kyaml does this);
 //! - nulls and directives inside lists that are replaced (not merged) are kept as written.
 //!
-//! Lists kustomize merges by several keys (container and service `ports`, `topologySpreadConstraints`) are merged
-//! here by their single `patchMergeKey`; kustomize's results for those differ when patch items omit `protocol` or
-//! `whenUnsatisfiable`.
+//! Lists kustomize's schema keys by two fields (container and service `ports` by port and `protocol`,
+//! `topologySpreadConstraints` by `topologyKey` and `whenUnsatisfiable`) follow what `kubectl kustomize` v5.7 was
+//! observed to do (goldens `kz-ports-*`): when every item has both fields, matching items merge in place and new
+//! ones go first; otherwise a patch item whose first field matches an item with a different second field is
+//! dropped, and the rest merge as for one key.
 
 use serde_json::{Map, Value};
 
@@ -284,7 +286,95 @@ fn set_element(list: &mut Vec<Value>, element: Value, key: &str, id: &str) {
     }
 }
 
+/// The second field kustomize's schema keys a list by, for lists keyed by two fields.
+fn second_key(key: &str) -> Option<&'static str> {
+    match key {
+        "containerPort" | "port" => Some("protocol"),
+        "topologyKey" => Some("whenUnsatisfiable"),
+        _ => None,
+    }
+}
+
 fn merge_keyed_items(
+    dest: Vec<Value>,
+    patch: &[Value],
+    key: &str,
+    item_schema: &dyn MergeSchema,
+    path: &Path<'_>,
+) -> Result<Vec<Value>, PatchError> {
+    let Some(second) = second_key(key) else {
+        return merge_by_one_key(dest, patch, key, item_schema, path);
+    };
+    let tuple = |item: &Value| (scalar_text(item.get(key)), scalar_text(item.get(second)));
+    let complete = |item: &Value| {
+        let (first, second) = tuple(item);
+        !first.is_empty() && !second.is_empty()
+    };
+    if dest.iter().chain(patch).all(complete) {
+        return merge_by_two_keys(dest, patch, &tuple, item_schema, key, path);
+    }
+    let kept: Vec<Value> = patch
+        .iter()
+        .filter(|item| {
+            let (first, _) = tuple(item);
+            let same_tuple = dest.iter().any(|d| tuple(d) == tuple(item));
+            let same_first = dest.iter().any(|d| tuple(d).0 == first);
+            same_tuple || !same_first
+        })
+        .cloned()
+        .collect();
+    merge_by_one_key(dest, &kept, key, item_schema, path)
+}
+
+/// Items with both key fields everywhere: matches merge where they are, new items go first in patch order.
+fn merge_by_two_keys(
+    mut dest: Vec<Value>,
+    patch: &[Value],
+    tuple: &dyn Fn(&Value) -> (String, String),
+    item_schema: &dyn MergeSchema,
+    key: &str,
+    path: &Path<'_>,
+) -> Result<Vec<Value>, PatchError> {
+    let mut new_items = Vec::new();
+    for item in patch {
+        let id = tuple(item);
+        let id_value = Value::String(format!("{}/{}", id.0, id.1));
+        let item_path = path.item(key, &id_value);
+        match dest.iter().position(|d| tuple(d) == id) {
+            Some(index) => {
+                let merged = merge_value(
+                    Some(dest[index].clone()),
+                    Some(item.clone()),
+                    item_schema,
+                    Strategy::Default,
+                    None,
+                    &item_path,
+                )?;
+                match merged {
+                    Some(merged) if !is_empty_item(&merged) => dest[index] = merged,
+                    _ => {
+                        dest.remove(index);
+                    }
+                }
+            }
+            None => {
+                let added = merge_value(
+                    None,
+                    Some(item.clone()),
+                    item_schema,
+                    Strategy::Default,
+                    None,
+                    &item_path,
+                )?;
+                new_items.extend(added.filter(|added| !is_empty_item(added)));
+            }
+        }
+    }
+    new_items.extend(dest);
+    Ok(new_items)
+}
+
+fn merge_by_one_key(
     mut dest: Vec<Value>,
     patch: &[Value],
     key: &str,
