@@ -7,9 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::condition::Condition;
-use crate::free_form::FreeForm;
 use crate::omit::{is_false, is_zero};
-use crate::options::BundleDeploymentOptions;
+use crate::options::{BundleDeploymentOptions, HelmOpOptions};
 use crate::selector::LabelSelector;
 use crate::state::BundleState;
 use crate::summary::BundleSummary;
@@ -43,6 +42,7 @@ pub struct BundleSpec {
     pub resources: Vec<BundleResource>,
     /// `FirstMatch` (default) or `AllMatches`: how target customizations combine.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(extend("enum" = [TARGET_CUSTOMIZATION_FIRST_MATCH, TARGET_CUSTOMIZATION_ALL_MATCHES]))]
     pub target_customization_mode: String,
     /// Targets: fleet.yaml targets and customizations first, then the GitRepo's targets.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -60,13 +60,18 @@ pub struct BundleSpec {
         skip_serializing_if = "String::is_empty"
     )]
     pub contents_id: String,
-    /// Chart access options of bundles made by Fleet's HelmOp (kept verbatim).
+    /// Chart access options of bundles made by Fleet's HelmOp.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub helm_op_options: Option<FreeForm>,
+    pub helm_op_options: Option<HelmOpOptions>,
     /// Hash of the Helm values moved to the bundle's values Secret.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub values_hash: String,
 }
+
+/// `targetCustomizationMode` value (the default): the first matching customization applies.
+pub const TARGET_CUSTOMIZATION_FIRST_MATCH: &str = "FirstMatch";
+/// `targetCustomizationMode` value: all matching customizations are merged in order.
+pub const TARGET_CUSTOMIZATION_ALL_MATCHES: &str = "AllMatches";
 
 /// One file of a bundle.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -8,9 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::bundle::BundleRef;
 use crate::condition::Condition;
-use crate::free_form::FreeForm;
 use crate::omit::{is_false, is_zero};
-use crate::options::{BundleDeploymentOptions, CorrectDrift};
+use crate::options::{BundleDeploymentOptions, CorrectDrift, HelmOpOptions};
 use crate::summary::{ModifiedStatus, NonReadyStatus, ResourceCounts};
 
 /// BundleDeployment spec: the staged and the current deployment (options and IDs).
@@ -61,9 +60,9 @@ pub struct BundleDeploymentSpec {
     /// Contents are stored in an OCI registry.
     #[serde(default, rename = "ociContents", skip_serializing_if = "is_false")]
     pub oci_contents: bool,
-    /// Chart access options of HelmOp deployments (kept verbatim).
+    /// Chart access options of HelmOp deployments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub helm_chart_options: Option<FreeForm>,
+    pub helm_chart_options: Option<HelmOpOptions>,
     /// Hash of the values in the options Secret.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub values_hash: String,

@@ -1,7 +1,9 @@
 //! Cluster: a downstream Kubernetes cluster registered with Fleet, with its agent's
 //! deployment settings and the aggregated state of the bundles deployed to it.
 
-use k8s_openapi::api::core::v1::{Affinity, EnvVar, ResourceRequirements, Toleration};
+use k8s_openapi::api::core::v1::{
+    Affinity, EnvVar, LocalObjectReference, ResourceRequirements, Toleration,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -74,6 +76,9 @@ pub struct ClusterSpec {
     /// PriorityClass and PodDisruptionBudget for the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_scheduling_customization: Option<AgentSchedulingCustomization>,
+    /// Image pull secrets of the agent; override the chart-wide ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_pull_secrets: Vec<LocalObjectReference>,
 }
 
 /// Scheduling objects created for the agent.

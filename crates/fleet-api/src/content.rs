@@ -24,7 +24,7 @@ use crate::omit::is_zero;
 pub struct ContentFields {
     /// Gzip of the manifest JSON (base64 in JSON).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<String>", extend("format" = "byte"))]
     pub content: Option<ByteString>,
     /// SHA-256 (hex) of the uncompressed manifest JSON.
     #[serde(default, skip_serializing_if = "String::is_empty")]

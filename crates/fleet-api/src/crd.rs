@@ -2,13 +2,14 @@
 //! YAML as committed in `charts/fleet-crd/templates/crds.yaml`.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceDefinition, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+    CustomResourceDefinition, JSON, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
 };
 use kube::CustomResourceExt;
 
 use crate::{
     Bundle, BundleDeployment, BundleNamespaceMapping, Cluster, ClusterGroup, ClusterRegistration,
     ClusterRegistrationToken, Content, GitRepo, GitRepoRestriction,
+    TARGET_CUSTOMIZATION_FIRST_MATCH,
 };
 
 /// The CRDs of every Fleet kind, sorted by name (as in Fleet's chart).
@@ -32,8 +33,10 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
     crds
 }
 
-/// Brings a derived CRD in line with Fleet's: `listKind` set, and no schema `default`s (Fleet
-/// declares none, and the apiserver would otherwise write them into stored objects).
+/// Brings a derived CRD in line with Fleet's: `listKind` set; no schema `default`s (the
+/// derive adds them for always-serialized fields, Fleet declares none and the apiserver
+/// would write them into stored objects) except Fleet's `targetCustomizationMode:
+/// FirstMatch`; GitRepo `spec.repo` required.
 fn finish(crd: &mut CustomResourceDefinition) {
     let names = &mut crd.spec.names;
     names.list_kind = Some(format!("{}List", names.kind));
@@ -44,8 +47,31 @@ fn finish(crd: &mut CustomResourceDefinition) {
             .and_then(|validation| validation.open_api_v3_schema.as_mut())
         {
             strip_defaults(schema);
+            match names.kind.as_str() {
+                "Bundle" => {
+                    if let Some(mode) = property_mut(schema, &["spec", "targetCustomizationMode"]) {
+                        mode.default = Some(JSON(TARGET_CUSTOMIZATION_FIRST_MATCH.into()));
+                    }
+                }
+                "GitRepo" => {
+                    if let Some(spec) = property_mut(schema, &["spec"]) {
+                        spec.required = Some(vec!["repo".to_string()]);
+                    }
+                }
+                _ => {}
+            }
         }
     }
+}
+
+/// The schema of the property at `path` (through object properties).
+fn property_mut<'a>(
+    schema: &'a mut JSONSchemaProps,
+    path: &[&str],
+) -> Option<&'a mut JSONSchemaProps> {
+    path.iter().try_fold(schema, |node, name| {
+        node.properties.as_mut()?.get_mut(*name)
+    })
 }
 
 /// Removes `default` from a schema and every schema nested in it.

@@ -32,6 +32,7 @@ use crate::status::StatusBase;
 pub struct GitRepoSpec {
     /// URL of the repository (https, ssh, `file://` or a local path).
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(min = 1))]
     pub repo: String,
     /// Branch to follow; `master` when neither branch nor revision is set.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -60,7 +61,7 @@ pub struct GitRepoSpec {
     pub helm_repo_url_regex: String,
     /// PEM CA bundle to verify the git server (base64 in JSON).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<String>", extend("format" = "byte"))]
     pub ca_bundle: Option<ByteString>,
     /// Skip TLS verification of the git server.
     #[serde(
@@ -83,12 +84,14 @@ pub struct GitRepoSpec {
     pub targets: Vec<GitTarget>,
     /// How often to poll the remote (Go duration); 15s by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 32), extend("x-kubernetes-validations" = crate::validation::go_duration_rules()))]
     pub polling_interval: Option<String>,
     /// Increment to force a redeployment.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub force_sync_generation: i64,
     /// Interval of image scan write-back (Go duration).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 32), extend("x-kubernetes-validations" = crate::validation::go_duration_rules()))]
     pub image_scan_interval: Option<String>,
     /// How image-scan commits are authored.
     #[serde(default, skip_serializing_if = "Option::is_none")]

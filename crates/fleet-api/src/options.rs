@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::ByteString;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -289,14 +290,10 @@ pub struct DownstreamResource {
 /// Internal: an object that a pruned bundle also deployed, recorded so that the agent
 /// re-installs it instead of losing it with the old release.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
 pub struct OverwrittenResource {
     /// Kind of the object.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
-    /// API version of the object.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub api_version: String,
     /// Name of the object.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
@@ -428,4 +425,33 @@ mod tests {
             serde_json::from_str(r#"{"defaultNamespace":"a","somethingNew":{"x":1}}"#).unwrap();
         assert_eq!(options.default_namespace, "a");
     }
+}
+
+/// Chart access of bundles that Fleet's HelmOp creates: the agent downloads the chart itself
+/// (Fleet's `BundleHelmOptions`, used as a Bundle's `helmOpOptions` and a BundleDeployment's
+/// `helmChartOptions`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct HelmOpOptions {
+    /// Secret with credentials for the chart repository.
+    #[serde(
+        default,
+        rename = "helmOpSecretName",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub secret_name: String,
+    /// Skip TLS verification of the chart repository.
+    #[serde(
+        default,
+        rename = "helmOpInsecureSkipTLSVerify",
+        skip_serializing_if = "is_false"
+    )]
+    pub insecure_skip_tls_verify: bool,
+    /// PEM CA bundle for the chart repository (base64 in JSON).
+    #[serde(
+        default,
+        rename = "helmOpCABundle",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<String>", extend("format" = "byte"))]
+    pub ca_bundle: Option<ByteString>,
 }

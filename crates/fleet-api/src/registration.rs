@@ -26,7 +26,7 @@ use crate::omit::is_false;
 pub struct ClusterRegistrationTokenSpec {
     /// Time to live (Go duration, e.g. `12h`); the token is deleted when it expires.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 32))]
+    #[schemars(length(min = 1, max = 32), extend("x-kubernetes-validations" = crate::validation::go_duration_rules()))]
     pub ttl: Option<String>,
 }
 

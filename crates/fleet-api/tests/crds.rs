@@ -197,7 +197,8 @@ fn categories_are_fleets() {
 
 /// Checks the structural-schema rules of Kubernetes' CRD validation that derived schemas
 /// can break: every node has a type (unless it is int-or-string or preserves unknown
-/// fields), no references or composition keywords, no defaults.
+/// fields), no references or composition keywords, and no defaults except Fleet's one
+/// (`Bundle.spec.targetCustomizationMode`).
 fn assert_structural(schema: &JSONSchemaProps, path: &str) {
     let free = schema.x_kubernetes_int_or_string == Some(true)
         || schema.x_kubernetes_preserve_unknown_fields == Some(true);
@@ -207,7 +208,10 @@ fn assert_structural(schema: &JSONSchemaProps, path: &str) {
         schema.any_of.is_none() && schema.one_of.is_none() && schema.all_of.is_none(),
         "{path}: composition keyword"
     );
-    assert!(schema.default.is_none(), "{path}: default");
+    assert!(
+        schema.default.is_none() || path == "Bundle.spec.targetCustomizationMode",
+        "{path}: default"
+    );
     for (name, property) in schema.properties.iter().flatten() {
         assert_structural(property, &format!("{path}.{name}"));
     }
@@ -282,4 +286,66 @@ fn generated_yaml_reads_back_as_the_same_crds() {
     let parsed: Vec<CustomResourceDefinition> =
         serde_saphyr::from_multiple(&crds_yaml()).expect("generated YAML parses");
     assert_eq!(parsed, crds());
+}
+
+#[test]
+fn fleet_validations_are_declared() {
+    let schema_of = |kind: &str| {
+        let crd = crds()
+            .into_iter()
+            .find(|crd| crd.spec.names.kind == kind)
+            .unwrap();
+        crd.spec.versions[0]
+            .schema
+            .clone()
+            .unwrap()
+            .open_api_v3_schema
+            .unwrap()
+    };
+    let bundle = schema_of("Bundle");
+    let mode = property(&bundle, &["spec", "targetCustomizationMode"]);
+    assert_eq!(
+        mode.default.as_ref().map(|default| &default.0),
+        Some(&serde_json::json!("FirstMatch"))
+    );
+    let allowed: Vec<serde_json::Value> = mode
+        .enum_
+        .iter()
+        .flatten()
+        .map(|value| value.0.clone())
+        .collect();
+    assert_eq!(
+        allowed,
+        [
+            serde_json::json!("FirstMatch"),
+            serde_json::json!("AllMatches")
+        ]
+    );
+
+    let gitrepo = schema_of("GitRepo");
+    let spec = property(&gitrepo, &["spec"]);
+    assert_eq!(spec.required.as_deref(), Some(&["repo".to_string()][..]));
+    assert_eq!(property(&gitrepo, &["spec", "repo"]).min_length, Some(1));
+    for path in [["spec", "pollingInterval"], ["spec", "imageScanInterval"]] {
+        let duration = property(&gitrepo, &path);
+        assert_eq!(
+            (duration.min_length, duration.max_length),
+            (Some(1), Some(32))
+        );
+        let rules = duration
+            .x_kubernetes_validations
+            .as_ref()
+            .expect("CEL rule");
+        assert!(
+            rules[0]
+                .rule
+                .contains("duration(self) <= duration('2562047h')")
+        );
+    }
+    let token = schema_of("ClusterRegistrationToken");
+    assert!(
+        property(&token, &["spec", "ttl"])
+            .x_kubernetes_validations
+            .is_some()
+    );
 }
