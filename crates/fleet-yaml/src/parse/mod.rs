@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use self::node::{Node, Positions};
-pub use self::options::{DuplicateKeys, Options};
+pub use self::options::{DuplicateKeys, Options, Schema};
 pub use crate::error::{Error, Location};
 
 /// Reads one YAML document into `T` with the default [`Options`]. `origin` names the input in errors.
@@ -43,7 +43,7 @@ pub fn documents_with(options: &Options, text: &str, origin: &str) -> Result<Vec
             .map_err(|e| convert_error(&e, origin))?;
         Ok(nodes
             .into_iter()
-            .map(|n| node::into_value(n, text, None))
+            .map(|n| node::into_value(n, text, options.schema, None))
             .filter(|v| !v.is_null())
             .collect())
     })
@@ -87,7 +87,7 @@ pub fn located_with(options: &Options, text: &str, origin: &str) -> Result<Locat
             .map_err(|e| convert_error(&e, origin))?;
         let mut positions = Positions::new();
         let value = node.map_or(Value::Null, |n| {
-            node::into_value(n, text, Some(&mut positions))
+            node::into_value(n, text, options.schema, Some(&mut positions))
         });
         Ok(Located { value, positions })
     })

@@ -11,8 +11,10 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use serde_saphyr::Spanned;
 
+use super::Schema;
 use crate::error::Location;
 use crate::gofmt;
+use crate::timestamp;
 
 /// One YAML node with the place it is used in the text.
 pub(crate) type Node = Spanned<Kind>;
@@ -189,16 +191,25 @@ pub(crate) fn location(loc: &serde_saphyr::Location) -> Option<Location> {
 pub(crate) type Positions = HashMap<String, Location>;
 
 /// Spellings go-yaml v2 reads as booleans; serde-saphyr also accepts other case mixes (`yEs`), which stay strings.
-const GO_YAML_BOOLEANS: [&str; 22] = [
+const GO_YAML_V2_BOOLEANS: [&str; 22] = [
     "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N", "no", "No",
     "NO", "false", "False", "FALSE", "off", "Off", "OFF",
 ];
 
+/// Spellings go-yaml v3 reads as booleans.
+const GO_YAML_V3_BOOLEANS: [&str; 6] = ["true", "True", "TRUE", "false", "False", "FALSE"];
+
 /// Turns a node tree into a JSON value; records positions into `positions` when given.
 /// `source` is the parsed text, used to check how booleans were spelled.
-pub(crate) fn into_value(node: Node, source: &str, positions: Option<&mut Positions>) -> Value {
+pub(crate) fn into_value(
+    node: Node,
+    source: &str,
+    schema: Schema,
+    positions: Option<&mut Positions>,
+) -> Value {
     let mut walk = Walk {
         source,
+        schema,
         pointer: String::new(),
         positions,
     };
@@ -208,6 +219,7 @@ pub(crate) fn into_value(node: Node, source: &str, positions: Option<&mut Positi
 
 struct Walk<'a> {
     source: &'a str,
+    schema: Schema,
     pointer: String,
     positions: Option<&'a mut Positions>,
 }
@@ -215,18 +227,31 @@ struct Walk<'a> {
 impl Walk<'_> {
     /// A boolean as go-yaml reads it: the value, or the source text when the spelling is not one go-yaml knows.
     fn boolean(&self, value: bool, at: &serde_saphyr::Location) -> Result<bool, String> {
-        let span = at.span();
-        let text = span
-            .byte_offset()
-            .zip(span.byte_len())
-            .and_then(|(start, len)| {
-                let start = usize::try_from(start).ok()?;
-                self.source
-                    .get(start..start.checked_add(usize::try_from(len).ok()?)?)
-            });
-        match text {
-            Some(t) if !GO_YAML_BOOLEANS.contains(&t) && bool_word(t) => Err(t.to_string()),
+        let known: &[&str] = match self.schema {
+            Schema::GoYamlV2 => &GO_YAML_V2_BOOLEANS,
+            Schema::GoYamlV3 => &GO_YAML_V3_BOOLEANS,
+        };
+        match self.text(at) {
+            Some(t) if !known.contains(&t) && bool_word(t) => Err(t.to_string()),
             _ => Ok(value),
+        }
+    }
+
+    /// The source text of a scalar.
+    fn text(&self, at: &serde_saphyr::Location) -> Option<&str> {
+        let span = at.span();
+        let (start, len) = span.byte_offset().zip(span.byte_len())?;
+        let start = usize::try_from(start).ok()?;
+        self.source
+            .get(start..start.checked_add(usize::try_from(len).ok()?)?)
+    }
+
+    /// A string as the schema reads it: go-yaml v3 turns unquoted timestamps into RFC 3339 text.
+    fn string(&self, s: String, at: &serde_saphyr::Location) -> String {
+        let plain = self.schema == Schema::GoYamlV3 && self.text(at) == Some(s.as_str());
+        match timestamp::parse(&s).filter(|_| plain) {
+            Some(t) => t.to_rfc3339(),
+            None => s,
         }
     }
 
@@ -244,7 +269,7 @@ impl Walk<'_> {
                 Err(text) => Value::String(text),
             },
             Kind::Number(n) => Value::Number(n),
-            Kind::String(s) => Value::String(s),
+            Kind::String(s) => Value::String(self.string(s, &node.referenced)),
             Kind::Sequence(items) => {
                 let mut out = Vec::with_capacity(items.len());
                 for (index, item) in items.into_iter().enumerate() {

@@ -9,6 +9,17 @@ pub enum DuplicateKeys {
     Error,
 }
 
+/// Which Go YAML library's reading rules to follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schema {
+    /// go-yaml v2 through sigs.k8s.io/yaml, as Helm and kubectl read: YAML 1.1 booleans (`yes`, `on`, `y`, …),
+    /// timestamps kept as strings.
+    GoYamlV2,
+    /// go-yaml v3, as kustomize (kyaml) reads: only `true`/`false` (any case form Go accepts) are booleans, and
+    /// unquoted timestamps become RFC 3339 strings (`2024-01-01` → `2024-01-01T00:00:00Z`).
+    GoYamlV3,
+}
+
 /// Parsing options. `Options::default()` reads YAML 1.1 the way Helm and kubectl do, with limits that keep
 /// hostile input (alias bombs, huge files, deep nesting) from exhausting memory or time.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +34,8 @@ pub struct Options {
     pub max_alias_replay: usize,
     /// Duplicate keys policy. Default [`DuplicateKeys::LastWins`].
     pub duplicate_keys: DuplicateKeys,
+    /// Scalar reading rules. Default [`Schema::GoYamlV2`].
+    pub schema: Schema,
 }
 
 impl Default for Options {
@@ -33,11 +46,20 @@ impl Default for Options {
             max_depth: 500,
             max_alias_replay: 1_000_000,
             duplicate_keys: DuplicateKeys::LastWins,
+            schema: Schema::GoYamlV2,
         }
     }
 }
 
 impl Options {
+    /// The defaults with kustomize's reading rules ([`Schema::GoYamlV3`]).
+    pub fn kustomize() -> Self {
+        Self {
+            schema: Schema::GoYamlV3,
+            ..Self::default()
+        }
+    }
+
     /// The serde-saphyr options implementing these: YAML 1.1 booleans and legacy octal, merge keys, limits.
     pub(crate) fn saphyr(&self) -> serde_saphyr::Options {
         let mut budget = serde_saphyr::Budget::default();

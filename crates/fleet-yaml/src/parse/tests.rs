@@ -266,3 +266,20 @@ fn random_bytes_and_truncated_documents_never_panic() {
         let _ = documents(&String::from_utf8_lossy(&bytes), "bytes.yaml");
     }
 }
+
+#[test]
+fn kustomize_schema_reads_like_go_yaml_v3() {
+    let v = documents_with(
+        &Options::kustomize(),
+        "a: yes\nb: TRUE\nc: 2024-01-01\nd: \"2024-01-01\"\ne: '2024-01-01'\nf: 0755\ng: 2001-12-14 21:59:43.10\ny: n\n",
+        "k.yaml",
+    )
+    .unwrap()
+    .remove(0);
+    assert_eq!(
+        v,
+        json!({"a": "yes", "b": true, "c": "2024-01-01T00:00:00Z", "d": "2024-01-01", "e": "2024-01-01", "f": 493, "g": "2001-12-14T21:59:43.1Z", "y": "n"})
+    );
+    // The default (Helm) schema keeps dates as written.
+    assert_eq!(one("c: 2024-01-01\n"), json!({"c": "2024-01-01"}));
+}

@@ -1,0 +1,371 @@
+//! Scalars as go-yaml's encoder writes them: the text of numbers after the JSON round trip, whether a string
+//! would read back as another type (then it is quoted), and libyaml's analysis that picks plain, single-quoted,
+//! double-quoted or literal style.
+
+use serde_json::Number;
+
+use crate::gofmt;
+
+/// The style a scalar is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Style {
+    Plain,
+    Single,
+    Double,
+    Literal,
+}
+
+/// A number as go-yaml prints it after `json.Marshal` and go-yaml's re-read: integers stay digits, other JSON
+/// numbers become float64 printed with `%g` (`1e+06` never happens for integral floats below 1e21: they are ints).
+pub(crate) fn number(n: &Number) -> String {
+    let json = match n.as_f64().filter(|_| n.is_f64()) {
+        Some(f) => gofmt::json_float(f),
+        None => return n.to_string(),
+    };
+    if go_int(&json) {
+        // Go prints the parsed integer: only a negative zero changes.
+        return if json == "-0" { "0".into() } else { json };
+    }
+    json.parse::<f64>()
+        .map_or(json.clone(), |f| gofmt::format_g(f, false))
+}
+
+/// Strings go-yaml v2 resolves to booleans, nulls or special floats when unquoted.
+const RESERVED: [&str; 39] = [
+    "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N", "no", "No",
+    "NO", "false", "False", "FALSE", "off", "Off", "OFF", "", "~", "null", "Null", "NULL", ".inf",
+    ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN",
+];
+
+/// Whether a plain scalar with this text would read back as something other than a string (so it needs quotes).
+pub(crate) fn reads_as_non_string(s: &str) -> bool {
+    if RESERVED.contains(&s) || base60_float(s) {
+        return true;
+    }
+    match s.as_bytes().first() {
+        Some(b'.') => decimal_float(s),
+        Some(b'0'..=b'9' | b'+' | b'-') => {
+            if crate::timestamp::parse(s).is_some() {
+                return true;
+            }
+            let plain: String = s.chars().filter(|&c| c != '_').collect();
+            go_int(&plain) || decimal_float(&plain)
+        }
+        _ => false,
+    }
+}
+
+/// Go's `strconv.ParseInt(s, 0, 64)` or `ParseUint(s, 0, 64)` succeeds.
+fn go_int(s: &str) -> bool {
+    let (sign, body) = match s.as_bytes().first() {
+        Some(b'+') => (Some('+'), &s[1..]),
+        Some(b'-') => (Some('-'), &s[1..]),
+        _ => (None, s),
+    };
+    let lower = body.to_ascii_lowercase();
+    let (radix, digits) = if let Some(d) = lower.strip_prefix("0x") {
+        (16, d)
+    } else if let Some(d) = lower.strip_prefix("0b") {
+        (2, d)
+    } else if let Some(d) = lower.strip_prefix("0o") {
+        (8, d)
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        (8, &lower[1..])
+    } else {
+        (10, lower.as_str())
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return false;
+    }
+    let Ok(magnitude) = u64::from_str_radix(digits, radix) else {
+        return false;
+    };
+    match sign {
+        None => true,
+        Some('-') => magnitude <= 1 << 63,
+        Some(_) => i64::try_from(magnitude).is_ok(),
+    }
+}
+
+/// go-yaml's float pattern `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$` with a finite value.
+fn decimal_float(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - start
+    };
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    } else {
+        if digits(&mut i) == 0 {
+            return false;
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            digits(&mut i);
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len() && s.parse::<f64>().is_ok_and(f64::is_finite)
+}
+
+/// YAML 1.1 sexagesimal numbers (`190:20:30`), which go-yaml quotes for older readers.
+fn base60_float(s: &str) -> bool {
+    // ^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$
+    let s = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let (main, fraction) = s.split_once('.').unwrap_or((s, ""));
+    if !fraction.chars().all(|c| c.is_ascii_digit() || c == '_') {
+        return false;
+    }
+    let mut parts = main.split(':');
+    let head = parts.next().unwrap_or("");
+    if !head.starts_with(|c: char| c.is_ascii_digit())
+        || !head.chars().all(|c| c.is_ascii_digit() || c == '_')
+    {
+        return false;
+    }
+    let mut sixties = 0;
+    for part in parts {
+        sixties += 1;
+        let ok = match part.as_bytes() {
+            [d] => d.is_ascii_digit(),
+            [t, d] => (b'0'..=b'5').contains(t) && d.is_ascii_digit(),
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    sixties > 0
+}
+
+/// Whether a character is a line break for YAML (CR, LF, NEL, LS, PS).
+pub(crate) fn is_break(c: char) -> bool {
+    matches!(c, '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
+/// libyaml's printable set (the emitter runs in unicode mode).
+pub(crate) fn is_printable(c: char) -> bool {
+    matches!(c, '\n' | '\u{20}'..='\u{7e}' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}')
+        && c != '\u{feff}'
+}
+
+/// What libyaml's scalar analysis allows for a text.
+struct Allowed {
+    multiline: bool,
+    block_plain: bool,
+    single_quoted: bool,
+    block: bool,
+}
+
+fn analyze(s: &str) -> Allowed {
+    if s.is_empty() {
+        return Allowed {
+            multiline: false,
+            block_plain: true,
+            single_quoted: true,
+            block: false,
+        };
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut block_indicators = s.starts_with("---") || s.starts_with("...");
+    let (mut line_breaks, mut special) = (false, false);
+    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
+        (false, false, false, false);
+    let (mut break_space, mut space_break) = (false, false);
+    let (mut previous_space, mut previous_break) = (false, false);
+    let mut preceded_by_whitespace = true;
+    for (i, &c) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).copied();
+        let followed_by_whitespace = next.is_none_or(|n| n == ' ' || n == '\t' || is_break(n));
+        if i == 0 {
+            match c {
+                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
+                | '%' | '@' | '`' => {
+                    block_indicators = true;
+                }
+                '?' | ':' | '-' if followed_by_whitespace => block_indicators = true,
+                _ => {}
+            }
+        } else {
+            match c {
+                ':' if followed_by_whitespace => block_indicators = true,
+                '#' if preceded_by_whitespace => block_indicators = true,
+                _ => {}
+            }
+        }
+        if !is_printable(c) {
+            special = true;
+        }
+        if c == ' ' {
+            leading_space |= i == 0;
+            trailing_space |= i + 1 == chars.len();
+            break_space |= previous_break;
+            previous_space = true;
+            previous_break = false;
+        } else if is_break(c) {
+            line_breaks = true;
+            leading_break |= i == 0;
+            trailing_break |= i + 1 == chars.len();
+            space_break |= previous_space;
+            previous_space = false;
+            previous_break = true;
+        } else {
+            previous_space = false;
+            previous_break = false;
+        }
+        preceded_by_whitespace = c == ' ' || c == '\t' || is_break(c) || c == '\0';
+    }
+    let edges = leading_space || leading_break || trailing_space || trailing_break;
+    Allowed {
+        multiline: line_breaks,
+        block_plain: !(edges
+            || break_space
+            || space_break
+            || special
+            || line_breaks
+            || block_indicators),
+        single_quoted: !(break_space || space_break || special),
+        block: !(trailing_space || space_break || special),
+    }
+}
+
+/// The style go-yaml writes a string in, in block context; `simple_key` for mapping keys written inline.
+pub(crate) fn string_style(s: &str, simple_key: bool) -> Style {
+    let requested = if s.contains('\n') {
+        Style::Literal
+    } else if reads_as_non_string(s) {
+        Style::Double
+    } else {
+        Style::Plain
+    };
+    let allowed = analyze(s);
+    let mut style = requested;
+    if simple_key && allowed.multiline {
+        style = Style::Double;
+    }
+    if style == Style::Plain && (!allowed.block_plain || (s.is_empty() && simple_key)) {
+        style = Style::Single;
+    }
+    if style == Style::Single && !allowed.single_quoted {
+        style = Style::Double;
+    }
+    if style == Style::Literal && (!allowed.block || simple_key) {
+        style = Style::Double;
+    }
+    style
+}
+
+/// Whether a key can be written inline (`key: value`) rather than as `? key`: one line, at most 128 bytes.
+pub(crate) fn simple_key(s: &str) -> bool {
+    s.len() <= 128 && !analyze(s).multiline
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_that_read_as_other_types() {
+        for s in [
+            "yes",
+            "On",
+            "N",
+            "",
+            "~",
+            "null",
+            ".inf",
+            "-.Inf",
+            ".nan",
+            "0755",
+            "0o17",
+            "0x1F",
+            "0b101",
+            "+1",
+            "-0",
+            "1_000",
+            "1e3",
+            "12e03",
+            "1.5",
+            ".5",
+            "5.",
+            "0.",
+            "+.5",
+            "08",
+            "1:20",
+            "190:20:30",
+            "2024-01-01",
+            "2024-1-1",
+            "2001-12-14 21:59:43.10",
+            "2024-01-01T10:00:00Z",
+            "2024-01-01t10:00:00+01:00",
+            "20240101",
+        ] {
+            assert!(reads_as_non_string(s), "{s:?}");
+        }
+        for s in [
+            "yEs",
+            "oN",
+            "1e",
+            "1,000",
+            "<<",
+            "=",
+            "-",
+            "a1",
+            "0x",
+            "1.2.3",
+            "2024-13-01",
+            "2024-02-30",
+            "1e999",
+            "2024-01-01T10:00:00",
+            "abc",
+            "12:60",
+        ] {
+            assert!(!reads_as_non_string(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn styles() {
+        assert_eq!(string_style("plain text", false), Style::Plain);
+        assert_eq!(string_style("yes", false), Style::Double);
+        assert_eq!(string_style("- a", false), Style::Single);
+        assert_eq!(string_style("a: b", false), Style::Single);
+        assert_eq!(string_style("tab\there", false), Style::Double);
+        assert_eq!(string_style("a\nb", false), Style::Literal);
+        assert_eq!(string_style("a\nb", true), Style::Double);
+        assert_eq!(string_style("trailing \nx", false), Style::Double);
+        assert_eq!(string_style("", true), Style::Double);
+        assert_eq!(string_style("😀", false), Style::Double);
+    }
+
+    #[test]
+    fn numbers_after_the_json_round_trip() {
+        let n = |v: serde_json::Value| number(v.as_number().unwrap());
+        assert_eq!(n(serde_json::json!(1e6)), "1000000");
+        assert_eq!(n(serde_json::json!(1e21)), "1e+21");
+        assert_eq!(n(serde_json::json!(123456789.5)), "1.234567895e+08");
+        assert_eq!(n(serde_json::json!(-0.0)), "0");
+        assert_eq!(
+            n(serde_json::json!(1.8446744073709552e19)),
+            "1.8446744073709552e+19"
+        );
+        assert_eq!(n(serde_json::json!(u64::MAX)), "18446744073709551615");
+        assert_eq!(n(serde_json::json!(1e-7)), "1e-07");
+    }
+}
