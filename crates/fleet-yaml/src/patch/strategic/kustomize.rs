@@ -50,21 +50,10 @@ pub fn apply(
     )
 }
 
-/// [`apply`] with the schema of the object's kind: the built-in table for built-in kinds, none for custom
-/// resources (whose lists kustomize then replaces).
+/// [`apply`] with the schema of the object's kind ([`super::schema_for_object`]): the built-in table for
+/// built-in kinds, none for custom resources (whose lists kustomize then replaces).
 pub fn apply_to_object(original: &Value, patch: &Value) -> Result<Option<Value>, PatchError> {
-    let api_version = original
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let kind = original
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    match super::builtin_schema_for(api_version, kind) {
-        Some(schema) => apply(original, patch, schema),
-        None => apply(original, patch, &super::Schemaless),
-    }
+    apply(original, patch, super::schema_for_object(original))
 }
 
 /// Merges one node: `dest` from the original, `patch` from the patch; `None` means absent (or cleared).

@@ -186,20 +186,21 @@ pub fn merge_list(
     .map_err(|reason| path.error(reason))
 }
 
-/// Orders a merged list: patch items in patch order, interleaved with the original-only items.
+/// Orders a merged list: the items named in `order` (the patch list, or a `$setElementOrder` list) in that
+/// order, interleaved with the other items, which keep their order in `original`.
 fn order_merged(
     merged: Vec<Value>,
-    patch: &[Value],
+    order: &[Value],
     original: &[Value],
     identity: Identity<'_>,
 ) -> Result<Vec<Value>, String> {
-    let patch_ids = identity.ids(patch)?;
+    let order_ids = identity.ids(order)?;
     let original_ids = identity.ids(original)?;
-    let (patch_items, server_only) = partition(merged, &patch_ids, identity)?;
+    let (ordered_items, server_only) = partition(merged, &order_ids, identity)?;
     normalize(
-        patch_items,
+        ordered_items,
         server_only,
-        &patch_ids,
+        &order_ids,
         &original_ids,
         identity,
     )
@@ -284,7 +285,7 @@ fn apply_element_orders(
             (Some(_), Some(added)) => added,
             (None, None) => continue,
         };
-        let ordered = order_merged_by(
+        let ordered = order_merged(
             merged,
             &order,
             original_list.as_deref().unwrap_or_default(),
@@ -294,25 +295,6 @@ fn apply_element_orders(
         original.insert(name.to_owned(), Value::Array(ordered));
     }
     Ok(())
-}
-
-/// Orders `merged` by an explicit `$setElementOrder` list, keeping original-only items near their old neighbours.
-fn order_merged_by(
-    merged: Vec<Value>,
-    order: &[Value],
-    original: &[Value],
-    identity: Identity<'_>,
-) -> Result<Vec<Value>, String> {
-    let order_ids = identity.ids(order)?;
-    let original_ids = identity.ids(original)?;
-    let (ordered_items, server_only) = partition(merged, &order_ids, identity)?;
-    normalize(
-        ordered_items,
-        server_only,
-        &order_ids,
-        &original_ids,
-        identity,
-    )
 }
 
 /// The patch list's items (deletions and directives aside) must appear in `$setElementOrder` in the same order.

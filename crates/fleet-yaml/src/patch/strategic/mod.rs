@@ -50,21 +50,19 @@ pub fn apply(
     merge::merge_map(original.clone(), patch.clone(), schema, &root).map(Value::Object)
 }
 
-/// Applies `patch` to a Kubernetes object, choosing the schema from the object's `apiVersion` and `kind`: the
-/// built-in table for built-in kinds, [`Schemaless`] (lists replaced, as kustomize does) for anything else.
-pub fn apply_to_object(original: &Value, patch: &Value) -> Result<Value, PatchError> {
-    let api_version = original
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let kind = original
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    match builtin_schema_for(api_version, kind) {
-        Some(schema) => apply(original, patch, schema),
-        None => apply(original, patch, &Schemaless),
+/// The schema of a Kubernetes object's kind, from its `apiVersion` and `kind`: the built-in table for built-in
+/// kinds, [`Schemaless`] (lists replaced, as kustomize does for custom resources) for anything else.
+pub fn schema_for_object(object: &Value) -> &'static dyn MergeSchema {
+    let text = |name: &str| object.get(name).and_then(Value::as_str).unwrap_or_default();
+    match builtin_schema_for(text("apiVersion"), text("kind")) {
+        Some(schema) => schema,
+        None => &Schemaless,
     }
+}
+
+/// [`apply`] with the schema of the object's kind ([`schema_for_object`]).
+pub fn apply_to_object(original: &Value, patch: &Value) -> Result<Value, PatchError> {
+    apply(original, patch, schema_for_object(original))
 }
 
 #[cfg(test)]
