@@ -125,12 +125,7 @@ fn main() {
     let existing: Vec<ExistingPlacement> = first
         .selected
         .iter()
-        .map(|d| ExistingPlacement {
-            cluster: d.cluster.clone(),
-            state: PlacementState::Bound,
-            obsolete: false,
-            score: d.score,
-        })
+        .map(|d| d.to_existing(PlacementState::Bound))
         .collect();
     measure(
         "PickN 10 → 20 scale-out with 10 incumbents",

@@ -6,6 +6,8 @@
 //! [`targeting::compute_targets`] (matching, [`customization`], [`templating`]) → optionally
 //! [`placement::schedule`] (policy-based selection among the targeted clusters) →
 //! [`rollout::plan_rollout`] (which BundleDeployments to create, stage and promote).
+//! [`pipeline::plan_bundle`] runs all of them for one bundle; [`restrictions::authorize`] checks a
+//! GitRepo against GitRepoRestrictions first.
 
 pub mod customization;
 pub mod error;
@@ -14,6 +16,7 @@ pub mod intstr;
 pub mod mapping;
 pub mod matcher;
 pub mod model;
+pub mod pipeline;
 pub mod placement;
 pub mod quantity;
 pub mod restrictions;

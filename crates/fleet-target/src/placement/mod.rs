@@ -93,6 +93,18 @@ pub struct Decision {
     pub score: Option<ClusterScore>,
 }
 
+impl Decision {
+    /// The placement this decision leaves behind, to pass as existing to the next decision.
+    pub fn to_existing(&self, state: PlacementState) -> ExistingPlacement {
+        ExistingPlacement {
+            cluster: self.cluster.clone(),
+            state,
+            obsolete: false,
+            score: self.score,
+        }
+    }
+}
+
 /// An existing placement to remove.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Removal {

@@ -399,16 +399,8 @@ impl<'a> Run<'a, '_> {
                 break;
             }
             // With spread constraints, pick one at a time; without, the best `need` at once.
-            let by_rank = |a: &(ClusterScore, usize), b: &(ClusterScore, usize)| {
-                let (ca, cb) = (
-                    self.candidates[pool[a.1].idx],
-                    self.candidates[pool[b.1].idx],
-                );
-                best_first_by_name(
-                    (&a.0, &ca.name, &ca.namespace),
-                    (&b.0, &cb.name, &cb.namespace),
-                )
-            };
+            let by_rank =
+                |a: &(ClusterScore, usize), b: &(ClusterScore, usize)| self.rank(&pool, a, b);
             let chosen: Vec<(ClusterScore, usize)> = if constraints.is_empty() {
                 scored.sort_by(by_rank);
                 scored.iter().take(need).copied().collect()
@@ -431,16 +423,7 @@ impl<'a> Run<'a, '_> {
         );
         // Whoever is left in the pool lost: rank them against the final spread.
         self.score_pool(&spread, &mut pool, &mut scored);
-        scored.sort_by(|a, b| {
-            let (ca, cb) = (
-                self.candidates[pool[a.1].idx],
-                self.candidates[pool[b.1].idx],
-            );
-            best_first_by_name(
-                (&a.0, &ca.name, &ca.namespace),
-                (&b.0, &cb.name, &cb.namespace),
-            )
-        });
+        scored.sort_by(|a, b| self.rank(&pool, a, b));
         let mut unselected: Vec<Unselected> = scored
             .iter()
             .take(status::MAX_UNSELECTED)
@@ -461,6 +444,23 @@ impl<'a> Run<'a, '_> {
                 .map(|(idx, stage, m)| status::filtered(&self.key(idx), stage, m)),
         );
         Self::result(selected, classified, unselected, Some(n))
+    }
+
+    /// Best-first order of two scored pool entries (score, position in `pool`).
+    fn rank(
+        &self,
+        pool: &[Entry],
+        a: &(ClusterScore, usize),
+        b: &(ClusterScore, usize),
+    ) -> std::cmp::Ordering {
+        let (ca, cb) = (
+            self.candidates[pool[a.1].idx],
+            self.candidates[pool[b.1].idx],
+        );
+        best_first_by_name(
+            (&a.0, &ca.name, &ca.namespace),
+            (&b.0, &cb.name, &cb.namespace),
+        )
     }
 
     /// Evaluates topology spread for every pool entry: violators are marked, the others land in

@@ -730,12 +730,7 @@ fn scale_two_four_one_changes_only_the_expected_clusters() {
     let to_existing = |r: &ScheduleResult| -> Vec<ExistingPlacement> {
         r.selected
             .iter()
-            .map(|d| ExistingPlacement {
-                cluster: d.cluster.clone(),
-                state: PlacementState::Bound,
-                obsolete: false,
-                score: d.score,
-            })
+            .map(|d| d.to_existing(PlacementState::Bound))
             .collect()
     };
     let two = decide(2, &[]);
