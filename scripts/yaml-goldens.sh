@@ -3,6 +3,8 @@
 #   testdata/yaml/emit/helm/NAME.yaml       what Helm's `toYaml .Values` renders for values file NAME.yaml|json
 #   testdata/yaml/emit/kustomize/NAME.yaml  what `kubectl kustomize` prints for NAME.yaml wrapped as a resource
 #                                           (apiVersion: v1, kind: Values, metadata.name: golden, values: <input>)
+#   testdata/yaml/emit/json/NAME.json       what Helm's `toJson .Values` renders (Go's encoding/json)
+# Inputs named root-*.yaml render `toYaml .Values.root` instead (scalars and lists at the document root; Helm only).
 # Usage: scripts/yaml-goldens.sh   (needs .tools/bin/helm and .tools/bin/kubectl: scripts/install-tools.sh)
 set -euo pipefail
 
@@ -13,9 +15,12 @@ inputs="$root/testdata/yaml/emit"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-mkdir -p "$work/chart/templates" "$work/kustomize" "$inputs/helm" "$inputs/kustomize"
+mkdir -p "$work/chart/templates" "$work/kustomize" "$inputs/helm" "$inputs/kustomize" "$inputs/json"
 printf 'apiVersion: v2\nname: golden\nversion: 0.1.0\n' >"$work/chart/Chart.yaml"
-printf '{{ toYaml .Values }}' >"$work/chart/templates/values.yaml"
+# Helm only accepts mappings as rendered documents: a root value is rendered inside a block scalar, then cut out.
+printf '{{ if hasKey .Values "root" }}root: |2-\n{{ toYaml .Values.root | indent 2 }}{{ else }}{{ toYaml .Values }}{{ end }}' \
+  >"$work/chart/templates/values.yaml"
+printf '{{ toJson .Values }}' >"$work/chart/templates/json.yaml"
 printf 'resources:\n- resource.yaml\n' >"$work/kustomize/kustomization.yaml"
 
 failed=0
@@ -25,15 +30,28 @@ for input in "$inputs"/*.yaml "$inputs"/*.json; do
   name="${file%.*}"
 
   # helm template prints "---", "# Source: ...", the rendered text, then a newline: keep the rendered text only.
-  if "$helm" template golden "$work/chart" --values "$input" >"$work/helm.out" 2>"$work/helm.err"; then
-    tail -n +3 "$work/helm.out" | head -c -1 >"$inputs/helm/$name.yaml"
+  if "$helm" template golden "$work/chart" --values "$input" --show-only templates/json.yaml >"$work/json.out" \
+    2>"$work/helm.err"; then
+    tail -n +3 "$work/json.out" | head -c -1 >"$inputs/json/$name.json"
+  else
+    echo "helm toJson failed on $file: $(cat "$work/helm.err")" >&2
+    failed=1
+  fi
+  if "$helm" template golden "$work/chart" --values "$input" --show-only templates/values.yaml >"$work/helm.out" \
+    2>"$work/helm.err"; then
+    if [ "${name#root-}" = "$name" ]; then
+      tail -n +3 "$work/helm.out" | head -c -1 >"$inputs/helm/$name.yaml"
+    else
+      tail -n +4 "$work/helm.out" | sed 's/^  //' | head -c -1 >"$inputs/helm/$name.yaml"
+    fi
   else
     echo "helm failed on $file: $(cat "$work/helm.err")" >&2
     failed=1
   fi
 
-  # JSON inputs are Helm-only (kustomize keeps their flow style); kustomize rejects control characters.
-  if [ "${file##*.}" = yaml ] && [ "$name" != control-chars ]; then
+  # JSON and root-* inputs are Helm-only (kustomize keeps JSON's flow style and needs objects); kustomize rejects
+  # control characters.
+  if [ "${file##*.}" = yaml ] && [ "$name" != control-chars ] && [ "${name#root-}" = "$name" ]; then
     {
       printf 'apiVersion: v1\nkind: Values\nmetadata:\n  name: golden\nvalues:\n'
       sed 's/^/  /' "$input"
