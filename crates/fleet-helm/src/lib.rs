@@ -17,11 +17,13 @@
 //! only counts its own VM's instructions), plus a nesting limit for `template`/`include`/`tpl` and an output cap.
 //! Printing follows Go's `fmt` ([`gofmt`]) and `toYaml` go-yaml v2's emitter ([`yaml`]).
 
+pub mod chart;
 pub mod funcs;
 pub mod gofmt;
 pub mod template;
 pub mod value;
 pub mod yaml;
 
+pub use chart::{ChartError, FileMap, Manifest, RenderOptions, Rendered, render_chart};
 pub use template::{TemplateError, TemplateSet};
 pub use value::Value;

@@ -17,6 +17,7 @@ const BEST_WIDTH: usize = 80;
 fn saphyr_options() -> serde_saphyr::Options {
     let mut o = serde_saphyr::Options::default();
     o.legacy_octal_numbers = true;
+    o.duplicate_keys = serde_saphyr::options::DuplicateKeyPolicy::LastWins;
     o
 }
 

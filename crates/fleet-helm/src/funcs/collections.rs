@@ -322,6 +322,10 @@ fn list_arg(v: &Value) -> Result<Vec<Value>, FuncError> {
 }
 
 fn map_arg(v: &Value) -> Result<std::sync::Arc<GoMap>, FuncError> {
+    // A nil map reads as empty (writes to it are lost, as with Go's nil map inside Sprig's error swallowing).
+    if is_nil(v) {
+        return Ok(std::sync::Arc::new(GoMap::default()));
+    }
     as_map(v).ok_or_else(|| {
         FuncError::Msg(format!(
             "wrong type for value; expected map[string]interface {{}}; got {}",

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 pub use random::Rng;
+pub(crate) use semver::parse_version;
 
 use crate::gofmt::to_go_string;
 use crate::template::TemplateError;
@@ -107,7 +108,7 @@ pub(crate) fn strval(v: &Value) -> String {
 }
 
 /// A string parameter: nil becomes "" (Go passes the zero value), other kinds print with `%v`.
-pub(crate) fn str_arg(v: &Value) -> String {
+pub fn str_arg(v: &Value) -> String {
     if crate::value::is_nil(v) {
         String::new()
     } else {

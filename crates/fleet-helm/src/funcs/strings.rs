@@ -219,18 +219,20 @@ pub(super) fn register(t: &mut Table) {
     t.insert("mustRegexReplaceAllLiteral", |_, a| {
         regex_replace("mustRegexReplaceAllLiteral", a, true)
     });
-    t.insert("regexSplit", |_, a| {
-        arity("regexSplit", &a, 3)?;
-        let re = compile(&a[0])?;
-        let s = str_arg(&a[1]);
-        let n = to_i64(&a[2]);
-        let parts: Vec<Value> = if n < 0 {
-            re.split(&s).map(Value::from).collect()
-        } else {
-            re.splitn(&s, n as usize).map(Value::from).collect()
-        };
-        Ok(list_value(parts))
-    });
+    for name in ["regexSplit", "mustRegexSplit"] {
+        t.insert(name, |_, a| {
+            arity("regexSplit", &a, 3)?;
+            let re = compile(&a[0])?;
+            let s = str_arg(&a[1]);
+            let n = to_i64(&a[2]);
+            let parts: Vec<Value> = if n < 0 {
+                re.split(&s).map(Value::from).collect()
+            } else {
+                re.splitn(&s, n as usize).map(Value::from).collect()
+            };
+            Ok(list_value(parts))
+        });
+    }
     t.insert("regexQuoteMeta", |_, a| {
         s1("regexQuoteMeta", a, |s| regex::escape(&s))
     });
@@ -488,7 +490,7 @@ fn go_split(s: &str, sep: &str, n: i64) -> Vec<String> {
 
 /// Compiles a Go RE2 pattern; the `regex` crate's syntax is RE2's.
 fn compile(pattern: &Value) -> Result<Regex, super::FuncError> {
-    Regex::new(&str_arg(pattern))
+    Regex::new(&go_regex_dialect(&str_arg(pattern)))
         .map_err(|e| super::FuncError::Msg(format!("error parsing regexp: {e}")))
 }
 
@@ -576,4 +578,58 @@ pub(crate) fn path_clean(s: &str) -> String {
         (false, true) => ".".into(),
         (false, false) => joined,
     }
+}
+
+/// RE2 accepts a `-` next to a class escape inside brackets (`[\w-\.]`) as a literal; the `regex` crate wants it
+/// escaped.
+fn go_regex_dialect(p: &str) -> String {
+    const CLASS_ESCAPES: &str = "wWdDsS";
+    let chars: Vec<char> = p.chars().collect();
+    let mut out = String::with_capacity(p.len());
+    let mut in_class = false;
+    let mut prev_was_class_escape = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' && i + 1 < chars.len() {
+            let n = chars[i + 1];
+            out.push(c);
+            out.push(n);
+            prev_was_class_escape = in_class && CLASS_ESCAPES.contains(n);
+            i += 2;
+            continue;
+        }
+        if in_class {
+            if c == ']' {
+                in_class = false;
+            } else if c == '-' {
+                let next_is_class_escape = chars.get(i + 1) == Some(&'\\')
+                    && chars.get(i + 2).is_some_and(|n| CLASS_ESCAPES.contains(*n));
+                if prev_was_class_escape || next_is_class_escape {
+                    out.push_str("\\-");
+                    prev_was_class_escape = false;
+                    i += 1;
+                    continue;
+                }
+            }
+        } else if c == '[' {
+            in_class = true;
+            out.push(c);
+            i += 1;
+            if chars.get(i) == Some(&'^') {
+                out.push('^');
+                i += 1;
+            }
+            if chars.get(i) == Some(&']') {
+                out.push(']');
+                i += 1;
+            }
+            prev_was_class_escape = false;
+            continue;
+        }
+        prev_was_class_escape = false;
+        out.push(c);
+        i += 1;
+    }
+    out
 }

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
-use minijinja::value::{ObjectRepr, ValueKind};
+use minijinja::value::ValueKind;
 
 use super::ast::{Arg, Branch, Command, List, Node, Number, Pipeline};
 use super::{TemplateError, TemplateSet, Tmpl, line_col, parse};
@@ -420,17 +420,53 @@ impl<'a> Exec<'a> {
         pos: usize,
         ctx: &str,
     ) -> R<Value> {
+        // Go turns a nil produced by a variable, a parenthesized pipeline or dot into an invalid value, and a field of
+        // an invalid value is simply missing; only a nil met inside the chain is a "nil pointer" error.
+        if is_nil(&receiver) {
+            return Ok(nil());
+        }
         let n = idents.len();
         for (i, field) in idents.iter().enumerate() {
             let last = i + 1 == n;
             let has_args = last && (!args.is_empty() || fin.is_some());
+            let is_go_map = receiver
+                .downcast_object_ref::<crate::value::GoMap>()
+                .is_some();
+            // Objects other than plain maps may have methods (`.Files.Get`, `.Capabilities.APIVersions.Has`);
+            // as in Go, a method wins over a map key of the same name.
+            if !is_go_map && receiver.as_object().is_some() {
+                let mut call_args = Vec::new();
+                if last {
+                    for a in args {
+                        call_args.push(self.eval_arg(scope, dot, a)?);
+                    }
+                    if let Some(f) = &fin {
+                        call_args.push(f.clone());
+                    }
+                }
+                let mut state = METHOD_ENV.empty_state();
+                match receiver.call_method(&mut state, field, &call_args) {
+                    Ok(v) => {
+                        receiver = v;
+                        continue;
+                    }
+                    Err(e) if e.kind() == minijinja::ErrorKind::UnknownMethod => {}
+                    Err(e) => {
+                        let detail = e
+                            .detail()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| e.to_string());
+                        return Err(self.error(
+                            scope,
+                            pos,
+                            ctx,
+                            format!("error calling {field}: {detail}"),
+                        ));
+                    }
+                }
+            }
             receiver = match receiver.kind() {
-                ValueKind::Map
-                    if receiver
-                        .downcast_object_ref::<crate::value::GoMap>()
-                        .is_some()
-                        || as_map(&receiver).is_some() =>
-                {
+                ValueKind::Map => {
                     if has_args {
                         return Err(self.error(
                             scope,
@@ -439,9 +475,14 @@ impl<'a> Exec<'a> {
                             format!("{field} is not a method but has arguments"),
                         ));
                     }
-                    as_map(&receiver)
-                        .and_then(|m| m.get(field))
-                        .unwrap_or_default()
+                    match receiver.downcast_object_ref::<crate::value::GoMap>() {
+                        Some(m) => m.get(field).unwrap_or_default(),
+                        None => receiver
+                            .get_attr(field)
+                            .ok()
+                            .filter(|v| !v.is_undefined())
+                            .unwrap_or_default(),
+                    }
                 }
                 ValueKind::None | ValueKind::Undefined => {
                     return Err(self.error(
@@ -450,47 +491,6 @@ impl<'a> Exec<'a> {
                         ctx,
                         format!("nil pointer evaluating interface {{}}.{field}"),
                     ));
-                }
-                _ if receiver
-                    .as_object()
-                    .is_some_and(|o| matches!(o.repr(), ObjectRepr::Plain)) =>
-                {
-                    let mut call_args = Vec::new();
-                    if last {
-                        for a in args {
-                            call_args.push(self.eval_arg(scope, dot, a)?);
-                        }
-                        if let Some(f) = &fin {
-                            call_args.push(f.clone());
-                        }
-                    }
-                    let mut state = METHOD_ENV.empty_state();
-                    match receiver.call_method(&mut state, field, &call_args) {
-                        Ok(v) => v,
-                        Err(e) if e.kind() == minijinja::ErrorKind::UnknownMethod => {
-                            return Err(self.error(
-                                scope,
-                                pos,
-                                ctx,
-                                format!(
-                                    "can't evaluate field {field} in type {}",
-                                    receiver_type(&receiver)
-                                ),
-                            ));
-                        }
-                        Err(e) => {
-                            let detail = e
-                                .detail()
-                                .map(str::to_string)
-                                .unwrap_or_else(|| e.to_string());
-                            return Err(self.error(
-                                scope,
-                                pos,
-                                ctx,
-                                format!("error calling {field}: {detail}"),
-                            ));
-                        }
-                    }
                 }
                 _ => {
                     return Err(self.error(
@@ -643,17 +643,6 @@ impl<'a> Exec<'a> {
         self.overlays.pop();
         r.map_err(FuncError::Nested)?;
         Ok(Value::from(out.replace("<no value>", "")))
-    }
-}
-
-fn receiver_type(v: &Value) -> String {
-    match v.as_object() {
-        Some(o) => format!("{o:?}")
-            .split(['{', ' ', '('])
-            .next()
-            .unwrap_or("object")
-            .to_string(),
-        None => crate::value::type_name(v).to_string(),
     }
 }
 

@@ -495,14 +495,33 @@ pub fn parse_number(text: &str) -> Option<Number> {
     if let Some(i) = int {
         return Some(Number::Int(if neg { -i } else { i }));
     }
-    if lower.starts_with("0x") {
-        return None;
+    if let Some(h) = lower.strip_prefix("0x") {
+        let f = parse_hex_float(h)?;
+        return Some(Number::Float(if neg { -f } else { f }));
     }
     let f: f64 = lower.parse().ok()?;
     if !f.is_finite() {
         return None;
     }
     Some(Number::Float(if neg { -f } else { f }))
+}
+
+/// A hexadecimal float mantissa and binary exponent (`1p60`, `1.8p-3`).
+fn parse_hex_float(h: &str) -> Option<f64> {
+    let (mant, exp) = h.split_once('p')?;
+    let exp: i32 = exp.parse().ok()?;
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    let mut v = 0f64;
+    for c in int.chars() {
+        v = v * 16.0 + c.to_digit(16)? as f64;
+    }
+    let mut scale = 1.0 / 16.0;
+    for c in frac.chars() {
+        v += c.to_digit(16)? as f64 * scale;
+        scale /= 16.0;
+    }
+    let f = v * 2f64.powi(exp);
+    f.is_finite().then_some(f)
 }
 
 fn describe(t: &Tok) -> String {

@@ -1,0 +1,397 @@
+//! Loading a chart from an in-memory file map (paths relative to the chart root, `/`-separated): `Chart.yaml`
+//! (v1 and v2, with `requirements.yaml` for v1), `values.yaml`, `values.schema.json`, `templates/`, `crds/`, other
+//! files for `.Files`, `.helmignore`, and subcharts under `charts/` (directories and `.tgz` archives).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+
+use super::ChartError;
+use crate::value::Value;
+
+/// The files of a chart: relative path → contents.
+pub type FileMap = BTreeMap<String, Vec<u8>>;
+
+/// A dependency entry of `Chart.yaml` (or `requirements.yaml`).
+#[derive(Debug, Clone, Default)]
+pub struct Dependency {
+    pub name: String,
+    pub version: String,
+    pub repository: String,
+    pub condition: String,
+    pub tags: Vec<String>,
+    pub alias: String,
+    pub import_values: Vec<serde_json::Value>,
+    /// The raw entry, for `.Chart.Dependencies`.
+    pub raw: serde_json::Value,
+}
+
+/// A loaded chart and its subcharts.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// `Chart.yaml` as JSON.
+    pub metadata: serde_json::Value,
+    pub name: String,
+    pub is_library: bool,
+    pub dependencies: Vec<Dependency>,
+    /// The chart's default values (Go float64 numbers).
+    pub values: Value,
+    pub schema: Option<String>,
+    /// `templates/…` path → source.
+    pub templates: BTreeMap<String, String>,
+    /// `crds/…` path → contents.
+    pub crds: BTreeMap<String, String>,
+    /// Every other file, for `.Files`.
+    pub files: BTreeMap<String, Vec<u8>>,
+    pub subcharts: Vec<Chart>,
+}
+
+fn utf8(path: &str, data: &[u8]) -> Result<String, ChartError> {
+    String::from_utf8(data.to_vec()).map_err(|_| ChartError::Load {
+        path: path.to_string(),
+        message: "not valid UTF-8".into(),
+    })
+}
+
+fn str_field(m: &serde_json::Value, key: &str) -> String {
+    match m.get(key) {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn parse_dependencies(v: Option<&serde_json::Value>) -> Vec<Dependency> {
+    let Some(serde_json::Value::Array(items)) = v else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .map(|d| Dependency {
+            name: str_field(d, "name"),
+            version: str_field(d, "version"),
+            repository: str_field(d, "repository"),
+            condition: str_field(d, "condition"),
+            tags: match d.get("tags") {
+                Some(serde_json::Value::Array(t)) => t
+                    .iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect(),
+                _ => Vec::new(),
+            },
+            alias: str_field(d, "alias"),
+            import_values: match d.get("import-values") {
+                Some(serde_json::Value::Array(t)) => t.clone(),
+                _ => Vec::new(),
+            },
+            raw: d.clone(),
+        })
+        .collect()
+}
+
+/// A minimal `.helmignore` matcher: glob lines (`*`, `?`), directory patterns ending in `/`, `!` negation.
+struct Ignore {
+    rules: Vec<(bool, String, bool)>,
+}
+
+impl Ignore {
+    fn parse(text: &str) -> Ignore {
+        let mut rules = Vec::new();
+        for line in text.lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (neg, pat) = match line.strip_prefix('!') {
+                Some(p) => (true, p),
+                None => (false, line),
+            };
+            let dir_only = pat.ends_with('/');
+            let pat = pat
+                .trim_end_matches('/')
+                .trim_start_matches("./")
+                .trim_start_matches('/');
+            rules.push((neg, pat.to_string(), dir_only));
+        }
+        Ignore { rules }
+    }
+
+    fn ignored(&self, path: &str) -> bool {
+        let mut ignored = false;
+        let parts: Vec<&str> = path.split('/').collect();
+        for (neg, pat, dir_only) in &self.rules {
+            let mut hit = false;
+            for i in 0..parts.len() {
+                let is_dir = i + 1 < parts.len();
+                if *dir_only && !is_dir {
+                    continue;
+                }
+                let prefix = parts[..=i].join("/");
+                if glob_match(pat, &prefix) || (!pat.contains('/') && glob_match(pat, parts[i])) {
+                    hit = true;
+                    break;
+                }
+            }
+            if hit {
+                ignored = !neg;
+            }
+        }
+        ignored
+    }
+}
+
+/// Glob matching with `*` (not crossing `/`), `**`, `?` and `[…]` classes, as Go's `filepath.Match`.
+pub fn glob_match(pat: &str, s: &str) -> bool {
+    fn go(p: &[char], s: &[char]) -> bool {
+        match p.first() {
+            None => s.is_empty(),
+            Some('*') => {
+                let double = p.get(1) == Some(&'*');
+                let rest = if double { &p[2..] } else { &p[1..] };
+                for i in 0..=s.len() {
+                    if go(rest, &s[i..]) {
+                        return true;
+                    }
+                    if i < s.len() && s[i] == '/' && !double {
+                        return false;
+                    }
+                }
+                false
+            }
+            Some('?') => !s.is_empty() && s[0] != '/' && go(&p[1..], &s[1..]),
+            Some('[') => {
+                let Some(end) = p.iter().position(|c| *c == ']') else {
+                    return false;
+                };
+                if s.is_empty() {
+                    return false;
+                }
+                let class = &p[1..end];
+                let (neg, class) = match class.first() {
+                    Some('^') | Some('!') => (true, &class[1..]),
+                    _ => (false, class),
+                };
+                let mut hit = false;
+                let mut i = 0;
+                while i < class.len() {
+                    if i + 2 < class.len() && class[i + 1] == '-' {
+                        if class[i] <= s[0] && s[0] <= class[i + 2] {
+                            hit = true;
+                        }
+                        i += 3;
+                    } else {
+                        if class[i] == s[0] {
+                            hit = true;
+                        }
+                        i += 1;
+                    }
+                }
+                hit != neg && go(&p[end + 1..], &s[1..])
+            }
+            Some('\\') if p.len() > 1 => !s.is_empty() && s[0] == p[1] && go(&p[2..], &s[1..]),
+            Some(c) => !s.is_empty() && s[0] == *c && go(&p[1..], &s[1..]),
+        }
+    }
+    let p: Vec<char> = pat.chars().collect();
+    let s: Vec<char> = s.chars().collect();
+    go(&p, &s)
+}
+
+/// Unpacks a chart archive (`.tgz`) into a file map rooted at the chart directory inside it.
+fn untar(path: &str, data: &[u8]) -> Result<FileMap, ChartError> {
+    let err = |m: String| ChartError::Load {
+        path: path.to_string(),
+        message: m,
+    };
+    let mut gz = flate2::read::GzDecoder::new(data);
+    let mut raw = Vec::new();
+    gz.by_ref()
+        .take(512 << 20)
+        .read_to_end(&mut raw)
+        .map_err(|e| err(format!("gzip: {e}")))?;
+    let mut archive = tar::Archive::new(raw.as_slice());
+    let mut out = FileMap::new();
+    for entry in archive.entries().map_err(|e| err(format!("tar: {e}")))? {
+        let mut entry = entry.map_err(|e| err(format!("tar: {e}")))?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let name = entry
+            .path()
+            .map_err(|e| err(format!("tar: {e}")))?
+            .to_string_lossy()
+            .replace('\\', "/");
+        // Strip the top-level directory (`mychart/…`).
+        let Some((_, rel)) = name.split_once('/') else {
+            continue;
+        };
+        if rel.split('/').any(|p| p == "..") {
+            return Err(err(format!(
+                "chart archive entry {name:?} escapes the chart"
+            )));
+        }
+        let mut buf = Vec::new();
+        entry
+            .read_to_end(&mut buf)
+            .map_err(|e| err(format!("tar: {e}")))?;
+        out.insert(rel.to_string(), buf);
+    }
+    Ok(out)
+}
+
+/// Loads a chart from its files. `origin` names the chart in errors (e.g. its directory).
+pub fn load_chart(files: &FileMap, origin: &str) -> Result<Chart, ChartError> {
+    load_depth(files, origin, 0)
+}
+
+fn load_depth(files: &FileMap, origin: &str, depth: usize) -> Result<Chart, ChartError> {
+    if depth > 20 {
+        return Err(ChartError::Load {
+            path: origin.into(),
+            message: "subcharts nested too deeply".into(),
+        });
+    }
+    let chart_yaml = files.get("Chart.yaml").ok_or_else(|| ChartError::Load {
+        path: origin.into(),
+        message: "Chart.yaml file is missing".into(),
+    })?;
+    let chart_path = format!("{origin}/Chart.yaml");
+    let metadata = crate::yaml::parse_json(&utf8(&chart_path, chart_yaml)?).map_err(|message| {
+        ChartError::Load {
+            path: chart_path.clone(),
+            message,
+        }
+    })?;
+    if !metadata.is_object() {
+        return Err(ChartError::Load {
+            path: chart_path,
+            message: "Chart.yaml is not a mapping".into(),
+        });
+    }
+    let name = str_field(&metadata, "name");
+    if name.is_empty() {
+        return Err(ChartError::Load {
+            path: chart_path,
+            message: "validation: chart.metadata.name is required".into(),
+        });
+    }
+    let is_library = str_field(&metadata, "type") == "library";
+    let mut dependencies = parse_dependencies(metadata.get("dependencies"));
+    if dependencies.is_empty()
+        && let Some(req) = files.get("requirements.yaml")
+    {
+        let path = format!("{origin}/requirements.yaml");
+        let r = crate::yaml::parse_json(&utf8(&path, req)?)
+            .map_err(|message| ChartError::Load { path, message })?;
+        dependencies = parse_dependencies(r.get("dependencies"));
+    }
+    let ignore = files
+        .get(".helmignore")
+        .map(|d| Ignore::parse(&String::from_utf8_lossy(d)));
+    let values = match files.get("values.yaml").or_else(|| files.get("values.yml")) {
+        Some(v) => {
+            let path = format!("{origin}/values.yaml");
+            let text = utf8(&path, v)?;
+            let parsed = crate::yaml::parse_value(&text)
+                .map_err(|message| ChartError::Load { path, message })?;
+            if crate::value::is_nil(&parsed) {
+                crate::value::map_value(Default::default())
+            } else {
+                parsed
+            }
+        }
+        None => crate::value::map_value(Default::default()),
+    };
+    let schema = match files.get("values.schema.json") {
+        Some(s) => Some(utf8(&format!("{origin}/values.schema.json"), s)?),
+        None => None,
+    };
+    let mut templates = BTreeMap::new();
+    let mut crds = BTreeMap::new();
+    let mut other = BTreeMap::new();
+    let mut sub_files: BTreeMap<String, FileMap> = BTreeMap::new();
+    let mut archives: Vec<(String, &Vec<u8>)> = Vec::new();
+    for (path, data) in files {
+        if ignore.as_ref().is_some_and(|i| i.ignored(path)) {
+            continue;
+        }
+        if let Some(rest) = path.strip_prefix("charts/") {
+            match rest.split_once('/') {
+                Some((dir, inner)) => {
+                    sub_files
+                        .entry(dir.to_string())
+                        .or_default()
+                        .insert(inner.to_string(), data.clone());
+                }
+                None if rest.ends_with(".tgz") || rest.ends_with(".tar.gz") => {
+                    archives.push((path.clone(), data))
+                }
+                None => {}
+            }
+            continue;
+        }
+        if path.starts_with("templates/") {
+            templates.insert(path.clone(), utf8(&format!("{origin}/{path}"), data)?);
+        } else if path.starts_with("crds/") {
+            crds.insert(path.clone(), String::from_utf8_lossy(data).into_owned());
+        } else if !matches!(
+            path.as_str(),
+            "Chart.yaml"
+                | "values.yaml"
+                | "values.schema.json"
+                | "requirements.yaml"
+                | "requirements.lock"
+                | "Chart.lock"
+        ) {
+            other.insert(path.clone(), data.clone());
+        }
+    }
+    let mut subcharts = Vec::new();
+    for (dir, fm) in &sub_files {
+        if fm.contains_key("Chart.yaml") {
+            subcharts.push(load_depth(
+                fm,
+                &format!("{origin}/charts/{dir}"),
+                depth + 1,
+            )?);
+        }
+    }
+    for (path, data) in archives {
+        let fm = untar(&format!("{origin}/{path}"), data)?;
+        subcharts.push(load_depth(&fm, &format!("{origin}/{path}"), depth + 1)?);
+    }
+    Ok(Chart {
+        metadata,
+        name,
+        is_library,
+        dependencies,
+        values,
+        schema,
+        templates,
+        crds,
+        files: other,
+        subcharts,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_like_go() {
+        assert!(glob_match("*.yaml", "a.yaml"));
+        assert!(!glob_match("*.yaml", "d/a.yaml"));
+        assert!(glob_match("files/**", "files/a/b.txt"));
+        assert!(glob_match("[a-c]?.txt", "bx.txt"));
+    }
+
+    #[test]
+    fn helmignore_rules() {
+        let i = Ignore::parse("# c\n.git/\n*.swp\nci/\n!keep.swp\n");
+        assert!(i.ignored(".git/config"));
+        assert!(i.ignored("x/y.swp"));
+        assert!(!i.ignored("keep.swp"));
+        assert!(i.ignored("ci/values.yaml"));
+        assert!(!i.ignored("templates/ci.yaml"));
+    }
+}

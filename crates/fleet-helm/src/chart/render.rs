@@ -1,0 +1,417 @@
+//! Rendering a loaded chart as `helm template` does: values computed, every chart's templates parsed into one set
+//! (Helm's parse order, so parent definitions win), each non-partial template executed with its chart's scope,
+//! `<no value>` removed, manifests split, hooks separated, sorted by Helm's install order, and printed with
+//! `# Source:` comments.
+
+use std::collections::BTreeMap;
+
+use super::load::{Chart, FileMap, load_chart};
+use super::objects::{Files, capabilities, chart_object, release};
+use super::values::{coalesce_values, process_dependencies};
+use super::{ChartError, RenderOptions};
+use crate::funcs::Funcs;
+use crate::template::TemplateSet;
+use crate::template::exec::Exec;
+use crate::value::{Value, as_map, map_value};
+
+/// One rendered document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    /// The template path as Helm prints it after `# Source:` (e.g. `mychart/templates/deploy.yaml`).
+    pub source: String,
+    /// The document text, trimmed.
+    pub content: String,
+    pub kind: String,
+    /// Whether the document is a Helm hook (printed after the others).
+    pub hook: bool,
+}
+
+/// The result of rendering a chart.
+#[derive(Debug, Clone, Default)]
+pub struct Rendered {
+    /// CRDs from `crds/` folders (only with `include_crds`), in Helm's order.
+    pub crds: Vec<Manifest>,
+    /// Ordinary manifests in install order, then hooks.
+    pub manifests: Vec<Manifest>,
+    /// The root chart's rendered NOTES.txt.
+    pub notes: Option<String>,
+}
+
+impl Rendered {
+    /// The text `helm template` prints.
+    pub fn to_helm_output(&self) -> String {
+        let mut main = String::new();
+        for m in &self.crds {
+            main.push_str(&format!("---\n# Source: {}\n{}\n", m.source, m.content));
+        }
+        for m in self.manifests.iter().filter(|m| !m.hook) {
+            main.push_str(&format!("---\n# Source: {}\n{}\n", m.source, m.content));
+        }
+        let mut out = format!("{}\n", main.trim());
+        for m in self.manifests.iter().filter(|m| m.hook) {
+            out.push_str(&format!("---\n# Source: {}\n{}\n", m.source, m.content));
+        }
+        out
+    }
+}
+
+/// Helm's install order of kinds.
+const INSTALL_ORDER: &[&str] = &[
+    "PriorityClass",
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodSecurityPolicy",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "SecretList",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleList",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingList",
+    "Role",
+    "RoleList",
+    "RoleBinding",
+    "RoleBindingList",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicationController",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+];
+
+const HOOK_EVENTS: &[&str] = &[
+    "pre-install",
+    "post-install",
+    "pre-delete",
+    "post-delete",
+    "pre-upgrade",
+    "post-upgrade",
+    "pre-rollback",
+    "post-rollback",
+    "test",
+    "test-success",
+];
+
+fn kind_less(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let ia = INSTALL_ORDER.iter().position(|k| *k == a);
+    let ib = INSTALL_ORDER.iter().position(|k| *k == b);
+    match (ia, ib) {
+        (None, None) => a.cmp(b),
+        (None, Some(_)) => Ordering::Greater,
+        (Some(_), None) => Ordering::Less,
+        (Some(x), Some(y)) => x.cmp(&y),
+    }
+}
+
+/// A template to render: its source, the scope object of its chart, and its base path.
+struct Renderable {
+    src: String,
+    scope: Value,
+    base_path: String,
+}
+
+/// `recAllTpls`: builds each chart's scope object and collects its templates under their full paths.
+fn collect(
+    chart: &Chart,
+    parent_values: &Value,
+    top: &Value,
+    full_path: &str,
+    is_root: bool,
+    out: &mut BTreeMap<String, Renderable>,
+) -> Value {
+    let values = if is_root {
+        parent_values.clone()
+    } else {
+        as_map(parent_values)
+            .and_then(|m| m.get(&chart.name))
+            .filter(crate::value::is_map)
+            .unwrap_or_else(|| map_value(Default::default()))
+    };
+    let top_map = as_map(top);
+    let subcharts = crate::value::GoMap::default();
+    let files = Files(
+        chart
+            .files
+            .iter()
+            .map(|(k, v)| (k.clone(), std::sync::Arc::new(v.clone())))
+            .collect(),
+    );
+    let mut scope = BTreeMap::new();
+    scope.insert("Chart".to_string(), chart_object(chart, is_root));
+    scope.insert("Files".to_string(), Value::from_object(files));
+    scope.insert(
+        "Release".to_string(),
+        top_map
+            .as_ref()
+            .and_then(|m| m.get("Release"))
+            .unwrap_or_default(),
+    );
+    scope.insert(
+        "Capabilities".to_string(),
+        top_map
+            .as_ref()
+            .and_then(|m| m.get("Capabilities"))
+            .unwrap_or_default(),
+    );
+    scope.insert("Values".to_string(), values.clone());
+    let subcharts = std::sync::Arc::new(subcharts);
+    scope.insert(
+        "Subcharts".to_string(),
+        Value::from_dyn_object(subcharts.clone()),
+    );
+    let scope = map_value(scope);
+    for sub in &chart.subcharts {
+        let sub_path = format!("{full_path}/charts/{}", sub.name);
+        let sub_scope = collect(sub, &values, top, &sub_path, false, out);
+        subcharts.insert(sub.name.clone(), sub_scope);
+    }
+    for (path, src) in &chart.templates {
+        if chart.is_library && !path.rsplit('/').next().unwrap_or("").starts_with('_') {
+            continue;
+        }
+        out.insert(
+            format!("{full_path}/{path}"),
+            Renderable {
+                src: src.clone(),
+                scope: scope.clone(),
+                base_path: format!("{full_path}/templates"),
+            },
+        );
+    }
+    scope
+}
+
+/// Helm's `sortTemplates`: deeper paths first, then reverse lexical order.
+fn parse_order(names: &[String]) -> Vec<String> {
+    let mut keys = names.to_vec();
+    keys.sort_by(|a, b| {
+        let (ca, cb) = (a.matches('/').count(), b.matches('/').count());
+        cb.cmp(&ca).then_with(|| b.cmp(a))
+    });
+    keys
+}
+
+fn collect_crds(chart: &Chart, full_path: &str, out: &mut Vec<Manifest>) {
+    for (path, content) in &chart.crds {
+        out.push(Manifest {
+            source: format!("{full_path}/{path}"),
+            content: content.clone(),
+            kind: "CustomResourceDefinition".into(),
+            hook: false,
+        });
+    }
+    for sub in &chart.subcharts {
+        collect_crds(sub, &format!("{full_path}/charts/{}", sub.name), out);
+    }
+}
+
+/// Helm's `SplitManifests`: documents separated by `---` lines, trimmed, empty ones dropped.
+pub fn split_manifests(text: &str) -> Vec<String> {
+    let trimmed = text.trim();
+    let mut docs = Vec::new();
+    let mut start = 0;
+    let bytes = trimmed.as_bytes();
+    let mut i = 0;
+    // The separator regex is `(?:^|\s*\n)---\s*`.
+    while i < bytes.len() {
+        let at_line_start = i == 0 || bytes[i - 1] == b'\n';
+        if at_line_start && trimmed[i..].starts_with("---") {
+            // Extend the separator backwards over whitespace before the newline.
+            let mut sep_start = i;
+            while sep_start > start && (bytes[sep_start - 1] as char).is_whitespace() {
+                sep_start -= 1;
+            }
+            let mut sep_end = i + 3;
+            while sep_end < bytes.len() && (bytes[sep_end] as char).is_whitespace() {
+                sep_end += 1;
+            }
+            docs.push(&trimmed[start..sep_start]);
+            start = sep_end;
+            i = sep_end;
+            continue;
+        }
+        i += 1;
+    }
+    docs.push(&trimmed[start..]);
+    docs.into_iter()
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+struct Head {
+    kind: String,
+    hook: Option<String>,
+}
+
+fn parse_head(path: &str, doc: &str) -> Result<Head, ChartError> {
+    let v = crate::yaml::parse_json(doc).map_err(|e| ChartError::Manifest {
+        path: path.to_string(),
+        message: format!("YAML parse error on {path}: {e}"),
+    })?;
+    let kind = v
+        .get("kind")
+        .and_then(|k| k.as_str())
+        .unwrap_or("")
+        .to_string();
+    let hook = v
+        .get("metadata")
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| a.get("helm.sh/hook"))
+        .and_then(|h| h.as_str())
+        .map(str::to_string);
+    Ok(Head { kind, hook })
+}
+
+/// Renders a chart given as a file map with the merged user values (`-f` files and `--set` flags already merged).
+pub fn render_chart(
+    files: &FileMap,
+    user_values: &Value,
+    opts: &RenderOptions,
+) -> Result<Rendered, ChartError> {
+    let mut chart = load_chart(files, opts.chart_origin.as_deref().unwrap_or("chart"))?;
+    let user = if crate::value::is_map(user_values) {
+        user_values.clone()
+    } else {
+        map_value(Default::default())
+    };
+    process_dependencies(&mut chart, &user);
+    let values = coalesce_values(&chart, &user);
+    if let Some(schema) = &chart.schema {
+        super::schema::validate(&chart.name, schema, &values)?;
+    }
+    let mut top = BTreeMap::new();
+    top.insert("Values".to_string(), values.clone());
+    top.insert(
+        "Release".to_string(),
+        release(&opts.release_name, &opts.namespace, opts.is_upgrade),
+    );
+    top.insert(
+        "Capabilities".to_string(),
+        capabilities(&opts.kube_version, &opts.api_versions),
+    );
+    let top = map_value(top);
+    let mut tpls = BTreeMap::new();
+    collect(&chart, &values, &top, &chart.name, true, &mut tpls);
+
+    let names: Vec<String> = tpls.keys().cloned().collect();
+    let order = parse_order(&names);
+    let mut set = TemplateSet::new();
+    for name in &order {
+        set.add_file(name, &tpls[name].src)
+            .map_err(ChartError::Template)?;
+    }
+    let mut exec = Exec::new(&set, Funcs::helm()).with_fuel(opts.fuel);
+    if let Some(seed) = opts.seed {
+        exec.rng = crate::funcs::Rng::seeded(seed);
+    }
+    let mut rendered: BTreeMap<String, String> = BTreeMap::new();
+    for name in &order {
+        if name.rsplit('/').next().unwrap_or("").starts_with('_') {
+            continue;
+        }
+        let r = &tpls[name];
+        if let Some(scope) = as_map(&r.scope) {
+            let mut t = BTreeMap::new();
+            t.insert("Name".to_string(), Value::from(name.as_str()));
+            t.insert("BasePath".to_string(), Value::from(r.base_path.as_str()));
+            scope.insert("Template", map_value(t));
+        }
+        let out = exec.execute(name, &r.scope).map_err(ChartError::Template)?;
+        rendered.insert(name.clone(), out.replace("<no value>", ""));
+    }
+    let notes_path = format!("{}/templates/NOTES.txt", chart.name);
+    let notes = rendered.get(&notes_path).cloned();
+    rendered.retain(|k, _| !k.ends_with("NOTES.txt"));
+
+    let mut generic = Vec::new();
+    let mut hooks = Vec::new();
+    for (path, content) in &rendered {
+        if content.trim().is_empty() {
+            continue;
+        }
+        for doc in split_manifests(content) {
+            let head = parse_head(path, &doc)?;
+            match head.hook {
+                Some(h) => {
+                    let known = h
+                        .split(',')
+                        .all(|e| HOOK_EVENTS.contains(&e.trim().to_lowercase().as_str()));
+                    if known {
+                        hooks.push(Manifest {
+                            source: path.clone(),
+                            content: doc,
+                            kind: head.kind,
+                            hook: true,
+                        });
+                    }
+                }
+                _ => generic.push(Manifest {
+                    source: path.clone(),
+                    content: doc,
+                    kind: head.kind,
+                    hook: false,
+                }),
+            }
+        }
+    }
+    generic.sort_by(|a, b| kind_less(&a.kind, &b.kind));
+    hooks.sort_by(|a, b| kind_less(&a.kind, &b.kind));
+    let mut crds = Vec::new();
+    if opts.include_crds {
+        collect_crds(&chart, &chart.name, &mut crds);
+    }
+    generic.extend(hooks);
+    Ok(Rendered {
+        crds,
+        manifests: generic,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_like_helm() {
+        assert_eq!(
+            split_manifests("a: 1\n---\nb: 2\n--- \n\n---\nc: 3"),
+            vec!["a: 1", "b: 2", "c: 3"]
+        );
+        assert_eq!(
+            split_manifests("---\n# only comment\n"),
+            vec!["# only comment"]
+        );
+    }
+
+    #[test]
+    fn kinds_sort_in_install_order() {
+        let mut k = vec!["Deployment", "Zed", "Service", "Alpha", "Namespace"];
+        k.sort_by(|a, b| kind_less(a, b));
+        assert_eq!(
+            k,
+            vec!["Namespace", "Service", "Deployment", "Alpha", "Zed"]
+        );
+    }
+}

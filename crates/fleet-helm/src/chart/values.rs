@@ -1,0 +1,236 @@
+//! Values as Helm computes them: merging user sources (`-f` files then `--set` flags), coalescing with chart
+//! defaults (`null` deletes, tables merge, user values win), subchart scopes and `global` propagation, and
+//! enabling dependencies by `condition` and `tags` (with `alias`).
+
+use std::sync::Arc;
+
+use super::load::Chart;
+use crate::value::{GoMap, Value, as_map, deep_copy, is_map, is_nil, map_value};
+
+/// Helm's `mergeMaps`: `over` wins, nested tables merge. Returns a new map.
+pub fn merge_maps(base: &Value, over: &Value) -> Value {
+    let out = as_map(base).map(|m| m.snapshot()).unwrap_or_default();
+    let out_map = map_value(out);
+    let Some(o) = as_map(&out_map) else {
+        return out_map;
+    };
+    if let Some(over) = as_map(over) {
+        for (k, v) in over.snapshot() {
+            if is_map(&v)
+                && let Some(existing) = o.get(&k).filter(is_map)
+            {
+                o.insert(k, merge_maps(&existing, &v));
+                continue;
+            }
+            o.insert(k, v);
+        }
+    }
+    out_map
+}
+
+fn chart_map(v: &Value) -> Arc<GoMap> {
+    as_map(v).unwrap_or_default()
+}
+
+/// `CoalesceValues(chart, vals)`: the values the chart renders with (a deep copy; `user` is not modified).
+pub fn coalesce_values(chart: &Chart, user: &Value) -> Value {
+    let dest = deep_copy(user);
+    let dest = if is_map(&dest) {
+        dest
+    } else {
+        map_value(Default::default())
+    };
+    coalesce(chart, &chart_map(&dest), false);
+    dest
+}
+
+fn coalesce(chart: &Chart, dest: &GoMap, merge: bool) {
+    coalesce_chart_values(chart, dest, merge);
+    coalesce_deps(chart, dest, merge);
+}
+
+fn coalesce_deps(chart: &Chart, dest: &GoMap, merge: bool) {
+    for sub in &chart.subcharts {
+        let name = &sub.name;
+        let existing = dest.get(name);
+        let sub_map = match existing {
+            None => {
+                let m = map_value(Default::default());
+                dest.insert(name.clone(), m.clone());
+                m
+            }
+            Some(v) if is_map(&v) => v,
+            // Helm errors with "type mismatch"; keep going with the chart defaults.
+            Some(_) => {
+                let m = map_value(Default::default());
+                dest.insert(name.clone(), m.clone());
+                m
+            }
+        };
+        let dv = chart_map(&sub_map);
+        coalesce_globals(&dv, dest);
+        coalesce(sub, &dv, merge);
+    }
+}
+
+/// Copies the parent's `global` into the subchart's, parent winning.
+fn coalesce_globals(dest: &GoMap, src: &GoMap) {
+    let dg = match dest.get("global") {
+        None => map_value(Default::default()),
+        Some(v) if is_map(&v) => v,
+        Some(_) => return,
+    };
+    let sg = match src.get("global") {
+        None => map_value(Default::default()),
+        Some(v) if is_map(&v) => v,
+        Some(_) => return,
+    };
+    let dgm = chart_map(&dg);
+    for (key, val) in chart_map(&sg).snapshot() {
+        if is_map(&val) {
+            let vv = deep_copy(&val);
+            match dgm.get(&key) {
+                None => dgm.insert(key, vv),
+                Some(destv) if is_map(&destv) => {
+                    coalesce_tables(&chart_map(&vv), &chart_map(&destv), true);
+                    dgm.insert(key, vv);
+                }
+                Some(_) => {}
+            }
+        } else if dgm.get(&key).is_some_and(|d| is_map(&d)) {
+            // A table is not replaced by a scalar.
+        } else {
+            dgm.insert(key, val);
+        }
+    }
+    dest.insert("global", dg);
+}
+
+fn coalesce_chart_values(chart: &Chart, v: &GoMap, merge: bool) {
+    let defaults = deep_copy(&chart.values);
+    for (key, val) in chart_map(&defaults).snapshot() {
+        match v.get(&key) {
+            Some(value) => {
+                if is_nil(&value) && !merge {
+                    v.remove(&key);
+                } else if is_map(&value) && is_map(&val) {
+                    let merge = merge || chart.subcharts.iter().any(|s| s.name == key);
+                    coalesce_tables(&chart_map(&value), &chart_map(&val), merge);
+                }
+            }
+            None => v.insert(key, val),
+        }
+    }
+}
+
+/// `coalesceTablesFullKey(dst, src)`: `dst` wins; `null` in `dst` deletes unless merging.
+fn coalesce_tables(dst: &GoMap, src: &GoMap, merge: bool) {
+    for (key, val) in src.snapshot() {
+        match dst.get(&key) {
+            Some(dv) if !merge && is_nil(&dv) => {
+                dst.remove(&key);
+            }
+            None => dst.insert(key, val),
+            Some(dv) => {
+                if is_map(&val) && is_map(&dv) {
+                    coalesce_tables(&chart_map(&dv), &chart_map(&val), merge);
+                }
+            }
+        }
+    }
+}
+
+/// Looks up a dotted path (`a.b.c`) in values.
+fn lookup_path(values: &Value, path: &str) -> Option<Value> {
+    let mut cur = values.clone();
+    for part in path.split('.') {
+        cur = as_map(&cur)?.get(part)?;
+    }
+    Some(cur)
+}
+
+/// Removes disabled dependencies (by `condition` and `tags`) and applies aliases, recursively, as Helm's
+/// `processDependencyEnabled` does. `user` is the merged user values of the top-level chart.
+pub fn process_dependencies(chart: &mut Chart, user: &Value) {
+    let cvals = coalesce_values(chart, user);
+    process_level(chart, &cvals, "");
+}
+
+fn process_level(chart: &mut Chart, cvals: &Value, path: &str) {
+    // Apply aliases: each dependency entry selects a subchart by name; aliased ones are renamed copies.
+    // Helm's order: subcharts not named in the dependency list first, then the list's entries in order.
+    let mut selected: Vec<Chart> = chart
+        .subcharts
+        .iter()
+        .filter(|s| !chart.dependencies.iter().any(|d| d.name == s.name))
+        .cloned()
+        .collect();
+    for dep in &chart.dependencies {
+        if let Some(sub) = chart.subcharts.iter().find(|s| s.name == dep.name) {
+            let mut c = sub.clone();
+            if !dep.alias.is_empty() {
+                c.name = dep.alias.clone();
+            }
+            selected.push(c);
+        }
+    }
+    let mut enabled: Vec<(String, bool)> = Vec::new();
+    let tags = lookup_path(cvals, "tags");
+    for dep in &chart.dependencies {
+        let name = if dep.alias.is_empty() {
+            dep.name.clone()
+        } else {
+            dep.alias.clone()
+        };
+        let mut on = true;
+        // Tags: enabled if any tag is true; disabled if all listed tags are false.
+        if !dep.tags.is_empty()
+            && let Some(t) = tags.as_ref().and_then(as_map)
+        {
+            let mut has_true = false;
+            let mut has_false = false;
+            for tag in &dep.tags {
+                match t.get(tag) {
+                    Some(v) if v.kind() == minijinja::value::ValueKind::Bool => {
+                        if v.is_true() {
+                            has_true = true
+                        } else {
+                            has_false = true
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if !has_true && has_false {
+                on = false;
+            }
+        }
+        // Condition: the first path that resolves to a bool decides.
+        if !dep.condition.is_empty() {
+            for c in dep.condition.split(',') {
+                let full = format!("{path}{}", c.trim());
+                if let Some(v) = lookup_path(cvals, &full)
+                    && v.kind() == minijinja::value::ValueKind::Bool
+                {
+                    on = v.is_true();
+                    break;
+                }
+            }
+        }
+        enabled.push((name, on));
+    }
+    selected.retain(|c| !enabled.iter().any(|(n, on)| n == &c.name && !on));
+    for sub in &mut selected {
+        let sub_path = format!("{path}{}.", sub.name);
+        process_level(sub, cvals, &sub_path);
+    }
+    chart.dependencies.retain(|d| {
+        let n = if d.alias.is_empty() {
+            &d.name
+        } else {
+            &d.alias
+        };
+        !enabled.iter().any(|(name, on)| name == n && !on)
+    });
+    chart.subcharts = selected;
+}
