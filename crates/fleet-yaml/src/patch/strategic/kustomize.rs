@@ -67,55 +67,68 @@ fn merge_value(
 ) -> Result<Option<Value>, PatchError> {
     path.check_depth()?;
     let dest = dest.filter(|value| !value.is_null());
+    // Absent keeps the original, null clears it.
+    let Some(patch) = patch else {
+        return Ok(dest);
+    };
+    if patch.is_null() {
+        return Ok(None);
+    }
     let kind_of = |value: &Value| match value {
         Value::Object(_) => "MappingNode",
         Value::Array(_) => "SequenceNode",
         _ => "ScalarNode",
     };
-    if let (Some(dest_value), Some(patch_value)) = (&dest, &patch)
-        && !patch_value.is_null()
-        && kind_of(dest_value) != kind_of(patch_value)
+    if let Some(dest_value) = &dest
+        && kind_of(dest_value) != kind_of(&patch)
     {
         return Err(path.error(format!(
             "wrong node kind: expected {} but got {}",
             kind_of(dest_value),
-            kind_of(patch_value)
+            kind_of(&patch)
         )));
     }
-    let model = dest
-        .as_ref()
-        .or(patch.as_ref().filter(|value| !value.is_null()));
-    match model {
-        None => Ok(None),
-        Some(Value::Object(_)) => merge_map(dest, patch, schema, path),
-        Some(Value::Array(_)) if strategy == Strategy::Merge => {
+    match patch {
+        Value::Object(patch) => {
+            let dest = match dest {
+                Some(Value::Object(dest)) => Some(dest),
+                _ => None,
+            };
+            merge_map(dest, patch, schema, path)
+        }
+        Value::Array(patch) if strategy == Strategy::Merge => {
+            let dest = match dest {
+                Some(Value::Array(dest)) => Some(dest),
+                _ => None,
+            };
             merge_list(dest, patch, schema, merge_key, path)
         }
-        // Scalars and lists merged as a whole: the patch wins, null clears, absence keeps.
-        Some(_) => Ok(match patch {
-            Some(Value::Null) => None,
-            Some(value) => Some(value),
-            None => dest,
-        }),
+        // Scalars, and lists merged as a whole: the patch wins.
+        other => Ok(Some(other)),
     }
 }
 
 fn merge_map(
-    dest: Option<Value>,
-    patch: Option<Value>,
+    dest: Option<Map<String, Value>>,
+    mut patch: Map<String, Value>,
     schema: &dyn MergeSchema,
     path: &Path<'_>,
 ) -> Result<Option<Value>, PatchError> {
-    let mut patch = match patch {
-        None => return Ok(dest),
-        Some(Value::Null) => return Ok(None),
-        Some(Value::Object(patch)) => patch,
-        Some(_) => return Err(path.error("wrong node kind: expected MappingNode")),
+    let directive = match patch.get(PATCH) {
+        None => Directive::Merge,
+        Some(value) => match parse_directive(value) {
+            Some(directive) => directive,
+            // kyaml ignores an unknown directive on a map it adds, and rejects it on a map it merges.
+            None if dest.is_none() => Directive::Unknown,
+            None => return Err(unknown_directive(value, path)),
+        },
     };
-    let directive = take_directive(&mut patch, dest.is_some(), path)?;
+    if directive != Directive::Unknown {
+        patch.shift_remove(PATCH);
+    }
     let dest = match (dest, directive) {
         (_, Directive::Delete) => return Ok(None),
-        (Some(Value::Object(dest)), Directive::Merge) => dest,
+        (Some(dest), Directive::Merge) => dest,
         // Added maps and `$patch: replace` take the patch, then normalize it against itself.
         _ => patch.clone(),
     };
@@ -158,52 +171,42 @@ fn merge_field(
     )
 }
 
-/// What a `$patch` member asks of a map.
+/// What a `$patch` directive asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Directive {
     Merge,
     Replace,
     Delete,
+    /// An unrecognised directive on a map being added, which kyaml leaves in place.
+    Unknown,
 }
 
-fn take_directive(
-    patch: &mut Map<String, Value>,
-    dest_exists: bool,
-    path: &Path<'_>,
-) -> Result<Directive, PatchError> {
-    let directive = match patch.get(PATCH).map(|value| value.as_str()) {
-        None => return Ok(Directive::Merge),
-        Some(Some("delete")) => Directive::Delete,
-        Some(Some("replace")) => Directive::Replace,
-        Some(Some("merge")) => Directive::Merge,
-        // kyaml ignores an unknown directive on a map it adds, and rejects it on a map it merges.
-        Some(_) if !dest_exists => return Ok(Directive::Merge),
-        Some(other) => {
-            return Err(path.error(format!(
-                "unknown patch strategy '{}'",
-                other.unwrap_or_default()
-            )));
-        }
-    };
-    patch.shift_remove(PATCH);
-    Ok(directive)
+fn parse_directive(value: &Value) -> Option<Directive> {
+    match value.as_str()? {
+        "delete" => Some(Directive::Delete),
+        "replace" => Some(Directive::Replace),
+        "merge" => Some(Directive::Merge),
+        _ => None,
+    }
+}
+
+fn unknown_directive(value: &Value, path: &Path<'_>) -> PatchError {
+    path.error(format!(
+        "unknown patch strategy '{}'",
+        value.as_str().unwrap_or_default()
+    ))
 }
 
 fn merge_list(
-    dest: Option<Value>,
-    patch: Option<Value>,
+    dest: Option<Vec<Value>>,
+    mut patch: Vec<Value>,
     schema: &dyn MergeSchema,
     merge_key: Option<&str>,
     path: &Path<'_>,
 ) -> Result<Option<Value>, PatchError> {
-    let mut patch = match patch {
-        None => return Ok(dest),
-        Some(Value::Null) => return Ok(None),
-        Some(Value::Array(items)) => items,
-        Some(_) => return Err(path.error("wrong node kind: expected SequenceNode")),
-    };
     let dest = match (dest, take_list_directive(&mut patch, path)?) {
         (_, Directive::Delete) => return Ok(None),
-        (Some(Value::Array(dest)), Directive::Merge) => dest,
+        (Some(dest), Directive::Merge) => dest,
         _ => patch.clone(),
     };
     let merged = match merge_key {
@@ -222,17 +225,8 @@ fn take_list_directive(patch: &mut Vec<Value>, path: &Path<'_>) -> Result<Direct
     let Some(position) = position else {
         return Ok(Directive::Merge);
     };
-    let directive = match patch[position].get(PATCH).and_then(Value::as_str) {
-        Some("delete") => Directive::Delete,
-        Some("replace") => Directive::Replace,
-        Some("merge") => Directive::Merge,
-        other => {
-            return Err(path.error(format!(
-                "unknown patch strategy '{}'",
-                other.unwrap_or_default()
-            )));
-        }
-    };
+    let value = &patch[position][PATCH];
+    let directive = parse_directive(value).ok_or_else(|| unknown_directive(value, path))?;
     patch.remove(position);
     Ok(directive)
 }
