@@ -309,6 +309,17 @@ fn merge_keyed_items(
     merge_by_one_key(dest, &kept, key, item_schema, path)
 }
 
+/// Merges one list item; `None` when it is deleted or ends up empty, which removes it from the list.
+fn merge_item(
+    dest: Option<Value>,
+    patch: Option<Value>,
+    item_schema: &dyn MergeSchema,
+    path: &Path<'_>,
+) -> Result<Option<Value>, PatchError> {
+    let merged = merge_value(dest, patch, item_schema, Strategy::Default, None, path)?;
+    Ok(merged.filter(|item| !is_empty_item(item)))
+}
+
 /// Items with both key fields everywhere: matches merge where they are, new items go first in patch order.
 fn merge_by_two_keys(
     mut dest: Vec<Value>,
@@ -325,31 +336,25 @@ fn merge_by_two_keys(
         let item_path = path.item(key, &id_value);
         match dest.iter().position(|d| tuple(d) == id) {
             Some(index) => {
-                let merged = merge_value(
+                match merge_item(
                     Some(dest[index].clone()),
                     Some(item.clone()),
                     item_schema,
-                    Strategy::Default,
-                    None,
                     &item_path,
-                )?;
-                match merged {
-                    Some(merged) if !is_empty_item(&merged) => dest[index] = merged,
-                    _ => {
+                )? {
+                    Some(merged) => dest[index] = merged,
+                    None => {
                         dest.remove(index);
                     }
                 }
             }
             None => {
-                let added = merge_value(
+                new_items.extend(merge_item(
                     None,
                     Some(item.clone()),
                     item_schema,
-                    Strategy::Default,
-                    None,
                     &item_path,
-                )?;
-                new_items.extend(added.filter(|added| !is_empty_item(added)));
+                )?);
             }
         }
     }
@@ -384,16 +389,8 @@ fn merge_by_one_key(
         let id_value = Value::String(id.clone());
         let item_path = path.item(key, &id_value);
         let dest_item = dest_index.map(|i| dest[i].clone());
-        let merged = merge_value(
-            dest_item,
-            patch_item,
-            item_schema,
-            Strategy::Default,
-            None,
-            &item_path,
-        )?;
-        match merged {
-            Some(item) if !is_empty_item(&item) => {
+        match merge_item(dest_item, patch_item, item_schema, &item_path)? {
+            Some(item) => {
                 let mut item = item;
                 if let Value::Object(map) = &mut item
                     && !map.contains_key(key)
@@ -405,7 +402,7 @@ fn merge_by_one_key(
                 }
                 set_element(&mut added, item, key, id);
             }
-            _ => {
+            None => {
                 let removed = |item: &Value| {
                     is_empty_item(item) || (item.is_object() && matches(item, key, id))
                 };
