@@ -1,0 +1,112 @@
+//! Authentication: who a request is from. Bearer tokens (the admin credential, ServiceAccount tokens issued
+//! by TokenRequest or held in token Secrets); with authentication off, every request is the admin.
+
+use std::collections::HashMap;
+use std::sync::RwLock;
+
+use http::HeaderMap;
+
+use crate::error::{ApiError, ApiResult};
+
+/// An authenticated identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    pub name: String,
+    pub groups: Vec<String>,
+    pub uid: String,
+}
+
+impl User {
+    pub fn admin() -> Self {
+        User {
+            name: "system:admin".into(),
+            groups: vec!["system:masters".into(), "system:authenticated".into()],
+            uid: String::new(),
+        }
+    }
+
+    pub fn service_account(namespace: &str, name: &str, uid: &str) -> Self {
+        User {
+            name: format!("system:serviceaccount:{namespace}:{name}"),
+            groups: vec![
+                "system:serviceaccounts".into(),
+                format!("system:serviceaccounts:{namespace}"),
+                "system:authenticated".into(),
+            ],
+            uid: uid.into(),
+        }
+    }
+
+    pub fn is_superuser(&self) -> bool {
+        self.groups.iter().any(|g| g == "system:masters")
+    }
+
+    /// `(namespace, name)` when this user is a ServiceAccount.
+    pub fn service_account_ref(&self) -> Option<(&str, &str)> {
+        self.name
+            .strip_prefix("system:serviceaccount:")?
+            .split_once(':')
+    }
+}
+
+/// Known bearer tokens and the identities they stand for.
+#[derive(Debug, Default)]
+pub struct Authenticator {
+    /// When false, requests without a token are treated as the admin (in-process and loopback test servers).
+    pub required: bool,
+    tokens: RwLock<HashMap<String, User>>,
+}
+
+impl Authenticator {
+    pub fn new(required: bool) -> Self {
+        Authenticator {
+            required,
+            tokens: RwLock::default(),
+        }
+    }
+
+    pub fn add_token(&self, token: impl Into<String>, user: User) {
+        self.tokens
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(token.into(), user);
+    }
+
+    /// The user a request's bearer token names; `verify` checks tokens that are not registered here
+    /// (signed ServiceAccount tokens).
+    pub fn authenticate(
+        &self,
+        headers: &HeaderMap,
+        verify: impl Fn(&str) -> Option<User>,
+    ) -> ApiResult<User> {
+        let bearer = headers
+            .get(http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            })
+            .map(str::trim);
+        match bearer {
+            Some(token) => self
+                .tokens
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(token)
+                .cloned()
+                .or_else(|| verify(token))
+                .ok_or_else(ApiError::unauthorized),
+            None if self.required => Err(ApiError::unauthorized()),
+            None => Ok(User::admin()),
+        }
+    }
+}
+
+/// A new random token (256 bits, URL-safe base64).
+pub fn new_token() -> String {
+    use base64::Engine;
+    use rand::RngCore;
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}

@@ -1,0 +1,350 @@
+//! Field sets in the `FieldsV1` format of managedFields: which leaf fields of an object a manager owns
+//! (`f:name` for map keys, `k:{"name":"x"}` for items of keyed lists, `.` for the item itself), computed
+//! from objects, compared, and removed from objects.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+/// A tree of owned paths; an empty child means the path is owned as a leaf.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldSet {
+    pub children: BTreeMap<String, FieldSet>,
+}
+
+/// Metadata fields that are never owned by a manager.
+const UNOWNED_METADATA: &[&str] = &[
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "managedFields",
+    "selfLink",
+    "generateName",
+];
+
+/// The keys that identify items of a list of objects, when every item carries them with distinct values.
+pub fn list_keys(items: &[Value]) -> Option<Vec<&'static str>> {
+    const CANDIDATES: &[&[&str]] = &[
+        &["name"],
+        &["containerPort", "protocol"],
+        &["port", "protocol"],
+        &["mountPath"],
+        &["devicePath"],
+        &["type"],
+        &["ip"],
+        &["key"],
+    ];
+    if items.is_empty() || !items.iter().all(Value::is_object) {
+        return None;
+    }
+    'candidates: for keys in CANDIDATES {
+        let mut seen = Vec::new();
+        for item in items {
+            // The first key must be present; later keys may be defaulted (e.g. protocol).
+            if item.get(keys[0]).is_none() {
+                continue 'candidates;
+            }
+            let id = item_key(item, keys);
+            if seen.contains(&id) {
+                continue 'candidates;
+            }
+            seen.push(id);
+        }
+        return Some(keys.to_vec());
+    }
+    None
+}
+
+/// `k:{"name":"x"}` for an item of a keyed list.
+pub fn item_key(item: &Value, keys: &[&str]) -> String {
+    let mut map = Map::new();
+    for key in keys {
+        if let Some(v) = item.get(*key) {
+            map.insert((*key).to_string(), v.clone());
+        }
+    }
+    format!("k:{}", Value::Object(map))
+}
+
+impl FieldSet {
+    /// The fields set in `obj` (apiVersion, kind and identity metadata excluded).
+    pub fn of_object(obj: &Value) -> FieldSet {
+        let mut set = FieldSet::default();
+        let Some(map) = obj.as_object() else {
+            return set;
+        };
+        for (key, value) in map {
+            match key.as_str() {
+                "apiVersion" | "kind" => {}
+                "metadata" => {
+                    let mut meta = FieldSet::default();
+                    if let Some(m) = value.as_object() {
+                        for (k, v) in m {
+                            if !UNOWNED_METADATA.contains(&k.as_str()) {
+                                meta.children
+                                    .insert(format!("f:{k}"), FieldSet::of_value(v));
+                            }
+                        }
+                    }
+                    if !meta.children.is_empty() {
+                        set.children.insert("f:metadata".into(), meta);
+                    }
+                }
+                _ => {
+                    set.children
+                        .insert(format!("f:{key}"), FieldSet::of_value(value));
+                }
+            }
+        }
+        set
+    }
+
+    fn of_value(value: &Value) -> FieldSet {
+        let mut set = FieldSet::default();
+        match value {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    set.children.insert(format!("f:{k}"), FieldSet::of_value(v));
+                }
+                if !map.is_empty() {
+                    set.children.insert(".".into(), FieldSet::default());
+                }
+            }
+            Value::Array(items) => {
+                if let Some(keys) = list_keys(items) {
+                    for item in items {
+                        let mut child = FieldSet::of_value(item);
+                        child.children.insert(".".into(), FieldSet::default());
+                        set.children.insert(item_key(item, &keys), child);
+                    }
+                }
+            }
+            _ => {}
+        }
+        set
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.children.is_empty()
+    }
+
+    /// Every owned path, as lists of path elements, leaves only.
+    pub fn leaves(&self) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        self.collect(&mut Vec::new(), &mut out);
+        out
+    }
+
+    fn collect(&self, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        for (k, child) in &self.children {
+            prefix.push(k.clone());
+            if child.children.is_empty() {
+                out.push(prefix.clone());
+            } else {
+                child.collect(prefix, out);
+            }
+            prefix.pop();
+        }
+    }
+
+    pub fn contains(&self, path: &[String]) -> bool {
+        let mut node = self;
+        for p in path {
+            match node.children.get(p) {
+                Some(child) => node = child,
+                None => return false,
+            }
+        }
+        true
+    }
+
+    pub fn insert(&mut self, path: &[String]) {
+        let mut node = self;
+        for p in path {
+            node = node.children.entry(p.clone()).or_default();
+        }
+    }
+
+    /// Removes a leaf path and prunes emptied parents (parents that only held `.` go too).
+    pub fn remove(&mut self, path: &[String]) {
+        fn go(node: &mut FieldSet, path: &[String]) {
+            let Some((first, rest)) = path.split_first() else {
+                return;
+            };
+            if rest.is_empty() {
+                node.children.remove(first);
+                return;
+            }
+            if let Some(child) = node.children.get_mut(first) {
+                go(child, rest);
+                let only_marker = child.children.len() == 1 && child.children.contains_key(".");
+                if child.children.is_empty() || only_marker {
+                    node.children.remove(first);
+                }
+            }
+        }
+        go(self, path);
+    }
+
+    pub fn to_json(&self) -> Value {
+        Value::Object(
+            self.children
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_json()))
+                .collect(),
+        )
+    }
+
+    pub fn from_json(value: &Value) -> FieldSet {
+        let mut set = FieldSet::default();
+        if let Some(map) = value.as_object() {
+            for (k, v) in map {
+                set.children.insert(k.clone(), FieldSet::from_json(v));
+            }
+        }
+        set
+    }
+}
+
+/// The value at a field-set path in `obj` (`.` addresses the item itself).
+pub fn value_at<'a>(obj: &'a Value, path: &[String]) -> Option<&'a Value> {
+    let mut node = obj;
+    for p in path {
+        if p == "." {
+            continue;
+        }
+        node = step(node, p)?;
+    }
+    Some(node)
+}
+
+fn step<'a>(node: &'a Value, element: &str) -> Option<&'a Value> {
+    if let Some(field) = element.strip_prefix("f:") {
+        return node.get(field);
+    }
+    let key = element.strip_prefix("k:")?;
+    let wanted: Map<String, Value> = serde_json::from_str(key).ok()?;
+    node.as_array()?
+        .iter()
+        .find(|item| wanted.iter().all(|(k, v)| item.get(k) == Some(v)))
+}
+
+/// Removes the field at `path` from `obj` (the whole item when the path ends in `.` of a list item).
+pub fn remove_at(obj: &mut Value, path: &[String]) {
+    let path: Vec<&String> = path.iter().collect();
+    let (target, parent_path) = match path.split_last() {
+        Some((last, parent)) if last.as_str() == "." => match parent.split_last() {
+            Some((item, grand)) => (*item, grand.to_vec()),
+            None => return,
+        },
+        Some((last, parent)) => (*last, parent.to_vec()),
+        None => return,
+    };
+    let mut node = obj;
+    for p in parent_path {
+        if p == "." {
+            continue;
+        }
+        let next = if let Some(field) = p.strip_prefix("f:") {
+            node.get_mut(field)
+        } else if let Some(key) = p.strip_prefix("k:") {
+            let Ok(wanted) = serde_json::from_str::<Map<String, Value>>(key) else {
+                return;
+            };
+            node.as_array_mut().and_then(|items| {
+                items
+                    .iter_mut()
+                    .find(|item| wanted.iter().all(|(k, v)| item.get(k) == Some(v)))
+            })
+        } else {
+            None
+        };
+        match next {
+            Some(n) => node = n,
+            None => return,
+        }
+    }
+    if let Some(field) = target.strip_prefix("f:") {
+        if let Some(map) = node.as_object_mut() {
+            map.remove(field);
+        }
+    } else if let Some(key) = target.strip_prefix("k:")
+        && let Ok(wanted) = serde_json::from_str::<Map<String, Value>>(key)
+        && let Some(items) = node.as_array_mut()
+    {
+        items.retain(|item| !wanted.iter().all(|(k, v)| item.get(k) == Some(v)));
+    }
+}
+
+/// Human form of a path for conflict messages: `.spec.replicas`, `.spec.containers[name="web"].image`.
+pub fn display_path(path: &[String]) -> String {
+    let mut out = String::new();
+    for p in path {
+        if let Some(field) = p.strip_prefix("f:") {
+            out.push('.');
+            out.push_str(field);
+        } else if let Some(key) = p.strip_prefix("k:") {
+            let parts: Vec<String> = serde_json::from_str::<Map<String, Value>>(key)
+                .map(|m| m.iter().map(|(k, v)| format!("{k}={v}")).collect())
+                .unwrap_or_default();
+            out.push_str(&format!("[{}]", parts.join(",")));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn keyed_lists_and_leaves() {
+        let obj = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "1"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx"}], "args": ["x"]}});
+        let set = FieldSet::of_object(&obj);
+        let leaves: Vec<String> = set.leaves().iter().map(|p| display_path(p)).collect();
+        assert!(
+            leaves.contains(&".metadata.labels.a".to_string()),
+            "{leaves:?}"
+        );
+        assert!(
+            leaves.contains(&".spec.containers[name=\"web\"].image".to_string()),
+            "{leaves:?}"
+        );
+        assert!(leaves.contains(&".spec.args".to_string()), "{leaves:?}");
+        assert!(!leaves.iter().any(|l| l.contains("metadata.name")));
+        let round = FieldSet::from_json(&set.to_json());
+        assert_eq!(round, set);
+    }
+
+    #[test]
+    fn remove_item_and_field() {
+        let mut obj = json!({"spec": {"containers": [{"name": "a"}, {"name": "b", "image": "x"}]}});
+        remove_at(
+            &mut obj,
+            &[
+                "f:spec".into(),
+                "f:containers".into(),
+                "k:{\"name\":\"b\"}".into(),
+                "f:image".into(),
+            ],
+        );
+        assert_eq!(obj["spec"]["containers"][1], json!({"name": "b"}));
+        remove_at(
+            &mut obj,
+            &[
+                "f:spec".into(),
+                "f:containers".into(),
+                "k:{\"name\":\"a\"}".into(),
+                ".".into(),
+            ],
+        );
+        assert_eq!(obj["spec"]["containers"], json!([{"name": "b"}]));
+    }
+}

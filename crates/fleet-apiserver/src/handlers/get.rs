@@ -1,0 +1,18 @@
+//! GET on one object (or its `status`).
+
+use axum::response::Response;
+use http::StatusCode;
+
+use super::{object_key, respond_object};
+use crate::error::{ApiError, ApiResult};
+use crate::request::Request;
+use crate::server::Inner;
+
+pub fn get(inner: &Inner, req: &Request) -> ApiResult<Response> {
+    let name = req.path.name.clone().unwrap_or_default();
+    let obj = inner
+        .store
+        .get(&object_key(req, &name))
+        .ok_or_else(|| ApiError::not_found(&req.rt.group, &req.rt.plural, &name))?;
+    Ok(respond_object(req, StatusCode::OK, &obj))
+}

@@ -1,0 +1,100 @@
+//! Resource request handlers, one module per verb, and what they share: object keys, the version an object
+//! is presented in, and response encoding (plain JSON, `Table`, or `PartialObjectMetadata`).
+
+mod create;
+mod delete;
+mod get;
+mod list;
+mod patch;
+mod update;
+mod watch;
+
+use std::sync::Arc;
+
+use axum::response::{IntoResponse, Response};
+use http::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::error::{ApiError, ApiResult};
+use crate::registry::ResourceType;
+use crate::request::Request;
+use crate::server::ApiServer;
+use crate::store::ObjKey;
+use crate::{rbac, table};
+
+pub(crate) use create::create_object;
+pub(crate) use update::{WriteKind, store_modified, write_existing};
+
+/// Routes a resolved resource request to its verb.
+pub async fn handle(server: &ApiServer, req: Request) -> ApiResult<Response> {
+    let inner = &server.inner;
+    let watching = req.path.watch_prefix || req.query.flag("watch");
+    let verb = match (&req.method, req.path.name.is_some()) {
+        (&Method::GET, _) if watching => "watch",
+        (&Method::GET, false) => "list",
+        (&Method::GET, true) => "get",
+        (&Method::POST, _) => "create",
+        (&Method::PUT, true) => "update",
+        (&Method::PATCH, true) => "patch",
+        (&Method::DELETE, true) => "delete",
+        (&Method::DELETE, false) => "deletecollection",
+        (m, _) => return Err(ApiError::method_not_allowed(m.as_str())),
+    };
+    if let Some(sub) = req.path.subresource.as_deref() {
+        let known = (sub == "status" && req.rt.status_subresource)
+            || req.rt.other_subresources.contains(&sub);
+        if !known {
+            return Err(ApiError::no_route());
+        }
+    }
+    if !req.rt.verbs.contains(&verb) {
+        return Err(ApiError::method_not_allowed(req.method.as_str()));
+    }
+    rbac::authorize_request(inner, &req, verb)?;
+    match verb {
+        "watch" => watch::watch(server, &req),
+        "list" => list::list(inner, &req),
+        "get" => get::get(inner, &req),
+        "create" if req.path.subresource.as_deref() == Some("token") => {
+            crate::tokens::token_request(inner, &req)
+        }
+        "create" if req.rt.virtual_only => crate::reviews::create(inner, &req),
+        "create" => create::create(inner, &req),
+        "update" => update::update(inner, &req),
+        "patch" => patch::patch(inner, &req),
+        "delete" => delete::delete(inner, &req),
+        _ => delete::delete_collection(inner, &req),
+    }
+}
+
+/// The store key of the object a request names.
+pub(crate) fn object_key(req: &Request, name: &str) -> ObjKey {
+    ObjKey::new(
+        req.rt.storage_key(),
+        req.path.namespace.clone().unwrap_or_default(),
+        name,
+    )
+}
+
+/// The object as served at `rt`'s version (objects are stored once per group/resource).
+pub(crate) fn present(rt: &ResourceType, obj: &Arc<Value>) -> Value {
+    let mut out = (**obj).clone();
+    if let Some(map) = out.as_object_mut() {
+        map.insert("apiVersion".into(), json!(rt.api_version()));
+        map.insert("kind".into(), json!(rt.kind));
+    }
+    out
+}
+
+/// Encodes one object for the client: `Table` or `PartialObjectMetadata` when asked, else the object.
+pub(crate) fn respond_object(req: &Request, code: StatusCode, obj: &Arc<Value>) -> Response {
+    let accept = req.accept();
+    let body = if table::wants_table(accept) {
+        table::table(&req.rt, std::slice::from_ref(obj), None, None)
+    } else if table::wants_metadata(accept) {
+        table::partial_metadata(obj)
+    } else {
+        present(&req.rt, obj)
+    };
+    (code, axum::Json(body)).into_response()
+}

@@ -1,0 +1,204 @@
+//! PUT on an object or its `status`, and the write path every modification shares: optimistic concurrency,
+//! the status-subresource split, immutable metadata, generation, no-op detection, managedFields, and
+//! completing a deletion once the last finalizer is gone.
+
+use std::sync::Arc;
+
+use axum::response::Response;
+use http::StatusCode;
+use serde_json::Value;
+
+use super::{object_key, respond_object};
+use crate::error::{ApiError, ApiResult};
+use crate::request::Request;
+use crate::server::Inner;
+use crate::store::Txn;
+use crate::{crd, lifecycle, managed, object};
+
+pub fn update(inner: &Inner, req: &Request) -> ApiResult<Response> {
+    let body = req.object()?;
+    let name = req.path.name.clone().unwrap_or_default();
+    if let Some(body_name) = object::meta_str(&body, "name")
+        && body_name != name
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    let stored = write_existing(inner, req, WriteKind::Update, |_| Ok(body))?;
+    Ok(respond_object(req, StatusCode::OK, &stored))
+}
+
+/// How a modification was expressed (decides managedFields bookkeeping).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteKind {
+    Update,
+    /// Server-side apply already computed managedFields.
+    Apply,
+}
+
+/// Reads the current object, lets `change` compute the new one, and stores it under kube-apiserver's rules.
+pub fn write_existing(
+    inner: &Inner,
+    req: &Request,
+    kind: WriteKind,
+    change: impl FnOnce(&Value) -> ApiResult<Value>,
+) -> ApiResult<Arc<Value>> {
+    let rt = &req.rt;
+    let name = req.path.name.clone().unwrap_or_default();
+    let key = object_key(req, &name);
+    let status_only = req.path.subresource.as_deref() == Some("status");
+    let dry_run = req.query.dry_run();
+    let manager = req.field_manager();
+    let result = inner.store.transact(|txn| {
+        let old = txn
+            .get(&key)
+            .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, &name))?;
+        let proposed = change(&old)?;
+        if !proposed.is_object() {
+            return Err(ApiError::bad_request(
+                "the resulting object is not a JSON object",
+            ));
+        }
+        if let Some(rv) = object::meta_str(&proposed, "resourceVersion").filter(|rv| !rv.is_empty())
+            && Some(rv) != object::meta_str(&old, "resourceVersion")
+        {
+            return Err(ApiError::stale_resource_version(
+                &rt.group, &rt.plural, &name,
+            ));
+        }
+        let mut new = merge_with_old(&old, proposed, rt.status_subresource, status_only, kind);
+        if rt.crd.is_some() || rt.schema.is_some() {
+            crate::validate::against_schema(rt, &new)?;
+        }
+        if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
+            crd::validate(&new)?;
+        }
+        let generation = object::metadata(&old)
+            .and_then(|m| m.get("generation"))
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        let bumped = if object::spec_changed(&old, &new, rt.status_subresource) {
+            generation + 1
+        } else {
+            generation
+        };
+        object::metadata_mut(&mut new).insert("generation".into(), bumped.into());
+        if kind == WriteKind::Update {
+            managed::record_update(
+                &mut new,
+                Some(&old),
+                &manager,
+                &rt.api_version(),
+                req.path.subresource.as_deref(),
+            );
+        }
+        if same_content(&old, &new) {
+            return Ok(old);
+        }
+        if dry_run {
+            return Ok(Arc::new(new));
+        }
+        Ok(store_modified(txn, inner, &key, new))
+    })?;
+    crd::after_write(inner, rt, &result);
+    Ok(result)
+}
+
+/// Stores a modified object, or removes it when it is being deleted and has no finalizers left.
+pub(crate) fn store_modified(
+    txn: &mut Txn<'_>,
+    inner: &Inner,
+    key: &crate::store::ObjKey,
+    new: Value,
+) -> Arc<Value> {
+    if object::is_deleting(&new) && object::finalizers(&new).is_empty() {
+        let removed = txn.remove(key).unwrap_or_else(|| Arc::new(new));
+        lifecycle::after_removal(txn, inner, key, &removed);
+        return removed;
+    }
+    txn.put(key, new)
+}
+
+/// Applies the status-subresource split and keeps metadata the client may not change.
+fn merge_with_old(
+    old: &Value,
+    proposed: Value,
+    status_subresource: bool,
+    status_only: bool,
+    kind: WriteKind,
+) -> Value {
+    let applied_managed = object::metadata(&proposed)
+        .and_then(|m| m.get("managedFields"))
+        .cloned();
+    let mut new = if status_only {
+        let mut base = old.clone();
+        match proposed.get("status") {
+            Some(status) => base["status"] = status.clone(),
+            None => {
+                if let Some(map) = base.as_object_mut() {
+                    map.remove("status");
+                }
+            }
+        }
+        base
+    } else {
+        let mut new = proposed;
+        if status_subresource {
+            match old.get("status") {
+                Some(status) => new["status"] = status.clone(),
+                None => {
+                    if let Some(map) = new.as_object_mut() {
+                        map.remove("status");
+                    }
+                }
+            }
+        }
+        new
+    };
+    let old_meta = object::metadata(old).cloned().unwrap_or_default();
+    let meta = object::metadata_mut(&mut new);
+    for field in [
+        "name",
+        "namespace",
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "resourceVersion",
+        "managedFields",
+    ] {
+        match old_meta.get(field) {
+            Some(v) => meta.insert(field.into(), v.clone()),
+            None => meta.remove(field),
+        };
+    }
+    if kind == WriteKind::Apply {
+        match applied_managed {
+            Some(v) => meta.insert("managedFields".into(), v),
+            None => meta.remove("managedFields"),
+        };
+    }
+    if let Some(map) = new.as_object_mut() {
+        for field in ["apiVersion", "kind"] {
+            if let Some(v) = old.get(field) {
+                map.insert(field.into(), v.clone());
+            }
+        }
+    }
+    new
+}
+
+/// Equal apart from managedFields timestamps: such a write is a no-op (no new resourceVersion, no event).
+fn same_content(old: &Value, new: &Value) -> bool {
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        object::metadata_mut(&mut v).remove("managedFields");
+        v
+    };
+    strip(old) == strip(new)
+        && managed::read(old)
+            .iter()
+            .map(|e| (&e.manager, &e.fields))
+            .eq(managed::read(new).iter().map(|e| (&e.manager, &e.fields)))
+}

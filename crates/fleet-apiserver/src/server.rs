@@ -1,0 +1,260 @@
+//! The server handle: shared state (registry, store, authentication), the axum `Router` that dispatches every
+//! request, and helpers to serve it over TCP or hand it to `kube::Client` in-process.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, Method, Uri};
+use serde_json::Value;
+
+use crate::auth::{Authenticator, User};
+use crate::error::{ApiError, ApiResult};
+use crate::handlers;
+use crate::persist::Journal;
+use crate::registry::Registry;
+use crate::request::{MAX_BODY, Query, Request};
+use crate::route::{self, Route};
+use crate::store::Store;
+use crate::{crd, discovery, namespaces, openapi};
+
+/// How to run a server.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where the journal lives; `None` keeps everything in memory.
+    pub data_dir: Option<PathBuf>,
+    /// How many watch events are kept for resuming watches (older resourceVersions get 410 Expired).
+    pub watch_history: usize,
+    /// Require a bearer token on every request (otherwise anonymous requests act as the admin).
+    pub require_auth: bool,
+    /// The admin bearer token; generated when `None` and authentication is required.
+    pub admin_token: Option<String>,
+    /// How often watches with `allowWatchBookmarks` get a BOOKMARK when idle.
+    pub bookmark_interval: std::time::Duration,
+    /// PEM of the CA clients trust (put into ServiceAccount token Secrets as `ca.crt`).
+    pub ca_pem: Option<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            data_dir: None,
+            watch_history: 10_000,
+            require_auth: false,
+            admin_token: None,
+            bookmark_interval: std::time::Duration::from_secs(10),
+            ca_pem: None,
+        }
+    }
+}
+
+/// Failure to start a server.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot open the data directory {path}: {source}")]
+    DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+pub(crate) struct Inner {
+    pub registry: Registry,
+    pub store: Store,
+    pub auth: Authenticator,
+    pub config: Config,
+    pub admin_token: Option<String>,
+    pub signing_key: crate::tokens::SigningKey,
+    /// PEM of the CA that signed the serving certificate, when serving TLS.
+    pub ca_pem: Option<String>,
+}
+
+/// A Kubernetes-compatible API server. Cheap to clone; all clones share state.
+#[derive(Clone)]
+pub struct ApiServer {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl ApiServer {
+    /// An in-memory server with default settings.
+    pub fn in_memory() -> Self {
+        Self::new(Config::default()).expect("an in-memory server has nothing to open")
+    }
+
+    pub fn new(config: Config) -> Result<Self, StartError> {
+        let mut recovered = None;
+        let journal = match &config.data_dir {
+            Some(dir) => {
+                let (journal, rec) = Journal::open(dir).map_err(|source| StartError::DataDir {
+                    path: dir.clone(),
+                    source,
+                })?;
+                recovered = Some(rec);
+                Some(journal)
+            }
+            None => None,
+        };
+        let store = Store::new(config.watch_history, journal);
+        let auth = Authenticator::new(config.require_auth);
+        let admin_token = config
+            .admin_token
+            .clone()
+            .or_else(|| config.require_auth.then(crate::auth::new_token));
+        if let Some(token) = &admin_token {
+            auth.add_token(token.clone(), User::admin());
+        }
+        let signing_key = crate::tokens::SigningKey::load_or_create(config.data_dir.as_deref())
+            .map_err(|source| StartError::DataDir {
+                path: config.data_dir.clone().unwrap_or_default(),
+                source,
+            })?;
+        let ca_pem = config.ca_pem.clone();
+        let server = ApiServer {
+            inner: Arc::new(Inner {
+                registry: Registry::with_builtins(),
+                store,
+                auth,
+                config,
+                admin_token,
+                signing_key,
+                ca_pem,
+            }),
+        };
+        if let Some(rec) = recovered {
+            server.inner.store.restore(rec.rv, rec.objects);
+            crd::register_all(&server.inner);
+        }
+        namespaces::ensure_defaults(&server.inner);
+        crate::rbac::ensure_defaults(&server.inner);
+        Ok(server)
+    }
+
+    /// The admin bearer token, when one is set.
+    pub fn admin_token(&self) -> Option<&str> {
+        self.inner.admin_token.as_deref()
+    }
+
+    /// The axum router serving the whole API.
+    pub fn router(&self) -> axum::Router {
+        axum::Router::new()
+            .fallback(dispatch)
+            .with_state(self.clone())
+    }
+
+    /// A kube client talking to this server in-process (as the admin).
+    pub fn client(&self) -> kube::Client {
+        let token = self.admin_token().map(str::to_string);
+        let service = tower::ServiceBuilder::new()
+            .map_request(move |mut req: http::Request<kube::client::Body>| {
+                if let Some(token) = &token
+                    && let Ok(value) = format!("Bearer {token}").parse()
+                {
+                    req.headers_mut().insert(http::header::AUTHORIZATION, value);
+                }
+                req
+            })
+            .service(self.router());
+        kube::Client::new(service, "default")
+    }
+
+    /// Number of stored objects.
+    pub fn object_count(&self) -> usize {
+        self.inner.store.object_count()
+    }
+
+    /// Serves plain HTTP on `listener` until the future is dropped.
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        axum::serve(listener, self.router()).await
+    }
+
+    /// Binds 127.0.0.1 on a free port and serves plain HTTP in a background task.
+    pub async fn spawn_loopback(&self) -> std::io::Result<SocketAddr> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        tokio::spawn(self.clone().serve(listener));
+        Ok(addr)
+    }
+}
+
+async fn dispatch(
+    State(server): State<ApiServer>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let body = match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(b) => b,
+        Err(_) => return ApiError::too_large().into_response(),
+    };
+    let user = match server.inner.auth.authenticate(&headers, |token| {
+        crate::tokens::verify(&server.inner, token)
+    }) {
+        Ok(user) => user,
+        Err(err) => return err.into_response(),
+    };
+    let inner = &server.inner;
+    let result = match route::parse(uri.path()) {
+        Route::Version => Ok(json(discovery::version())),
+        Route::Health => Ok("ok".into_response()),
+        Route::CoreVersions => Ok(json(discovery::core_versions())),
+        Route::Groups => Ok(json(discovery::groups(&inner.registry))),
+        Route::Group(g) => discovery::group(&inner.registry, &g)
+            .map(json)
+            .ok_or_else(ApiError::no_route),
+        Route::GroupVersion(g, v) => discovery::resource_list(&inner.registry, &g, &v)
+            .map(json)
+            .ok_or_else(ApiError::no_route),
+        Route::OpenApiRoot => Ok(json(openapi::root(&inner.registry))),
+        Route::OpenApiGroupVersion(g, v) => openapi::group_version(&inner.registry, &g, &v)
+            .map(json)
+            .ok_or_else(ApiError::no_route),
+        Route::OpenApiV2 => Err(ApiError::no_route()),
+        Route::Resource(path) => {
+            let query = Query::parse(uri.query());
+            match resolve(inner, method, path, query, headers, body, user) {
+                Ok(req) => handlers::handle(&server, req).await,
+                Err(err) => Err(err),
+            }
+        }
+        Route::NotFound => Err(ApiError::no_route()),
+    };
+    match result {
+        Ok(resp) => resp,
+        Err(err) => err.into_response(),
+    }
+}
+
+fn resolve(
+    inner: &Inner,
+    method: Method,
+    path: route::ResourcePath,
+    query: Query,
+    headers: HeaderMap,
+    body: bytes::Bytes,
+    user: User,
+) -> ApiResult<Request> {
+    let rt = inner
+        .registry
+        .get(&path.group, &path.version, &path.resource)
+        .ok_or_else(ApiError::no_route)?;
+    if path.namespace.is_some() && !rt.namespaced {
+        return Err(ApiError::no_route());
+    }
+    Ok(Request {
+        method,
+        path,
+        rt,
+        query,
+        headers,
+        body,
+        user,
+    })
+}
+
+pub(crate) fn json(value: Value) -> Response {
+    axum::Json(value).into_response()
+}

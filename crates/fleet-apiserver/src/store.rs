@@ -1,0 +1,397 @@
+//! Generic object storage: objects as JSON values keyed by storage key (group/resource), namespace and name;
+//! one global monotonic resourceVersion; a bounded history of watch events for resuming watches; an index of
+//! ownerReferences for the garbage collector; and the journal that makes writes durable before they are answered.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use crate::error::{ApiError, ApiResult};
+use crate::object;
+use crate::persist::{Journal, Record};
+
+/// Identifies one stored object.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjKey {
+    pub resource: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ObjKey {
+    pub fn new(
+        resource: impl Into<String>,
+        namespace: impl Into<String>,
+        name: impl Into<String>,
+    ) -> Self {
+        ObjKey {
+            resource: resource.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    Added,
+    Modified,
+    Deleted,
+}
+
+/// One change, as watchers see it.
+#[derive(Debug, Clone)]
+pub struct WatchEvent {
+    pub rv: u64,
+    pub kind: EventKind,
+    pub key: ObjKey,
+    pub object: Arc<Value>,
+}
+
+/// What a new watch starts from: the events after its resourceVersion still in history, and a live feed.
+pub struct Subscription {
+    pub backlog: VecDeque<Arc<WatchEvent>>,
+    pub live: broadcast::Receiver<Arc<WatchEvent>>,
+    /// The resourceVersion the watch is positioned at once the backlog is sent.
+    pub position: u64,
+}
+
+type Objects = HashMap<String, BTreeMap<(String, String), Arc<Value>>>;
+
+struct State {
+    rv: u64,
+    /// Events at or below this resourceVersion are no longer in history.
+    compacted_rv: u64,
+    objects: Objects,
+    history: VecDeque<Arc<WatchEvent>>,
+    history_limit: usize,
+    /// owner uid → dependents.
+    owners: HashMap<String, BTreeSet<ObjKey>>,
+    /// uid → object.
+    uids: HashMap<String, ObjKey>,
+    journal: Option<Journal>,
+    count: usize,
+}
+
+/// The object store. All writes go through [`Store::transact`].
+pub struct Store {
+    state: Mutex<State>,
+    events: broadcast::Sender<Arc<WatchEvent>>,
+}
+
+impl Store {
+    pub fn new(history_limit: usize, journal: Option<Journal>) -> Self {
+        let (events, _) = broadcast::channel(history_limit.max(1024));
+        Store {
+            state: Mutex::new(State {
+                rv: 0,
+                compacted_rv: 0,
+                objects: HashMap::new(),
+                history: VecDeque::new(),
+                history_limit: history_limit.max(1),
+                owners: HashMap::new(),
+                uids: HashMap::new(),
+                journal,
+                count: 0,
+            }),
+            events,
+        }
+    }
+
+    /// Loads objects recovered from the journal (at startup, before serving).
+    pub fn restore(&self, rv: u64, objects: Vec<(ObjKey, Value)>) {
+        let mut state = self.lock();
+        for (key, obj) in objects {
+            index_owners(&mut state.owners, &key, &obj, true);
+            state
+                .uids
+                .insert(object::uid(&obj).to_string(), key.clone());
+            state
+                .objects
+                .entry(key.resource)
+                .or_default()
+                .insert((key.namespace, key.name), Arc::new(obj));
+            state.count += 1;
+        }
+        state.rv = rv;
+        state.compacted_rv = rv;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn object_count(&self) -> usize {
+        self.lock().count
+    }
+
+    pub fn get(&self, key: &ObjKey) -> Option<Arc<Value>> {
+        let state = self.lock();
+        get_in(&state.objects, key)
+    }
+
+    /// A consistent snapshot of a resource's objects (optionally one namespace) and the resourceVersion it is at.
+    pub fn list(&self, resource: &str, namespace: Option<&str>) -> (Vec<Arc<Value>>, u64) {
+        let state = self.lock();
+        (
+            list_in(&state.objects, resource, namespace)
+                .cloned()
+                .collect(),
+            state.rv,
+        )
+    }
+
+    /// Runs `f` with exclusive access; its writes are journaled (and fsync'd) and published when it returns Ok.
+    pub fn transact<T>(&self, f: impl FnOnce(&mut Txn<'_>) -> ApiResult<T>) -> ApiResult<T> {
+        let mut state = self.lock();
+        let mut txn = Txn {
+            state: &mut state,
+            events: Vec::new(),
+        };
+        let result = f(&mut txn);
+        let events = std::mem::take(&mut txn.events);
+        if events.is_empty() {
+            return result;
+        }
+        if let Some(journal) = state.journal.as_mut() {
+            let records: Vec<Record> = events
+                .iter()
+                .map(|e| Record {
+                    rv: e.rv,
+                    key: e.key.clone(),
+                    object: (e.kind != EventKind::Deleted).then(|| (*e.object).clone()),
+                })
+                .collect();
+            if let Err(err) = journal.append(&records) {
+                tracing::error!(%err, "journal write failed");
+                return Err(ApiError::internal(format!("storage write failed: {err}")));
+            }
+        }
+        if state
+            .journal
+            .as_ref()
+            .is_some_and(|j| j.wants_compaction(state.count))
+        {
+            let rv = state.rv;
+            let objects = snapshot(&state.objects);
+            if let Some(Err(err)) = state.journal.as_mut().map(|j| j.rewrite(rv, &objects)) {
+                tracing::warn!(%err, "journal compaction failed; the journal keeps growing");
+            }
+        }
+        for event in events {
+            let event = Arc::new(event);
+            if state.history.len() >= state.history_limit
+                && let Some(dropped) = state.history.pop_front()
+            {
+                state.compacted_rv = dropped.rv;
+            }
+            state.history.push_back(event.clone());
+            let _ = self.events.send(event);
+        }
+        result
+    }
+
+    /// Subscribes to events after `from_rv`; `Expired` when history no longer reaches back that far.
+    pub fn subscribe(&self, from_rv: u64) -> ApiResult<Subscription> {
+        let state = self.lock();
+        if from_rv < state.compacted_rv {
+            return Err(ApiError::expired(format!(
+                "too old resource version: {from_rv} ({})",
+                state.compacted_rv + 1
+            )));
+        }
+        let backlog: VecDeque<Arc<WatchEvent>> = state
+            .history
+            .iter()
+            .filter(|e| e.rv > from_rv)
+            .cloned()
+            .collect();
+        Ok(Subscription {
+            backlog,
+            live: self.events.subscribe(),
+            position: from_rv,
+        })
+    }
+
+    /// Subscribes at the current resourceVersion, with a snapshot of a resource's objects at that point.
+    pub fn subscribe_with_snapshot(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+    ) -> (Vec<Arc<Value>>, Subscription) {
+        let state = self.lock();
+        let snapshot = list_in(&state.objects, resource, namespace)
+            .cloned()
+            .collect();
+        let sub = Subscription {
+            backlog: VecDeque::new(),
+            live: self.events.subscribe(),
+            position: state.rv,
+        };
+        (snapshot, sub)
+    }
+}
+
+fn snapshot(objects: &Objects) -> Vec<(ObjKey, Arc<Value>)> {
+    objects
+        .iter()
+        .flat_map(|(res, m)| {
+            m.iter().map(move |((ns, name), obj)| {
+                (
+                    ObjKey::new(res.clone(), ns.clone(), name.clone()),
+                    obj.clone(),
+                )
+            })
+        })
+        .collect()
+}
+
+fn get_in(objects: &Objects, key: &ObjKey) -> Option<Arc<Value>> {
+    objects
+        .get(&key.resource)?
+        .get(&(key.namespace.clone(), key.name.clone()))
+        .cloned()
+}
+
+fn list_in<'a>(
+    objects: &'a Objects,
+    resource: &str,
+    namespace: Option<&str>,
+) -> Box<dyn Iterator<Item = &'a Arc<Value>> + 'a> {
+    let Some(map) = objects.get(resource) else {
+        return Box::new(std::iter::empty());
+    };
+    match namespace {
+        None => Box::new(map.values()),
+        Some(ns) => {
+            let ns = ns.to_string();
+            Box::new(
+                map.range((ns.clone(), String::new())..)
+                    .take_while(move |((obj_ns, _), _)| *obj_ns == ns)
+                    .map(|(_, v)| v),
+            )
+        }
+    }
+}
+
+fn index_owners(
+    owners: &mut HashMap<String, BTreeSet<ObjKey>>,
+    key: &ObjKey,
+    obj: &Value,
+    add: bool,
+) {
+    for uid in object::owner_uids(obj) {
+        if add {
+            owners.entry(uid).or_default().insert(key.clone());
+        } else if let Some(set) = owners.get_mut(&uid) {
+            set.remove(key);
+            if set.is_empty() {
+                owners.remove(&uid);
+            }
+        }
+    }
+}
+
+/// Exclusive access to the store during one logical write.
+pub struct Txn<'a> {
+    state: &'a mut State,
+    events: Vec<WatchEvent>,
+}
+
+impl Txn<'_> {
+    pub fn get(&self, key: &ObjKey) -> Option<Arc<Value>> {
+        get_in(&self.state.objects, key)
+    }
+
+    pub fn list(&self, resource: &str, namespace: Option<&str>) -> Vec<Arc<Value>> {
+        list_in(&self.state.objects, resource, namespace)
+            .cloned()
+            .collect()
+    }
+
+    /// Keys of every object in `namespace`, across all resources.
+    pub fn keys_in_namespace(&self, namespace: &str) -> Vec<ObjKey> {
+        let mut keys = Vec::new();
+        for (resource, map) in &self.state.objects {
+            for ((ns, name), _) in map.range((namespace.to_string(), String::new())..) {
+                if ns != namespace {
+                    break;
+                }
+                keys.push(ObjKey::new(resource.clone(), ns.clone(), name.clone()));
+            }
+        }
+        keys.sort();
+        keys
+    }
+
+    /// The object with `uid`, if it exists.
+    pub fn by_uid(&self, uid: &str) -> Option<ObjKey> {
+        self.state.uids.get(uid).cloned()
+    }
+
+    /// Objects whose ownerReferences name `uid`.
+    pub fn dependents(&self, uid: &str) -> Vec<ObjKey> {
+        self.state
+            .owners
+            .get(uid)
+            .map(|set| set.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Stores `obj` under `key` with a new resourceVersion and records the event.
+    pub fn put(&mut self, key: &ObjKey, mut obj: Value) -> Arc<Value> {
+        self.state.rv += 1;
+        let rv = self.state.rv;
+        object::set_resource_version(&mut obj, rv);
+        self.state
+            .uids
+            .insert(object::uid(&obj).to_string(), key.clone());
+        let obj = Arc::new(obj);
+        let map = self.state.objects.entry(key.resource.clone()).or_default();
+        let previous = map.insert((key.namespace.clone(), key.name.clone()), obj.clone());
+        let kind = match &previous {
+            Some(old) => {
+                index_owners(&mut self.state.owners, key, old, false);
+                index_owners(&mut self.state.owners, key, &obj, true);
+                EventKind::Modified
+            }
+            None => {
+                index_owners(&mut self.state.owners, key, &obj, true);
+                self.state.count += 1;
+                EventKind::Added
+            }
+        };
+        self.events.push(WatchEvent {
+            rv,
+            kind,
+            key: key.clone(),
+            object: obj.clone(),
+        });
+        obj
+    }
+
+    /// Removes the object; the DELETED event carries the deletion's resourceVersion.
+    pub fn remove(&mut self, key: &ObjKey) -> Option<Arc<Value>> {
+        let map = self.state.objects.get_mut(&key.resource)?;
+        let old = map.remove(&(key.namespace.clone(), key.name.clone()))?;
+        self.state.count -= 1;
+        index_owners(&mut self.state.owners, key, &old, false);
+        self.state.uids.remove(object::uid(&old));
+        self.state.rv += 1;
+        let rv = self.state.rv;
+        let mut deleted = (*old).clone();
+        object::set_resource_version(&mut deleted, rv);
+        let deleted = Arc::new(deleted);
+        self.events.push(WatchEvent {
+            rv,
+            kind: EventKind::Deleted,
+            key: key.clone(),
+            object: deleted.clone(),
+        });
+        Some(deleted)
+    }
+}

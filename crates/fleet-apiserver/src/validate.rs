@@ -1,0 +1,133 @@
+//! Validation of custom resources against their CRD's `openAPIV3Schema`: value types and required fields,
+//! answered with kube-apiserver's 422 message shape.
+
+use serde_json::Value;
+
+use crate::error::{ApiError, ApiResult};
+use crate::object;
+use crate::registry::ResourceType;
+
+pub fn against_schema(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
+    let Some(schema) = &rt.schema else {
+        return Ok(());
+    };
+    let mut causes = Vec::new();
+    // apiVersion, kind and metadata are validated by the server itself.
+    if let (Some(props), Some(map)) = (
+        schema.get("properties").and_then(Value::as_object),
+        obj.as_object(),
+    ) {
+        for (field, value) in map {
+            if matches!(field.as_str(), "apiVersion" | "kind" | "metadata") {
+                continue;
+            }
+            if let Some(sub) = props.get(field) {
+                check(sub, value, field, &mut causes);
+            }
+        }
+        required(schema, obj, "", &mut causes);
+    }
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        let name = object::name(obj);
+        let kind = if rt.group.is_empty() {
+            rt.kind.clone()
+        } else {
+            format!("{}.{}", rt.kind, rt.group)
+        };
+        Err(ApiError::invalid(&rt.group, &kind, name, &causes))
+    }
+}
+
+fn required(schema: &Value, value: &Value, path: &str, causes: &mut Vec<(String, String)>) {
+    if let Some(req) = schema.get("required").and_then(Value::as_array) {
+        for field in req.iter().filter_map(Value::as_str) {
+            if value.get(field).is_none() && !matches!(field, "apiVersion" | "kind" | "metadata") {
+                let full = if path.is_empty() {
+                    field.to_string()
+                } else {
+                    format!("{path}.{field}")
+                };
+                causes.push((full, "Required value".into()));
+            }
+        }
+    }
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn check(schema: &Value, value: &Value, path: &str, causes: &mut Vec<(String, String)>) {
+    if schema
+        .get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
+        if !matches!(value, Value::String(_) | Value::Number(_)) {
+            causes.push((
+                path.into(),
+                format!(
+                    "Invalid value: \"{}\": {path} in body must be of type integer-or-string",
+                    type_name(value)
+                ),
+            ));
+        }
+        return;
+    }
+    if value.is_null() && schema.get("nullable").and_then(Value::as_bool) == Some(true) {
+        return;
+    }
+    let actual = type_name(value);
+    if let Some(expected) = schema.get("type").and_then(Value::as_str) {
+        let ok = expected == actual || (expected == "number" && actual == "integer");
+        if !ok {
+            causes.push((path.into(), format!("Invalid value: \"{actual}\": {path} in body must be of type {expected}: \"{actual}\"")));
+            return;
+        }
+    }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(value)
+    {
+        let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+        causes.push((
+            path.into(),
+            format!(
+                "Unsupported value: {value}: supported values: {}",
+                list.join(", ")
+            ),
+        ));
+    }
+    match value {
+        Value::Object(map) => {
+            required(schema, value, path, causes);
+            let props = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties");
+            for (k, v) in map {
+                let child = format!("{path}.{k}");
+                if let Some(sub) = props.and_then(|p| p.get(k)) {
+                    check(sub, v, &child, causes);
+                } else if let Some(sub) = additional.filter(|a| a.is_object()) {
+                    check(sub, v, &child, causes);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    check(sub, item, &format!("{path}[{i}]"), causes);
+                }
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,25 @@
+//! Shared test setup: a server reached in-process and over loopback HTTP.
+
+#![allow(dead_code)]
+
+use fleet_apiserver::ApiServer;
+
+/// How a test reaches the server.
+#[derive(Debug, Clone, Copy)]
+pub enum Transport {
+    InProcess,
+    Loopback,
+}
+
+pub async fn client(server: &ApiServer, transport: Transport) -> kube::Client {
+    match transport {
+        Transport::InProcess => server.client(),
+        Transport::Loopback => {
+            let addr = server.spawn_loopback().await.expect("bind loopback");
+            let config = kube::Config::new(format!("http://{addr}").parse().expect("url"));
+            kube::Client::try_from(config).expect("client")
+        }
+    }
+}
+
+pub const TRANSPORTS: [Transport; 2] = [Transport::InProcess, Transport::Loopback];

@@ -1,0 +1,367 @@
+//! kube-rs against the server, in-process and over loopback HTTP: typed CRUD and kube-apiserver's errors,
+//! status subresource, selectors, pagination, finalizers, namespace deletion, CRDs and dynamic discovery.
+
+mod common;
+
+use common::{TRANSPORTS, client};
+use fleet_apiserver::ApiServer;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::core::{DynamicObject, GroupVersionKind};
+use kube::discovery::Discovery;
+use serde_json::json;
+
+fn cm(name: &str, data: serde_json::Value) -> ConfigMap {
+    serde_json::from_value(
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}),
+    )
+    .unwrap()
+}
+
+fn api_error(err: kube::Error) -> (u16, String, String) {
+    match err {
+        kube::Error::Api(status) => (status.code, status.reason.clone(), status.message.clone()),
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn crud_and_errors_like_kube_apiserver() {
+    for transport in TRANSPORTS {
+        let server = ApiServer::in_memory();
+        let client = client(&server, transport).await;
+        let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+
+        let created = cms
+            .create(&PostParams::default(), &cm("a", json!({"k": "v"})))
+            .await
+            .unwrap();
+        let meta = &created.metadata;
+        assert!(
+            meta.uid.as_deref().is_some_and(|u| u.len() == 36),
+            "{transport:?}"
+        );
+        assert!(meta.creation_timestamp.is_some());
+        let rv1: u64 = meta.resource_version.as_deref().unwrap().parse().unwrap();
+
+        let (code, reason, message) = api_error(
+            cms.create(&PostParams::default(), &cm("a", json!({})))
+                .await
+                .unwrap_err(),
+        );
+        assert_eq!(
+            (code, reason.as_str(), message.as_str()),
+            (409, "AlreadyExists", "configmaps \"a\" already exists")
+        );
+
+        let (code, reason, message) = api_error(cms.get("missing").await.unwrap_err());
+        assert_eq!(
+            (code, reason.as_str(), message.as_str()),
+            (404, "NotFound", "configmaps \"missing\" not found")
+        );
+
+        // Update with the current resourceVersion works and moves it forward; a stale one is a 409 Conflict.
+        let mut next = created.clone();
+        next.data = Some([("k".to_string(), "w".to_string())].into());
+        let updated = cms
+            .replace("a", &PostParams::default(), &next)
+            .await
+            .unwrap();
+        let rv2: u64 = updated
+            .metadata
+            .resource_version
+            .as_deref()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(rv2 > rv1);
+        let (code, reason, _) = api_error(
+            cms.replace("a", &PostParams::default(), &next)
+                .await
+                .unwrap_err(),
+        );
+        assert_eq!((code, reason.as_str()), (409, "Conflict"));
+
+        // generateName.
+        let mut generated = cm("", json!({}));
+        generated.metadata.name = None;
+        generated.metadata.generate_name = Some("gen-".into());
+        let g = cms
+            .create(&PostParams::default(), &generated)
+            .await
+            .unwrap();
+        assert!(
+            g.metadata.name.as_deref().unwrap().starts_with("gen-")
+                && g.metadata.name.as_deref().unwrap().len() == 9
+        );
+
+        // Missing namespace.
+        let other: Api<ConfigMap> = Api::namespaced(client.clone(), "nope");
+        let (code, _, message) = api_error(
+            other
+                .create(&PostParams::default(), &cm("x", json!({})))
+                .await
+                .unwrap_err(),
+        );
+        assert_eq!(
+            (code, message.as_str()),
+            (404, "namespaces \"nope\" not found")
+        );
+
+        // Invalid name.
+        let (code, reason, _) = api_error(
+            cms.create(&PostParams::default(), &cm("Bad_Name", json!({})))
+                .await
+                .unwrap_err(),
+        );
+        assert_eq!((code, reason.as_str()), (422, "Invalid"));
+
+        // dryRun creates nothing.
+        let dry = PostParams {
+            dry_run: true,
+            ..Default::default()
+        };
+        cms.create(&dry, &cm("dry", json!({}))).await.unwrap();
+        assert_eq!(api_error(cms.get("dry").await.unwrap_err()).0, 404);
+
+        // Merge patch, then delete.
+        cms.patch(
+            "a",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"extra": "1"}})),
+        )
+        .await
+        .unwrap();
+        assert_eq!(cms.get("a").await.unwrap().data.unwrap()["extra"], "1");
+        cms.delete("a", &DeleteParams::default()).await.unwrap();
+        assert_eq!(api_error(cms.get("a").await.unwrap_err()).0, 404);
+    }
+}
+
+#[tokio::test]
+async fn generation_and_status_subresource() {
+    let server = ApiServer::in_memory();
+    let deployments: Api<Deployment> = Api::namespaced(server.client(), "default");
+    let d: Deployment = serde_json::from_value(json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}},
+        "status": {"replicas": 99}
+    }))
+    .unwrap();
+    let created = deployments
+        .create(&PostParams::default(), &d)
+        .await
+        .unwrap();
+    assert_eq!(created.metadata.generation, Some(1));
+    assert!(created.status.is_none(), "status is ignored on create");
+
+    // Label change: no generation bump.
+    let p = deployments
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"x": "y"}}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(p.metadata.generation, Some(1));
+    // Spec change bumps it; status in a main-resource write is ignored.
+    let p = deployments
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 3}, "status": {"replicas": 5}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(p.metadata.generation, Some(2));
+    assert!(p.status.is_none());
+    // /status writes change status only.
+    let s = deployments
+        .patch_status(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 7}, "status": {"readyReplicas": 3}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(s.status.unwrap().ready_replicas, Some(3));
+    assert_eq!(s.spec.unwrap().replicas, Some(3));
+    assert_eq!(s.metadata.generation, Some(2));
+}
+
+#[tokio::test]
+async fn selectors_and_pagination() {
+    for transport in TRANSPORTS {
+        let server = ApiServer::in_memory();
+        let cms: Api<ConfigMap> = Api::namespaced(client(&server, transport).await, "default");
+        for i in 0..7 {
+            let mut c = cm(&format!("c{i}"), json!({}));
+            c.metadata.labels = Some(
+                [(
+                    "tier".to_string(),
+                    if i % 2 == 0 { "even" } else { "odd" }.to_string(),
+                )]
+                .into(),
+            );
+            cms.create(&PostParams::default(), &c).await.unwrap();
+        }
+        let names = |list: kube::core::ObjectList<ConfigMap>| -> Vec<String> {
+            list.items
+                .into_iter()
+                .map(|c| c.metadata.name.unwrap())
+                .collect()
+        };
+        assert_eq!(
+            names(
+                cms.list(&ListParams::default().labels("tier=odd"))
+                    .await
+                    .unwrap()
+            ),
+            ["c1", "c3", "c5"]
+        );
+        assert_eq!(
+            names(
+                cms.list(&ListParams::default().labels("tier in (even),tier!=odd"))
+                    .await
+                    .unwrap()
+            )
+            .len(),
+            4
+        );
+        assert_eq!(
+            names(
+                cms.list(&ListParams::default().fields("metadata.name=c2"))
+                    .await
+                    .unwrap()
+            ),
+            ["c2"]
+        );
+
+        let mut seen = Vec::new();
+        let mut params = ListParams::default().limit(3);
+        loop {
+            let page = cms.list(&params).await.unwrap();
+            let next = page.metadata.continue_.clone();
+            seen.extend(names(page));
+            match next {
+                Some(token) if !token.is_empty() => params = params.continue_token(&token),
+                _ => break,
+            }
+        }
+        assert_eq!(
+            seen,
+            ["c0", "c1", "c2", "c3", "c4", "c5", "c6"],
+            "{transport:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn finalizers_hold_deletion_and_namespaces_cascade() {
+    let server = ApiServer::in_memory();
+    let client = server.client();
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "team"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "team");
+    let mut held = cm("held", json!({}));
+    held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    cms.create(&PostParams::default(), &held).await.unwrap();
+    cms.create(&PostParams::default(), &cm("plain", json!({})))
+        .await
+        .unwrap();
+
+    namespaces
+        .delete("team", &DeleteParams::default())
+        .await
+        .unwrap();
+    // Content without finalizers is gone; the held one is marked; the namespace is Terminating.
+    assert_eq!(api_error(cms.get("plain").await.unwrap_err()).0, 404);
+    let marked = cms.get("held").await.unwrap();
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    let ns = namespaces.get("team").await.unwrap();
+    assert_eq!(ns.status.unwrap().phase.as_deref(), Some("Terminating"));
+    let (code, _, message) = api_error(
+        cms.create(&PostParams::default(), &cm("late", json!({})))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(code, 403);
+    assert!(message.contains("being terminated"), "{message}");
+
+    // Removing the finalizer deletes the object, and then the namespace.
+    cms.patch(
+        "held",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(api_error(cms.get("held").await.unwrap_err()).0, 404);
+    assert_eq!(api_error(namespaces.get("team").await.unwrap_err()).0, 404);
+}
+
+#[tokio::test]
+async fn crds_are_served_when_created_and_gone_when_deleted() {
+    for transport in TRANSPORTS {
+        let server = ApiServer::in_memory();
+        let client = client(&server, transport).await;
+        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+        let crd: CustomResourceDefinition = serde_json::from_value(json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wd"]},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
+                        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}]}
+        }))
+        .unwrap();
+        crds.create(&PostParams::default(), &crd).await.unwrap();
+
+        let discovery = Discovery::new(client.clone()).run().await.unwrap();
+        let gvk = GroupVersionKind::gvk("example.com", "v1", "Widget");
+        let (ar, caps) = discovery.resolve_gvk(&gvk).expect("Widget discovered");
+        assert_eq!(caps.scope, kube::discovery::Scope::Namespaced);
+        let widgets: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
+        let w: DynamicObject =
+            serde_json::from_value(json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w1"}, "spec": {"size": 3}}))
+            .unwrap();
+        widgets.create(&PostParams::default(), &w).await.unwrap();
+        assert_eq!(widgets.get("w1").await.unwrap().data["spec"]["size"], 3);
+
+        // Schema validation: a string where an integer belongs is a 422.
+        let bad: DynamicObject =
+            serde_json::from_value(json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w2"}, "spec": {"size": "big"}}))
+            .unwrap();
+        let (code, reason, message) = api_error(
+            widgets
+                .create(&PostParams::default(), &bad)
+                .await
+                .unwrap_err(),
+        );
+        assert_eq!((code, reason.as_str()), (422, "Invalid"), "{message}");
+        assert!(message.contains("spec.size"), "{message}");
+
+        crds.delete("widgets.example.com", &DeleteParams::default())
+            .await
+            .unwrap();
+        let (code, _, _) = api_error(widgets.get("w1").await.unwrap_err());
+        assert_eq!(code, 404, "{transport:?}");
+        let discovery = Discovery::new(client.clone()).run().await.unwrap();
+        assert!(discovery.resolve_gvk(&gvk).is_none());
+    }
+}
