@@ -9,8 +9,10 @@
 //! [`pipeline::plan_bundle`] runs all of them for one bundle; [`restrictions::authorize`] checks a
 //! GitRepo against GitRepoRestrictions first.
 
+pub mod bundle_spec;
 pub mod customization;
 pub mod error;
+pub mod explain;
 pub mod index;
 pub mod intstr;
 pub mod mapping;
