@@ -8,8 +8,9 @@ use super::pointer::{ArrayIndex, Pointer, parse_array_index};
 /// Applies the RFC 6902 patch `patch` (a JSON array of operations) to `doc`. Atomic: when any operation fails, `doc`
 /// is left exactly as it was and the error names the failing operation's index, name and path.
 ///
-/// One deliberate difference from the RFC, for compatibility with kube-apiserver, kubectl and Fleet (all built on
-/// evanphx/json-patch v4): `replace` of a missing member of an existing object adds the member.
+/// Two deliberate differences from the RFC, for compatibility with kube-apiserver, kubectl and Fleet (all built on
+/// evanphx/json-patch v4): `replace` of a missing member of an existing object adds the member, and `test` for
+/// `null` (or without `value`) passes when that member is missing.
 pub fn apply(doc: &mut Value, patch: &Value) -> Result<(), PatchError> {
     let Value::Array(operations) = patch else {
         return Err(PatchError::InvalidJsonPatch {
@@ -63,16 +64,26 @@ fn apply_operation(doc: &mut Value, operation: &Value) -> Result<(), String> {
                 .clone();
             add(doc, &path, value)
         }
-        "test" => {
-            let expected = required_value(operation)?;
-            match path.get(doc) {
-                Some(actual) if json_equal(actual, expected) => Ok(()),
-                Some(_) => Err("test failed: the value differs".to_owned()),
-                None => Err("test failed: no value at this location".to_owned()),
-            }
-        }
+        "test" => test(doc, &path, operation.get("value").unwrap_or(&Value::Null)),
         other => Err(format!("unknown operation {other:?}")),
     }
+}
+
+/// `test` as Kubernetes runs it: besides RFC 6902 equality, testing for `null` (or with no `value`) passes when
+/// the member is missing from an existing object, which kube-runtime's finalizer helper relies on.
+fn test(doc: &Value, path: &Pointer, expected: &Value) -> Result<(), String> {
+    match path.get(doc) {
+        Some(actual) if json_equal(actual, expected) => Ok(()),
+        Some(_) => Err("test failed: the value differs".to_owned()),
+        None if expected.is_null() && parent_is_object(doc, path) => Ok(()),
+        None => Err("test failed: no value at this location".to_owned()),
+    }
+}
+
+fn parent_is_object(doc: &Value, path: &Pointer) -> bool {
+    path.split_last()
+        .and_then(|(parent, _)| parent.get(doc))
+        .is_some_and(Value::is_object)
 }
 
 fn add(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), String> {
@@ -271,6 +282,28 @@ mod tests {
             json!([{"op": "replace", "path": "/spec/paused", "value": true}]),
         );
         assert_eq!(out.unwrap(), json!({"spec": {"paused": true}}));
+    }
+
+    #[test]
+    fn test_for_null_passes_on_a_missing_member_of_an_object() {
+        let doc = json!({"metadata": {"name": "x"}, "list": []});
+        let passes = [
+            json!([{"op": "test", "path": "/metadata/finalizers", "value": null}]),
+            json!([{"op": "test", "path": "/metadata/finalizers"}]),
+            json!([{"op": "test", "path": "/metadata/name", "value": "x"}]),
+        ];
+        for patch in passes {
+            assert_eq!(patched(doc.clone(), patch.clone()).unwrap(), doc, "{patch}");
+        }
+        let fails = [
+            json!([{"op": "test", "path": "/status/conditions", "value": null}]),
+            json!([{"op": "test", "path": "/list/0", "value": null}]),
+            json!([{"op": "test", "path": "/metadata/name", "value": null}]),
+            json!([{"op": "test", "path": "/metadata/name"}]),
+        ];
+        for patch in fails {
+            assert!(patched(doc.clone(), patch.clone()).is_err(), "{patch}");
+        }
     }
 
     #[test]
