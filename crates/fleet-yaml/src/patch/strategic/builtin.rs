@@ -215,6 +215,7 @@ static SERVICE: BuiltinSchema = BuiltinSchema {
     fields: &[
         nested("metadata", &OBJECT_META),
         nested("spec", &SERVICE_SPEC),
+        nested("status", &CONDITIONS_STATUS),
     ],
 };
 
@@ -248,7 +249,7 @@ static NODE_STATUS: BuiltinSchema = BuiltinSchema {
     ],
 };
 
-/// Namespace and PersistentVolumeClaim: conditions in `status`.
+/// Namespace, PersistentVolumeClaim and HorizontalPodAutoscaler: conditions in `status`.
 static WITH_STATUS_CONDITIONS: BuiltinSchema = BuiltinSchema {
     fields: &[
         nested("metadata", &OBJECT_META),
@@ -325,7 +326,11 @@ static KINDS: &[(&str, &str, &BuiltinSchema)] = &[
     ("networking.k8s.io", "Ingress", &METADATA_ONLY),
     ("networking.k8s.io", "IngressClass", &METADATA_ONLY),
     ("networking.k8s.io", "NetworkPolicy", &METADATA_ONLY),
-    ("autoscaling", "HorizontalPodAutoscaler", &METADATA_ONLY),
+    (
+        "autoscaling",
+        "HorizontalPodAutoscaler",
+        &WITH_STATUS_CONDITIONS,
+    ),
     ("coordination.k8s.io", "Lease", &METADATA_ONLY),
     ("discovery.k8s.io", "EndpointSlice", &METADATA_ONLY),
     ("events.k8s.io", "Event", &METADATA_ONLY),
