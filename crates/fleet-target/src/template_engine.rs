@@ -216,7 +216,7 @@ fn tokenize(body: &str) -> Result<Vec<Token>, String> {
 fn parse(template: &str) -> Result<Vec<Node>, String> {
     let parts = split(template)?;
     let mut iter = parts.into_iter().peekable();
-    let (nodes, terminator) = parse_block(&mut iter)?;
+    let (nodes, terminator) = parse_block(&mut iter, 0)?;
     match terminator {
         None => Ok(nodes),
         Some(t) => Err(format!("unexpected {{{{{t}}}}}")),
@@ -226,7 +226,13 @@ fn parse(template: &str) -> Result<Vec<Node>, String> {
 type Parts = std::iter::Peekable<std::vec::IntoIter<(bool, String)>>;
 
 /// Parses nodes until `end`/`else` (returned as the terminator) or the end of input.
-fn parse_block(parts: &mut Parts) -> Result<(Vec<Node>, Option<String>), String> {
+/// Deepest nesting of `if`/`range` blocks or parentheses accepted.
+const MAX_NESTING: usize = 64;
+
+fn parse_block(parts: &mut Parts, depth: usize) -> Result<(Vec<Node>, Option<String>), String> {
+    if depth > MAX_NESTING {
+        return Err(format!("blocks nested deeper than {MAX_NESTING}"));
+    }
     let mut nodes = Vec::new();
     while let Some((is_action, body)) = parts.next() {
         if !is_action {
@@ -241,8 +247,8 @@ fn parse_block(parts: &mut Parts) -> Result<(Vec<Node>, Option<String>), String>
         let keyword = body.split_whitespace().next().unwrap_or("");
         match keyword {
             "end" | "else" => return Ok((nodes, Some(body))),
-            "if" => nodes.push(parse_if(parts, body["if".len()..].trim())?),
-            "range" => nodes.push(parse_range(parts, body["range".len()..].trim())?),
+            "if" => nodes.push(parse_if(parts, body["if".len()..].trim(), depth + 1)?),
+            "range" => nodes.push(parse_range(parts, body["range".len()..].trim(), depth + 1)?),
             "with" | "define" | "template" | "block" | "break" | "continue" => {
                 return Err(format!(
                     "{keyword:?} is not supported by the built-in values templater"
@@ -254,7 +260,7 @@ fn parse_block(parts: &mut Parts) -> Result<(Vec<Node>, Option<String>), String>
     Ok((nodes, None))
 }
 
-fn parse_range(parts: &mut Parts, header: &str) -> Result<Node, String> {
+fn parse_range(parts: &mut Parts, header: &str, depth: usize) -> Result<Node, String> {
     let (vars, over) = match header.split_once(":=") {
         Some((vars, over)) => (Some(vars), over),
         None => (None, header),
@@ -276,11 +282,11 @@ fn parse_range(parts: &mut Parts, header: &str) -> Result<Node, String> {
         Some(_) => return Err("too many variables in range".into()),
     };
     let over = parse_pipeline(over.trim())?;
-    let (body, terminator) = parse_block(parts)?;
+    let (body, terminator) = parse_block(parts, depth)?;
     let otherwise = match terminator.as_deref() {
         Some("end") => Vec::new(),
         Some("else") => {
-            let (otherwise, terminator) = parse_block(parts)?;
+            let (otherwise, terminator) = parse_block(parts, depth)?;
             if terminator.as_deref() != Some("end") {
                 return Err("unexpected EOF: missing ${ end }".into());
             }
@@ -297,11 +303,11 @@ fn parse_range(parts: &mut Parts, header: &str) -> Result<Node, String> {
     })
 }
 
-fn parse_if(parts: &mut Parts, condition: &str) -> Result<Node, String> {
+fn parse_if(parts: &mut Parts, condition: &str, depth: usize) -> Result<Node, String> {
     let mut branches = Vec::new();
     let mut condition = parse_pipeline(condition)?;
     loop {
-        let (body, terminator) = parse_block(parts)?;
+        let (body, terminator) = parse_block(parts, depth)?;
         branches.push((condition, body));
         let terminator = terminator.ok_or("unexpected EOF: missing ${ end }")?;
         if terminator == "end" {
@@ -318,7 +324,7 @@ fn parse_if(parts: &mut Parts, condition: &str) -> Result<Node, String> {
         if !rest.is_empty() {
             return Err(format!("unexpected {rest:?} after else"));
         }
-        let (otherwise, terminator) = parse_block(parts)?;
+        let (otherwise, terminator) = parse_block(parts, depth)?;
         if terminator.as_deref() != Some("end") {
             return Err("unexpected EOF: missing ${ end }".into());
         }
@@ -332,14 +338,17 @@ fn parse_if(parts: &mut Parts, condition: &str) -> Result<Node, String> {
 fn parse_pipeline(body: &str) -> Result<Pipeline, String> {
     let tokens = tokenize(body)?;
     let mut pos = 0;
-    let pipeline = parse_tokens(&tokens, &mut pos)?;
+    let pipeline = parse_tokens(&tokens, &mut pos, 0)?;
     if pos != tokens.len() {
         return Err(format!("unexpected {:?} in action", tokens[pos]));
     }
     Ok(pipeline)
 }
 
-fn parse_tokens(tokens: &[Token], pos: &mut usize) -> Result<Pipeline, String> {
+fn parse_tokens(tokens: &[Token], pos: &mut usize, depth: usize) -> Result<Pipeline, String> {
+    if depth > MAX_NESTING {
+        return Err(format!("parentheses nested deeper than {MAX_NESTING}"));
+    }
     let mut pipeline = Vec::new();
     let mut args = Vec::new();
     while let Some(token) = tokens.get(*pos) {
@@ -358,7 +367,7 @@ fn parse_tokens(tokens: &[Token], pos: &mut usize) -> Result<Pipeline, String> {
                 });
             }
             Token::Open => {
-                let sub = parse_tokens(tokens, pos)?;
+                let sub = parse_tokens(tokens, pos, depth + 1)?;
                 if tokens.get(*pos) != Some(&Token::Close) {
                     return Err("unclosed left paren".into());
                 }
@@ -990,6 +999,14 @@ mod tests {
             ),
             ("${ \"abc }", "unclosed action"),
             ("${ .ClusterName | }", "missing value for command"),
+            (
+                &format!("${{ {}1{} }}", "(".repeat(10_000), ")".repeat(10_000)),
+                "parentheses nested deeper than 64",
+            ),
+            (
+                &"${ if true }".repeat(10_000),
+                "blocks nested deeper than 64",
+            ),
         ];
         for (template, want) in cases {
             let err = render(template).unwrap_err();

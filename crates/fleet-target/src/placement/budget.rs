@@ -96,7 +96,7 @@ pub fn plan_roll(
         Readiness::Ready => true,
         Readiness::NotReady => false,
         Readiness::Untrackable { available_since } => {
-            let ready_at = available_since + period;
+            let ready_at = available_since.saturating_add(period);
             if now >= ready_at {
                 true
             } else {

@@ -46,10 +46,10 @@ pub fn check_eligibility(
     }
     match health.last_heartbeat {
         None => return Err("cluster has not sent a heartbeat yet".into()),
-        Some(at) if now - at > config.heartbeat_timeout_seconds => {
+        Some(at) if now.saturating_sub(at) > config.heartbeat_timeout_seconds => {
             return Err(format!(
                 "cluster's last heartbeat was {}s ago (timeout {}s)",
-                now - at,
+                now.saturating_sub(at),
                 config.heartbeat_timeout_seconds
             ));
         }
@@ -57,10 +57,13 @@ pub fn check_eligibility(
     }
     match health.healthy {
         None => Err("cluster has not reported its health yet".into()),
-        Some(h) if !h.status && now - h.last_transition > config.unhealthy_grace_seconds => {
+        Some(h)
+            if !h.status
+                && now.saturating_sub(h.last_transition) > config.unhealthy_grace_seconds =>
+        {
             Err(format!(
                 "cluster has been unhealthy for {}s",
-                now - h.last_transition
+                now.saturating_sub(h.last_transition)
             ))
         }
         _ => Ok(()),

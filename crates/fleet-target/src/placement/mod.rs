@@ -8,7 +8,8 @@
 //! the existing placements to remove (with why), up to 20 unselected clusters with reasons, the
 //! `Scheduled` condition, and when to look again (a toleration running out). Stages, in order:
 //! [`filter`] (required affinity, eligibility), [`taint`], [`spread`], [`score`], [`pick`],
-//! [`status`]. The rollout budget for placed bundles is in [`budget`].
+//! [`status`]. The rollout budget for placed bundles is in [`budget`]; cluster membership facts
+//! and the automatic unreachable taint in [`membership`].
 //!
 //! Stability: placements made under the current policy stay when labels, taints, health or
 //! scores change ("IgnoredDuringExecution"), unless a `NoSelect` taint is no longer tolerated;
@@ -17,6 +18,7 @@
 
 pub mod budget;
 pub mod filter;
+pub mod membership;
 pub mod pick;
 pub mod policy;
 pub mod score;

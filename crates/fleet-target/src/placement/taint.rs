@@ -103,8 +103,8 @@ pub fn unreachable_taint(
     let health = cluster.health.as_ref()?;
     let expired_at = match health.last_heartbeat {
         None => now,
-        Some(at) if now - at > config.heartbeat_timeout_seconds => {
-            at + config.heartbeat_timeout_seconds
+        Some(at) if now.saturating_sub(at) > config.heartbeat_timeout_seconds => {
+            at.saturating_add(config.heartbeat_timeout_seconds)
         }
         Some(_) => return None,
     };
