@@ -280,6 +280,32 @@ static WEBHOOK: BuiltinSchema = BuiltinSchema {
     fields: &[merge_by("matchConditions", "name", &LEAF)],
 };
 
+static VALIDATING_ADMISSION_POLICY: BuiltinSchema = BuiltinSchema {
+    fields: &[
+        nested("metadata", &OBJECT_META),
+        nested("spec", &VALIDATING_ADMISSION_POLICY_SPEC),
+        nested("status", &CONDITIONS_STATUS),
+    ],
+};
+
+static VALIDATING_ADMISSION_POLICY_SPEC: BuiltinSchema = BuiltinSchema {
+    fields: &[
+        merge_by("matchConditions", "name", &LEAF),
+        merge_by("variables", "name", &LEAF),
+    ],
+};
+
+static CSI_NODE: BuiltinSchema = BuiltinSchema {
+    fields: &[
+        nested("metadata", &OBJECT_META),
+        nested("spec", &CSI_NODE_SPEC),
+    ],
+};
+
+static CSI_NODE_SPEC: BuiltinSchema = BuiltinSchema {
+    fields: &[merge_by("drivers", "name", &LEAF)],
+};
+
 /// `(API group, kind, schema)` of every built-in kind we know.
 static KINDS: &[(&str, &str, &BuiltinSchema)] = &[
     ("", "Pod", &POD),
@@ -336,6 +362,12 @@ static KINDS: &[(&str, &str, &BuiltinSchema)] = &[
     ("events.k8s.io", "Event", &METADATA_ONLY),
     ("scheduling.k8s.io", "PriorityClass", &METADATA_ONLY),
     ("storage.k8s.io", "StorageClass", &METADATA_ONLY),
+    ("storage.k8s.io", "CSINode", &CSI_NODE),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicy",
+        &VALIDATING_ADMISSION_POLICY,
+    ),
     (
         "apiextensions.k8s.io",
         "CustomResourceDefinition",
