@@ -82,7 +82,8 @@ fn merge_member(
         }
         (Some(Value::Array(current)), Value::Array(patch_items)) => {
             let field = field_of(schema, &key);
-            if field.meta.strategy == Strategy::Merge {
+            // A deletion list applies whatever the field's strategy, as in Kubernetes.
+            if field.meta.strategy == Strategy::Merge || is_deletion_list {
                 let current = std::mem::take(current);
                 Some(Value::Array(merge_list(
                     current,
