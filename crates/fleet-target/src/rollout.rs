@@ -529,6 +529,144 @@ mod tests {
         }
     }
 
+    /// Fleet's `Test_autoPartition`: sizes and each partition's maxUnavailable.
+    #[test]
+    fn fleet_auto_partition_cases() {
+        let int = |i: i64| Some(IntOrPercent::Int(i));
+        type Case = (&'static str, usize, RolloutStrategy, Vec<(usize, i64)>);
+        let cases: Vec<Case> = vec![
+            (
+                "fixed autoPartitionSize 100",
+                200,
+                RolloutStrategy {
+                    auto_partition_size: int(100),
+                    ..Default::default()
+                },
+                vec![(100, 100), (100, 100)],
+            ),
+            (
+                "below 200: one partition",
+                199,
+                RolloutStrategy {
+                    auto_partition_size: pct(25),
+                    max_unavailable: int(1),
+                    ..Default::default()
+                },
+                vec![(199, 1)],
+            ),
+            (
+                "200: four partitions of 25%",
+                200,
+                RolloutStrategy::default(),
+                vec![(50, 50); 4],
+            ),
+            (
+                "rest in its own partition",
+                1000,
+                RolloutStrategy {
+                    auto_partition_size: pct(49),
+                    ..Default::default()
+                },
+                vec![(490, 490), (490, 490), (20, 20)],
+            ),
+            (
+                "maxUnavailable per partition",
+                1000,
+                RolloutStrategy {
+                    auto_partition_size: pct(10),
+                    max_unavailable: pct(10),
+                    ..Default::default()
+                },
+                vec![(100, 10); 10],
+            ),
+            (
+                "threshold 50 with 50",
+                50,
+                RolloutStrategy {
+                    auto_partition_threshold: Some(50),
+                    auto_partition_size: pct(50),
+                    ..Default::default()
+                },
+                vec![(25, 25), (25, 25)],
+            ),
+            (
+                "threshold 50 with 49",
+                49,
+                RolloutStrategy {
+                    auto_partition_threshold: Some(50),
+                    auto_partition_size: pct(50),
+                    ..Default::default()
+                },
+                vec![(49, 49)],
+            ),
+            (
+                "threshold 0 disables",
+                500,
+                RolloutStrategy {
+                    auto_partition_threshold: Some(0),
+                    auto_partition_size: pct(25),
+                    ..Default::default()
+                },
+                vec![(500, 500)],
+            ),
+        ];
+        for (name, n, strategy, want) in cases {
+            let plan = plan_rollout(
+                &targets(n, "id", |_| ready("id")),
+                &strategy,
+                false,
+                &index_of(n),
+            )
+            .unwrap();
+            let got: Vec<(usize, i64)> = plan
+                .status
+                .partitions
+                .iter()
+                .map(|p| (p.count, p.max_unavailable))
+                .collect();
+            assert_eq!(got, want, "{name}");
+        }
+    }
+
+    /// Fleet's `Test_manualPartition`: overlapping selectors put a target in several partitions.
+    #[test]
+    fn overlapping_manual_partitions() {
+        let index = ClusterIndex::new(
+            (0..100).map(|i| {
+                let name = format!("c{i:03}");
+                let mut c = ClusterInfo::new(NS, &name, []);
+                if i < 60 {
+                    c.labels.insert("env".into(), "testing".into());
+                }
+                if i >= 40 {
+                    c.labels.insert("group".into(), "a".into());
+                }
+                c
+            }),
+            Vec::<ClusterGroupInfo>::new(),
+        );
+        let by_label = |k: &str, v: &str| PartitionSpec {
+            name: format!("{k}={v}"),
+            max_unavailable: None,
+            matcher: ClusterMatcher {
+                cluster_selector: Some(LabelSelector::from_labels([(k, v)])),
+                ..Default::default()
+            },
+        };
+        let s = RolloutStrategy {
+            partitions: vec![by_label("env", "testing"), by_label("group", "a")],
+            ..Default::default()
+        };
+        let plan = plan_rollout(&targets(100, "id", |_| ready("id")), &s, false, &index).unwrap();
+        let got: Vec<(usize, i64)> = plan
+            .status
+            .partitions
+            .iter()
+            .map(|p| (p.count, p.max_unavailable))
+            .collect();
+        assert_eq!(got, [(60, 60), (60, 60)]);
+    }
+
     #[test]
     fn new_deployments_are_created_up_to_max_new_and_promoted() {
         let t = targets(60, "id-1", |_| None);
