@@ -35,8 +35,9 @@ pub struct Field<'s> {
     pub schema: &'s dyn MergeSchema,
 }
 
-/// The patch knowledge of one object type. Implemented by the built-in Kubernetes tables ([`super::builtin`]) and
-/// can be implemented over CRD OpenAPI schemas (`x-kubernetes-list-map-keys`, `x-kubernetes-patch-merge-key`).
+/// The patch knowledge of one object type. Implemented by the built-in Kubernetes tables
+/// ([`super::BuiltinSchema`]), by CRD OpenAPI schemas ([`super::OpenApiSchema`]: `x-kubernetes-list-map-keys`,
+/// `x-kubernetes-patch-merge-key`) and by [`Schemaless`]; other sources can implement it too.
 pub trait MergeSchema {
     /// Metadata and value schema of the member `name` of an object of this type; `None` when the type does not
     /// declare it, which makes the field behave like a JSON merge patch (maps merge, lists are replaced).
