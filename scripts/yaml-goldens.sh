@@ -5,6 +5,7 @@
 #                                           (apiVersion: v1, kind: Values, metadata.name: golden, values: <input>)
 #   testdata/yaml/emit/json/NAME.json       what Helm's `toJson .Values` renders (Go's encoding/json)
 # Inputs named root-*.yaml render `toYaml .Values.root` instead (scalars and lists at the document root; Helm only).
+# Inputs named helm-*.yaml, control-chars.yaml and *.json are Helm only.
 # Usage: scripts/yaml-goldens.sh   (needs .tools/bin/helm and .tools/bin/kubectl: scripts/install-tools.sh)
 set -euo pipefail
 
@@ -49,9 +50,10 @@ for input in "$inputs"/*.yaml "$inputs"/*.json; do
     failed=1
   fi
 
-  # JSON and root-* inputs are Helm-only (kustomize keeps JSON's flow style and needs objects); kustomize rejects
-  # control characters.
-  if [ "${file##*.}" = yaml ] && [ "$name" != control-chars ] && [ "${name#root-}" = "$name" ]; then
+  # JSON, root-* and helm-* inputs are Helm-only (kustomize keeps JSON's flow style, needs objects and string
+  # keys); kustomize rejects control characters.
+  if [ "${file##*.}" = yaml ] && [ "$name" != control-chars ] && [ "${name#root-}" = "$name" ] \
+    && [ "${name#helm-}" = "$name" ]; then
     {
       printf 'apiVersion: v1\nkind: Values\nmetadata:\n  name: golden\nvalues:\n'
       sed 's/^/  /' "$input"

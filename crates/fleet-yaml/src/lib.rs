@@ -8,6 +8,7 @@ mod gofmt;
 pub mod gojson;
 pub mod parse;
 pub mod patch;
+mod resolve;
 mod timestamp;
 
 pub use error::{Error, Location};

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{golden, helm_values, inputs, kustomize_resource, report};
+use common::{difference, golden, helm_values, inputs, kustomize_resource, report};
 use fleet_yaml::emit::{helm, kyaml};
 
 #[test]
@@ -24,9 +24,7 @@ fn helm_to_yaml_matches_every_helm_golden() {
             values = values["root"].take();
         }
         let ours = helm::to_yaml(&values);
-        if ours != golden {
-            failures.push(format!("--- {file}\n[ours]\n{ours}\n[helm]\n{golden}"));
-        }
+        failures.extend(difference(&file, &ours, &golden));
     }
     report(&failures);
 }
@@ -37,17 +35,17 @@ fn kyaml_matches_every_kustomize_golden() {
     let mut failures = Vec::new();
     for (name, file, text) in inputs() {
         let Some(golden) = golden("kustomize", &format!("{name}.yaml")) else {
-            // The script documents which inputs are Helm-only (JSON, control characters, document roots).
-            let helm_only =
-                file.ends_with(".json") || name == "control-chars" || name.starts_with("root-");
+            // The script documents which inputs are Helm-only (JSON, control characters, roots, helm-*).
+            let helm_only = file.ends_with(".json")
+                || name == "control-chars"
+                || name.starts_with("root-")
+                || name.starts_with("helm-");
             assert!(helm_only, "no kustomize golden for {file}");
             continue;
         };
         let ours = kyaml::to_yaml(&kustomize_resource(&text, &file));
         compared += 1;
-        if ours != golden {
-            failures.push(format!("--- {file}\n[ours]\n{ours}\n[kustomize]\n{golden}"));
-        }
+        failures.extend(difference(&file, &ours, &golden));
     }
     assert!(compared >= 9);
     report(&failures);

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{golden, helm_values, inputs, report};
+use common::{difference, golden, helm_values, inputs, report};
 use serde_json::Value;
 
 fn sorted(value: Value) -> Value {
@@ -27,9 +27,7 @@ fn to_json_go_matches_every_helm_to_json_golden() {
             .unwrap_or_else(|| panic!("no toJson golden for {file}"));
         let ours = fleet_yaml::to_json_go(&sorted(helm_values(&text, &file)));
         compared += 1;
-        if ours != golden {
-            failures.push(format!("--- {file}\n[ours]\n{ours}\n[helm]\n{golden}"));
-        }
+        failures.extend(difference(&file, &ours, &golden));
     }
     assert!(compared >= 18);
     report(&failures);

@@ -4,7 +4,7 @@
 
 use serde_json::Number;
 
-use crate::gofmt;
+use crate::{gofmt, resolve};
 
 /// The style a scalar is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +22,7 @@ pub(crate) fn number(n: &Number) -> String {
         Some(f) => gofmt::json_float(f),
         None => return n.to_string(),
     };
-    if go_int(&json) {
+    if resolve::int(&json).is_some() {
         // Go prints the parsed integer: only a negative zero changes.
         return if json == "-0" { "0".into() } else { json };
     }
@@ -42,86 +42,7 @@ pub(crate) fn reads_as_non_string(s: &str) -> bool {
     if RESERVED.contains(&s) || base60_float(s) {
         return true;
     }
-    match s.as_bytes().first() {
-        Some(b'.') => decimal_float(s),
-        Some(b'0'..=b'9' | b'+' | b'-') => {
-            if crate::timestamp::parse(s).is_some() {
-                return true;
-            }
-            let plain: String = s.chars().filter(|&c| c != '_').collect();
-            go_int(&plain) || decimal_float(&plain)
-        }
-        _ => false,
-    }
-}
-
-/// Go's `strconv.ParseInt(s, 0, 64)` or `ParseUint(s, 0, 64)` succeeds.
-fn go_int(s: &str) -> bool {
-    let (sign, body) = match s.as_bytes().first() {
-        Some(b'+') => (Some('+'), &s[1..]),
-        Some(b'-') => (Some('-'), &s[1..]),
-        _ => (None, s),
-    };
-    let lower = body.to_ascii_lowercase();
-    let (radix, digits) = if let Some(d) = lower.strip_prefix("0x") {
-        (16, d)
-    } else if let Some(d) = lower.strip_prefix("0b") {
-        (2, d)
-    } else if let Some(d) = lower.strip_prefix("0o") {
-        (8, d)
-    } else if lower.len() > 1 && lower.starts_with('0') {
-        (8, &lower[1..])
-    } else {
-        (10, lower.as_str())
-    };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return false;
-    }
-    let Ok(magnitude) = u64::from_str_radix(digits, radix) else {
-        return false;
-    };
-    match sign {
-        None => true,
-        Some('-') => magnitude <= 1 << 63,
-        Some(_) => i64::try_from(magnitude).is_ok(),
-    }
-}
-
-/// go-yaml's float pattern `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$` with a finite value.
-fn decimal_float(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
-    let digits = |i: &mut usize| {
-        let start = *i;
-        while *i < b.len() && b[*i].is_ascii_digit() {
-            *i += 1;
-        }
-        *i - start
-    };
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    } else {
-        if digits(&mut i) == 0 {
-            return false;
-        }
-        if b.get(i) == Some(&b'.') {
-            i += 1;
-            digits(&mut i);
-        }
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    i == b.len() && s.parse::<f64>().is_ok_and(f64::is_finite)
+    crate::timestamp::parse(s).is_some() || resolve::number(s).is_some()
 }
 
 /// YAML 1.1 sexagesimal numbers (`190:20:30`), which go-yaml quotes for older readers.

@@ -2,7 +2,7 @@
 //! `serde_json::Value` plus a table of positions by JSON pointer.
 //!
 //! Keys that are not strings become strings the way sigs.k8s.io/yaml turns go-yaml into JSON: integers in
-//! decimal, floats as Go's `%g` at 32-bit precision, booleans as `true`/`false`, null as `null`.
+//! decimal, floats as Go's `%g` at 32-bit precision, booleans as `true`/`false`; null keys are errors.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -13,8 +13,7 @@ use serde_saphyr::Spanned;
 
 use super::Schema;
 use crate::error::Location;
-use crate::gofmt;
-use crate::timestamp;
+use crate::{gofmt, resolve, timestamp};
 
 /// One YAML node with the place it is used in the text.
 pub(crate) type Node = Spanned<Kind>;
@@ -125,17 +124,20 @@ impl<'de> Deserialize<'de> for KeyText {
 
 struct KeyVisitor;
 
+/// sigs.k8s.io/yaml (Helm, kubectl) rejects null keys ("unsupported map key"); so do we.
+const NULL_KEY: &str = "a null mapping key (`~`, `null` or empty) is not supported";
+
 impl<'de> Visitor<'de> for KeyVisitor {
     type Value = KeyText;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a scalar mapping key")
     }
-    fn visit_unit<E>(self) -> Result<KeyText, E> {
-        Ok(KeyText::Text("null".into()))
+    fn visit_unit<E: de::Error>(self) -> Result<KeyText, E> {
+        Err(E::custom(NULL_KEY))
     }
-    fn visit_none<E>(self) -> Result<KeyText, E> {
-        Ok(KeyText::Text("null".into()))
+    fn visit_none<E: de::Error>(self) -> Result<KeyText, E> {
+        Err(E::custom(NULL_KEY))
     }
     fn visit_bool<E>(self, v: bool) -> Result<KeyText, E> {
         Ok(KeyText::Bool(v))
@@ -246,13 +248,53 @@ impl Walk<'_> {
             .get(start..start.checked_add(usize::try_from(len).ok()?)?)
     }
 
-    /// A string as the schema reads it: go-yaml v3 turns unquoted timestamps into RFC 3339 text.
-    fn string(&self, s: String, at: &serde_saphyr::Location) -> String {
-        let plain = self.schema == Schema::GoYamlV3 && self.text(at) == Some(s.as_str());
-        match timestamp::parse(&s).filter(|_| plain) {
-            Some(t) => t.to_rfc3339(),
-            None => s,
+    /// A string as go-yaml reads it. For untagged plain scalars: numbers serde-saphyr leaves as text
+    /// (`1_000.5`) become numbers, and go-yaml v3 turns timestamps into RFC 3339 text.
+    fn string(&self, s: String, at: &serde_saphyr::Location) -> Value {
+        if !self.untagged_plain(&s, at) {
+            return Value::String(s);
         }
+        if let Some(n) = resolve::number(&s) {
+            return Value::Number(n);
+        }
+        match timestamp::parse(&s).filter(|_| self.schema == Schema::GoYamlV3) {
+            Some(t) => Value::String(t.to_rfc3339()),
+            None => Value::String(s),
+        }
+    }
+
+    /// A text key as sigs.k8s.io/yaml converts it: plain number spellings serde-saphyr left as text become the
+    /// number's JSON key.
+    fn key(&self, text: String, at: &serde_saphyr::Location) -> String {
+        match resolve::number(&text).filter(|_| self.untagged_plain(&text, at)) {
+            Some(n) => n
+                .as_f64()
+                .filter(|_| n.is_f64())
+                .map_or_else(|| n.to_string(), gofmt::yaml_key_float),
+            None => text,
+        }
+    }
+
+    /// Whether a string node was written as a plain scalar (its source text is the value) without a tag.
+    fn untagged_plain(&self, s: &str, at: &serde_saphyr::Location) -> bool {
+        if self.text(at) != Some(s) {
+            return false;
+        }
+        let start = at
+            .span()
+            .byte_offset()
+            .and_then(|o| usize::try_from(o).ok())
+            .unwrap_or(0);
+        let before = self
+            .source
+            .get(..start)
+            .unwrap_or("")
+            .trim_end_matches([' ', '\t']);
+        let last_token = before
+            .rsplit([' ', '\t', '\n', '[', '{', ','])
+            .next()
+            .unwrap_or("");
+        !last_token.starts_with('!')
     }
 
     fn record(&mut self, at: &serde_saphyr::Location) {
@@ -269,7 +311,7 @@ impl Walk<'_> {
                 Err(text) => Value::String(text),
             },
             Kind::Number(n) => Value::Number(n),
-            Kind::String(s) => Value::String(self.string(s, &node.referenced)),
+            Kind::String(s) => self.string(s, &node.referenced),
             Kind::Sequence(items) => {
                 let mut out = Vec::with_capacity(items.len());
                 for (index, item) in items.into_iter().enumerate() {
@@ -286,7 +328,7 @@ impl Walk<'_> {
                 let mut out = Map::with_capacity(entries.len());
                 for (key, value) in entries {
                     let key_text = match key.value {
-                        KeyText::Text(t) => t,
+                        KeyText::Text(t) => self.key(t, &key.referenced),
                         KeyText::Bool(b) => match self.boolean(b, &key.referenced) {
                             Ok(b) => b.to_string(),
                             Err(text) => text,

@@ -69,11 +69,25 @@ fn infinities_are_errors_like_sigs_yaml() {
 
 #[test]
 fn non_string_keys_convert_like_sigs_k8s_yaml() {
-    let v = one("1: a\n2.5: b\ntrue: c\n~: d\n0x10: e\nn: f\n3.14159265358979: g\n");
+    let v = one("1: a\n2.5: b\ntrue: c\n0x10: e\nn: f\n3.14159265358979: g\n1_000.5: h\n");
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["1", "2.5", "true", "null", "16", "false", "3.1415927"]
+        ["1", "2.5", "true", "16", "false", "3.1415927", "1000.5"]
+    );
+    // y, on and true are one key for go-yaml v2: the last wins.
+    assert_eq!(one("y: 1\non: 2\ntrue: 3\n"), json!({"true": 3}));
+    let err = documents("a: 1\n~: 2\n", "k.yaml").unwrap_err();
+    assert_eq!(err.location.map(|l| l.line), Some(2), "{err}");
+    assert!(err.message.contains("null mapping key"), "{err}");
+}
+
+#[test]
+fn plain_numbers_serde_saphyr_leaves_as_text_follow_go_yaml() {
+    let v = one("a: 1_000.5\nb: 1_000_\nc: '1_000.5'\nd: !!str 1_000\ne: \"1_000\"\n");
+    assert_eq!(
+        v,
+        json!({"a": 1000.5, "b": 1000, "c": "1_000.5", "d": "1_000", "e": "1_000"})
     );
 }
 

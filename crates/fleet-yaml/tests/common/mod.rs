@@ -78,6 +78,27 @@ pub fn kustomize_resource(text: &str, origin: &str) -> Value {
     first_document(&resource, origin, &Options::kustomize())
 }
 
+/// Where two texts first differ, as a few numbered lines of each; `None` when they are equal.
+pub fn difference(file: &str, ours: &str, theirs: &str) -> Option<String> {
+    if ours == theirs {
+        return None;
+    }
+    let (a, b): (Vec<&str>, Vec<&str>) = (ours.split('\n').collect(), theirs.split('\n').collect());
+    let first = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let window = |lines: &[&str]| {
+        let end = (first + 3).min(lines.len());
+        (first.saturating_sub(2)..end)
+            .map(|i| format!("{:>4} {:?}\n", i + 1, lines[i]))
+            .collect::<String>()
+    };
+    Some(format!(
+        "--- {file} (first difference at line {})\n[ours]\n{}[golden]\n{}",
+        first + 1,
+        window(&a),
+        window(&b)
+    ))
+}
+
 /// Failing with every difference listed.
 pub fn report(failures: &[String]) {
     assert!(

@@ -1,0 +1,118 @@
+//! go-yaml's resolution of plain scalars to numbers (shared by both Go YAML libraries we follow): Go's
+//! `strconv.ParseInt`/`ParseUint` with base prefixes (`0x`, `0o`, `0b`, legacy octal `0755`) after dropping
+//! underscores, then its float pattern. serde-saphyr reads most of these itself; the parser uses this for the
+//! spellings it leaves as text (`1_000.5`, `1_000_`), the emitter to know which strings need quotes.
+
+use serde_json::Number;
+
+/// A plain scalar as go-yaml reads it, when that is a number.
+pub(crate) fn number(s: &str) -> Option<Number> {
+    if !s.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
+        return None;
+    }
+    let plain: String = s.chars().filter(|&c| c != '_').collect();
+    int(&plain).or_else(|| float(&plain).and_then(Number::from_f64))
+}
+
+/// Go's `strconv.ParseInt(s, 0, 64)`, else `ParseUint(s, 0, 64)`.
+pub(crate) fn int(s: &str) -> Option<Number> {
+    let (negative, body) = match s.as_bytes().first() {
+        Some(b'+') => (Some(false), &s[1..]),
+        Some(b'-') => (Some(true), &s[1..]),
+        _ => (None, s),
+    };
+    let lower = body.to_ascii_lowercase();
+    let (radix, digits) = if let Some(d) = lower.strip_prefix("0x") {
+        (16, d)
+    } else if let Some(d) = lower.strip_prefix("0b") {
+        (2, d)
+    } else if let Some(d) = lower.strip_prefix("0o") {
+        (8, d)
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        (8, &lower[1..])
+    } else {
+        (10, lower.as_str())
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let magnitude = u64::from_str_radix(digits, radix).ok()?;
+    match negative {
+        None => Some(i64::try_from(magnitude).map_or(Number::from(magnitude), Number::from)),
+        Some(false) => i64::try_from(magnitude).ok().map(Number::from),
+        Some(true) if magnitude == 1 << 63 => Some(Number::from(i64::MIN)),
+        Some(true) => i64::try_from(magnitude).ok().map(|m| Number::from(-m)),
+    }
+}
+
+/// go-yaml's float pattern `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`, with a finite value.
+pub(crate) fn float(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - start
+    };
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return None;
+        }
+    } else {
+        if digits(&mut i) == 0 {
+            return None;
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            digits(&mut i);
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return None;
+        }
+    }
+    if i != b.len() {
+        return None;
+    }
+    s.parse::<f64>().ok().filter(|f| f.is_finite())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn go_yaml_numbers() {
+        let n = |s: &str| number(s).map(serde_json::Value::Number);
+        assert_eq!(n("0755"), Some(json!(493)));
+        assert_eq!(n("0o17"), Some(json!(15)));
+        assert_eq!(n("-0x1F"), Some(json!(-31)));
+        assert_eq!(n("0b101"), Some(json!(5)));
+        assert_eq!(n("1_000"), Some(json!(1000)));
+        assert_eq!(n("1_000_"), Some(json!(1000)));
+        assert_eq!(n("1_000.5"), Some(json!(1000.5)));
+        assert_eq!(n("08"), Some(json!(8.0)));
+        assert_eq!(n("-9223372036854775808"), Some(json!(i64::MIN)));
+        assert_eq!(n("18446744073709551615"), Some(json!(u64::MAX)));
+        assert_eq!(
+            n("18446744073709551616"),
+            Some(json!(18446744073709551616.0))
+        );
+        assert_eq!(n(".5"), Some(json!(0.5)));
+        for text in [
+            "1e", "0x", "1.2.3", "+", ".x", "1e999", "abc", "0b2", "12e", "1:20",
+        ] {
+            assert_eq!(n(text), None, "{text}");
+        }
+    }
+}
