@@ -7,6 +7,8 @@
 //! - `$retainKeys`, `$setElementOrder/…` and `$deleteFromPrimitiveList/…` are not understood: they stay in the
 //!   result as ordinary fields, as kustomize leaves them;
 //! - a `replace` field strategy is not honoured (maps always merge);
+//! - kinds and merge-keyed fields newer than kustomize's embedded schema (Kubernetes 1.21-era: autoscaling/v2,
+//!   `schedulingGates`, webhook `matchConditions`, …) are patched without merge keys;
 //! - a value whose type differs from the original's is an error ("wrong node kind");
 //! - members a patch adds to an existing map are appended in sorted order, new subtrees keep the patch's order
 //!   (kustomize prints every map sorted in the end, so only in-process consumers see this order);
@@ -53,7 +55,44 @@ pub fn apply(
 /// [`apply`] with the schema of the object's kind ([`super::schema_for_object`]): the built-in table for
 /// built-in kinds, none for custom resources (whose lists kustomize then replaces).
 pub fn apply_to_object(original: &Value, patch: &Value) -> Result<Option<Value>, PatchError> {
+    let text = |name: &str| {
+        original
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    if KINDS_NEWER_THAN_KUSTOMIZE_SCHEMA.contains(&(text("apiVersion"), text("kind"))) {
+        return apply(original, patch, &super::Schemaless);
+    }
     apply(original, patch, super::schema_for_object(original))
+}
+
+/// Built-in kinds (by `apiVersion` and `kind`) that kustomize's embedded OpenAPI schema (Kubernetes 1.21-era)
+/// lacks, so that kustomize patches them without merge keys.
+const KINDS_NEWER_THAN_KUSTOMIZE_SCHEMA: &[(&str, &str)] = &[
+    ("autoscaling/v2", "HorizontalPodAutoscaler"),
+    (
+        "admissionregistration.k8s.io/v1",
+        "ValidatingAdmissionPolicy",
+    ),
+];
+
+/// Merge-keyed fields added to built-in kinds after kustomize's embedded schema: kustomize replaces them whole.
+const FIELDS_NEWER_THAN_KUSTOMIZE_SCHEMA: &[&str] = &[
+    "schedulingGates",
+    "resourceClaims",
+    "resourceClaimStatuses",
+    "hostIPs",
+    "matchConditions",
+    "allocatedResourcesStatus",
+];
+
+/// The field as kustomize's schema knows it.
+fn kustomize_field<'s>(schema: &'s dyn MergeSchema, name: &str) -> Field<'s> {
+    if FIELDS_NEWER_THAN_KUSTOMIZE_SCHEMA.contains(&name) {
+        return field_of(&super::Schemaless, name);
+    }
+    field_of(schema, name)
 }
 
 /// Merges one node: `dest` from the original, `patch` from the patch; `None` means absent (or cleared).
@@ -140,7 +179,7 @@ fn merge_map(
         let Some(patch_value) = patch.remove(&name) else {
             continue;
         };
-        let field = field_of(schema, &name);
+        let field = kustomize_field(schema, &name);
         let field_path = path.field(&name);
         let merged = merge_field(result.get(&name).cloned(), patch_value, field, &field_path)?;
         match merged {
