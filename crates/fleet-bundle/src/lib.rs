@@ -1,1 +1,20 @@
-//! Bundle reading over abstract file trees: discovery, fleet.yaml, overlays, naming and hashing. Pure: no I/O beyond the tree it is given.
+//! Bundle reading over abstract file trees: discovery, fleet.yaml, overlays, naming and hashing. Pure: no I/O
+//! beyond the tree it is given ([`tree::LocalTree`] is the one place that touches the filesystem).
+//!
+//! Data flow: [`tree`] → [`discover`] → [`read`] (with [`fleetyaml`], [`resources`], [`ignore`]) → `Bundle`
+//! → [`hash`] for IDs, and [`render`] for what `fleet test` shows.
+
+pub mod discover;
+pub mod error;
+pub mod fleetyaml;
+pub mod glob;
+pub mod hash;
+pub mod ignore;
+pub mod names;
+pub mod read;
+pub mod render;
+pub mod resources;
+pub mod tree;
+
+pub use error::ReadError;
+pub use read::{ReadOptions, TargetsSpec, read_bundles};

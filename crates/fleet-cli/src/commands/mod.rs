@@ -2,8 +2,10 @@
 
 mod apiserver;
 mod apply;
+mod bundle_input;
 mod helm;
 mod test;
+mod yaml_out;
 
 use clap::{Parser, Subcommand};
 

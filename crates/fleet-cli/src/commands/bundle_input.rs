@@ -1,0 +1,71 @@
+//! What `fleet apply` and `fleet test` share: command-line label parsing, mapping PATH arguments onto file
+//! trees, and progress on stderr (only when stderr is a terminal).
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use fleet_bundle::tree::{LocalTree, TreePath};
+
+/// Parses `key=value` pairs (repeatable `-l` flags).
+pub fn parse_labels(pairs: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut labels = BTreeMap::new();
+    for pair in pairs {
+        let Some((key, value)) = pair.split_once('=') else {
+            bail!("invalid label {pair:?}: expected key=value");
+        };
+        if key.is_empty() {
+            bail!("invalid label {pair:?}: the key is empty");
+        }
+        labels.insert(key.to_string(), value.to_string());
+    }
+    Ok(labels)
+}
+
+/// A PATH argument as a tree and a path inside it. Relative paths that stay under the working directory are
+/// read from a tree rooted there (so bundle names include the path, as Fleet run in a checkout names them);
+/// other paths become the root of their own tree.
+pub fn locate(path: &str) -> anyhow::Result<(LocalTree, String)> {
+    let cwd = std::env::current_dir().context("reading the working directory")?;
+    if !Path::new(path).is_absolute()
+        && let Some(inside) = TreePath::new(path)
+    {
+        return Ok((LocalTree::new(cwd), inside.display_root()));
+    }
+    let root: PathBuf = if Path::new(path).is_absolute() {
+        PathBuf::from(path)
+    } else {
+        cwd.join(path)
+    };
+    Ok((LocalTree::new(root), ".".to_string()))
+}
+
+/// A progress callback that redraws one stderr line when stderr is a terminal, and does nothing otherwise.
+pub fn progress_reporter() -> impl FnMut(usize, usize) {
+    let enabled = std::io::stderr().is_terminal();
+    move |done, total| {
+        if !enabled || total < 2 {
+            return;
+        }
+        let mut stderr = std::io::stderr();
+        let _ = write!(stderr, "\rreading bundles: {done}/{total}");
+        if done == total {
+            let _ = writeln!(stderr);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels() {
+        let parsed = parse_labels(&["a=1".into(), "b=x=y".into(), "c=".into()]).unwrap();
+        assert_eq!(parsed["b"], "x=y");
+        assert_eq!(parsed["c"], "");
+        assert!(parse_labels(&["nope".into()]).is_err());
+        assert!(parse_labels(&["=v".into()]).is_err());
+    }
+}
