@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::condition::Condition;
-use crate::omit::{is_false, is_zero};
+use crate::omit::{is_false, is_zero, null_as_zero};
 use crate::options::{BundleDeploymentOptions, HelmOpOptions};
 use crate::selector::LabelSelector;
 use crate::state::BundleState;
@@ -32,26 +32,50 @@ pub struct BundleSpec {
     #[serde(flatten)]
     pub options: BundleDeploymentOptions,
     /// Stop updating BundleDeployments; they show OutOfSync.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub paused: bool,
     /// How fast a change rolls out across clusters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout_strategy: Option<RolloutStrategy>,
     /// The files of the bundle, sorted by name.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub resources: Vec<BundleResource>,
     /// `FirstMatch` (default) or `AllMatches`: how target customizations combine.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     #[schemars(extend("enum" = [TARGET_CUSTOMIZATION_FIRST_MATCH, TARGET_CUSTOMIZATION_ALL_MATCHES]))]
     pub target_customization_mode: String,
     /// Targets: fleet.yaml targets and customizations first, then the GitRepo's targets.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub targets: Vec<BundleTarget>,
     /// Allow-list of targets (the GitRepo's); a cluster must match one to get a deployment.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub target_restrictions: Vec<BundleTargetRestriction>,
     /// Bundles that must be ready first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub depends_on: Vec<BundleRef>,
     /// Contents ID when the contents are stored in an OCI registry.
     #[serde(
@@ -64,7 +88,11 @@ pub struct BundleSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub helm_op_options: Option<HelmOpOptions>,
     /// Hash of the Helm values moved to the bundle's values Secret.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub values_hash: String,
 }
 
@@ -77,13 +105,25 @@ pub const TARGET_CUSTOMIZATION_ALL_MATCHES: &str = "AllMatches";
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BundleResource {
     /// Path relative to the bundle directory.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub name: String,
     /// File content: UTF-8 text, or base64 of gzip when `encoding` is `base64+gz`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub content: String,
     /// Empty for plain text, or `base64+gz`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub encoding: String,
 }
 
@@ -100,22 +140,38 @@ pub struct BundleTarget {
     #[serde(flatten)]
     pub options: BundleDeploymentOptions,
     /// Target name; `target000`, `target001`, … when not given.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub name: String,
     /// Match a cluster by name (or by its display-name label).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub cluster_name: String,
     /// Match clusters by labels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_selector: Option<LabelSelector>,
     /// Match the clusters of a ClusterGroup by name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub cluster_group: String,
     /// Match the clusters of ClusterGroups by the groups' labels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_group_selector: Option<LabelSelector>,
     /// Do not deploy to the matched clusters.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub do_not_deploy: bool,
 }
 
@@ -128,13 +184,21 @@ pub type BundleTargetRestriction = crate::gitrepo::GitTarget;
 #[serde(rename_all = "camelCase")]
 pub struct BundleRef {
     /// Name of a bundle in the same namespace.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub name: String,
     /// Selects bundles by their labels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
     /// States of the dependency that unblock this bundle; `[Ready]` when empty.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub accepted_states: Vec<BundleState>,
 }
 
@@ -158,7 +222,11 @@ pub struct RolloutStrategy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_new: Option<i64>,
     /// Manual partitions. Clusters matching none get no deployment.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub partitions: Vec<Partition>,
 }
 
@@ -167,19 +235,31 @@ pub struct RolloutStrategy {
 #[serde(rename_all = "camelCase")]
 pub struct Partition {
     /// Display name of the partition.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub name: String,
     /// Clusters of this partition that may be unavailable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<IntOrString>,
     /// Include a cluster by name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub cluster_name: String,
     /// Include clusters by labels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_selector: Option<LabelSelector>,
     /// Include the clusters of a ClusterGroup.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub cluster_group: String,
     /// Include the clusters of ClusterGroups selected by labels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -191,46 +271,74 @@ pub struct Partition {
 #[serde(rename_all = "camelCase")]
 pub struct BundleStatus {
     /// `Ready` and other conditions.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub conditions: Vec<Condition>,
     /// BundleDeployments per state.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub summary: BundleSummary,
     /// BundleDeployments created (not updated) in the last reconcile.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub newly_created: i64,
     /// BundleDeployments not ready or not yet at their deploymentID.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub unavailable: i64,
     /// Unavailable partitions.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub unavailable_partitions: i64,
     /// Allowed unavailable BundleDeployments.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub max_unavailable: i64,
     /// Allowed unavailable partitions.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub max_unavailable_partitions: i64,
     /// Maximum new BundleDeployments per reconcile.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub max_new: i64,
     /// Status of each rollout partition.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub partitions: Vec<PartitionStatus>,
     /// Display fields.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub display: BundleDisplay,
     /// Deprecated, always empty in current Fleet.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub resource_key: Vec<ResourceKey>,
     /// OCI reference of the stored contents (informational).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub oci_reference: String,
     /// Generation of the bundle this status describes.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub observed_generation: i64,
     /// SHA-256 of the JSON of `spec.resources`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub resources_sha256_sum: String,
 }
 
@@ -239,19 +347,35 @@ pub struct BundleStatus {
 #[serde(rename_all = "camelCase")]
 pub struct PartitionStatus {
     /// Partition name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub name: String,
     /// Clusters in the partition.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub count: i64,
     /// Allowed unavailable clusters.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub max_unavailable: i64,
     /// Unavailable clusters.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub unavailable: i64,
     /// BundleDeployments of the partition per state.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub summary: BundleSummary,
 }
 
@@ -260,10 +384,18 @@ pub struct PartitionStatus {
 #[serde(rename_all = "camelCase")]
 pub struct BundleDisplay {
     /// `"<ready>/<desired>"` clusters.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub ready_clusters: String,
     /// Highest-ranked non-ready state.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub state: String,
 }
 
@@ -272,15 +404,31 @@ pub struct BundleDisplay {
 #[serde(rename_all = "camelCase")]
 pub struct ResourceKey {
     /// Kind.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub kind: String,
     /// API version.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub api_version: String,
     /// Namespace.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub namespace: String,
     /// Name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub name: String,
 }

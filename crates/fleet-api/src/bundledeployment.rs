@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bundle::BundleRef;
 use crate::condition::Condition;
-use crate::omit::{is_false, is_zero};
+use crate::omit::{is_false, is_zero, null_as_zero};
 use crate::options::{BundleDeploymentOptions, CorrectDrift, HelmOpOptions};
 use crate::summary::{ModifiedStatus, NonReadyStatus, ResourceCounts};
 
@@ -29,10 +29,14 @@ use crate::summary::{ModifiedStatus, NonReadyStatus, ResourceCounts};
 #[serde(rename_all = "camelCase")]
 pub struct BundleDeploymentSpec {
     /// Do not promote staged changes; the deployment shows OutOfSync.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub paused: bool,
     /// Options staged for the next deployment (always serialized, like Go).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub staged_options: BundleDeploymentOptions,
     /// ID of the staged deployment.
     #[serde(
@@ -42,7 +46,7 @@ pub struct BundleDeploymentSpec {
     )]
     pub staged_deployment_id: String,
     /// Options of the current deployment (always serialized, like Go).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub options: BundleDeploymentOptions,
     /// ID of the current deployment.
     #[serde(
@@ -52,28 +56,53 @@ pub struct BundleDeploymentSpec {
     )]
     pub deployment_id: String,
     /// Bundles that must be ready on this cluster first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub depends_on: Vec<BundleRef>,
     /// Drift correction settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub correct_drift: Option<CorrectDrift>,
     /// Contents are stored in an OCI registry.
-    #[serde(default, rename = "ociContents", skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        rename = "ociContents",
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub oci_contents: bool,
     /// Chart access options of HelmOp deployments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub helm_chart_options: Option<HelmOpOptions>,
     /// Hash of the values in the options Secret.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub values_hash: String,
     /// Generation of the copied downstream resources.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub downstream_resources_generation: i64,
     /// The cluster is outside its active schedule: the agent skips it.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub off_schedule: bool,
     /// The options Secret is not written yet.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub waiting_for_values: bool,
 }
 
@@ -82,7 +111,11 @@ pub struct BundleDeploymentSpec {
 #[serde(rename_all = "camelCase")]
 pub struct BundleDeploymentStatus {
     /// `Ready`, `Installed`, `Deployed` and `Monitored`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub conditions: Vec<Condition>,
     /// The deploymentID last applied by the agent.
     #[serde(
@@ -92,37 +125,69 @@ pub struct BundleDeploymentStatus {
     )]
     pub applied_deployment_id: String,
     /// The release, as `namespace/name:version`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub release: String,
     /// All deployed resources are ready.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub ready: bool,
     /// No deployed resource has drifted.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub non_modified: bool,
     /// Resources that are not ready (at most ten).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub non_ready_status: Vec<NonReadyStatus>,
     /// Resources that are missing, extra or patched (at most ten).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub modified_status: Vec<ModifiedStatus>,
     /// One of the lists above was truncated.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub incomplete_state: bool,
     /// Display fields (always serialized, like Go).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub display: BundleDeploymentDisplay,
     /// `forceSyncGeneration` last synced by the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_generation: Option<i64>,
     /// Resources of the deployed release.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub resources: Vec<BundleDeploymentResource>,
     /// Resources per state.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub resource_counts: ResourceCounts,
     /// Generation of the downstream resources last copied.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub downstream_resources_generation: i64,
 }
 
@@ -130,13 +195,25 @@ pub struct BundleDeploymentStatus {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BundleDeploymentDisplay {
     /// Status of the `Deployed` condition, or `Error: <message>`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub deployed: String,
     /// Status of the `Monitored` condition, or `Error: <message>`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub monitored: String,
     /// The deployment's state.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub state: String,
 }
 
@@ -145,16 +222,32 @@ pub struct BundleDeploymentDisplay {
 #[serde(rename_all = "camelCase")]
 pub struct BundleDeploymentResource {
     /// Kind.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub kind: String,
     /// API version.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub api_version: String,
     /// Namespace.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub namespace: String,
     /// Name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub name: String,
     /// Creation time of the object.
     #[serde(default, skip_serializing_if = "Option::is_none")]

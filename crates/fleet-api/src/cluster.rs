@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::condition::Condition;
 use crate::generic_map::GenericMap;
-use crate::omit::{is_false, is_zero};
+use crate::omit::{is_false, is_zero, null_as_zero};
 use crate::summary::{BundleSummary, ResourceCounts};
 
 /// Cluster spec: identity, how the manager reaches the cluster, and agent settings.
@@ -30,26 +30,55 @@ use crate::summary::{BundleSummary, ResourceCounts};
 #[serde(rename_all = "camelCase")]
 pub struct ClusterSpec {
     /// Stop updating this cluster's BundleDeployments; they show OutOfSync.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub paused: bool,
     /// Unique identity of the cluster (the agent's configured ID or `kube-system` UID).
-    #[serde(default, rename = "clientID", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        rename = "clientID",
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub client_id: String,
     /// Secret with a kubeconfig (and optionally `apiServerURL`/`apiServerCA`) for
     /// manager-initiated import.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub kube_config_secret: String,
     /// Namespace of `kubeConfigSecret`; the Cluster's namespace when empty.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub kube_config_secret_namespace: String,
     /// Bump to redeploy the agent.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub redeploy_agent_generation: i64,
     /// Extra environment variables of the agent.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub agent_env_vars: Vec<EnvVar>,
     /// Namespace the agent runs in; the system namespace when empty.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub agent_namespace: String,
     /// Registry prefix for the agent image.
     #[serde(
@@ -62,7 +91,11 @@ pub struct ClusterSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_values: Option<GenericMap>,
     /// Extra tolerations of the agent.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub agent_tolerations: Vec<Toleration>,
     /// Affinity of the agent; the default affinity when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -77,7 +110,11 @@ pub struct ClusterSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_scheduling_customization: Option<AgentSchedulingCustomization>,
     /// Image pull secrets of the agent; override the chart-wide ones.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub agent_pull_secrets: Vec<LocalObjectReference>,
 }
 
@@ -98,7 +135,11 @@ pub struct AgentSchedulingCustomization {
 #[serde(rename_all = "camelCase")]
 pub struct PriorityClassSpec {
     /// Priority value.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub value: i64,
     /// `PreemptLowerPriority` or `Never`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -110,10 +151,18 @@ pub struct PriorityClassSpec {
 #[serde(rename_all = "camelCase")]
 pub struct PodDisruptionBudgetSpec {
     /// Minimum available pods (number or percentage).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub min_available: String,
     /// Maximum unavailable pods (number or percentage).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub max_unavailable: String,
 }
 
@@ -122,31 +171,43 @@ pub struct PodDisruptionBudgetSpec {
 #[serde(rename_all = "camelCase")]
 pub struct ClusterStatus {
     /// `Ready` and `Processed`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub conditions: Vec<Condition>,
     /// The cluster namespace holding its BundleDeployments.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub namespace: String,
     /// BundleDeployments per state.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub summary: BundleSummary,
     /// Resources per state.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub resource_counts: ResourceCounts,
     /// Ready GitRepos targeting this cluster.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub ready_git_repos: i64,
     /// GitRepos targeting this cluster.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub desired_ready_git_repos: i64,
     /// Ready HelmOps targeting this cluster.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub ready_helm_ops: i64,
     /// HelmOps targeting this cluster.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub desired_ready_helm_ops: i64,
     /// Hash of the agent's environment variables.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub agent_env_vars_hash: String,
     /// Image registry prefix the agent currently uses.
     #[serde(
@@ -156,31 +217,63 @@ pub struct ClusterStatus {
     )]
     pub agent_private_repo_url: String,
     /// The agent runs with host networking.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub agent_host_network: bool,
     /// Generation of the deployed agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_deployed_generation: Option<i64>,
     /// The agent was migrated (always true after import).
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub agent_migrated: bool,
     /// The agent namespace was migrated.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub agent_namespace_migrated: bool,
     /// The cattle namespace was migrated.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub cattle_namespace_migrated: bool,
     /// Hash of the agent's affinity.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub agent_affinity_hash: String,
     /// Hash of the agent's resources.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub agent_resources_hash: String,
     /// Hash of the agent's tolerations.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub agent_tolerations_hash: String,
     /// Agent configuration changed; triggers a re-import.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub agent_config_changed: bool,
     /// URL of the manager's API server the agent uses.
     #[serde(
@@ -204,7 +297,7 @@ pub struct ClusterStatus {
     )]
     pub agent_tls_mode: String,
     /// Display fields.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub display: ClusterDisplay,
     /// Agent check-in information.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -213,13 +306,25 @@ pub struct ClusterStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub garbage_collection_interval: Option<String>,
     /// Hash of the agent scheduling customization.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub agent_scheduling_customization_hash: String,
     /// The cluster belongs to a Schedule.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub scheduled: bool,
     /// The cluster is inside an active schedule window.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub active_schedule: bool,
 }
 
@@ -228,10 +333,18 @@ pub struct ClusterStatus {
 #[serde(rename_all = "camelCase")]
 pub struct ClusterDisplay {
     /// `"<ready>/<desired>"` bundles.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub ready_bundles: String,
     /// Highest-ranked bundle state, or `WaitCheckIn` before the agent's first check-in.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub state: String,
 }
 
@@ -243,6 +356,6 @@ pub struct AgentStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_seen: Option<Time>,
     /// Namespace the agent runs in.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub namespace: String,
 }

@@ -5,6 +5,8 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::omit::null_as_zero;
+
 use crate::condition::Condition;
 use crate::selector::LabelSelector;
 use crate::summary::{BundleSummary, ResourceCounts};
@@ -35,25 +37,33 @@ pub struct ClusterGroupSpec {
 #[serde(rename_all = "camelCase")]
 pub struct ClusterGroupStatus {
     /// Clusters in the group.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub cluster_count: i64,
     /// Clusters that are not ready.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub non_ready_cluster_count: i64,
     /// Names of the clusters that are not ready.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub non_ready_clusters: Vec<String>,
     /// `Ready` and `Processed`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub conditions: Vec<Condition>,
     /// BundleDeployments of the group's clusters per state.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub summary: BundleSummary,
     /// Display fields.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub display: ClusterGroupDisplay,
     /// Resources per state over the group's clusters.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub resource_counts: ResourceCounts,
 }
 
@@ -62,12 +72,24 @@ pub struct ClusterGroupStatus {
 #[serde(rename_all = "camelCase")]
 pub struct ClusterGroupDisplay {
     /// `"<ready>/<desired>"` clusters.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub ready_clusters: String,
     /// `"<ready>/<desired>"` bundles.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub ready_bundles: String,
     /// Summary state of the group.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub state: String,
 }

@@ -6,7 +6,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::omit::is_zero;
+use crate::omit::{is_zero, null_as_zero};
 
 /// Content fields (top level, no `spec` wrapper, as in Fleet). The object is named after the
 /// manifest ID (`s-<sha256>` truncated to 63 characters).
@@ -27,7 +27,11 @@ pub struct ContentFields {
     #[schemars(with = "Option<String>", extend("format" = "byte"))]
     pub content: Option<ByteString>,
     /// SHA-256 (hex) of the uncompressed manifest JSON.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub sha256sum: String,
 }
 
@@ -36,6 +40,10 @@ pub struct ContentFields {
 #[serde(rename_all = "camelCase")]
 pub struct ContentStatus {
     /// Number of BundleDeployments referring to it.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub reference_count: i64,
 }

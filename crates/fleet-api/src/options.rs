@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::generic_map::GenericMap;
-use crate::omit::{is_false, is_zero};
+use crate::omit::{is_false, is_zero, null_as_zero};
 use crate::selector::LabelSelector;
 
 /// How a bundle is deployed to a cluster: the options of a Bundle (its spec, inline), of each
@@ -28,7 +28,11 @@ pub struct BundleDeploymentOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kustomize: Option<KustomizeOptions>,
     /// Namespace for objects that do not set one; also the Helm release namespace.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub default_namespace: String,
     /// Forces every object into this namespace; cluster-scoped objects then fail the deployment.
     /// Fleet's Go name is `TargetNamespace`.
@@ -42,26 +46,42 @@ pub struct BundleDeploymentOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub helm: Option<HelmOptions>,
     /// Downstream service account the agent impersonates to deploy.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub service_account: String,
     /// Whether the agent creates the target namespace; unset means yes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub create_namespace: Option<bool>,
     /// Bumping it forces a redeployment.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub force_sync_generation: i64,
     /// Rules that exclude fields or objects from drift ("Modified") detection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<DiffOptions>,
     /// Keep the deployed objects when the bundle is removed.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub keep_resources: bool,
     /// Delete the deployed namespace when the bundle is removed.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub delete_namespace: bool,
     /// Status conditions to ignore when judging readiness. Go embeds this struct by value
     /// under `ignore`, so it is always serialized, as `{}` when empty.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub ignore: IgnoreOptions,
     /// Drift correction settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -84,10 +104,18 @@ pub struct BundleDeploymentOptions {
     )]
     pub delete_crd_resources: bool,
     /// Secrets and ConfigMaps copied from the bundle's namespace into downstream clusters.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub downstream_resources: Vec<DownstreamResource>,
     /// Internal: objects that a pruned bundle also owned, so the agent re-installs them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub overwrites: Vec<OverwrittenResource>,
     /// Internal: set from GitRepoRestrictions; the target namespace must match it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,7 +127,11 @@ pub struct BundleDeploymentOptions {
 pub struct YamlOptions {
     /// Names of `overlays/<name>/` folders whose files replace or patch (`_patch.` files)
     /// the bundle's files, applied in order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub overlays: Vec<String>,
 }
 
@@ -107,7 +139,11 @@ pub struct YamlOptions {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct KustomizeOptions {
     /// Directory (relative to the bundle) containing `kustomization.yaml`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub dir: String,
 }
 
@@ -117,63 +153,132 @@ pub struct KustomizeOptions {
 #[serde(rename_all = "camelCase")]
 pub struct HelmOptions {
     /// Files (relative to the bundle) whose values are merged into `values`, in order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub values_files: Vec<String>,
     /// Local chart path, go-getter URL, `oci://` reference, or chart name in `repo`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub chart: String,
     /// HTTPS or `oci://` chart repository.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub repo: String,
     /// Helm release name; derived from the bundle name when empty.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     #[schemars(length(max = 53))]
     #[schemars(regex(
         pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
     ))]
     pub release_name: String,
     /// Chart version or semver constraint.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub version: String,
     /// Time to wait for Helm operations; above zero it also waits for readiness.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub timeout_seconds: i64,
     /// Helm values; strings may hold `${ }` templates over cluster labels and values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values: Option<GenericMap>,
     /// Values whose strings are templated first and then parsed as YAML; they override
     /// `values` keys.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub template_values: BTreeMap<String, String>,
     /// Values read downstream from ConfigMaps and Secrets at install time.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub values_from: Vec<ValuesFrom>,
     /// Replace objects that cannot be updated in place. Disables server-side apply.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub force: bool,
     /// Adopt existing objects that Helm does not own.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub take_ownership: bool,
     /// Maximum number of release revisions kept.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub max_history: i64,
     /// With `timeoutSeconds`, also wait for Jobs to complete.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub wait_for_jobs: bool,
     /// Roll back on a failed upgrade.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub atomic: bool,
     /// Skip `${ }` templating of values.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub disable_pre_process: bool,
     /// Disable DNS lookups in templates (Fleet enables them by default).
-    #[serde(default, rename = "disableDNS", skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        rename = "disableDNS",
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub disable_dns: bool,
     /// Skip validating values against the chart's `values.schema.json`.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub skip_schema_validation: bool,
     /// Do not update local chart dependencies when reading the bundle.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub disable_dependency_update: bool,
 }
 
@@ -195,13 +300,21 @@ pub struct ValuesFrom {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ValuesKeyRef {
     /// Name of the ConfigMap or Secret. Go always prints it, even when empty.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub name: String,
     /// Namespace of the object.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub namespace: String,
     /// Key within the object.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub key: String,
 }
 
@@ -210,7 +323,11 @@ pub struct ValuesKeyRef {
 #[serde(rename_all = "camelCase")]
 pub struct DiffOptions {
     /// Objects and JSON paths excluded from modification checks.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub compare_patches: Vec<ComparePatch>,
 }
 
@@ -220,22 +337,46 @@ pub struct DiffOptions {
 #[serde(rename_all = "camelCase")]
 pub struct ComparePatch {
     /// API version of the objects to match.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub api_version: String,
     /// Kind of the objects to match.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub kind: String,
     /// Name of the objects to match (a regex for `op: ignore`).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub name: String,
     /// Namespace of the objects to match.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub namespace: String,
     /// JSON pointers whose differences are ignored.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub json_pointers: Vec<String>,
     /// Operations applied before comparing.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub operations: Vec<Operation>,
 }
 
@@ -243,13 +384,25 @@ pub struct ComparePatch {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Operation {
     /// `remove` or `ignore`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub op: String,
     /// JSON path to remove; not needed for `ignore`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub path: String,
     /// Usually empty.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub value: String,
 }
 
@@ -257,7 +410,11 @@ pub struct Operation {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct IgnoreOptions {
     /// A condition is ignored when all key/value pairs of one entry match it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub conditions: Vec<BTreeMap<String, String>>,
 }
 
@@ -266,13 +423,25 @@ pub struct IgnoreOptions {
 #[serde(rename_all = "camelCase")]
 pub struct CorrectDrift {
     /// Correct drift.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub enabled: bool,
     /// Recreate objects when they cannot be patched.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub force: bool,
     /// Keep failed rollbacks in the release history.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub keep_fail_history: bool,
 }
 
@@ -280,10 +449,18 @@ pub struct CorrectDrift {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DownstreamResource {
     /// `Secret` or `ConfigMap`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub kind: String,
     /// Name of the object in the bundle's namespace.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub name: String,
 }
 
@@ -292,13 +469,25 @@ pub struct DownstreamResource {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct OverwrittenResource {
     /// Kind of the object.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub kind: String,
     /// Name of the object.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub name: String,
     /// Namespace of the object.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub namespace: String,
 }
 

@@ -8,7 +8,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::omit::is_false;
+use crate::omit::{is_false, null_as_zero};
 
 /// ClusterRegistrationToken spec.
 #[derive(
@@ -38,7 +38,11 @@ pub struct ClusterRegistrationTokenStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires: Option<Time>,
     /// Secret holding the agent's registration values.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub secret_name: String,
 }
 
@@ -57,13 +61,26 @@ pub struct ClusterRegistrationTokenStatus {
 #[serde(rename_all = "camelCase")]
 pub struct ClusterRegistrationSpec {
     /// Identity of the cluster.
-    #[serde(default, rename = "clientID", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        rename = "clientID",
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub client_id: String,
     /// Random string chosen by the agent; part of the registration secret's name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub client_random: String,
     /// Labels copied onto the Cluster.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub cluster_labels: BTreeMap<String, String>,
 }
 
@@ -72,9 +89,17 @@ pub struct ClusterRegistrationSpec {
 #[serde(rename_all = "camelCase")]
 pub struct ClusterRegistrationStatus {
     /// The Cluster this registration resolved to.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub cluster_name: String,
     /// Credentials were granted.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub granted: bool,
 }

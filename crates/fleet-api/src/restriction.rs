@@ -6,6 +6,8 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::omit::null_as_zero;
+
 use crate::namespace_mapping::EmptyStatus;
 use crate::selector::LabelSelector;
 
@@ -27,22 +29,46 @@ use crate::selector::LabelSelector;
 #[serde(rename_all = "camelCase")]
 pub struct GitRepoRestrictionFields {
     /// Service account used by GitRepos that set none.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub default_service_account: String,
     /// Service accounts GitRepos may use.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub allowed_service_accounts: Vec<String>,
     /// Regexes (unanchored) that the GitRepo's `repo` must match.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub allowed_repo_patterns: Vec<String>,
     /// Client secret used by GitRepos that set none.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub default_client_secret_name: String,
     /// Client secrets GitRepos may use.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub allowed_client_secret_names: Vec<String>,
     /// Target namespaces GitRepos may use; when set, a target namespace is required.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub allowed_target_namespaces: Vec<String>,
     /// Downstream namespaces with matching labels are also allowed targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::omit::{is_false, is_zero};
+use crate::omit::{is_false, is_zero, null_as_zero};
 use crate::state::BundleState;
 
 /// How many BundleDeployments are in each state, plus up to ten non-ready bundles.
@@ -13,31 +13,59 @@ use crate::state::BundleState;
 #[serde(rename_all = "camelCase")]
 pub struct BundleSummary {
     /// Deployed, with some resources not ready.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub not_ready: i64,
     /// Waiting to be deployed by the agent.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub wait_applied: i64,
     /// Failed to deploy.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub err_applied: i64,
     /// Staged but not yet picked up by the agent.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub out_of_sync: i64,
     /// Deployed and ready, but drifted from the bundle.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub modified: i64,
     /// Deployed with every resource ready (always serialized).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub ready: i64,
     /// Not yet created by the controller.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "null_as_zero"
+    )]
     pub pending: i64,
     /// How many should be ready (always serialized).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub desired_ready: i64,
     /// Bundles that are not ready, with their states (at most ten).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub non_ready_resources: Vec<NonReadyResource>,
 }
 
@@ -46,19 +74,35 @@ pub struct BundleSummary {
 #[serde(rename_all = "camelCase")]
 pub struct NonReadyResource {
     /// Name of the bundle or BundleDeployment.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub name: String,
     /// Its state, e.g. `NotReady` or `ErrApplied`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bundle_state: Option<BundleState>,
     /// Why it is not ready.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub message: String,
     /// Modified resources.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub modified_status: Vec<ModifiedStatus>,
     /// Non-ready resources.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub non_ready_status: Vec<NonReadyStatus>,
 }
 
@@ -67,28 +111,61 @@ pub struct NonReadyResource {
 #[serde(rename_all = "camelCase")]
 pub struct ModifiedStatus {
     /// Kind of the object.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub kind: String,
     /// API version of the object.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub api_version: String,
     /// Namespace of the object.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub namespace: String,
     /// Name of the object.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub name: String,
     /// The object is in the bundle but missing from the cluster (Go name `Create`).
-    #[serde(default, rename = "missing", skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        rename = "missing",
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub create: bool,
     /// A missing object's name is taken by an object the bundle does not own.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub exist: bool,
     /// The object is on the cluster but no longer in the bundle (orphaned).
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub delete: bool,
     /// JSON patch from the desired to the live object.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub patch: String,
 }
 
@@ -97,22 +174,42 @@ pub struct ModifiedStatus {
 #[serde(rename_all = "camelCase")]
 pub struct NonReadyStatus {
     /// UID of the object.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub uid: String,
     /// Kind of the object.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub kind: String,
     /// API version of the object.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub api_version: String,
     /// Namespace of the object.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub namespace: String,
     /// Name of the object.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub name: String,
     /// Readiness summary. Go embeds it by value, so it is always serialized.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub summary: ResourceSummary,
 }
 
@@ -120,16 +217,32 @@ pub struct NonReadyStatus {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ResourceSummary {
     /// Short state, e.g. `in-progress` or `unavailable`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub state: String,
     /// The object is in an error state.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub error: bool,
     /// The object is changing state.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
+    )]
     pub transitioning: bool,
     /// Messages explaining the state.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
     pub message: Vec<String>,
 }
 
@@ -138,28 +251,28 @@ pub struct ResourceSummary {
 #[serde(rename_all = "camelCase")]
 pub struct ResourceCounts {
     /// Ready resources.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub ready: i64,
     /// Resources that should be ready.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub desired_ready: i64,
     /// Resources waiting to be applied.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub wait_applied: i64,
     /// Modified resources.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub modified: i64,
     /// Resources on the cluster that the bundle no longer declares.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub orphaned: i64,
     /// Resources the bundle declares that are missing from the cluster.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub missing: i64,
     /// Resources whose state is unknown.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub unknown: i64,
     /// Resources that are not ready.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub not_ready: i64,
 }
 

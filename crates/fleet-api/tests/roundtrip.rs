@@ -164,3 +164,36 @@ spec:
     let repo: GitRepo = serde_saphyr::from_str(yaml).expect("unknown fields are ignored");
     assert_eq!(repo.spec.targets[0].cluster_name, "a");
 }
+
+#[test]
+fn nulls_in_nullable_fields_read_as_zero_values_like_go() {
+    let yaml = r#"
+apiVersion: fleet.cattle.io/v1alpha1
+kind: GitRepo
+metadata:
+  name: nulls
+  creationTimestamp: null
+spec:
+  repo: https://example.com/repo
+  branch: null
+  paths: null
+  paused: null
+  forceSyncGeneration: null
+  targets:
+  - name: null
+    clusterSelector: null
+status:
+  summary: null
+  readyClusters: null
+"#;
+    let repo: GitRepo = serde_saphyr::from_str(yaml).expect("nulls are accepted");
+    assert_eq!(repo.spec.branch, "");
+    assert!(repo.spec.paths.is_empty() && !repo.spec.paused);
+    assert!(repo.spec.targets[0].cluster_selector.is_none());
+    let cluster: Cluster = serde_json::from_str(
+        r#"{"apiVersion":"fleet.cattle.io/v1alpha1","kind":"Cluster","metadata":{"name":"c"},
+            "spec":{},"status":{"agent":{"lastSeen":null,"namespace":""},"display":{}}}"#,
+    )
+    .expect("a Cluster before its first check-in reads");
+    assert!(cluster.status.unwrap().agent.unwrap().last_seen.is_none());
+}
