@@ -26,9 +26,15 @@ pub fn parse_json(text: &str) -> Result<serde_json::Value, String> {
     if text.trim().is_empty() {
         return Ok(serde_json::Value::Null);
     }
-    let v: Option<serde_json::Value> = serde_saphyr::from_str_with_options(text, saphyr_options())
-        .map_err(|e| format!("error converting YAML to JSON: {e}"))?;
-    Ok(v.unwrap_or(serde_json::Value::Null))
+    // Like go-yaml v2's `Unmarshal`, only the first document counts.
+    let docs: Vec<Option<serde_json::Value>> =
+        serde_saphyr::from_multiple_with_options(text, saphyr_options())
+            .map_err(|e| format!("error converting YAML to JSON: {e}"))?;
+    Ok(docs
+        .into_iter()
+        .next()
+        .flatten()
+        .unwrap_or(serde_json::Value::Null))
 }
 
 /// Parses YAML into template values with Go's JSON number semantics (every number a float64).

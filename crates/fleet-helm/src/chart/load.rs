@@ -284,8 +284,10 @@ fn load_depth(files: &FileMap, origin: &str, depth: usize) -> Result<Chart, Char
             .map_err(|message| ChartError::Load { path, message })?;
         dependencies = parse_dependencies(r.get("dependencies"));
     }
+    // Helm applies only the top chart's `.helmignore` (to every path, subcharts included).
     let ignore = files
         .get(".helmignore")
+        .filter(|_| depth == 0)
         .map(|d| Ignore::parse(&String::from_utf8_lossy(d)));
     let values = match files.get("values.yaml").or_else(|| files.get("values.yml")) {
         Some(v) => {

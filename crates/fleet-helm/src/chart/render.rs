@@ -224,38 +224,43 @@ fn collect_crds(chart: &Chart, full_path: &str, out: &mut Vec<Manifest>) {
     }
 }
 
-/// Helm's `SplitManifests`: documents separated by `---` lines, trimmed, empty ones dropped.
+/// Helm's `SplitManifests`: splits at the regex `(?:^|\s*\n)---\s*` with Go's leftmost, non-overlapping matching
+/// (so a `---` right after another separator stays in the next document, as Helm prints it), then trims each
+/// document and drops empty ones.
 pub fn split_manifests(text: &str) -> Vec<String> {
-    let trimmed = text.trim();
+    let text = text.trim_start();
+    let b = text.as_bytes();
     let mut docs = Vec::new();
-    let mut start = 0;
-    let bytes = trimmed.as_bytes();
-    let mut i = 0;
-    // The separator regex is `(?:^|\s*\n)---\s*`.
-    while i < bytes.len() {
-        let at_line_start = i == 0 || bytes[i - 1] == b'\n';
-        if at_line_start && trimmed[i..].starts_with("---") {
-            // Extend the separator backwards over whitespace before the newline.
-            let mut sep_start = i;
-            while sep_start > start && (bytes[sep_start - 1] as char).is_whitespace() {
-                sep_start -= 1;
-            }
-            let mut sep_end = i + 3;
-            while sep_end < bytes.len() && (bytes[sep_end] as char).is_whitespace() {
-                sep_end += 1;
-            }
-            docs.push(&trimmed[start..sep_start]);
-            start = sep_end;
-            i = sep_end;
+    let mut piece_start = 0;
+    let mut search = 0;
+    while let Some(off) = text[search..].find("---") {
+        let p = search + off;
+        let via_start = p == 0 && search == 0;
+        let via_newline = p > search && b[p - 1] == b'\n';
+        if !(via_start || via_newline) {
+            search = p + 1;
             continue;
         }
-        i += 1;
+        let mut start = p;
+        if via_newline {
+            start = p - 1;
+            while start > search && (b[start - 1] as char).is_ascii_whitespace() {
+                start -= 1;
+            }
+        }
+        let mut end = p + 3;
+        while end < b.len() && (b[end] as char).is_ascii_whitespace() {
+            end += 1;
+        }
+        docs.push(&text[piece_start..start]);
+        piece_start = end;
+        search = end;
     }
-    docs.push(&trimmed[start..]);
+    docs.push(&text[piece_start..]);
     docs.into_iter()
-        .map(str::trim)
         .filter(|d| !d.is_empty())
-        .map(str::to_string)
+        .map(|d| d.trim().to_string())
+        .filter(|d| !d.is_empty())
         .collect()
 }
 
