@@ -1,16 +1,24 @@
 //! One bundle through every stage, as the controller calls it: Fleet targeting → (optional)
-//! placement scheduling among the targeted clusters → rollout planning over the chosen ones, plus
-//! the BundleDeployments that are no longer wanted (orphans to delete). The deploymentID of a
-//! target is computed by the caller (it hashes options with Go-JSON rules that live in the bundle
-//! crate), passed in as a function.
+//! placement scheduling among the targeted clusters → (with placement) the rolling-update budget
+//! → Fleet's rollout partitions over the chosen clusters, plus the BundleDeployments that are no
+//! longer wanted (orphans to delete). The deploymentID of a target is computed by the caller (it
+//! hashes options with Go-JSON rules that live in the bundle crate), passed in as a function.
+//!
+//! The budget and the partitions combine: the budget (KubeFleet's `maxUnavailable`/`maxSurge`
+//! over the placement's target count) decides which new BundleDeployments may be created, which
+//! out-of-date ones may be updated and which orphans may be deleted now; what it holds back is
+//! neither created nor promoted (only staged) and orphans wait; Fleet's partitions then apply to
+//! the rest as usual.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::TargetError;
 use crate::index::ClusterIndex;
 use crate::model::{ClusterInfo, ClusterKey, UnixSeconds};
+use crate::placement::budget::{PlacedDeployment, Readiness, RollPlan, plan_roll};
 use crate::placement::{
-    EligibilityConfig, ExistingPlacement, PlacementPolicy, ScheduleInput, ScheduleResult, schedule,
+    EligibilityConfig, ExistingPlacement, PlacementPolicy, PlacementState, PlacementType,
+    ScheduleInput, ScheduleResult, schedule,
 };
 use crate::rollout::{DeploymentState, RolloutPlan, RolloutStrategy, RolloutTarget, plan_rollout};
 use crate::targeting::{Target, Targeting, TargetingBundle, TargetingContext, compute_targets};
@@ -52,8 +60,13 @@ pub struct BundlePlan {
     /// cluster name, aligned with `rollout.deployments`.
     pub targets: Vec<Target>,
     pub rollout: RolloutPlan,
-    /// Clusters holding a BundleDeployment of this bundle that is no longer wanted, sorted.
+    /// The rolling-update budget's decisions, when there is a placement block.
+    pub budget: Option<RollPlan>,
+    /// Clusters holding a BundleDeployment of this bundle that is no longer wanted and may be
+    /// deleted now, sorted.
     pub orphaned: Vec<ClusterKey>,
+    /// Unwanted BundleDeployments the budget keeps for now, sorted.
+    pub orphans_held: Vec<ClusterKey>,
 }
 
 /// Plans one bundle. `deployment_id` gives a target's deploymentID (manifest ID + options hash).
@@ -96,37 +109,112 @@ pub fn plan_bundle(
             (targets, Some(result))
         }
     };
-    let rollout_targets = targets
+    let ids = targets
         .iter()
-        .map(|t| {
-            Ok(RolloutTarget {
-                cluster: t.cluster.clone(),
-                deployment_id: deployment_id(t)?,
-                current: input.deployments.get(&t.cluster).cloned(),
-            })
-        })
-        .collect::<Result<Vec<_>, TargetError>>()?;
-    let rollout = plan_rollout(&rollout_targets, input.rollout, input.paused, index)?;
+        .map(deployment_id)
+        .collect::<Result<Vec<String>, TargetError>>()?;
     let wanted: BTreeSet<&ClusterKey> = targets.iter().map(|t| &t.cluster).collect();
-    let orphaned = input
+    let mut orphaned: Vec<ClusterKey> = input
         .deployments
         .keys()
         .filter(|k| !wanted.contains(k))
         .cloned()
         .collect();
+    let mut orphans_held = Vec::new();
+    let mut held = BTreeSet::new();
+    let budget = match (&input.placement, &schedule_result) {
+        (Some(stage), Some(result)) => {
+            let plan = budget(stage, result, &targets, &ids, &orphaned, input.deployments)?;
+            held.extend(plan.stale.iter().cloned());
+            let removable: BTreeSet<&ClusterKey> = plan.remove.iter().collect();
+            (orphaned, orphans_held) = orphaned.into_iter().partition(|k| removable.contains(k));
+            Some(plan)
+        }
+        _ => None,
+    };
+    let rollout_targets: Vec<RolloutTarget> = targets
+        .iter()
+        .zip(&ids)
+        .map(|(t, id)| RolloutTarget {
+            cluster: t.cluster.clone(),
+            deployment_id: id.clone(),
+            current: input.deployments.get(&t.cluster).cloned(),
+            hold: held.contains(&t.cluster),
+        })
+        .collect();
+    let rollout = plan_rollout(&rollout_targets, input.rollout, input.paused, index)?;
     Ok(BundlePlan {
         targeting,
         schedule: schedule_result,
         targets,
         rollout,
+        budget,
         orphaned,
+        orphans_held,
     })
+}
+
+/// Runs the placement's rolling-update budget over the chosen targets and the orphans.
+fn budget(
+    stage: &PlacementStage<'_>,
+    result: &ScheduleResult,
+    targets: &[Target],
+    ids: &[String],
+    orphaned: &[ClusterKey],
+    deployments: &BTreeMap<ClusterKey, DeploymentState>,
+) -> Result<RollPlan, TargetError> {
+    let placed_now =
+        |cluster: &ClusterKey, state: PlacementState, d: &DeploymentState, up_to_date: bool| {
+            PlacedDeployment {
+                cluster: cluster.clone(),
+                state,
+                deleting: false,
+                readiness: if d.ready && d.applied_deployment_id == d.deployment_id {
+                    Readiness::Ready
+                } else {
+                    Readiness::NotReady
+                },
+                failed: d.failed,
+                up_to_date,
+            }
+        };
+    let mut placed: Vec<PlacedDeployment> = targets
+        .iter()
+        .zip(ids)
+        .map(|(t, id)| match deployments.get(&t.cluster) {
+            Some(d) => placed_now(&t.cluster, PlacementState::Bound, d, &d.deployment_id == id),
+            None => placed_now(
+                &t.cluster,
+                PlacementState::Scheduled,
+                &DeploymentState::default(),
+                false,
+            ),
+        })
+        .collect();
+    placed.extend(orphaned.iter().filter_map(|k| {
+        deployments
+            .get(k)
+            .map(|d| placed_now(k, PlacementState::Unscheduled, d, true))
+    }));
+    let policy = stage.policy;
+    let target = match policy.placement_type {
+        PlacementType::PickAll => result.selected.len(),
+        PlacementType::PickFixed => policy.cluster_names.len(),
+        PlacementType::PickN => policy.number_of_clusters.unwrap_or(0) as usize,
+    };
+    plan_roll(
+        &placed,
+        &policy.strategy.clone().unwrap_or_default(),
+        target,
+        stage.now,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::ClusterGroupInfo;
+    use crate::placement::{ExistingPlacement, PlacementState};
     use crate::rollout::Outcome;
     use crate::template_engine::BuiltinTemplater;
     use serde_json::json;
@@ -217,7 +305,118 @@ mod tests {
             ["b", "c"]
         );
         assert_eq!(plan.rollout.deployments.len(), 2);
+        // a lost its placement; the budget (maxUnavailable 25% of 2 → 1) deletes it only once
+        // enough of the new placements are ready: make before break.
+        assert!(plan.orphaned.is_empty());
+        assert_eq!(names(plan.orphans_held), ["a"]);
+        assert!(plan.schedule.as_ref().unwrap().condition.fulfilled);
+
+        // Next pass: b and c report ready at their IDs, so a may go.
+        let mut deployments = deployments.clone();
+        for d in &plan.rollout.deployments {
+            if let Outcome::Write { deployment_id, .. } = &d.outcome {
+                deployments.insert(
+                    d.cluster.clone(),
+                    DeploymentState {
+                        deployment_id: deployment_id.clone(),
+                        staged_deployment_id: deployment_id.clone(),
+                        applied_deployment_id: deployment_id.clone(),
+                        ready: true,
+                        failed: false,
+                    },
+                );
+            }
+        }
+        let existing: Vec<ExistingPlacement> = plan
+            .schedule
+            .unwrap()
+            .selected
+            .iter()
+            .map(|d| d.to_existing(PlacementState::Bound))
+            .collect();
+        let input = BundlePlanInput {
+            placement: Some(PlacementStage {
+                policy: &policy,
+                existing: &existing,
+                now: 0,
+                eligibility: EligibilityConfig::default(),
+            }),
+            deployments: &deployments,
+            ..input
+        };
+        let plan = plan_bundle(&index(), &input, &BuiltinTemplater, &id).unwrap();
         assert_eq!(names(plan.orphaned), ["a"]);
-        assert!(plan.schedule.unwrap().condition.fulfilled);
+        assert!(plan.orphans_held.is_empty());
+    }
+
+    /// The budget gates the partitions: with maxUnavailable 0 and maxSurge 1, a scale-out adds one
+    /// cluster per pass, and out-of-date deployments are staged but not promoted.
+    #[test]
+    fn placement_budget_combines_with_partitions() {
+        let policy: PlacementPolicy = serde_json::from_value(json!({
+            "type": "PickN", "numberOfClusters": 3,
+            "strategy": {"maxUnavailable": 0, "maxSurge": 1}
+        }))
+        .unwrap();
+        // c already runs an old version, ready.
+        let old = DeploymentState {
+            deployment_id: "old".into(),
+            staged_deployment_id: "old".into(),
+            applied_deployment_id: "old".into(),
+            ready: true,
+            failed: false,
+        };
+        let deployments = BTreeMap::from([
+            (ClusterKey::new(NS, "c"), old),
+            (ClusterKey::new(NS, "d"), DeploymentState::default()),
+        ]);
+        let existing = [ExistingPlacement {
+            cluster: ClusterKey::new(NS, "c"),
+            state: PlacementState::Bound,
+            obsolete: false,
+            score: None,
+        }];
+        let ns = [NS.to_string()];
+        let input = BundlePlanInput {
+            bundle: &bundle(),
+            namespaces: &ns,
+            context: &TargetingContext::default(),
+            placement: Some(PlacementStage {
+                policy: &policy,
+                existing: &existing,
+                now: 0,
+                eligibility: EligibilityConfig::default(),
+            }),
+            rollout: &RolloutStrategy::default(),
+            paused: false,
+            deployments: &deployments,
+        };
+        let plan = plan_bundle(&index(), &input, &BuiltinTemplater, &id).unwrap();
+        assert_eq!(
+            names(plan.targets.iter().map(|t| t.cluster.clone())),
+            ["a", "b", "c"]
+        );
+        let budget = plan.budget.as_ref().unwrap();
+        // target 3, canBeReady 2 (c and the orphan d) → maxToAdd = 3 + 1 − 2 = 2 (a and b);
+        // ready 1 → maxToRemove = 1 − (3 − 0) < 0: c stays old, d waits.
+        assert_eq!(names(budget.roll_out.clone()), ["a", "b"]);
+        assert_eq!(names(budget.stale.clone()), ["c"]);
+        assert!(plan.orphaned.is_empty());
+        assert_eq!(names(plan.orphans_held), ["d"]);
+        let outcomes: Vec<(String, bool)> = plan
+            .rollout
+            .deployments
+            .iter()
+            .map(|d| {
+                (
+                    d.cluster.name.clone(),
+                    matches!(d.outcome, Outcome::Write { promoted: true, .. }),
+                )
+            })
+            .collect();
+        assert_eq!(
+            outcomes,
+            [("a".into(), true), ("b".into(), true), ("c".into(), false)]
+        );
     }
 }

@@ -77,6 +77,9 @@ pub struct DeploymentState {
     pub applied_deployment_id: String,
     #[serde(default)]
     pub ready: bool,
+    /// The last apply failed (the `Deployed` condition is False).
+    #[serde(default)]
+    pub failed: bool,
 }
 
 impl DeploymentState {
@@ -94,6 +97,9 @@ pub struct RolloutTarget {
     pub deployment_id: String,
     /// The cluster's BundleDeployment of this bundle, if it exists.
     pub current: Option<DeploymentState>,
+    /// Held back by an outer budget (the placement rolling update): not created, and staged
+    /// without promotion.
+    pub hold: bool,
 }
 
 /// What to do with one target's BundleDeployment.
@@ -206,7 +212,7 @@ pub fn plan_rollout(
     for partition in &mut partitions {
         for &i in &partition.members {
             let w = &mut work[i];
-            if w.state.is_none() && status.newly_created < max_new {
+            if w.state.is_none() && !targets[i].hold && status.newly_created < max_new {
                 status.newly_created += 1;
                 w.state = Some(DeploymentState::default());
                 w.created = true;
@@ -218,6 +224,7 @@ pub fn plan_rollout(
         }
         for &i in &partition.members {
             let target_paused = paused
+                || targets[i].hold
                 || index
                     .get(&targets[i].cluster)
                     .is_some_and(|c| c.cluster.paused);
@@ -440,6 +447,7 @@ mod tests {
             staged_deployment_id: id.into(),
             applied_deployment_id: id.into(),
             ready: true,
+            failed: false,
         })
     }
 
@@ -455,6 +463,7 @@ mod tests {
                 cluster: ClusterKey::new(NS, name),
                 deployment_id: id.into(),
                 current: current(i),
+                hold: false,
             })
             .collect()
     }
