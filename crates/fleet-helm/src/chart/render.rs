@@ -401,8 +401,13 @@ mod tests {
     #[test]
     fn splits_like_helm() {
         assert_eq!(
-            split_manifests("a: 1\n---\nb: 2\n--- \n\n---\nc: 3"),
+            split_manifests("a: 1\n---\nb: 2\n---\nc: 3"),
             vec!["a: 1", "b: 2", "c: 3"]
+        );
+        // A separator right after another one is not a separator (Go's non-overlapping regex matches).
+        assert_eq!(
+            split_manifests("a: 1\n--- \n\n---\nb: 2"),
+            vec!["a: 1", "---\nb: 2"]
         );
         assert_eq!(
             split_manifests("---\n# only comment\n"),
