@@ -24,9 +24,9 @@ pub fn from_str_with<T: DeserializeOwned>(
     origin: &str,
 ) -> Result<T, Error> {
     check_size(options, text, origin)?;
-    with_stack(options, || {
+    with_stack(options, text, || {
         serde_saphyr::from_str_with_options(text, options.saphyr())
-            .map_err(|e| convert_error(&e, origin))
+            .map_err(|e| convert_error(&e, origin, options))
     })
 }
 
@@ -38,9 +38,9 @@ pub fn documents(text: &str, origin: &str) -> Result<Vec<Value>, Error> {
 /// [`documents`] with explicit options.
 pub fn documents_with(options: &Options, text: &str, origin: &str) -> Result<Vec<Value>, Error> {
     check_size(options, text, origin)?;
-    with_stack(options, || {
+    with_stack(options, text, || {
         let nodes: Vec<Node> = serde_saphyr::from_multiple_with_options(text, options.saphyr())
-            .map_err(|e| convert_error(&e, origin))?;
+            .map_err(|e| convert_error(&e, origin, options))?;
         Ok(nodes
             .into_iter()
             .map(|n| node::into_value(n, text, options.schema, None))
@@ -82,9 +82,9 @@ pub fn located(text: &str, origin: &str) -> Result<Located, Error> {
 /// [`located`] with explicit options.
 pub fn located_with(options: &Options, text: &str, origin: &str) -> Result<Located, Error> {
     check_size(options, text, origin)?;
-    with_stack(options, || {
+    with_stack(options, text, || {
         let node: Option<Node> = serde_saphyr::from_str_with_options(text, options.saphyr())
-            .map_err(|e| convert_error(&e, origin))?;
+            .map_err(|e| convert_error(&e, origin, options))?;
         let mut positions = Positions::new();
         let value = node.map_or(Value::Null, |n| {
             node::into_value(n, text, options.schema, Some(&mut positions))
@@ -96,11 +96,17 @@ pub fn located_with(options: &Options, text: &str, origin: &str) -> Result<Locat
 /// Stack one nesting level may take while serde-saphyr descends (measured in debug builds, with a margin).
 const STACK_PER_LEVEL: usize = 64 * 1024;
 
-/// Runs a parse with enough stack for `options.max_depth` levels, on a fresh stack segment of this thread when the
-/// current one is too small, so deep input is a depth error and never a stack overflow.
-fn with_stack<R>(options: &Options, parse: impl FnOnce() -> R) -> R {
-    let needed = options
-        .max_depth
+/// Runs a parse with enough stack for the nesting `text` can have (at most `options.max_depth` levels), on a fresh
+/// stack segment of this thread when the current one is too small, so deep input is a depth error and never a
+/// stack overflow.
+fn with_stack<R>(options: &Options, text: &str, parse: impl FnOnce() -> R) -> R {
+    // Each level needs a new line or a flow opener.
+    let openers = text
+        .bytes()
+        .filter(|b| matches!(b, b'\n' | b'[' | b'{'))
+        .count();
+    let depth = options.max_depth.min(openers.saturating_add(2));
+    let needed = depth
         .saturating_mul(STACK_PER_LEVEL)
         .saturating_add(1 << 20);
     stacker::maybe_grow(needed, needed, parse)
@@ -121,8 +127,8 @@ fn check_size(options: &Options, text: &str, origin: &str) -> Result<(), Error> 
     Ok(())
 }
 
-/// Converts a serde-saphyr error: its position, and its message without the position suffix.
-fn convert_error(error: &serde_saphyr::Error, origin: &str) -> Error {
+/// Converts a serde-saphyr error: its position, and its text in our words where its own names our settings.
+fn convert_error(error: &serde_saphyr::Error, origin: &str, options: &Options) -> Error {
     let location = error.location().as_ref().and_then(node::location);
     let render = {
         let mut r = serde_saphyr::RenderOptions::default();
@@ -130,18 +136,28 @@ fn convert_error(error: &serde_saphyr::Error, origin: &str) -> Error {
         r
     };
     let mut message = error.render_with_options(render);
-    if let Some(loc) = location {
-        for suffix in [
-            format!(" at line {}, column {}", loc.line, loc.line),
-            format!(" at line {} column {}", loc.line, loc.column),
-            format!(" at line {}, column {}", loc.line, loc.column),
-        ] {
-            if let Some(stripped) = message.strip_suffix(&suffix) {
-                message = stripped.to_string();
-                break;
-            }
-        }
+    // The position is ours to print; serde-saphyr appends it (and alias sites) to its text.
+    if let Some(cut) = message.find(" at line ") {
+        message.truncate(cut);
     }
+    let message = if message.contains("alias replay limit exceeded")
+        || message.contains("RecordedAnchorEvents")
+    {
+        format!(
+            "too many alias expansions (more than {} replayed nodes): a possible alias bomb",
+            options.max_alias_replay
+        )
+    } else if message.contains("Depth {") {
+        format!("nesting is deeper than {} levels", options.max_depth)
+    } else if let Some(breach) = message.strip_prefix("budget breached: ") {
+        format!("document exceeds a size limit ({breach})")
+    } else if message.starts_with("non-finite float") {
+        "infinity and NaN are not allowed: JSON cannot represent them".to_string()
+    } else if let Some((duplicate, _)) = message.split_once(", set DuplicateKeyPolicy") {
+        duplicate.to_string()
+    } else {
+        message
+    };
     Error::new(origin, location, message.trim().to_string())
 }
 

@@ -30,7 +30,7 @@ pub struct Options {
     pub max_nodes: usize,
     /// Deepest nesting of sequences and mappings. Default 500.
     pub max_depth: usize,
-    /// Largest number of parser events replayed by alias expansion (billion-laughs guard). Default 1,000,000.
+    /// Largest number of parser events replayed by alias expansion (billion-laughs guard). Default 100,000.
     pub max_alias_replay: usize,
     /// Duplicate keys policy. Default [`DuplicateKeys::LastWins`].
     pub duplicate_keys: DuplicateKeys,
@@ -44,7 +44,7 @@ impl Default for Options {
             max_bytes: 10 * 1024 * 1024,
             max_nodes: 2_000_000,
             max_depth: 500,
-            max_alias_replay: 1_000_000,
+            max_alias_replay: 100_000,
             duplicate_keys: DuplicateKeys::LastWins,
             schema: Schema::GoYamlV2,
         }
@@ -69,6 +69,7 @@ impl Options {
         budget.max_reader_input_bytes = Some(self.max_bytes);
         budget.max_total_scalar_bytes = self.max_bytes.saturating_mul(4);
         budget.max_aliases = self.max_nodes;
+        budget.max_recorded_anchor_events = self.max_alias_replay.saturating_mul(10);
         budget.max_anchors = self.max_nodes;
 
         let mut alias_limits = serde_saphyr::options::AliasLimits::default();
