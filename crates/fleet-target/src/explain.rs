@@ -154,7 +154,7 @@ mod tests {
     use super::*;
     use crate::model::{ClusterGroupInfo, ClusterInfo};
     use crate::pipeline::{BundlePlanInput, PlacementStage, plan_bundle};
-    use crate::placement::{EligibilityConfig, PlacementPolicy};
+    use crate::placement::PlacementPolicy;
     use crate::rollout::RolloutStrategy;
     use crate::targeting::TargetingContext;
     use crate::template_engine::BuiltinTemplater;
@@ -202,12 +202,7 @@ mod tests {
             bundle: &bundle,
             namespaces: &ns,
             context: &TargetingContext::default(),
-            placement: Some(PlacementStage {
-                policy: &policy,
-                existing: &[],
-                now: 0,
-                eligibility: EligibilityConfig::default(),
-            }),
+            placement: Some(PlacementStage::new(&policy, &[], 0)),
             rollout: &RolloutStrategy::default(),
             paused: false,
             deployments: &deployments,

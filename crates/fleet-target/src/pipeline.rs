@@ -33,6 +33,22 @@ pub struct PlacementStage<'a> {
     pub eligibility: EligibilityConfig,
 }
 
+impl<'a> PlacementStage<'a> {
+    /// A stage with the default eligibility timeouts.
+    pub fn new(
+        policy: &'a PlacementPolicy,
+        existing: &'a [ExistingPlacement],
+        now: UnixSeconds,
+    ) -> Self {
+        PlacementStage {
+            policy,
+            existing,
+            now,
+            eligibility: EligibilityConfig::default(),
+        }
+    }
+}
+
 /// Everything needed to plan one bundle.
 #[derive(Debug, Clone)]
 pub struct BundlePlanInput<'a> {
@@ -246,6 +262,23 @@ mod tests {
         ))
     }
 
+    fn plan_for(
+        placement: Option<PlacementStage<'_>>,
+        deployments: &BTreeMap<ClusterKey, DeploymentState>,
+    ) -> BundlePlan {
+        let ns = [NS.to_string()];
+        let input = BundlePlanInput {
+            bundle: &bundle(),
+            namespaces: &ns,
+            context: &TargetingContext::default(),
+            placement,
+            rollout: &RolloutStrategy::default(),
+            paused: false,
+            deployments,
+        };
+        plan_bundle(&index(), &input, &BuiltinTemplater, &id).unwrap()
+    }
+
     fn names(keys: impl IntoIterator<Item = ClusterKey>) -> Vec<String> {
         keys.into_iter().map(|k| k.name).collect()
     }
@@ -253,17 +286,7 @@ mod tests {
     #[test]
     fn without_placement_every_target_rolls_out_and_stale_deployments_are_orphans() {
         let deployments = BTreeMap::from([(ClusterKey::new(NS, "d"), DeploymentState::default())]);
-        let ns = [NS.to_string()];
-        let input = BundlePlanInput {
-            bundle: &bundle(),
-            namespaces: &ns,
-            context: &TargetingContext::default(),
-            placement: None,
-            rollout: &RolloutStrategy::default(),
-            paused: false,
-            deployments: &deployments,
-        };
-        let plan = plan_bundle(&index(), &input, &BuiltinTemplater, &id).unwrap();
+        let plan = plan_for(None, &deployments);
         assert_eq!(
             names(plan.targets.iter().map(|t| t.cluster.clone())),
             ["a", "b", "c"]
@@ -283,22 +306,7 @@ mod tests {
         let policy: PlacementPolicy =
             serde_json::from_value(json!({"type": "PickN", "numberOfClusters": 2})).unwrap();
         let deployments = BTreeMap::from([(ClusterKey::new(NS, "a"), DeploymentState::default())]);
-        let ns = [NS.to_string()];
-        let input = BundlePlanInput {
-            bundle: &bundle(),
-            namespaces: &ns,
-            context: &TargetingContext::default(),
-            placement: Some(PlacementStage {
-                policy: &policy,
-                existing: &[],
-                now: 0,
-                eligibility: EligibilityConfig::default(),
-            }),
-            rollout: &RolloutStrategy::default(),
-            paused: false,
-            deployments: &deployments,
-        };
-        let plan = plan_bundle(&index(), &input, &BuiltinTemplater, &id).unwrap();
+        let plan = plan_for(Some(PlacementStage::new(&policy, &[], 0)), &deployments);
         // Targeting allows a, b, c (d is dev); PickN 2 takes the largest names.
         assert_eq!(
             names(plan.targets.iter().map(|t| t.cluster.clone())),
@@ -334,17 +342,10 @@ mod tests {
             .iter()
             .map(|d| d.to_existing(PlacementState::Bound))
             .collect();
-        let input = BundlePlanInput {
-            placement: Some(PlacementStage {
-                policy: &policy,
-                existing: &existing,
-                now: 0,
-                eligibility: EligibilityConfig::default(),
-            }),
-            deployments: &deployments,
-            ..input
-        };
-        let plan = plan_bundle(&index(), &input, &BuiltinTemplater, &id).unwrap();
+        let plan = plan_for(
+            Some(PlacementStage::new(&policy, &existing, 0)),
+            &deployments,
+        );
         assert_eq!(names(plan.orphaned), ["a"]);
         assert!(plan.orphans_held.is_empty());
     }
@@ -376,22 +377,10 @@ mod tests {
             obsolete: false,
             score: None,
         }];
-        let ns = [NS.to_string()];
-        let input = BundlePlanInput {
-            bundle: &bundle(),
-            namespaces: &ns,
-            context: &TargetingContext::default(),
-            placement: Some(PlacementStage {
-                policy: &policy,
-                existing: &existing,
-                now: 0,
-                eligibility: EligibilityConfig::default(),
-            }),
-            rollout: &RolloutStrategy::default(),
-            paused: false,
-            deployments: &deployments,
-        };
-        let plan = plan_bundle(&index(), &input, &BuiltinTemplater, &id).unwrap();
+        let plan = plan_for(
+            Some(PlacementStage::new(&policy, &existing, 0)),
+            &deployments,
+        );
         assert_eq!(
             names(plan.targets.iter().map(|t| t.cluster.clone())),
             ["a", "b", "c"]
