@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the kustomize goldens under testdata/kustomize/<case>/ with the real `kubectl kustomize`
-# (kustomize v5 built into kubectl; installed by scripts/install-tools.sh). A test oracle only: the product never
+# (kustomize v5 built into kubectl; installed by scripts/install-tools.sh), with helmCharts rendered by the real helm
+# through scripts/kustomize-helm-shim.sh. Test oracles only: the product never
 # calls kubectl.
 #
 # Each case holds `input/` (the file tree), `build-dir` (the directory to build, relative to input/) and gets
@@ -20,7 +21,7 @@ for case_dir in "$root"/testdata/kustomize/*/; do
   name="$(basename "$case_dir")"
   build_dir="$(head -n1 "$case_dir/build-dir" 2>/dev/null || echo .)"
   rm -f "$case_dir/expected.yaml" "$case_dir/expected.err"
-  if out="$(cd "$case_dir/input" && "$kubectl" kustomize "$build_dir" 2>"$case_dir/.stderr")"; then
+  if out="$(cd "$case_dir/input" && "$kubectl" kustomize --enable-helm --helm-command "$root/scripts/kustomize-helm-shim.sh" "$build_dir" 2>"$case_dir/.stderr")"; then
     printf '%s\n' "$out" > "$case_dir/expected.yaml"
     ok=$((ok + 1))
   else

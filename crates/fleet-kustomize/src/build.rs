@@ -261,7 +261,44 @@ impl<'f, F: Files> Builder<'f, F> {
             let r = generators::generate(self.files, dir, kfile, Kind::Secret, args, global)?;
             m.absorb(r, kfile)?;
         }
+        self.inflate_helm_charts(m, dir, kfile, k)
+    }
+
+    #[cfg(feature = "helm")]
+    fn inflate_helm_charts(
+        &self,
+        m: &mut ResMap,
+        dir: &str,
+        kfile: &str,
+        k: &Kustomization,
+    ) -> Result<()> {
+        let helm_options = crate::helm::HelmOptions {
+            kube_version: self.options.kube_version.clone(),
+        };
+        for chart in &k.helm_charts {
+            let globals = k.helm_globals.as_ref();
+            for r in crate::helm::inflate(self.files, dir, kfile, globals, chart, &helm_options)? {
+                m.absorb(r, kfile)?;
+            }
+        }
         Ok(())
+    }
+
+    #[cfg(not(feature = "helm"))]
+    fn inflate_helm_charts(
+        &self,
+        _m: &mut ResMap,
+        _dir: &str,
+        kfile: &str,
+        k: &Kustomization,
+    ) -> Result<()> {
+        if k.helm_charts.is_empty() {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            kfile,
+            "`helmCharts`: this build of fleet-kustomize has no Helm engine (cargo feature `helm` is off)",
+        ))
     }
 
     fn transform(
@@ -373,9 +410,9 @@ fn reject_unsupported(k: &Kustomization, kfile: &str) -> Result<()> {
             "buildMetadata is not supported",
         ),
         (
-            "helmCharts",
-            !k.helm_charts.is_empty() || !k.helm_chart_inflation_generator.is_empty(),
-            "helmCharts is not supported yet (the Helm engine integration is pending)",
+            "helmChartInflationGenerator",
+            !k.helm_chart_inflation_generator.is_empty(),
+            "the legacy helmChartInflationGenerator field is not supported; use `helmCharts`",
         ),
     ];
     for (field, present, why) in unsupported {

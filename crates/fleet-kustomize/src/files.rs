@@ -11,6 +11,9 @@ pub trait Files {
     fn read(&self, path: &str) -> Option<Cow<'_, [u8]>>;
     /// Whether `path` is a directory (holds at least one file, directly or below).
     fn is_dir(&self, path: &str) -> bool;
+    /// Every file below directory `dir` (recursively), as paths from the tree root, sorted. Used to hand a local
+    /// Helm chart to the Helm engine.
+    fn list(&self, dir: &str) -> Vec<String>;
 }
 
 impl Files for BTreeMap<String, Vec<u8>> {
@@ -27,6 +30,17 @@ impl Files for BTreeMap<String, Vec<u8>> {
             .next()
             .is_some_and(|(k, _)| k.starts_with(&prefix))
     }
+
+    fn list(&self, dir: &str) -> Vec<String> {
+        if dir.is_empty() {
+            return self.keys().cloned().collect();
+        }
+        let prefix = format!("{dir}/");
+        self.range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
 }
 
 impl<F: Files + ?Sized> Files for &F {
@@ -36,6 +50,10 @@ impl<F: Files + ?Sized> Files for &F {
 
     fn is_dir(&self, path: &str) -> bool {
         (**self).is_dir(path)
+    }
+
+    fn list(&self, dir: &str) -> Vec<String> {
+        (**self).list(dir)
     }
 }
 
@@ -97,6 +115,8 @@ mod tests {
         assert!(m.is_dir(""));
         assert!(!m.is_dir("bas"));
         assert!(!m.is_dir("base/kustomization.yaml"));
+        assert_eq!(m.list("base"), ["base/kustomization.yaml"]);
+        assert_eq!(m.list("").len(), 2);
         assert!(is_within("base", "base/x"));
         assert!(!is_within("base", "base2.yaml"));
     }

@@ -59,8 +59,8 @@ pub struct Kustomization {
     pub replacements: Vec<ReplacementEntry>,
     pub sort_options: Option<SortOptions>,
     #[serde(default)]
-    pub helm_charts: Vec<Value>,
-    pub helm_globals: Option<Value>,
+    pub helm_charts: Vec<HelmChart>,
+    pub helm_globals: Option<HelmGlobals>,
     #[serde(default)]
     pub helm_chart_inflation_generator: Vec<Value>,
     #[serde(default)]
@@ -244,6 +244,59 @@ pub struct FieldOptions {
     pub create: bool,
 }
 
+/// One entry of `helmCharts`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct HelmChart {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub repo: String,
+    #[serde(default)]
+    pub digest: String,
+    #[serde(default)]
+    pub release_name: String,
+    #[serde(default)]
+    pub namespace: String,
+    #[serde(default)]
+    pub values_file: String,
+    #[serde(default)]
+    pub additional_values_files: Vec<String>,
+    pub values_inline: Option<Value>,
+    #[serde(default)]
+    pub values_merge: String,
+    #[serde(default, rename = "includeCRDs")]
+    pub include_crds: bool,
+    #[serde(default)]
+    pub skip_hooks: bool,
+    #[serde(default)]
+    pub skip_tests: bool,
+    #[serde(default)]
+    pub api_versions: Vec<String>,
+    #[serde(default)]
+    pub kube_version: String,
+    #[serde(default)]
+    pub name_template: String,
+    #[serde(default)]
+    pub devel: bool,
+    #[serde(default)]
+    pub debug: bool,
+}
+
+/// `helmGlobals`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct HelmGlobals {
+    #[serde(default)]
+    pub chart_home: String,
+    #[serde(default)]
+    pub config_home: String,
+}
+
 /// `sortOptions`.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -346,7 +399,8 @@ pub fn load(files: &impl Files, dir: &str) -> Result<Loaded> {
 /// Reads a kustomization file's contents strictly.
 pub fn parse(bytes: &[u8], file: &str) -> Result<Kustomization> {
     let text = crate::yaml::utf8(bytes, file)?;
-    let located = fleet_yaml::parse::located(text, file)?;
+    let located =
+        fleet_yaml::parse::located_with(&fleet_yaml::parse::Options::kustomize(), text, file)?;
     let value = located.value();
     let map = match value {
         Value::Null => return Ok(Kustomization::default()),

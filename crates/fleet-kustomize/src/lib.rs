@@ -11,6 +11,8 @@ pub mod fieldspec;
 pub mod files;
 mod generators;
 mod hash;
+#[cfg(feature = "helm")]
+mod helm;
 pub mod kustomization;
 mod name_reference;
 mod order;
@@ -37,6 +39,9 @@ pub struct Options {
     /// default is `false` (repositories that build with kubectl build here); `fleet test` can turn it on to point
     /// at patches that do nothing.
     pub strict_patch_targets: bool,
+    /// `.Capabilities.KubeVersion` for `helmCharts` entries that set no `kubeVersion` (e.g. the target cluster's
+    /// version); `None` uses the Helm engine's default.
+    pub kube_version: Option<String>,
 }
 
 impl Default for Options {
@@ -44,6 +49,7 @@ impl Default for Options {
         Options {
             max_depth: 64,
             strict_patch_targets: false,
+            kube_version: None,
         }
     }
 }
@@ -61,4 +67,9 @@ pub fn has_kustomization(files: &impl Files, dir: &str) -> bool {
     kustomization::FILE_NAMES
         .iter()
         .any(|n| files::join(dir, n).is_some_and(|p| files.read(&p).is_some()))
+}
+
+/// The objects as `kubectl kustomize` prints them: `---`-separated documents, keys sorted, kyaml style.
+pub fn to_yaml_stream(objects: &[Value]) -> String {
+    fleet_yaml::emit::kyaml::to_yaml_stream(objects)
 }

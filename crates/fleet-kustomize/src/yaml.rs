@@ -1,4 +1,5 @@
-//! Reading resource files (multi-document YAML or JSON, `List` kinds expanded) through `fleet-yaml`.
+//! Reading resource files (multi-document YAML or JSON, `List` kinds expanded) through `fleet-yaml`, with
+//! kustomize's scalar rules (go-yaml v3: only `true`/`false` are booleans, so `yes`, `on`, `n` stay strings).
 
 use serde_json::Value;
 
@@ -20,7 +21,11 @@ pub(crate) fn utf8<'a>(bytes: &'a [u8], file: &str) -> Result<&'a str> {
 /// Every document of a YAML stream, `null` documents dropped.
 pub(crate) fn documents(bytes: &[u8], file: &str) -> Result<Vec<Value>> {
     let text = utf8(bytes, file)?;
-    Ok(fleet_yaml::parse::documents(text, file)?)
+    Ok(fleet_yaml::parse::documents_with(
+        &fleet_yaml::parse::Options::kustomize(),
+        text,
+        file,
+    )?)
 }
 
 /// The Kubernetes objects of a resource file: every document must be a mapping with `kind`; `*List` kinds with

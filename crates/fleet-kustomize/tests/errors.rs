@@ -171,3 +171,29 @@ fn hostile_inputs_never_panic() {
         .to_string();
     assert!(err.starts_with("x.yaml: not valid UTF-8"), "{err}");
 }
+
+#[cfg(not(feature = "helm"))]
+#[test]
+fn helm_charts_without_the_engine_fail_clearly() {
+    let t = tree(&[("kustomization.yaml", "helmCharts:\n- name: demo\n")]);
+    let err = build(&t, "", &Options::default()).unwrap_err().to_string();
+    assert!(err.contains("cargo feature `helm` is off"), "{err}");
+}
+
+#[cfg(feature = "helm")]
+#[test]
+fn remote_helm_charts_need_vendoring() {
+    let t = tree(&[(
+        "kustomization.yaml",
+        "helmCharts:\n- name: redis\n  repo: https://charts.example.com\n  version: 1.0.0\n",
+    )]);
+    let err = build(&t, "", &Options::default()).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "kustomization.yaml: helmCharts \"redis\": the chart is not in charts and pulling it from \
+         \"https://charts.example.com\" needs the network; vendor the chart into the repository under charts/redis"
+    );
+    let t = tree(&[("kustomization.yaml", "helmCharts:\n- name: missing\n")]);
+    let err = build(&t, "", &Options::default()).unwrap_err().to_string();
+    assert!(err.contains("charts/missing"), "{err}");
+}

@@ -1,14 +1,57 @@
 //! Compatibility with `kubectl kustomize`: every fixture under `testdata/kustomize` is built in memory and
-//! compared with the golden that the real kubectl produced (`scripts/kustomize-goldens.sh`). Prints the match
-//! rates and fails when they drop below what has been reached, so that regressions show.
+//! compared with the golden that the real kubectl produced (`scripts/kustomize-goldens.sh`), both as objects and
+//! byte for byte. Prints the match rates and fails when they drop below what has been reached, so that regressions
+//! show. Fixtures that kubectl rejects must be rejected here too (their messages are snapshotted in `errors.rs`).
 
 mod support;
 
-use fleet_kustomize::{Options, build};
+use fleet_kustomize::{Options, build, to_yaml_stream};
 use serde_json::Value;
 
 /// Lowest accepted share of successful fixtures whose objects equal kubectl's, in order.
-const MIN_OBJECT_MATCH: f64 = 45.0 / 46.0;
+const MIN_OBJECT_MATCH: f64 = 1.0;
+/// Lowest accepted share of successful fixtures whose output is byte-identical to kubectl's.
+const MIN_BYTE_MATCH: f64 = 1.0;
+
+/// Whether a fixture needs the Helm engine (cargo feature `helm`).
+fn uses_helm(f: &support::Fixture) -> bool {
+    f.files.iter().any(|(p, c)| {
+        p.ends_with("kustomization.yaml") && String::from_utf8_lossy(c).contains("helmCharts:")
+    })
+}
+
+#[derive(Default)]
+struct Tally {
+    total: usize,
+    objects: usize,
+    bytes: usize,
+    skipped: usize,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn compare(&mut self, name: &str, expected: &str, objects: &[Value]) {
+        self.total += 1;
+        let options = fleet_yaml::parse::Options::kustomize();
+        let want =
+            fleet_yaml::parse::documents_with(&options, expected, "golden").expect("golden parses");
+        if want == objects {
+            self.objects += 1;
+        } else {
+            self.failures
+                .push(format!("{name}: objects differ\n{}", diff(&want, objects)));
+        }
+        let text = to_yaml_stream(objects);
+        if text == expected {
+            self.bytes += 1;
+        } else {
+            self.failures.push(format!(
+                "{name}: text differs\n{}",
+                text_diff(expected, &text)
+            ));
+        }
+    }
+}
 
 #[test]
 fn goldens_match_kubectl_kustomize() {
@@ -18,55 +61,59 @@ fn goldens_match_kubectl_kustomize() {
         "expected at least 30 fixtures, found {}",
         fixtures.len()
     );
-    let (mut total, mut objects_ok) = (0usize, 0usize);
-    let mut failures = Vec::new();
+    let mut t = Tally::default();
     for f in &fixtures {
+        if !cfg!(feature = "helm") && uses_helm(f) {
+            t.skipped += 1;
+            continue;
+        }
         let result = build(&f.files, &f.build_dir, &Options::default());
         match (&f.expected, &f.expected_err, result) {
-            (Some(expected), _, Ok(objects)) => {
-                total += 1;
-                let want = fleet_yaml::parse::documents(expected, "golden").expect("golden parses");
-                if want == objects {
-                    objects_ok += 1;
-                } else {
-                    failures.push(format!(
-                        "{}: objects differ\n{}",
-                        f.name,
-                        diff(&want, &objects)
-                    ));
-                }
-            }
+            (Some(expected), _, Ok(objects)) => t.compare(&f.name, expected, &objects),
             (Some(_), _, Err(e)) => {
-                total += 1;
-                failures.push(format!("{}: kubectl succeeds but we fail: {e}", f.name));
+                t.total += 1;
+                t.failures
+                    .push(format!("{}: kubectl succeeds but we fail: {e}", f.name));
             }
-            (None, Some(_), Ok(_)) => {
-                failures.push(format!("{}: kubectl fails but we succeed", f.name))
-            }
+            (None, Some(_), Ok(_)) => t
+                .failures
+                .push(format!("{}: kubectl fails but we succeed", f.name)),
             (None, Some(_), Err(_)) => {}
-            (None, None, _) => failures.push(format!(
+            (None, None, _) => t.failures.push(format!(
                 "{}: no golden; run scripts/kustomize-goldens.sh",
                 f.name
             )),
         }
     }
-    let rate = objects_ok as f64 / total.max(1) as f64;
+    let rate = |n: usize| n as f64 / t.total.max(1) as f64;
     println!(
-        "kustomize goldens: {objects_ok}/{total} object-identical ({:.1}%)",
-        rate * 100.0
+        "kustomize goldens: {}/{} byte-identical ({:.1}%), {}/{} object-identical ({:.1}%); {} helmCharts fixtures \
+         skipped (feature `helm` off)",
+        t.bytes,
+        t.total,
+        rate(t.bytes) * 100.0,
+        t.objects,
+        t.total,
+        rate(t.objects) * 100.0,
+        t.skipped
     );
-    for fl in &failures {
+    for fl in &t.failures {
         println!("--- {fl}");
     }
     assert!(
-        rate >= MIN_OBJECT_MATCH,
-        "object match rate {rate:.3} fell below {MIN_OBJECT_MATCH}"
+        rate(t.objects) >= MIN_OBJECT_MATCH,
+        "object match rate fell below {MIN_OBJECT_MATCH}"
     );
-    let error_mismatches: Vec<_> = failures
+    assert!(
+        rate(t.bytes) >= MIN_BYTE_MATCH,
+        "byte match rate fell below {MIN_BYTE_MATCH}"
+    );
+    let wrong_outcome: Vec<_> = t
+        .failures
         .iter()
         .filter(|f| f.contains("kubectl fails but we succeed") || f.contains("no golden"))
         .collect();
-    assert!(error_mismatches.is_empty(), "{error_mismatches:#?}");
+    assert!(wrong_outcome.is_empty(), "{wrong_outcome:#?}");
 }
 
 fn diff(want: &[Value], got: &[Value]) -> String {
@@ -87,4 +134,24 @@ fn diff(want: &[Value], got: &[Value]) -> String {
         }
     }
     out
+}
+
+/// The first differing line, with context.
+fn text_diff(want: &str, got: &str) -> String {
+    let (w, g): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
+    let at = w
+        .iter()
+        .zip(&g)
+        .position(|(a, b)| a != b)
+        .unwrap_or(w.len().min(g.len()));
+    format!(
+        "  line {}\n    want {:?}\n    got  {:?}\n  (want {} lines, got {}; trailing newline: want {}, got {})",
+        at + 1,
+        w.get(at),
+        g.get(at),
+        w.len(),
+        g.len(),
+        want.ends_with('\n'),
+        got.ends_with('\n')
+    )
 }
