@@ -18,3 +18,19 @@ pub fn to_yaml(value: &Value) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn to_yaml_drops_only_the_final_newline() {
+        assert_eq!(marshal(&json!({"a": 1})), "a: 1\n");
+        assert_eq!(to_yaml(&json!({"a": 1})), "a: 1");
+        assert_eq!(to_yaml(&json!({"k": "kept\n\n"})), "k: |+\n  kept\n");
+        assert_eq!(to_yaml(&json!(null)), "null");
+        assert_eq!(to_yaml(&json!([])), "[]");
+    }
+}

@@ -15,3 +15,21 @@ pub fn to_yaml(value: &Value) -> String {
 pub fn to_yaml_stream(values: &[Value]) -> String {
     values.iter().map(to_yaml).collect::<Vec<_>>().join("---\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn stream_separates_resources_like_kubectl_kustomize() {
+        let a = json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "a"}});
+        let b = json!({"kind": "Secret", "apiVersion": "v1", "metadata": {"name": "b"}, "data": {"x": "eQ=="}});
+        assert_eq!(
+            to_yaml_stream(&[a, b]),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\ndata:\n  x: eQ==\nkind: Secret\nmetadata:\n  name: b\n"
+        );
+        assert_eq!(to_yaml_stream(&[]), "");
+    }
+}

@@ -37,14 +37,45 @@ pub fn documents(text: &str, origin: &str) -> Result<Vec<Value>, Error> {
 
 /// [`documents`] with explicit options.
 pub fn documents_with(options: &Options, text: &str, origin: &str) -> Result<Vec<Value>, Error> {
+    stream(options, text, origin, |node| {
+        node::into_value(node, text, options.schema, None)
+    })
+}
+
+/// Every document of a stream with positions (lines count from the start of the stream); empty and null
+/// documents are dropped.
+pub fn located_documents(text: &str, origin: &str) -> Result<Vec<Located>, Error> {
+    located_documents_with(&Options::default(), text, origin)
+}
+
+/// [`located_documents`] with explicit options.
+pub fn located_documents_with(
+    options: &Options,
+    text: &str,
+    origin: &str,
+) -> Result<Vec<Located>, Error> {
+    stream(options, text, origin, |node| {
+        let mut positions = Positions::new();
+        let value = node::into_value(node, text, options.schema, Some(&mut positions));
+        Located { value, positions }
+    })
+}
+
+/// Reads a `---` stream, converting each non-null document.
+fn stream<T>(
+    options: &Options,
+    text: &str,
+    origin: &str,
+    convert: impl Fn(Node) -> T,
+) -> Result<Vec<T>, Error> {
     check_size(options, text, origin)?;
     with_stack(options, text, || {
         let nodes: Vec<Node> = serde_saphyr::from_multiple_with_options(text, options.saphyr())
             .map_err(|e| convert_error(&e, origin, options))?;
         Ok(nodes
             .into_iter()
-            .map(|n| node::into_value(n, text, options.schema, None))
-            .filter(|v| !v.is_null())
+            .filter(|n| !matches!(n.value, node::Kind::Null))
+            .map(convert)
             .collect())
     })
 }

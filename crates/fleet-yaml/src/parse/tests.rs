@@ -297,3 +297,14 @@ fn kustomize_schema_reads_like_go_yaml_v3() {
     // The default (Helm) schema keeps dates as written.
     assert_eq!(one("c: 2024-01-01\n"), json!({"c": "2024-01-01"}));
 }
+
+#[test]
+fn located_documents_count_lines_from_the_stream_start() {
+    let docs = located_documents("a: 1\n---\n---\nb:\n  c: 2\n", "m.yaml").unwrap();
+    assert_eq!(docs.len(), 2);
+    assert_eq!(docs[1].value(), &json!({"b": {"c": 2}}));
+    assert_eq!(
+        docs[1].location("/b/c"),
+        Some(Location { line: 5, column: 3 })
+    );
+}
