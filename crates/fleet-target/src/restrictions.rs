@@ -160,17 +160,32 @@ fn allowed(
     )))
 }
 
+/// The URL with any `user:password@` replaced by `***@`, for messages.
+fn redact(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+        return url.to_string();
+    };
+    let host_end = url[scheme_end..]
+        .find('/')
+        .map_or(url.len(), |i| scheme_end + i);
+    match url[scheme_end..host_end].rfind('@') {
+        Some(at) => format!("{}***{}", &url[..scheme_end], &url[scheme_end + at..]),
+        None => url.to_string(),
+    }
+}
+
 fn check_repo(repo: &str, patterns: &[String]) -> Result<(), TargetError> {
     if repo.is_empty() || patterns.is_empty() {
         return Ok(());
     }
+    let shown = redact(repo);
     for pattern in patterns {
         if pattern == repo {
             return Ok(());
         }
         let re = regex::Regex::new(pattern).map_err(|e| {
             TargetError::Restricted(format!(
-                "disallowed repo {repo}: GitRepoRestriction failed to compile regex '{pattern}': {e}"
+                "disallowed repo {shown}: GitRepoRestriction failed to compile regex '{pattern}': {e}"
             ))
         })?;
         if re.is_match(repo) {
@@ -178,7 +193,7 @@ fn check_repo(repo: &str, patterns: &[String]) -> Result<(), TargetError> {
         }
     }
     Err(TargetError::Restricted(format!(
-        "disallowed repo {repo}: {repo} not in allowed set [{}]",
+        "disallowed repo {shown}: {shown} not in allowed set [{}]",
         patterns.join(" ")
     )))
 }
@@ -286,6 +301,29 @@ mod tests {
             ok.allowed_target_namespace_selector,
             Some(LabelSelector::from_labels([("x", "1"), ("y", "2")]))
         );
+    }
+
+    #[test]
+    fn credentials_in_repo_urls_are_not_shown() {
+        let restrictions = vec![GitRepoRestriction {
+            allowed_repo_patterns: vec!["^https://github.com/acme/".into()],
+            ..Default::default()
+        }];
+        let err = authorize(
+            &repo("https://bob:s3cret@gitlab.com/x/y", "", "", ""),
+            &restrictions,
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            "disallowed repo https://***@gitlab.com/x/y: https://***@gitlab.com/x/y not in allowed set [^https://github.com/acme/]"
+        );
+        assert_eq!(
+            redact("git@github.com:acme/x.git"),
+            "git@github.com:acme/x.git"
+        );
+        assert_eq!(redact("ssh://git@host/x"), "ssh://***@host/x");
     }
 
     #[test]

@@ -519,7 +519,9 @@ fn exec(nodes: &[Node], scope: &mut Scope, out: &mut String) -> Result<(), Strin
                             .collect()
                     }
                     Value::Null => Vec::new(),
-                    other => return Err(format!("range can't iterate over {other}")),
+                    other => {
+                        return Err(format!("range can't iterate over a {}", kind(&other)));
+                    }
                 };
                 if items.is_empty() {
                     exec(otherwise, scope, out)?;
@@ -604,6 +606,18 @@ fn number(n: f64) -> Value {
     }
 }
 
+/// The type of a value, for error messages (which never quote values: they may be secret).
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "nil",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "list",
+        Value::Object(_) => "map",
+    }
+}
+
 fn truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
@@ -641,7 +655,11 @@ fn compare(a: &Value, b: &Value) -> Result<std::cmp::Ordering, String> {
             .and_then(|(x, y)| x.partial_cmp(&y))
             .ok_or_else(|| "incomparable numbers".to_string()),
         (Value::String(x), Value::String(y)) => Ok(x.cmp(y)),
-        _ => Err(format!("incompatible types for comparison: {a} and {b}")),
+        _ => Err(format!(
+            "incompatible types for comparison: {} and {}",
+            kind(a),
+            kind(b)
+        )),
     }
 }
 
@@ -673,7 +691,13 @@ fn call(name: &str, args: &[Value]) -> Result<Value, String> {
                         .and_then(|i| a.get(i as usize).cloned())
                         .ok_or_else(|| format!("index out of range: {n}"))?,
                     (Value::Null, _) => Value::Null,
-                    _ => return Err(format!("can't index {current} with {key}")),
+                    _ => {
+                        return Err(format!(
+                            "can't index a {} with a {}",
+                            kind(&current),
+                            kind(key)
+                        ));
+                    }
                 };
             }
             Ok(current)
@@ -770,7 +794,7 @@ fn call(name: &str, args: &[Value]) -> Result<Value, String> {
                     Value::String(x) => x.len(),
                     Value::Array(a) => a.len(),
                     Value::Object(o) => o.len(),
-                    _ => return Err(format!("len of {}", args[0])),
+                    other => return Err(format!("len of a {}", kind(other))),
                 })),
             }
         }

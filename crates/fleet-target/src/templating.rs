@@ -114,12 +114,9 @@ pub fn preprocess_helm_values(
         let text = templater
             .render(template, &context)
             .map_err(|m| fail(field.clone(), m))?;
-        let value = parse_yaml_value(&text).map_err(|m| {
-            fail(
-                field,
-                format!("failed to interpret rendered template as helm values: {text}: {m}"),
-            )
-        })?;
+        // The rendered text and the parser's message may quote values, which can be secret.
+        let value = parse_yaml_value(&text)
+            .map_err(|_| fail(field, "the rendered template is not valid YAML".to_string()))?;
         values.insert(key.clone(), value);
     }
     Ok(())
@@ -511,6 +508,15 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "cluster fleet-default/c1: helm.templateValues.x: function \"env\" not defined"
+        );
+        let err = run(
+            json!({"helm": {"templateValues": {"x": "password: [${ .ClusterName }"}}}),
+            &cluster(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cluster fleet-default/c1: helm.templateValues.x: the rendered template is not valid YAML"
         );
     }
 

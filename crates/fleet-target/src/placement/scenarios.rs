@@ -788,3 +788,27 @@ fn fingerprint_ignores_number_of_clusters() {
     assert_eq!(scheduling_fingerprint(&a), scheduling_fingerprint(&b));
     assert_ne!(scheduling_fingerprint(&b), scheduling_fingerprint(&c));
 }
+
+/// The same input in any candidate or placement order gives the same decision.
+#[test]
+fn decisions_do_not_depend_on_input_order() {
+    use PlacementState::*;
+    let policy = json!({"type": "PickN", "numberOfClusters": 4,
+    "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "region", "whenUnsatisfiable": "ScheduleAnyway"}],
+    "affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 20, "preference": {"propertySorter": {"name": "kubernetes-fleet.io/node-count", "sortOrder": "Descending"}}}
+    ]}}});
+    let placed = vec![
+        existing("c2", Bound, false, None),
+        existing("c3", Scheduled, true, None),
+    ];
+    let clusters = fixture();
+    let forward = run_on(&clusters, policy.clone(), &placed, NOW);
+    let mut reversed_clusters = clusters.clone();
+    reversed_clusters.reverse();
+    let mut reversed_placed = placed.clone();
+    reversed_placed.reverse();
+    let backward = run_on(&reversed_clusters, policy, &reversed_placed, NOW);
+    assert_eq!(forward, backward);
+    assert_eq!(forward.selected.len(), 4);
+}
