@@ -82,8 +82,15 @@ impl<'f, F: Files> Builder<'f, F> {
     }
 
     /// Builds the kustomization in `dir` completely (the top level).
-    pub fn build(&mut self, dir: &str) -> Result<(ResMap, Option<kustomization::SortOptions>)> {
-        let loaded = kustomization::load(self.files, dir)?;
+    /// `prepend_resource` is put first in the top kustomization's `resources` unless already listed (Fleet's
+    /// Helm post-rendering).
+    pub fn build(&mut self, dir: &str, prepend_resource: Option<&str>) -> Result<ResMap> {
+        let mut loaded = kustomization::load(self.files, dir)?;
+        if let Some(extra) = prepend_resource
+            && !loaded.kustomization.resources.iter().any(|r| r == extra)
+        {
+            loaded.kustomization.resources.insert(0, extra.to_string());
+        }
         if loaded.kustomization.is_component() {
             return Err(Error::invalid(
                 &loaded.file,
@@ -101,7 +108,7 @@ impl<'f, F: Files> Builder<'f, F> {
         name_reference::fix(&mut acc.resmap.items, &acc.config)?;
         order::sort(&mut acc.resmap.items, sort.as_ref())
             .map_err(|e| Error::invalid(&loaded.file, e))?;
-        Ok((acc.resmap, sort))
+        Ok(acc.resmap)
     }
 
     /// kustomize's accumulateTarget: `parent` is the accumulation a component adds to.

@@ -9,6 +9,7 @@ mod config;
 pub mod error;
 pub mod fieldspec;
 pub mod files;
+pub mod fleet;
 mod generators;
 mod hash;
 #[cfg(feature = "helm")]
@@ -58,7 +59,7 @@ impl Default for Options {
 pub fn build(files: &impl Files, dir: &str, options: &Options) -> Result<Vec<Value>> {
     let dir = files::join("", dir)
         .ok_or_else(|| Error::invalid(dir, "the directory is outside the file tree"))?;
-    let (resmap, _) = build::Builder::new(files, options).build(&dir)?;
+    let resmap = build::Builder::new(files, options).build(&dir, None)?;
     Ok(resmap.items.into_iter().map(|r| r.obj).collect())
 }
 
