@@ -5,6 +5,8 @@
 
 use serde_json::Number;
 
+use crate::gofmt;
+
 /// A plain scalar as go-yaml reads it, when that is a number.
 pub(crate) fn number(s: &str) -> Option<Number> {
     if !s.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
@@ -42,6 +44,16 @@ pub(crate) fn int(s: &str) -> Option<Number> {
         Some(false) => i64::try_from(magnitude).ok().map(Number::from),
         Some(true) if magnitude == 1 << 63 => Some(Number::from(i64::MIN)),
         Some(true) => i64::try_from(magnitude).ok().map(|m| Number::from(-m)),
+    }
+}
+
+/// A number as Go reads back its own JSON text (`json.Marshal`, then go-yaml or `json.Unmarshal` into an integer
+/// field): floats print in plain decimal below 1e21, so integral ones come back as integers (`1.0` → `1`,
+/// `-0.0` → `0`, `1e6` → `1000000`); others stay floats.
+pub(crate) fn go_json_number(n: &Number) -> Number {
+    match n.as_f64().filter(|_| n.is_f64()) {
+        Some(f) => int(&gofmt::json_float(f)).unwrap_or_else(|| n.clone()),
+        None => n.clone(),
     }
 }
 

@@ -18,16 +18,11 @@ pub(crate) enum Style {
 /// A number as go-yaml prints it after `json.Marshal` and go-yaml's re-read: integers stay digits, other JSON
 /// numbers become float64 printed with `%g` (`1e+06` never happens for integral floats below 1e21: they are ints).
 pub(crate) fn number(n: &Number) -> String {
-    let json = match n.as_f64().filter(|_| n.is_f64()) {
-        Some(f) => gofmt::json_float(f),
-        None => return n.to_string(),
-    };
-    if resolve::int(&json).is_some() {
-        // Go prints the parsed integer: only a negative zero changes.
-        return if json == "-0" { "0".into() } else { json };
+    let n = resolve::go_json_number(n);
+    match n.as_f64().filter(|_| n.is_f64()) {
+        Some(f) => gofmt::format_g(f, false),
+        None => n.to_string(),
     }
-    json.parse::<f64>()
-        .map_or(json.clone(), |f| gofmt::format_g(f, false))
 }
 
 /// Strings go-yaml v2 resolves to booleans, nulls or special floats when unquoted.

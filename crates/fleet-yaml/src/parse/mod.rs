@@ -4,6 +4,7 @@
 
 mod node;
 mod options;
+mod typed;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -12,7 +13,9 @@ use self::node::{Node, Positions};
 pub use self::options::{DuplicateKeys, Options, Schema};
 pub use crate::error::{Error, Location};
 
-/// Reads one YAML document into `T` with the default [`Options`]. `origin` names the input in errors.
+/// Reads one YAML document into `T` with the default [`Options`], the way Fleet and Helm (Go) read YAML into
+/// structs: YAML 1.1 → JSON → `T`, so strings stay strings only where Go's would, and integral floats fit integer
+/// fields. `origin` names the input in errors, which carry the position of the offending key or item.
 pub fn from_str<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T, Error> {
     from_str_with(&Options::default(), text, origin)
 }
@@ -23,11 +26,7 @@ pub fn from_str_with<T: DeserializeOwned>(
     text: &str,
     origin: &str,
 ) -> Result<T, Error> {
-    check_size(options, text, origin)?;
-    with_stack(options, text, || {
-        serde_saphyr::from_str_with_options(text, options.saphyr())
-            .map_err(|e| convert_error(&e, origin, options))
-    })
+    located_with(options, text, origin)?.deserialize()
 }
 
 /// Reads every document of a `---` separated stream; empty and null documents are dropped.
@@ -57,7 +56,11 @@ pub fn located_documents_with(
     stream(options, text, origin, |node| {
         let mut positions = Positions::new();
         let value = node::into_value(node, text, options.schema, Some(&mut positions));
-        Located { value, positions }
+        Located {
+            origin: origin.to_string(),
+            value,
+            positions,
+        }
     })
 }
 
@@ -83,6 +86,7 @@ fn stream<T>(
 /// One document as a JSON value, with the position of every node.
 #[derive(Debug, Clone)]
 pub struct Located {
+    origin: String,
     value: Value,
     positions: Positions,
 }
@@ -103,6 +107,17 @@ impl Located {
     pub fn location(&self, json_pointer: &str) -> Option<Location> {
         self.positions.get(json_pointer).copied()
     }
+
+    /// The name of the input, as given to the parser.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The document as a `T`, read the way Go reads YAML into structs (sigs.k8s.io/yaml: YAML → JSON →
+    /// `encoding/json`); errors name the position of the offending key or item.
+    pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T, Error> {
+        typed::deserialize(self)
+    }
 }
 
 /// Reads one YAML document with positions. An empty document is `null`.
@@ -120,7 +135,11 @@ pub fn located_with(options: &Options, text: &str, origin: &str) -> Result<Locat
         let value = node.map_or(Value::Null, |n| {
             node::into_value(n, text, options.schema, Some(&mut positions))
         });
-        Ok(Located { value, positions })
+        Ok(Located {
+            origin: origin.to_string(),
+            value,
+            positions,
+        })
     })
 }
 

@@ -308,3 +308,48 @@ fn located_documents_count_lines_from_the_stream_start() {
         Some(Location { line: 5, column: 3 })
     );
 }
+
+#[test]
+fn typed_reading_follows_go_json_and_places_errors() {
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Spec {
+        replicas: u32,
+        ports: Vec<u16>,
+        #[serde(default)]
+        labels: std::collections::BTreeMap<String, String>,
+    }
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Doc {
+        spec: Spec,
+    }
+    // Integral floats fit integer fields (Go: YAML → JSON prints 1.0 as 1); YAML 1.1 keys convert.
+    let doc: Doc = from_str(
+        "spec:\n  replicas: 1.0\n  ports: [80, 443]\n  labels: {y: a}\n",
+        "d.yaml",
+    )
+    .unwrap();
+    assert_eq!(doc.spec.replicas, 1);
+    assert_eq!(doc.spec.labels.get("true").map(String::as_str), Some("a"));
+
+    let err = from_str::<Doc>("spec:\n  replicas: many\n  ports: []\n", "d.yaml").unwrap_err();
+    assert_eq!(err.location, Some(Location { line: 2, column: 3 }));
+    assert!(
+        err.message
+            .starts_with("spec.replicas: invalid type: string \"many\""),
+        "{err}"
+    );
+
+    let err = from_str::<Doc>(
+        "spec:\n  replicas: 1\n  ports:\n  - 80\n  - http\n",
+        "d.yaml",
+    )
+    .unwrap_err();
+    assert_eq!(err.location, Some(Location { line: 5, column: 5 }));
+    assert!(err.message.starts_with("spec.ports[1]: "), "{err}");
+
+    let none: Option<Doc> = from_str("# nothing\n", "e.yaml").unwrap();
+    assert_eq!(none, None);
+    let located = located("spec: {replicas: 2, ports: [1]}\n", "l.yaml").unwrap();
+    assert_eq!(located.origin(), "l.yaml");
+    assert_eq!(located.deserialize::<Doc>().unwrap().spec.ports, vec![1]);
+}
