@@ -77,6 +77,7 @@ fn field<T: DeserializeOwned>(
 ) -> Result<Option<T>, TargetError> {
     match spec.get(key) {
         None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.is_empty() => Ok(None),
         Some(v) => serde_json::from_value(v.clone())
             .map(Some)
             .map_err(|e| TargetError::invalid(format!("spec.{key}"), e.to_string())),
@@ -171,6 +172,10 @@ mod tests {
                 "spec.placement: unknown variant `PickSome`, expected one of `PickAll`, `PickFixed`, `PickN`",
             ),
             (json!([]), "spec: must be an object"),
+            (
+                json!({"targetCustomizationMode": "Sometimes"}),
+                "spec.targetCustomizationMode: unknown variant `Sometimes`, expected `FirstMatch` or `AllMatches`",
+            ),
         ];
         for (spec, want) in cases {
             let err = read_bundle_spec("ns", "b", &Labels::new(), &spec).unwrap_err();

@@ -24,6 +24,7 @@ pub mod quantity;
 pub mod restrictions;
 pub mod rollout;
 pub mod selector;
+pub mod serde_util;
 pub mod targeting;
 pub mod template_engine;
 pub mod templating;

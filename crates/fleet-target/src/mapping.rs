@@ -15,9 +15,9 @@ use crate::selector::{LabelSelector, Labels};
 pub struct NamespaceMapping {
     pub name: String,
     pub namespace: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub bundle_selector: Option<LabelSelector>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub namespace_selector: Option<LabelSelector>,
 }
 
@@ -25,7 +25,7 @@ pub struct NamespaceMapping {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NamespaceInfo {
     pub name: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub labels: Labels,
 }
 

@@ -42,30 +42,30 @@ impl fmt::Display for ClusterKey {
 pub struct ClusterInfo {
     pub name: String,
     pub namespace: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub labels: Labels,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub annotations: Labels,
     /// `spec.templateValues`, exposed to `${ }` templates as `.ClusterValues`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub template_values: serde_json::Map<String, serde_json::Value>,
     /// `spec.paused`: BundleDeployments are staged but never promoted.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub paused: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub taints: Vec<Taint>,
     /// Named properties (Kubernetes quantity strings), e.g. `kubernetes-fleet.io/node-count`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub properties: BTreeMap<String, String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub resource_usage: ResourceUsage,
     /// Custom scores with an optional expiry (like OCM's AddOnPlacementScore); readable by
     /// property sorters and selectors under their name until they expire.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub scores: Vec<CustomScore>,
     /// Agent-reported health; `None` means no agent data is known (offline use), which the
     /// scheduler treats as eligible.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub health: Option<ClusterHealth>,
 }
 
@@ -97,11 +97,11 @@ impl ClusterInfo {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ResourceUsage {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub capacity: BTreeMap<String, String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub allocatable: BTreeMap<String, String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub available: BTreeMap<String, String>,
 }
 
@@ -112,7 +112,7 @@ pub struct CustomScore {
     pub name: String,
     pub value: i64,
     /// After this time the score counts as missing; `None` never expires.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub valid_until: Option<UnixSeconds>,
 }
 
@@ -121,15 +121,15 @@ pub struct CustomScore {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClusterHealth {
     /// The cluster's agent has joined (registration granted, `Joined=True`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub joined: bool,
     /// The cluster is leaving the fleet (being deleted).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub leaving: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub last_heartbeat: Option<UnixSeconds>,
     /// The `Healthy` condition, if the agent reported one.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub healthy: Option<HealthCondition>,
 }
 
@@ -146,11 +146,11 @@ pub struct HealthCondition {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Taint {
     pub key: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub value: String,
     pub effect: TaintEffect,
     /// When the taint was added; `tolerationSeconds` count from here.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub time_added: Option<UnixSeconds>,
 }
 
@@ -181,8 +181,8 @@ impl fmt::Display for Taint {
 pub struct ClusterGroupInfo {
     pub name: String,
     pub namespace: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub labels: Labels,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub selector: Option<LabelSelector>,
 }

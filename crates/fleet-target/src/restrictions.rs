@@ -13,21 +13,21 @@ use crate::selector::LabelSelector;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GitRepoRestriction {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub name: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub default_service_account: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub allowed_service_accounts: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub allowed_repo_patterns: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub default_client_secret_name: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub allowed_client_secret_names: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub allowed_target_namespaces: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub allowed_target_namespace_selector: Option<LabelSelector>,
 }
 
@@ -35,13 +35,13 @@ pub struct GitRepoRestriction {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GitRepoAccess {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub repo: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub target_namespace: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub service_account: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub client_secret_name: String,
 }
 

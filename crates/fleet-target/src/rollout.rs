@@ -39,17 +39,17 @@ const DEFAULT_AUTO_PARTITION_THRESHOLD: i64 = 200;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutStrategy {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub max_unavailable: Option<IntOrPercent>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub max_unavailable_partitions: Option<IntOrPercent>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub auto_partition_size: Option<IntOrPercent>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub auto_partition_threshold: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub max_new: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub partitions: Vec<PartitionSpec>,
 }
 
@@ -57,9 +57,9 @@ pub struct RolloutStrategy {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PartitionSpec {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub name: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub max_unavailable: Option<IntOrPercent>,
     #[serde(flatten)]
     pub matcher: ClusterMatcher,
@@ -69,16 +69,16 @@ pub struct PartitionSpec {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeploymentState {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub deployment_id: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub staged_deployment_id: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub applied_deployment_id: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub ready: bool,
     /// The last apply failed (the `Deployed` condition is False).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub failed: bool,
 }
 

@@ -15,9 +15,17 @@ pub type Labels = BTreeMap<String, String>;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LabelSelector {
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::null_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub match_labels: Labels,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub match_expressions: Vec<LabelSelectorRequirement>,
 }
 
@@ -27,7 +35,11 @@ pub struct LabelSelector {
 pub struct LabelSelectorRequirement {
     pub key: String,
     pub operator: SelectorOperator,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub values: Vec<String>,
 }
 

@@ -31,7 +31,7 @@ use crate::templating::preprocess_helm_values;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GitTarget {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub name: String,
     #[serde(flatten)]
     pub matcher: ClusterMatcher,
@@ -44,14 +44,18 @@ pub const SOURCE_CUSTOMIZATION: &str = "customization";
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BundleTarget {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub name: String,
     #[serde(flatten)]
     pub matcher: ClusterMatcher,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub do_not_deploy: bool,
     /// Where the target came from: [`SOURCE_CUSTOMIZATION`] or anything else (a target).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::null_default",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub source: Option<String>,
     /// Every other field: the target's BundleDeploymentOptions.
     #[serde(flatten)]
@@ -72,16 +76,16 @@ pub enum CustomizationMode {
 pub struct TargetingBundle {
     pub name: String,
     pub namespace: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub labels: Labels,
     /// The bundle's own BundleDeploymentOptions.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub options: Map<String, Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub targets: Vec<BundleTarget>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub target_restrictions: Vec<GitTarget>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::empty_default")]
     pub target_customization_mode: CustomizationMode,
 }
 

@@ -54,10 +54,10 @@ pub struct ExistingPlacement {
     pub cluster: ClusterKey,
     pub state: PlacementState,
     /// Made under an older policy (see [`scheduling_fingerprint`]).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub obsolete: bool,
     /// The score recorded when it was made.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub score: Option<ClusterScore>,
 }
 

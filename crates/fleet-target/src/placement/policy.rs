@@ -28,19 +28,47 @@ pub enum PlacementType {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PlacementPolicy {
-    #[serde(default, rename = "type")]
+    #[serde(
+        default,
+        rename = "type",
+        deserialize_with = "crate::serde_util::empty_default"
+    )]
     pub placement_type: PlacementType,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub cluster_names: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::null_default",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub number_of_clusters: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::null_default",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub affinity: Option<Affinity>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub tolerations: Vec<Toleration>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::null_default",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub strategy: Option<RollingUpdate>,
 }
 
@@ -48,7 +76,7 @@ pub struct PlacementPolicy {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Affinity {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub cluster_affinity: Option<ClusterAffinity>,
 }
 
@@ -56,9 +84,9 @@ pub struct Affinity {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClusterAffinity {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub required_during_scheduling_ignored_during_execution: Option<RequiredTerms>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub preferred_during_scheduling_ignored_during_execution: Vec<PreferredTerm>,
 }
 
@@ -66,7 +94,7 @@ pub struct ClusterAffinity {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RequiredTerms {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub cluster_selector_terms: Vec<ClusterSelectorTerm>,
 }
 
@@ -75,11 +103,11 @@ pub struct RequiredTerms {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClusterSelectorTerm {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub label_selector: Option<LabelSelector>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub property_selector: Option<PropertySelector>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub property_sorter: Option<PropertySorter>,
 }
 
@@ -95,7 +123,7 @@ pub struct PreferredTerm {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PropertySelector {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub match_expressions: Vec<PropertyRequirement>,
 }
 
@@ -138,15 +166,19 @@ pub enum SortOrder {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TopologySpreadConstraint {
-    #[serde(default = "default_max_skew")]
+    #[serde(default = "default_max_skew", deserialize_with = "max_skew_or_one")]
     pub max_skew: i64,
     pub topology_key: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::empty_default")]
     pub when_unsatisfiable: WhenUnsatisfiable,
 }
 
 fn default_max_skew() -> i64 {
     1
+}
+
+fn max_skew_or_one<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    Option::<i64>::deserialize(d).map(|v| v.unwrap_or(1))
 }
 
 /// What a violated spread constraint does.
@@ -163,17 +195,17 @@ pub enum WhenUnsatisfiable {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Toleration {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub key: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::empty_default")]
     pub operator: TolerationOperator,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub value: String,
     /// `None` tolerates every effect.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::empty_default")]
     pub effect: Option<TaintEffect>,
     /// Tolerate only until this many seconds after the taint was added.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub toleration_seconds: Option<i64>,
 }
 
@@ -190,14 +222,14 @@ pub enum TolerationOperator {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RollingUpdate {
     /// Default `25%` of the target count, rounded up.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub max_unavailable: Option<IntOrPercent>,
     /// Default `25%` of the target count, rounded up.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub max_surge: Option<IntOrPercent>,
     /// Default 60: how long a deployment whose readiness cannot be tracked must have been
     /// available before it counts as ready.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub unavailable_period_seconds: Option<i64>,
 }
 
