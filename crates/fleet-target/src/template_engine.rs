@@ -888,23 +888,58 @@ fn title(s: &str) -> String {
     out
 }
 
+/// Go's `fmt.Sprintf` for the verbs `%s %d %v %q %%`; flags and width are accepted and padding
+/// applied (`%5s`, `%-5s`, `%05d`), precision is ignored.
 fn printf(format: &str, args: &[Value]) -> String {
     let mut out = String::new();
     let mut args = args.iter();
-    let mut chars = format.chars();
+    let mut chars = format.chars().peekable();
     while let Some(c) = chars.next() {
         if c != '%' {
             out.push(c);
             continue;
         }
-        match chars.next() {
-            Some('%') => out.push('%'),
-            Some(verb) => match args.next() {
-                Some(v) if verb == 'q' => out.push_str(&format!("{:?}", as_str(v))),
-                Some(v) => out.push_str(&print(v)),
-                None => out.push_str(&format!("%!{verb}(MISSING)")),
-            },
-            None => out.push_str("%!(NOVERB)"),
+        let mut spec = String::new();
+        while let Some(&f) = chars.peek() {
+            if !"-+# 0123456789.".contains(f) {
+                break;
+            }
+            spec.push(f);
+            chars.next();
+        }
+        let Some(verb) = chars.next() else {
+            out.push_str("%!(NOVERB)");
+            break;
+        };
+        if verb == '%' {
+            out.push('%');
+            continue;
+        }
+        let text = match args.next() {
+            Some(v) if verb == 'q' => format!("{:?}", as_str(v)),
+            Some(v) => print(v),
+            None => {
+                out.push_str(&format!("%!{verb}(MISSING)"));
+                continue;
+            }
+        };
+        let left = spec.starts_with('-');
+        let zero = !left && spec.trim_start_matches(['+', '#', ' ']).starts_with('0');
+        let width: usize = spec
+            .trim_start_matches(['-', '+', '#', ' ', '0'])
+            .split('.')
+            .next()
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(0)
+            .min(4096);
+        let pad = width.saturating_sub(text.chars().count());
+        let fill = if zero { '0' } else { ' ' };
+        if left {
+            out.push_str(&text);
+            out.extend(std::iter::repeat_n(' ', pad));
+        } else {
+            out.extend(std::iter::repeat_n(fill, pad));
+            out.push_str(&text);
         }
     }
     out
@@ -983,6 +1018,11 @@ mod tests {
             ("${ list 1 2 3 | toJson }", "[1,2,3]"),
             ("${ .ClusterValues.list | join \",\" }", "a,b"),
             ("${ int \"42\" }", "42"),
+            (
+                "${ printf \"[%5s|%-3s|%03d|%%]\" \"ab\" \"c\" 7 }",
+                "[   ab|c  |007|%]",
+            ),
+            ("${ printf \"%s %s\" \"x\" }", "x %!s(MISSING)"),
             (
                 "${ .ClusterAnnotations.missing | default \"x\" }",
                 "MISSING-KEY",
