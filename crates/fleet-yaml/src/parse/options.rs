@@ -52,10 +52,12 @@ impl Default for Options {
 }
 
 impl Options {
-    /// The defaults with kustomize's reading rules ([`Schema::GoYamlV3`]).
+    /// The defaults with kustomize's reading rules: [`Schema::GoYamlV3`], duplicate keys rejected (as
+    /// `kubectl kustomize` does: "mapping key already defined").
     pub fn kustomize() -> Self {
         Self {
             schema: Schema::GoYamlV3,
+            duplicate_keys: DuplicateKeys::Error,
             ..Self::default()
         }
     }

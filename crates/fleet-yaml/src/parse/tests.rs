@@ -294,6 +294,8 @@ fn kustomize_schema_reads_like_go_yaml_v3() {
         v,
         json!({"a": "yes", "b": true, "c": "2024-01-01T00:00:00Z", "d": "2024-01-01", "e": "2024-01-01", "f": 493, "g": "2001-12-14T21:59:43.1Z", "y": "n"})
     );
+    // kubectl kustomize rejects duplicate keys; Helm keeps the last.
+    assert!(documents_with(&Options::kustomize(), "a: 1\na: 2\n", "k.yaml").is_err());
     // The default (Helm) schema keeps dates as written.
     assert_eq!(one("c: 2024-01-01\n"), json!({"c": "2024-01-01"}));
 }
