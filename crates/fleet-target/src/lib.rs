@@ -8,6 +8,17 @@
 //! [`rollout::plan_rollout`] (which BundleDeployments to create, stage and promote).
 //! [`pipeline::plan_bundle`] runs all of them for one bundle; [`restrictions::authorize`] checks a
 //! GitRepo against GitRepoRestrictions first.
+//!
+//! Entry points for other crates:
+//! - input model: [`model::ClusterInfo`], [`model::ClusterGroupInfo`], [`index::ClusterIndex`];
+//!   a Bundle spec (JSON) splits with [`bundle_spec::read_bundle_spec`];
+//! - Fleet targeting: [`targeting::compute_targets`], [`targeting::target_cluster`],
+//!   [`targeting::affected_bundles`] (what a cluster change re-targets);
+//! - the whole bundle: [`pipeline::plan_bundle`] and [`explain::explain`] (`fleet target`);
+//! - pieces: [`rollout::plan_rollout`], [`placement::schedule`],
+//!   [`placement::budget::plan_roll`], [`placement::membership`] (cluster conditions, automatic
+//!   taints), [`customization::merge_options`], [`templating::preprocess_helm_values`] with a
+//!   [`template_engine::ValuesTemplater`] (the built-in one, or a complete Go-template engine).
 
 pub mod bundle_spec;
 pub mod customization;
