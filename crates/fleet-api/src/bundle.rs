@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::condition::Condition;
 use crate::omit::{is_false, is_zero, null_as_zero};
 use crate::options::{BundleDeploymentOptions, HelmOpOptions};
+use crate::placement::PlacementPolicy;
 use crate::selector::LabelSelector;
 use crate::state::BundleState;
 use crate::summary::BundleSummary;
@@ -94,6 +95,10 @@ pub struct BundleSpec {
         deserialize_with = "null_as_zero"
     )]
     pub values_hash: String,
+    /// Our addition: placement policy choosing among the targeted clusters (see
+    /// [`crate::placement`]). Absent means Fleet's behaviour.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PlacementPolicy>,
 }
 
 /// `targetCustomizationMode` value (the default): the first matching customization applies.

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::condition::Condition;
 use crate::generic_map::GenericMap;
 use crate::omit::{is_false, is_zero, null_as_zero};
+use crate::placement::{ClusterScore, ClusterTaint};
 use crate::summary::{BundleSummary, ResourceCounts};
 
 /// Cluster spec: identity, how the manager reaches the cluster, and agent settings.
@@ -116,6 +117,13 @@ pub struct ClusterSpec {
         deserialize_with = "null_as_zero"
     )]
     pub agent_pull_secrets: Vec<LocalObjectReference>,
+    /// Our addition: taints that keep placements away unless tolerated.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
+    pub taints: Vec<ClusterTaint>,
 }
 
 /// Scheduling objects created for the agent.
@@ -326,6 +334,13 @@ pub struct ClusterStatus {
         deserialize_with = "null_as_zero"
     )]
     pub active_schedule: bool,
+    /// Our addition: custom scores with an expiry, used by placement policies.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
+    pub scores: Vec<ClusterScore>,
 }
 
 /// Display fields of a Cluster.

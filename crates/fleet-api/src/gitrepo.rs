@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::omit::{is_false, is_zero, null_as_zero};
 use crate::options::CorrectDrift;
+use crate::placement::PlacementPolicy;
 use crate::selector::LabelSelector;
 use crate::status::StatusBase;
 
@@ -189,6 +190,10 @@ pub struct GitRepoSpec {
         deserialize_with = "null_as_zero"
     )]
     pub bundles: Vec<BundlePath>,
+    /// Our addition: placement policy for every bundle of this repository (see
+    /// [`crate::placement`]). Absent means Fleet's behaviour.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PlacementPolicy>,
 }
 
 /// A cluster or cluster group to deploy to. All given criteria must match; an entry with

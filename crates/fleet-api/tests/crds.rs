@@ -4,10 +4,18 @@
 
 use std::path::PathBuf;
 
-use fleet_api::{crds, crds_yaml};
+use std::sync::OnceLock;
+
+use fleet_api::crds_yaml;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+    CustomResourceDefinition, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
 };
+
+/// The generated CRDs, built once for all tests of this file.
+fn crds() -> Vec<CustomResourceDefinition> {
+    static CRDS: OnceLock<Vec<CustomResourceDefinition>> = OnceLock::new();
+    CRDS.get_or_init(fleet_api::crds).clone()
+}
 
 fn committed_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../charts/fleet-crd/templates/crds.yaml")
@@ -282,7 +290,6 @@ fn free_form_maps_and_int_or_string_are_declared() {
 
 #[test]
 fn generated_yaml_reads_back_as_the_same_crds() {
-    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     let parsed: Vec<CustomResourceDefinition> =
         serde_saphyr::from_multiple(&crds_yaml()).expect("generated YAML parses");
     assert_eq!(parsed, crds());
@@ -347,5 +354,64 @@ fn fleet_validations_are_declared() {
         property(&token, &["spec", "ttl"])
             .x_kubernetes_validations
             .is_some()
+    );
+}
+
+#[test]
+fn placement_additions_are_optional_fields() {
+    let schema_of = |kind: &str| {
+        let crd = crds()
+            .into_iter()
+            .find(|crd| crd.spec.names.kind == kind)
+            .unwrap();
+        crd.spec.versions[0]
+            .schema
+            .clone()
+            .unwrap()
+            .open_api_v3_schema
+            .unwrap()
+    };
+    for kind in ["GitRepo", "Bundle"] {
+        let schema = schema_of(kind);
+        let spec = property(&schema, &["spec"]);
+        assert!(
+            !spec
+                .required
+                .iter()
+                .flatten()
+                .any(|name| name == "placement"),
+            "{kind}"
+        );
+        let kinds = property(&schema, &["spec", "placement", "type"]);
+        let allowed: Vec<_> = kinds
+            .enum_
+            .iter()
+            .flatten()
+            .map(|value| value.0.clone())
+            .collect();
+        assert_eq!(
+            allowed,
+            ["PickAll", "PickFixed", "PickN"].map(serde_json::Value::from)
+        );
+        let strategy = property(&schema, &["spec", "placement", "strategy", "maxSurge"]);
+        assert_eq!(strategy.x_kubernetes_int_or_string, Some(true));
+    }
+    let cluster = schema_of("Cluster");
+    let effect = property(&cluster, &["spec", "taints", "effect"]);
+    let allowed: Vec<_> = effect
+        .enum_
+        .iter()
+        .flatten()
+        .map(|value| value.0.clone())
+        .collect();
+    assert_eq!(
+        allowed,
+        ["NoSchedule", "NoSelect"].map(serde_json::Value::from)
+    );
+    assert_eq!(
+        property(&cluster, &["status", "scores", "validUntil"])
+            .format
+            .as_deref(),
+        Some("date-time")
     );
 }

@@ -84,6 +84,15 @@ fn gitrepos_round_trip() {
     let status = everything.status.as_ref().expect("status");
     assert_eq!(status.base.display.ready_bundle_deployments, "1/2");
     assert_eq!(status.commit.len(), 40);
+    let placement = repos[3].spec.placement.as_ref().expect("placement");
+    assert_eq!(
+        (
+            placement.placement_type.as_str(),
+            placement.number_of_clusters
+        ),
+        ("PickN", Some(3))
+    );
+    assert_eq!(placement.tolerations[0].toleration_seconds, Some(300));
 }
 
 #[test]
@@ -129,6 +138,14 @@ fn clusters_round_trip() {
         "cattle-fleet-local-system"
     );
     assert_eq!(clusters[1].spec.agent_tolerations.len(), 1);
+    assert_eq!(
+        clusters[1].spec.taints[0].effect,
+        fleet_api::TAINT_NO_SELECT
+    );
+    assert_eq!(
+        clusters[1].status.as_ref().expect("status").scores[1].value,
+        -5
+    );
 }
 
 #[test]
