@@ -35,19 +35,18 @@ fn choose<'c>(
     old_ns: Option<&str>,
     referrer: &ResId,
 ) -> std::result::Result<Option<&'c ResId>, String> {
+    // A reference that names its namespace (a RoleBinding subject, a webhook service) only matches resources
+    // currently in that namespace; one that does not must share the referrer's namespace.
     let picked: Vec<&Candidate> = cands
         .iter()
-        .filter(|c| {
-            c.previous.iter().any(|p| {
-                p.name == old_name
-                    && old_ns.is_none_or(|ns| p.namespace == ns || c.current.namespace == ns)
-            })
-        })
-        .filter(|c| {
-            old_ns.is_some()
-                || referrer.gvk.is_cluster_scoped()
-                || c.current.gvk.is_cluster_scoped()
-                || referrer.ns_equals(&c.current)
+        .filter(|c| c.previous.iter().any(|p| p.name == old_name))
+        .filter(|c| match old_ns {
+            Some(ns) => c.current.namespace == ns,
+            None => {
+                referrer.gvk.is_cluster_scoped()
+                    || c.current.gvk.is_cluster_scoped()
+                    || referrer.ns_equals(&c.current)
+            }
         })
         .collect();
     match picked.as_slice() {
