@@ -110,3 +110,20 @@ pub fn new_token() -> String {
     rand::rng().fill_bytes(&mut bytes);
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
+
+/// The admin token kept in `dir/admin.token` (created on first start), or a fresh one without a data dir.
+pub fn load_or_create_admin_token(dir: Option<&std::path::Path>) -> std::io::Result<String> {
+    let Some(dir) = dir else {
+        return Ok(new_token());
+    };
+    let path = dir.join("admin.token");
+    match std::fs::read_to_string(&path) {
+        Ok(token) if !token.trim().is_empty() => Ok(token.trim().to_string()),
+        _ => {
+            std::fs::create_dir_all(dir)?;
+            let token = new_token();
+            std::fs::write(&path, &token)?;
+            Ok(token)
+        }
+    }
+}

@@ -132,6 +132,10 @@ pub fn decode_body(body: &[u8], content_type: &str) -> ApiResult<Value> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("the request body is empty"));
     }
+    if content_type.contains("protobuf") || content_type.contains("cbor") {
+        // Clients (kubectl's typed clients) fall back to JSON on 415.
+        return Err(ApiError::unsupported_media_type(content_type));
+    }
     let is_yaml = content_type.contains("yaml");
     match serde_json::from_slice::<Value>(body) {
         Ok(v) => Ok(v),

@@ -99,10 +99,18 @@ impl ApiServer {
         };
         let store = Store::new(config.watch_history, journal);
         let auth = Authenticator::new(config.require_auth);
-        let admin_token = config
-            .admin_token
-            .clone()
-            .or_else(|| config.require_auth.then(crate::auth::new_token));
+        let admin_token = match (&config.admin_token, config.require_auth) {
+            (Some(token), _) => Some(token.clone()),
+            (None, true) => Some(
+                crate::auth::load_or_create_admin_token(config.data_dir.as_deref()).map_err(
+                    |source| StartError::DataDir {
+                        path: config.data_dir.clone().unwrap_or_default(),
+                        source,
+                    },
+                )?,
+            ),
+            (None, false) => None,
+        };
         if let Some(token) = &admin_token {
             auth.add_token(token.clone(), User::admin());
         }
@@ -168,6 +176,27 @@ impl ApiServer {
     /// Serves plain HTTP on `listener` until the future is dropped.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
         axum::serve(listener, self.router()).await
+    }
+
+    /// Serves HTTPS on `listener` with `certs` until the future is dropped.
+    pub async fn serve_tls(
+        self,
+        listener: tokio::net::TcpListener,
+        certs: &crate::tls::Certificates,
+    ) -> std::io::Result<()> {
+        let config = certs.server_config().map_err(std::io::Error::other)?;
+        let tls = crate::tls::TlsListener::new(listener, config)?;
+        axum::serve(tls, self.router()).await
+    }
+
+    /// A kubeconfig (kubectl and kube-rs read it) for `server_url`, with the admin token and, for
+    /// HTTPS, the CA this server was configured with.
+    pub fn kubeconfig(&self, server_url: &str) -> String {
+        let ca = server_url
+            .starts_with("https://")
+            .then_some(self.inner.ca_pem.as_deref())
+            .flatten();
+        crate::kubeconfig::render(server_url, ca, self.admin_token(), "default")
     }
 
     /// Binds 127.0.0.1 on a free port and serves plain HTTP in a background task.

@@ -48,9 +48,6 @@ fn apply_patch(req: &Request, content_type: &str, old: &Value, patch: &Value) ->
             fleet_yaml::patch::merge_patch::apply(&mut doc, patch);
         }
         "application/strategic-merge-patch+json" => {
-            if req.rt.crd.is_some() {
-                return Err(ApiError::unsupported_media_type(content_type));
-            }
             if !patch.is_object() {
                 return Err(ApiError::bad_request(
                     "a strategic merge patch must be a JSON object",

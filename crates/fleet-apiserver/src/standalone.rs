@@ -1,0 +1,130 @@
+//! Running the server as a process: HTTPS with generated certificates (or plain HTTP on loopback), bearer
+//! authentication with the admin token, a kubeconfig written for clients, and shutdown on SIGINT/SIGTERM.
+//! Used by `fleet apiserver`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use crate::server::{ApiServer, Config, StartError};
+use crate::tls::{Certificates, TlsError};
+
+/// How to run a standalone server.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub listen: SocketAddr,
+    pub data_dir: Option<PathBuf>,
+    pub kubeconfig_out: Option<PathBuf>,
+    pub plain_http: bool,
+    pub watch_history: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("--plain-http is only allowed on a loopback address (got {0})")]
+    PlainHttpNotLoopback(SocketAddr),
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    #[error(transparent)]
+    Start(#[from] StartError),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("cannot write the kubeconfig {path}: {source}")]
+    Kubeconfig {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("serving failed: {0}")]
+    Serve(std::io::Error),
+}
+
+/// Runs until SIGINT or SIGTERM. Prints the URL on stderr once it accepts connections.
+pub async fn run(options: Options) -> Result<(), ServeError> {
+    if options.plain_http && !options.listen.ip().is_loopback() {
+        return Err(ServeError::PlainHttpNotLoopback(options.listen));
+    }
+    let certs = if options.plain_http {
+        None
+    } else {
+        Some(Certificates::load_or_generate(
+            options.data_dir.as_deref(),
+            &[options.listen.ip().to_string()],
+        )?)
+    };
+    let config = Config {
+        data_dir: options.data_dir.clone(),
+        watch_history: options.watch_history,
+        require_auth: true,
+        ca_pem: certs.as_ref().map(|c| c.ca_pem.clone()),
+        ..Config::default()
+    };
+    let server = ApiServer::new(config)?;
+    let listener = tokio::net::TcpListener::bind(options.listen)
+        .await
+        .map_err(|source| ServeError::Listen {
+            addr: options.listen,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(ServeError::Serve)?;
+    let host = match addr.ip() {
+        ip if ip.is_unspecified() => "127.0.0.1".to_string(),
+        std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+        ip => ip.to_string(),
+    };
+    let scheme = if certs.is_some() { "https" } else { "http" };
+    let url = format!("{scheme}://{host}:{}", addr.port());
+    if let Some(path) = &options.kubeconfig_out {
+        write_private(path, &server.kubeconfig(&url)).map_err(|source| ServeError::Kubeconfig {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    eprintln!("fleet apiserver listening on {url}");
+    let serving = async {
+        match &certs {
+            Some(certs) => server.clone().serve_tls(listener, certs).await,
+            None => server.clone().serve(listener).await,
+        }
+    };
+    tokio::select! {
+        result = serving => result.map_err(ServeError::Serve)?,
+        _ = shutdown_signal() => eprintln!("fleet apiserver: shutting down"),
+    }
+    Ok(())
+}
+
+/// Writes a file only its owner can read (it holds the admin token).
+fn write_private(path: &std::path::Path, content: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    #[cfg(unix)]
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    options.mode(0o600);
+    options.open(path)?.write_all(content.as_bytes())
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {},
+                    _ = term.recv() => {},
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
