@@ -37,7 +37,7 @@ pub fn documents(text: &str, origin: &str) -> Result<Vec<Value>, Error> {
 /// [`documents`] with explicit options.
 pub fn documents_with(options: &Options, text: &str, origin: &str) -> Result<Vec<Value>, Error> {
     stream(options, text, origin, |node| {
-        node::into_value(node, text, options.schema, None)
+        node::into_value(node, text, options.schema, None).map_err(|f| failure(f, origin))
     })
 }
 
@@ -55,12 +55,13 @@ pub fn located_documents_with(
 ) -> Result<Vec<Located>, Error> {
     stream(options, text, origin, |node| {
         let mut positions = Positions::new();
-        let value = node::into_value(node, text, options.schema, Some(&mut positions));
-        Located {
+        let value = node::into_value(node, text, options.schema, Some(&mut positions))
+            .map_err(|f| failure(f, origin))?;
+        Ok(Located {
             origin: origin.to_string(),
             value,
             positions,
-        }
+        })
     })
 }
 
@@ -69,17 +70,17 @@ fn stream<T>(
     options: &Options,
     text: &str,
     origin: &str,
-    convert: impl Fn(Node) -> T,
+    convert: impl Fn(Node) -> Result<T, Error>,
 ) -> Result<Vec<T>, Error> {
     check_size(options, text, origin)?;
     with_stack(options, text, || {
         let nodes: Vec<Node> = serde_saphyr::from_multiple_with_options(text, options.saphyr())
             .map_err(|e| convert_error(&e, origin, options))?;
-        Ok(nodes
+        nodes
             .into_iter()
             .filter(|n| !matches!(n.value, node::Kind::Null))
             .map(convert)
-            .collect())
+            .collect()
     })
 }
 
@@ -132,15 +133,21 @@ pub fn located_with(options: &Options, text: &str, origin: &str) -> Result<Locat
         let node: Option<Node> = serde_saphyr::from_str_with_options(text, options.saphyr())
             .map_err(|e| convert_error(&e, origin, options))?;
         let mut positions = Positions::new();
-        let value = node.map_or(Value::Null, |n| {
-            node::into_value(n, text, options.schema, Some(&mut positions))
-        });
+        let value = match node {
+            Some(n) => node::into_value(n, text, options.schema, Some(&mut positions))
+                .map_err(|f| failure(f, origin))?,
+            None => Value::Null,
+        };
         Ok(Located {
             origin: origin.to_string(),
             value,
             positions,
         })
     })
+}
+
+fn failure((location, message): node::Failure, origin: &str) -> Error {
+    Error::new(origin, location, message)
 }
 
 /// Stack one nesting level may take while serde-saphyr descends (measured in debug builds, with a margin).

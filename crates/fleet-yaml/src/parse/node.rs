@@ -201,22 +201,36 @@ const GO_YAML_V2_BOOLEANS: [&str; 22] = [
 /// Spellings go-yaml v3 reads as booleans.
 const GO_YAML_V3_BOOLEANS: [&str; 6] = ["true", "True", "TRUE", "false", "False", "FALSE"];
 
+/// Spellings go-yaml reads as infinities and NaN (which JSON, hence Helm and kubectl, cannot carry).
+const GO_YAML_NON_FINITE: [&str; 12] = [
+    ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN",
+    ".NAN",
+];
+
+/// What serde-saphyr hands over for the non-finite floats it reads.
+const SAPHYR_NON_FINITE: [&str; 3] = [".nan", ".inf", "-.inf"];
+
+/// A conversion failure: where, and why.
+pub(crate) type Failure = (Option<Location>, String);
+
 /// Turns a node tree into a JSON value; records positions into `positions` when given.
-/// `source` is the parsed text, used to check how booleans were spelled.
+/// `source` is the parsed text, used to check how scalars were spelled.
 pub(crate) fn into_value(
     node: Node,
     source: &str,
     schema: Schema,
     positions: Option<&mut Positions>,
-) -> Value {
+) -> Result<Value, Failure> {
     let mut walk = Walk {
         source,
         schema,
         pointer: String::new(),
         positions,
+        failure: None,
     };
     walk.record(&node.referenced);
-    walk.convert(node)
+    let value = walk.convert(node);
+    walk.failure.map_or(Ok(value), Err)
 }
 
 struct Walk<'a> {
@@ -224,6 +238,8 @@ struct Walk<'a> {
     schema: Schema,
     pointer: String,
     positions: Option<&'a mut Positions>,
+    /// The first failure met; conversion goes on without it.
+    failure: Option<Failure>,
 }
 
 impl Walk<'_> {
@@ -250,7 +266,19 @@ impl Walk<'_> {
 
     /// A string as go-yaml reads it. For untagged plain scalars: numbers serde-saphyr leaves as text
     /// (`1_000.5`) become numbers, and go-yaml v3 turns timestamps into RFC 3339 text.
-    fn string(&self, s: String, at: &serde_saphyr::Location) -> Value {
+    fn string(&mut self, s: String, at: &serde_saphyr::Location) -> Value {
+        if let Some(spelling) = self.non_finite_spelling(&s, at) {
+            if GO_YAML_NON_FINITE.contains(&spelling.as_str()) {
+                self.failure.get_or_insert_with(|| {
+                    (
+                        location(at),
+                        "infinity and NaN are not allowed: JSON cannot represent them".into(),
+                    )
+                });
+                return Value::Null;
+            }
+            return Value::String(spelling);
+        }
         if !self.untagged_plain(&s, at) {
             return Value::String(s);
         }
@@ -266,6 +294,14 @@ impl Walk<'_> {
     /// A text key as sigs.k8s.io/yaml converts it: plain number spellings serde-saphyr left as text become the
     /// number's JSON key.
     fn key(&self, text: String, at: &serde_saphyr::Location) -> String {
+        if let Some(spelling) = self.non_finite_spelling(&text, at) {
+            // go-yaml's own spellings are float keys (`.inf`, `.nan` in JSON); others are text.
+            return if GO_YAML_NON_FINITE.contains(&spelling.as_str()) {
+                text
+            } else {
+                spelling
+            };
+        }
         match resolve::number(&text).filter(|_| self.untagged_plain(&text, at)) {
             Some(n) => n
                 .as_f64()
@@ -275,11 +311,19 @@ impl Walk<'_> {
         }
     }
 
-    /// Whether a string node was written as a plain scalar (its source text is the value) without a tag.
-    fn untagged_plain(&self, s: &str, at: &serde_saphyr::Location) -> bool {
-        if self.text(at) != Some(s) {
-            return false;
+    /// For a plain scalar serde-saphyr read as a non-finite float (and passed on as `.nan`, `.inf`, `-.inf`): how
+    /// it was spelled.
+    fn non_finite_spelling(&self, s: &str, at: &serde_saphyr::Location) -> Option<String> {
+        if !SAPHYR_NON_FINITE.contains(&s) {
+            return None;
         }
+        let text = self.text(at)?;
+        let plain = !text.starts_with(['"', '\'', '|', '>']) && !self.tagged(at);
+        plain.then(|| text.to_string())
+    }
+
+    /// Whether a tag (`!!str`, `!foo`) precedes the node.
+    fn tagged(&self, at: &serde_saphyr::Location) -> bool {
         let start = at
             .span()
             .byte_offset()
@@ -294,7 +338,12 @@ impl Walk<'_> {
             .rsplit([' ', '\t', '\n', '[', '{', ','])
             .next()
             .unwrap_or("");
-        !last_token.starts_with('!')
+        last_token.starts_with('!')
+    }
+
+    /// Whether a string node was written as a plain scalar (its source text is the value) without a tag.
+    fn untagged_plain(&self, s: &str, at: &serde_saphyr::Location) -> bool {
+        self.text(at) == Some(s) && !self.tagged(at)
     }
 
     fn record(&mut self, at: &serde_saphyr::Location) {

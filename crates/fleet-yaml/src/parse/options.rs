@@ -88,7 +88,7 @@ impl Options {
             DuplicateKeys::Error => serde_saphyr::options::DuplicateKeyPolicy::Error,
         };
         options.merge_keys = serde_saphyr::options::MergeKeyPolicy::Merge;
-        options.non_finite_float_policy = serde_saphyr::options::NonFiniteFloatPolicy::Reject;
+        options.non_finite_float_policy = serde_saphyr::options::NonFiniteFloatPolicy::AsString;
         options.with_snippet = false;
         options.emit_comments = false;
         options

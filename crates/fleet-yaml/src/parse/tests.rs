@@ -61,6 +61,24 @@ fn numbers_keep_ints_and_floats_apart() {
 }
 
 #[test]
+fn non_finite_spellings_follow_go_yaml() {
+    // go-yaml knows `.inf`, `+.Inf`, `-.INF`, `.NaN`…; other spellings serde-saphyr accepts are text for Go.
+    let v = one("a: -.NaN\nb: +.nan\nc: '.inf'\nd: !!str .nan\n+.nan: key\n");
+    assert_eq!(
+        v,
+        json!({"a": "-.NaN", "b": "+.nan", "c": ".inf", "d": ".nan", "+.nan": "key"})
+    );
+    for text in ["a: .Inf\n", "a: [1, -.INF]\n", "a: {b: .NAN}\n"] {
+        let err = documents(text, "v.yaml").unwrap_err();
+        assert!(
+            err.message.starts_with("infinity and NaN are not allowed"),
+            "{err}"
+        );
+        assert_eq!(err.location.map(|l| l.line), Some(1));
+    }
+}
+
+#[test]
 fn infinities_are_errors_like_sigs_yaml() {
     let err = documents("a: .inf\n", "v.yaml").unwrap_err();
     assert_eq!(err.origin, "v.yaml");
