@@ -39,6 +39,7 @@ fn is_remote(entry: &str) -> bool {
 pub(crate) struct Accumulated {
     pub resmap: ResMap,
     pub config: TransformerConfig,
+    pub vars: Vec<crate::vars::Declared>,
 }
 
 pub(crate) struct Builder<'f, F: Files> {
@@ -106,6 +107,7 @@ impl<'f, F: Files> Builder<'f, F> {
             r.set_name(&name);
         }
         name_reference::fix(&mut acc.resmap.items, &acc.config)?;
+        crate::vars::resolve(&mut acc.resmap.items, &acc.vars, &acc.config.var_reference)?;
         order::sort(&mut acc.resmap.items, sort.as_ref())
             .map_err(|e| Error::invalid(&loaded.file, e))?;
         Ok(acc.resmap)
@@ -124,6 +126,7 @@ impl<'f, F: Files> Builder<'f, F> {
         let mut acc = parent.unwrap_or_else(|| Accumulated {
             resmap: ResMap::default(),
             config: TransformerConfig::default(),
+            vars: Vec::new(),
         });
         for entry in &k.resources {
             self.add_resource(&mut acc, dir, kfile, entry)?;
@@ -162,6 +165,7 @@ impl<'f, F: Files> Builder<'f, F> {
         self.merge_configurations(&mut acc.config, dir, kfile, k)?;
         self.generate(&mut acc.resmap, dir, kfile, k)?;
         self.transform(&mut acc, dir, kfile, k)?;
+        crate::vars::merge(&mut acc.vars, crate::vars::parse(&k.vars, kfile)?)?;
         Ok(acc)
     }
 
@@ -217,6 +221,7 @@ impl<'f, F: Files> Builder<'f, F> {
         self.stack.pop();
         acc.resmap.append_all(child.resmap)?;
         merge_config(&mut acc.config, &child.config);
+        crate::vars::merge(&mut acc.vars, child.vars)?;
         Ok(())
     }
 
@@ -407,11 +412,6 @@ fn reject_unsupported(k: &Kustomization, kfile: &str) -> Result<()> {
             "validator plugins are disabled, as in Fleet",
         ),
         (
-            "vars",
-            !k.vars.is_empty(),
-            "vars are not supported; use `replacements`",
-        ),
-        (
             "buildMetadata",
             !k.build_metadata.is_empty(),
             "buildMetadata is not supported",
@@ -438,6 +438,7 @@ fn merge_config(into: &mut TransformerConfig, from: &TransformerConfig) {
     merge_specs(&mut into.common_annotations, &from.common_annotations);
     merge_specs(&mut into.images, &from.images);
     merge_specs(&mut into.replicas, &from.replicas);
+    merge_specs(&mut into.var_reference, &from.var_reference);
     for row in &from.name_reference {
         into.add_name_reference(NameReference { ..row.clone() });
     }

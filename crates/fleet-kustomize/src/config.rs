@@ -29,9 +29,7 @@ pub struct ConfigFile {
     pub replicas: Vec<FieldSpecArgs>,
     #[serde(default)]
     pub name_reference: Vec<NameReferenceArgs>,
-    /// Accepted for compatibility; `vars` themselves are rejected.
     #[serde(default)]
-    #[allow(dead_code)]
     pub var_reference: Vec<FieldSpecArgs>,
 }
 
@@ -67,6 +65,7 @@ impl ConfigFile {
         );
         merge_specs(&mut cfg.images, &specs(&self.images));
         merge_specs(&mut cfg.replicas, &specs(&self.replicas));
+        merge_specs(&mut cfg.var_reference, &specs(&self.var_reference));
         for nr in &self.name_reference {
             cfg.add_name_reference(NameReference {
                 group: nr.group.clone(),

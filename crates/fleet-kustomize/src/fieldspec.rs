@@ -135,6 +135,8 @@ pub struct TransformerConfig {
     pub replicas: Vec<FieldSpec>,
     /// Name references: referred-to GVK selector and the fields that refer to it.
     pub name_reference: Vec<NameReference>,
+    /// Where `$(VAR)` references of `vars` are expanded.
+    pub var_reference: Vec<FieldSpec>,
 }
 
 /// One row of the name-reference table.
@@ -648,6 +650,51 @@ fn name_references() -> Vec<NameReference> {
     ]
 }
 
+fn var_references() -> Vec<FieldSpec> {
+    let mut out = Vec::new();
+    for (_, kind, base) in WORKLOADS.iter().filter(|(_, k, _)| *k != "PodTemplate") {
+        for c in ["containers", "initContainers"] {
+            for f in ["args", "command", "env/value", "volumeMounts/mountPath"] {
+                out.push(FieldSpec::new(
+                    "",
+                    "",
+                    kind,
+                    &format!("{base}/{c}/{f}"),
+                    false,
+                ));
+            }
+        }
+        if *kind == "StatefulSet" {
+            out.push(FieldSpec::new(
+                "",
+                "",
+                kind,
+                "spec/volumeClaimTemplates/spec/nfs/server",
+                false,
+            ));
+        } else {
+            out.push(FieldSpec::new(
+                "",
+                "",
+                kind,
+                &format!("{base}/volumes/nfs/server"),
+                false,
+            ));
+        }
+    }
+    out.extend(rows(&[
+        ("", "", "Ingress", "spec/rules/host", false),
+        ("", "", "Ingress", "spec/tls/hosts", false),
+        ("", "", "Ingress", "spec/tls/secretName", false),
+        ("", "", "Service", "spec/ports/port", false),
+        ("", "", "Service", "spec/ports/targetPort", false),
+        ("", "", "PersistentVolume", "spec/nfs/server", false),
+        ("", "", "", "metadata/labels", false),
+        ("", "", "", "metadata/annotations", false),
+    ]));
+    out
+}
+
 impl Default for TransformerConfig {
     fn default() -> Self {
         let mut common_labels = rows(SELECTOR_LABELS);
@@ -662,6 +709,7 @@ impl Default for TransformerConfig {
             images: rows(IMAGES),
             replicas: rows(REPLICAS),
             name_reference: name_references(),
+            var_reference: var_references(),
         }
     }
 }

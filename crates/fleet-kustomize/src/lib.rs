@@ -24,6 +24,7 @@ pub mod resource;
 mod selector;
 mod smp;
 mod transform;
+mod vars;
 mod yaml;
 
 use serde_json::Value;
