@@ -6,6 +6,8 @@
 #   testdata/yaml/emit/json/NAME.json       what Helm's `toJson .Values` renders (Go's encoding/json)
 # Inputs named root-*.yaml render `toYaml .Values.root` instead (scalars and lists at the document root; Helm only).
 # Inputs named helm-*.yaml, control-chars.yaml and *.json are Helm only.
+#   testdata/yaml/stream/kustomize/NAME.yaml  what `kubectl kustomize` prints for the resource stream
+#                                             testdata/yaml/stream/NAME.yaml, taken as it is
 # Usage: scripts/yaml-goldens.sh   (needs .tools/bin/helm and .tools/bin/kubectl: scripts/install-tools.sh)
 set -euo pipefail
 
@@ -67,5 +69,15 @@ for input in "$inputs"/*.yaml "$inputs"/*.json; do
     fi
   fi
 done
-echo "goldens written under $inputs/{helm,kustomize}" >&2
+streams="$root/testdata/yaml/stream"
+mkdir -p "$streams/kustomize"
+for input in "$streams"/*.yaml; do
+  [ -e "$input" ] || continue
+  cp "$input" "$work/kustomize/resource.yaml"
+  if ! "$kubectl" kustomize "$work/kustomize" >"$streams/kustomize/$(basename "$input")" 2>"$work/kustomize.err"; then
+    echo "kubectl kustomize failed on $input: $(cat "$work/kustomize.err")" >&2
+    failed=1
+  fi
+done
+echo "goldens written under $inputs/{helm,kustomize,json} and $streams/kustomize" >&2
 exit "$failed"
