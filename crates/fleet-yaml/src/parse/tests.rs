@@ -373,3 +373,15 @@ fn typed_reading_follows_go_json_and_places_errors() {
     assert_eq!(located.origin(), "l.yaml");
     assert_eq!(located.deserialize::<Doc>().unwrap().spec.ports, vec![1]);
 }
+
+#[test]
+fn crlf_line_ends_and_a_byte_order_mark_read_like_lf() {
+    let lf = "a: 1_000.5\nb: yEs\nc: -.NaN\nd:\n  - x\n  - 'q'\ne: |\n  line\n";
+    let crlf = lf.replace('\n', "\r\n");
+    let want = one(lf);
+    assert_eq!(want["e"], json!("line\n"));
+    assert_eq!(one(&crlf), want);
+    assert_eq!(one(&format!("\u{feff}{lf}")), want);
+    let doc = located(&crlf, "w.yaml").unwrap();
+    assert_eq!(doc.location("/d/1"), Some(Location { line: 6, column: 5 }));
+}
