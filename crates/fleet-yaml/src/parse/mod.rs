@@ -1,12 +1,12 @@
 //! Parsing YAML 1.1 documents (as Helm and kubectl read them) into typed values or `serde_json::Value`, with
 //! source positions. serde-saphyr does the reading; this module fixes its options to go-yaml's semantics
 //! (YAML 1.1 booleans, legacy octal, merge keys) and adds limits, key conversion and positions.
-
 //!
 //! Checked against Helm 4 and kubectl 1.34 (`testdata/yaml/emit/`, `tests/*_goldens.rs`). Known differences from
 //! go-yaml: a lone `-` in a flow sequence (`[a, -, b]`) is a syntax error here; kustomize keeps a space-separated
 //! timestamp (`2001-12-14 21:59:43`) as text inside flow collections while [`Schema::GoYamlV3`] converts it
 //! everywhere; kustomize's own rewriting of `metadata.annotations` values to their source text is not modelled.
+
 mod node;
 mod options;
 mod typed;
