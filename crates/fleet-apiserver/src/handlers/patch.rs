@@ -21,6 +21,14 @@ pub fn patch(inner: &Inner, req: &Request) -> ApiResult<Response> {
     if content_type == "application/apply-patch+yaml" {
         return crate::apply::apply(inner, req);
     }
+    const PATCH_TYPES: [&str; 3] = [
+        "application/json-patch+json",
+        "application/merge-patch+json",
+        "application/strategic-merge-patch+json",
+    ];
+    if !PATCH_TYPES.contains(&content_type.as_str()) {
+        return Err(ApiError::unsupported_media_type(&content_type));
+    }
     let patch = decode_body(&req.body, &content_type)?;
     let stored = write_existing(inner, req, WriteKind::Update, |old| {
         apply_patch(req, &content_type, old, &patch)
