@@ -197,3 +197,61 @@ fn remote_helm_charts_need_vendoring() {
     let err = build(&t, "", &Options::default()).unwrap_err().to_string();
     assert!(err.contains("charts/missing"), "{err}");
 }
+
+#[test]
+fn truncated_and_corrupted_fixtures_never_panic() {
+    let mut runs = 0;
+    for f in support::fixtures() {
+        let targets: Vec<String> = f
+            .files
+            .keys()
+            .filter(|p| p.ends_with(".yaml") || p.ends_with(".yml"))
+            .cloned()
+            .collect();
+        for path in targets {
+            let original = f.files[&path].clone();
+            let cuts = [
+                original.len() / 3,
+                original.len() / 2,
+                original.len().saturating_sub(7),
+            ];
+            for (i, cut) in cuts.into_iter().enumerate() {
+                let mut files = f.files.clone();
+                let mut bytes = original[..cut].to_vec();
+                if i == 1 {
+                    bytes.extend_from_slice(b"\n  : [}\n");
+                }
+                files.insert(path.clone(), bytes);
+                let outcome =
+                    std::panic::catch_unwind(|| build(&files, &f.build_dir, &Options::default()));
+                assert!(
+                    outcome.is_ok(),
+                    "{}: panicked with {path} cut at {cut}",
+                    f.name
+                );
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs > 300, "only {runs} corrupted builds");
+}
+
+#[test]
+fn nesting_depth_is_bounded() {
+    let mut files = Vec::new();
+    for i in 0..100 {
+        files.push((
+            format!("k{i}/kustomization.yaml"),
+            format!("resources: [../k{}]\n", i + 1),
+        ));
+    }
+    files.push(("k100/kustomization.yaml".into(), "resources: []\n".into()));
+    let t: BTreeMap<String, Vec<u8>> = files
+        .into_iter()
+        .map(|(p, c)| (p, c.into_bytes()))
+        .collect();
+    let err = build(&t, "k0", &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, "k64: kustomizations nest more than 64 levels deep");
+}
