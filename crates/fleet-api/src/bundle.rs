@@ -12,7 +12,7 @@ use crate::options::{BundleDeploymentOptions, HelmOpOptions};
 use crate::placement::PlacementPolicy;
 use crate::selector::LabelSelector;
 use crate::state::BundleState;
-use crate::summary::BundleSummary;
+use crate::summary::{BundleSummary, ObjectRef};
 
 /// Bundle spec: the bundle-wide deployment options (inline), its resources, targets and
 /// rollout. Field order and `omitempty` follow Fleet's Go `BundleSpec`.
@@ -404,36 +404,5 @@ pub struct BundleDisplay {
     pub state: String,
 }
 
-/// Deprecated: a resource that would likely be deployed.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceKey {
-    /// Kind.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
-    pub kind: String,
-    /// API version.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
-    pub api_version: String,
-    /// Namespace.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
-    pub namespace: String,
-    /// Name.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
-    pub name: String,
-}
+/// Deprecated in Fleet (always empty now): a resource that would likely be deployed.
+pub type ResourceKey = ObjectRef;

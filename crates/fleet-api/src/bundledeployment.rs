@@ -10,7 +10,7 @@ use crate::bundle::BundleRef;
 use crate::condition::Condition;
 use crate::omit::{is_false, is_zero, null_as_zero};
 use crate::options::{BundleDeploymentOptions, CorrectDrift, HelmOpOptions};
-use crate::summary::{ModifiedStatus, NonReadyStatus, ResourceCounts};
+use crate::summary::{ModifiedStatus, NonReadyStatus, ObjectRef, ResourceCounts};
 
 /// BundleDeployment spec: the staged and the current deployment (options and IDs).
 /// `deploymentID` is `<manifest ID>:<sha256 of the options' Go JSON>`.
@@ -221,34 +221,9 @@ pub struct BundleDeploymentDisplay {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BundleDeploymentResource {
-    /// Kind.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
-    pub kind: String,
-    /// API version.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
-    pub api_version: String,
-    /// Namespace.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
-    pub namespace: String,
-    /// Name.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
-    pub name: String,
+    /// The object.
+    #[serde(flatten)]
+    pub object: ObjectRef,
     /// Creation time of the object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<Time>,

@@ -2,6 +2,8 @@
 //! ClusterGroup: per-state counts of BundleDeployments, non-ready and modified resources,
 //! and per-state resource counts.
 
+use std::fmt;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -106,10 +108,11 @@ pub struct NonReadyResource {
     pub non_ready_status: Vec<NonReadyStatus>,
 }
 
-/// A deployed object that differs from the bundle: missing, extra, or patched.
+/// Identifies a Kubernetes object in Fleet's status types: kind, API version, namespace and
+/// name, in that (Go) order.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ModifiedStatus {
+pub struct ObjectRef {
     /// Kind of the object.
     #[serde(
         default,
@@ -138,6 +141,37 @@ pub struct ModifiedStatus {
         deserialize_with = "null_as_zero"
     )]
     pub name: String,
+}
+
+impl fmt::Display for ObjectRef {
+    /// Fleet's spelling in status messages: `kind.group namespace/name`, where the group is
+    /// the part of the API version before `/` (so core objects read `configmap.v1 ns/name`).
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = self.kind.to_lowercase();
+        match self
+            .api_version
+            .split('/')
+            .next()
+            .filter(|group| !group.is_empty())
+        {
+            Some(group) => write!(formatter, "{kind}.{group} ")?,
+            None => write!(formatter, "{kind} ")?,
+        }
+        if self.namespace.is_empty() {
+            formatter.write_str(&self.name)
+        } else {
+            write!(formatter, "{}/{}", self.namespace, self.name)
+        }
+    }
+}
+
+/// A deployed object that differs from the bundle: missing, extra, or patched.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModifiedStatus {
+    /// The object.
+    #[serde(flatten)]
+    pub object: ObjectRef,
     /// The object is in the bundle but missing from the cluster (Go name `Create`).
     #[serde(
         default,
@@ -169,6 +203,19 @@ pub struct ModifiedStatus {
     pub patch: String,
 }
 
+impl fmt::Display for ModifiedStatus {
+    /// Fleet's message: `<object> missing`, `<object> extra` or `<object> modified <patch>`.
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.create {
+            write!(formatter, "{} missing", self.object)
+        } else if self.delete {
+            write!(formatter, "{} extra", self.object)
+        } else {
+            write!(formatter, "{} modified {}", self.object, self.patch)
+        }
+    }
+}
+
 /// A deployed object that is not ready, with its readiness summary.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -180,34 +227,9 @@ pub struct NonReadyStatus {
         deserialize_with = "null_as_zero"
     )]
     pub uid: String,
-    /// Kind of the object.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
-    pub kind: String,
-    /// API version of the object.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
-    pub api_version: String,
-    /// Namespace of the object.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
-    pub namespace: String,
-    /// Name of the object.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
-    pub name: String,
+    /// The object.
+    #[serde(flatten)]
+    pub object: ObjectRef,
     /// Readiness summary. Go embeds it by value, so it is always serialized.
     #[serde(default, deserialize_with = "null_as_zero")]
     pub summary: ResourceSummary,
@@ -280,6 +302,41 @@ pub struct ResourceCounts {
 mod tests {
     use super::*;
 
+    fn object(api_version: &str, kind: &str, namespace: &str, name: &str) -> ObjectRef {
+        ObjectRef {
+            kind: kind.into(),
+            api_version: api_version.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn objects_display_like_fleet_messages() {
+        let deployment = object("apps/v1", "Deployment", "default", "frontend");
+        assert_eq!(deployment.to_string(), "deployment.apps default/frontend");
+        assert_eq!(
+            object("v1", "ConfigMap", "", "c").to_string(),
+            "configmap.v1 c"
+        );
+        assert_eq!(object("", "Secret", "ns", "s").to_string(), "secret ns/s");
+        let patched = ModifiedStatus {
+            object: deployment.clone(),
+            patch: r#"{"spec":{"replicas":3}}"#.into(),
+            ..ModifiedStatus::default()
+        };
+        assert_eq!(
+            patched.to_string(),
+            r#"deployment.apps default/frontend modified {"spec":{"replicas":3}}"#
+        );
+        let extra = ModifiedStatus {
+            object: deployment,
+            delete: true,
+            ..ModifiedStatus::default()
+        };
+        assert_eq!(extra.to_string(), "deployment.apps default/frontend extra");
+    }
+
     #[test]
     fn ready_and_desired_ready_are_always_serialized() {
         assert_eq!(
@@ -291,8 +348,11 @@ mod tests {
     #[test]
     fn modified_status_uses_go_names() {
         let status = ModifiedStatus {
-            kind: "ConfigMap".into(),
-            name: "a".into(),
+            object: ObjectRef {
+                kind: "ConfigMap".into(),
+                name: "a".into(),
+                ..ObjectRef::default()
+            },
             create: true,
             ..ModifiedStatus::default()
         };
@@ -300,5 +360,6 @@ mod tests {
             serde_json::to_string(&status).unwrap(),
             r#"{"kind":"ConfigMap","name":"a","missing":true}"#
         );
+        assert_eq!(status.to_string(), "configmap a missing");
     }
 }
