@@ -195,11 +195,19 @@ impl TargetingBundle {
 
     /// Whether the bundle targets the cluster at all (Fleet's `Match`), ignoring `doNotDeploy`.
     pub fn matching_target(&self, cluster: &IndexedCluster) -> Option<&BundleTarget> {
-        if self.restricted(cluster) {
+        Self::first_match(&self.prepared(), self.restricted(cluster), cluster)
+    }
+
+    fn first_match<'b>(
+        prepared: &[Prepared<'b>],
+        restricted: bool,
+        cluster: &IndexedCluster,
+    ) -> Option<&'b BundleTarget> {
+        if restricted {
             return None;
         }
-        self.prepared()
-            .into_iter()
+        prepared
+            .iter()
             .find(|p| !p.customization && p.target.matcher.matches(cluster))
             .map(|p| p.target)
     }
@@ -294,7 +302,8 @@ fn outcome(
     context: &TargetingContext,
     templater: &dyn ValuesTemplater,
 ) -> Result<ClusterOutcome, TargetError> {
-    let Some(target) = bundle.matching_target(cluster) else {
+    let Some(target) = TargetingBundle::first_match(prepared, bundle.restricted(cluster), cluster)
+    else {
         return Ok(ClusterOutcome::NotTargeted);
     };
     if target.do_not_deploy {

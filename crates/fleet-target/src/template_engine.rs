@@ -31,8 +31,9 @@ impl ValuesTemplater for BuiltinTemplater {
         let nodes = parse(template)?;
         let mut out = String::new();
         let mut scope = Scope {
-            dot: context.clone(),
-            vars: vec![("$".to_string(), context.clone())],
+            root: context,
+            dot: None,
+            vars: Vec::new(),
         };
         exec(&nodes, &mut scope, &mut out)?;
         Ok(out)
@@ -459,14 +460,22 @@ const FUNCTIONS: &[&str] = &[
 
 // ---------- execution ----------
 
-/// Dot and the variables in scope (`$` is the root).
-struct Scope {
-    dot: Value,
+/// The root (`$`), dot (`None` while it is the root) and the variables in scope.
+struct Scope<'r> {
+    root: &'r Value,
+    dot: Option<Value>,
     vars: Vec<(String, Value)>,
 }
 
-impl Scope {
+impl Scope<'_> {
+    fn dot(&self) -> &Value {
+        self.dot.as_ref().unwrap_or(self.root)
+    }
+
     fn var(&self, name: &str) -> Result<&Value, String> {
+        if name == "$" {
+            return Ok(self.root);
+        }
         self.vars
             .iter()
             .rev()
@@ -476,7 +485,7 @@ impl Scope {
     }
 }
 
-fn exec(nodes: &[Node], scope: &mut Scope, out: &mut String) -> Result<(), String> {
+fn exec(nodes: &[Node], scope: &mut Scope<'_>, out: &mut String) -> Result<(), String> {
     for node in nodes {
         match node {
             Node::Text(t) => out.push_str(t),
@@ -528,7 +537,7 @@ fn exec(nodes: &[Node], scope: &mut Scope, out: &mut String) -> Result<(), Strin
                     continue;
                 }
                 for (key, value) in items {
-                    let saved_dot = std::mem::replace(&mut scope.dot, value.clone());
+                    let saved_dot = scope.dot.replace(value.clone());
                     let depth = scope.vars.len();
                     if let Some(k) = key_var {
                         scope.vars.push((k.clone(), key));
@@ -547,7 +556,7 @@ fn exec(nodes: &[Node], scope: &mut Scope, out: &mut String) -> Result<(), Strin
     Ok(())
 }
 
-fn eval_pipeline(pipeline: &Pipeline, scope: &Scope) -> Result<Value, String> {
+fn eval_pipeline(pipeline: &Pipeline, scope: &Scope<'_>) -> Result<Value, String> {
     let mut piped: Option<Value> = None;
     for command in pipeline {
         piped = Some(eval_command(command, scope, piped.take())?);
@@ -555,7 +564,11 @@ fn eval_pipeline(pipeline: &Pipeline, scope: &Scope) -> Result<Value, String> {
     piped.ok_or_else(|| "empty pipeline".to_string())
 }
 
-fn eval_command(command: &Command, scope: &Scope, piped: Option<Value>) -> Result<Value, String> {
+fn eval_command(
+    command: &Command,
+    scope: &Scope<'_>,
+    piped: Option<Value>,
+) -> Result<Value, String> {
     let (head, rest) = command.args.split_first().ok_or("empty command")?;
     match head {
         Arg::Func(name) => {
@@ -573,12 +586,12 @@ fn eval_command(command: &Command, scope: &Scope, piped: Option<Value>) -> Resul
     }
 }
 
-fn eval_arg(arg: &Arg, scope: &Scope) -> Result<Value, String> {
+fn eval_arg(arg: &Arg, scope: &Scope<'_>) -> Result<Value, String> {
     match arg {
         Arg::Literal(v) => Ok(v.clone()),
         Arg::Sub(p) => eval_pipeline(p, scope),
         Arg::Func(name) => call(name, &[]),
-        Arg::Field(chain) => walk(&scope.dot, chain),
+        Arg::Field(chain) => walk(scope.dot(), chain),
         Arg::Var(name, chain) => walk(scope.var(name)?, chain),
     }
 }
