@@ -1,0 +1,46 @@
+# Developer entry points. `make test` is the README's test command and what CI runs.
+CARGO ?= cargo
+EXAMPLE ?= examples/gitrepos/multi-cluster
+
+.PHONY: build run test lint fmt crds crds-check snapshots tools helm-corpus kustomize-goldens bench ci
+
+build:
+	$(CARGO) build --workspace
+
+## The main job on the embedded default. Until dev mode lands this renders an example repository offline.
+run:
+	$(CARGO) run -q -p fleet-cli -- apply -o - example $(EXAMPLE)
+
+## Every test in the workspace (unit, snapshot, CLI, compatibility goldens).
+test:
+	$(CARGO) test --workspace
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+
+## Regenerate charts/fleet-crd/templates/crds.yaml from the Rust types.
+crds:
+	UPDATE_CRDS=1 $(CARGO) test -p fleet-api --test crds
+
+## Fails when the committed CRDs differ from what the types generate.
+crds-check:
+	$(CARGO) test -p fleet-api --test crds
+
+## Review and accept insta snapshots after an intended output change.
+snapshots:
+	INSTA_UPDATE=always $(CARGO) test --workspace
+	@git status --short -- '*.snap'
+
+## The test oracles (real helm and kubectl), for goldens and compatibility runs. Never used by the product.
+tools:
+	scripts/install-tools.sh
+
+bench:
+	$(CARGO) bench --workspace
+
+ci:
+	bash .ci/run

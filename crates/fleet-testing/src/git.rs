@@ -1,0 +1,107 @@
+//! Real git repositories for tests, made with the `git` command in a temp dir (tests may use git; the product
+//! reads repositories through gix only).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A non-bare repository in a temp dir with a `main` branch, committed to with the real `git`.
+pub struct GitFixture {
+    dir: tempfile::TempDir,
+}
+
+impl GitFixture {
+    /// `git init -b main` in a new temp dir.
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let fixture = Self { dir };
+        fixture.git(&["init", "-q", "-b", "main"]);
+        fixture
+    }
+
+    /// The work tree.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `file://` URL of the repository.
+    pub fn url(&self) -> String {
+        format!("file://{}", self.path().display())
+    }
+
+    /// Writes (creating directories) a file relative to the work tree.
+    pub fn write(&self, relative: &str, contents: &str) -> &Self {
+        let path = self.path().join(relative);
+        std::fs::create_dir_all(path.parent().expect("a file has a parent")).expect("mkdir");
+        std::fs::write(&path, contents).expect("write file");
+        self
+    }
+
+    /// Removes a file or directory relative to the work tree.
+    pub fn remove(&self, relative: &str) -> &Self {
+        let path = self.path().join(relative);
+        if path.is_dir() {
+            std::fs::remove_dir_all(&path).expect("remove dir");
+        } else {
+            std::fs::remove_file(&path).expect("remove file");
+        }
+        self
+    }
+
+    /// Copies a directory tree (e.g. a folder under `testdata/` or `examples/`) into the work tree.
+    pub fn copy_dir(&self, from: &Path, to_relative: &str) -> &Self {
+        copy_recursive(from, &self.path().join(to_relative));
+        self
+    }
+
+    /// Stages everything and commits; returns the new commit's SHA.
+    pub fn commit(&self, message: &str) -> String {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "--allow-empty", "-m", message]);
+        self.head()
+    }
+
+    /// The SHA of `HEAD`.
+    pub fn head(&self) -> String {
+        self.git(&["rev-parse", "HEAD"]).trim().to_string()
+    }
+
+    /// Runs `git` with a fixed identity and no user or system config; panics with its stderr on failure.
+    pub fn git(&self, args: &[&str]) -> String {
+        let output = Command::new("git")
+            .args(args)
+            .current_dir(self.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "Fleet Test")
+            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Fleet Test")
+            .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+            .output()
+            .expect("run git");
+        assert!(
+            output.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+}
+
+impl Default for GitFixture {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn copy_recursive(from: &Path, to: &PathBuf) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("dir entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_recursive(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy file");
+        }
+    }
+}
