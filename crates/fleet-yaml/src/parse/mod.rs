@@ -5,7 +5,7 @@
 //! Checked against Helm 4 and kubectl 1.34 (`testdata/yaml/emit/`, `tests/*_goldens.rs`). Known differences from
 //! go-yaml: a lone `-` in a flow sequence (`[a, -, b]`) is a syntax error here; kustomize keeps a space-separated
 //! timestamp (`2001-12-14 21:59:43`) as text inside flow collections while [`Schema::GoYamlV3`] converts it
-//! everywhere; kustomize's own rewriting of `metadata.annotations` values to their source text is not modelled.
+//! everywhere.
 
 mod node;
 mod options;

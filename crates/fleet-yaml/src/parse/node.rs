@@ -322,6 +322,26 @@ impl Walk<'_> {
         plain.then(|| text.to_string())
     }
 
+    /// kustomize keeps the values of a resource's `metadata.annotations` as written (`1.50`, `~`, `2024-01-01`
+    /// stay text): for [`Schema::GoYamlV3`], the text of a scalar there.
+    fn kustomize_annotation(&self, node: &Node) -> Option<String> {
+        if self.schema != Schema::GoYamlV3
+            || matches!(node.value, Kind::Sequence(_) | Kind::Mapping(_))
+        {
+            return None;
+        }
+        let key = self.pointer.strip_prefix("/metadata/annotations/")?;
+        if key.contains('/') {
+            return None;
+        }
+        match (&node.value, self.text(&node.referenced)) {
+            (Kind::String(s), Some(t)) if t.starts_with(['"', '\'', '|', '>']) => Some(s.clone()),
+            (_, Some(t)) => Some(t.to_string()),
+            (Kind::String(s), None) => Some(s.clone()),
+            (_, None) => Some(String::new()),
+        }
+    }
+
     /// Whether a tag (`!!str`, `!foo`) precedes the node.
     fn tagged(&self, at: &serde_saphyr::Location) -> bool {
         let start = at
@@ -353,6 +373,9 @@ impl Walk<'_> {
     }
 
     fn convert(&mut self, node: Node) -> Value {
+        if let Some(text) = self.kustomize_annotation(&node) {
+            return Value::String(text);
+        }
         match node.value {
             Kind::Null => Value::Null,
             Kind::Bool(b) => match self.boolean(b, &node.referenced) {

@@ -15,8 +15,9 @@ pub enum Schema {
     /// go-yaml v2 through sigs.k8s.io/yaml, as Helm and kubectl read: YAML 1.1 booleans (`yes`, `on`, `y`, …),
     /// timestamps kept as strings.
     GoYamlV2,
-    /// go-yaml v3, as kustomize (kyaml) reads: only `true`/`false` (any case form Go accepts) are booleans, and
-    /// unquoted timestamps become RFC 3339 strings (`2024-01-01` → `2024-01-01T00:00:00Z`).
+    /// go-yaml v3, as kustomize (kyaml) reads: only `true`/`false` (any case form Go accepts) are booleans,
+    /// unquoted timestamps become RFC 3339 strings (`2024-01-01` → `2024-01-01T00:00:00Z`), and the values of the
+    /// document's `metadata.annotations` stay text as written (`1.50`, `~`), as kustomize rewrites them.
     GoYamlV3,
 }
 

@@ -385,3 +385,22 @@ fn crlf_line_ends_and_a_byte_order_mark_read_like_lf() {
     let doc = located(&crlf, "w.yaml").unwrap();
     assert_eq!(doc.location("/d/1"), Some(Location { line: 6, column: 5 }));
 }
+
+#[test]
+fn kustomize_keeps_root_annotation_values_as_written() {
+    let text = "metadata:\n  annotations: {a: 2024-01-01, b: 1.50, c: ~, e: yes, f: 0x1F, g: 'q', h: \"x\"}\n  labels: {l: 1.50}\nspec:\n  template:\n    metadata:\n      annotations: {b: 1.50}\n";
+    let v = documents_with(&Options::kustomize(), text, "k.yaml")
+        .unwrap()
+        .remove(0);
+    assert_eq!(
+        v["metadata"]["annotations"],
+        json!({"a": "2024-01-01", "b": "1.50", "c": "~", "e": "yes", "f": "0x1F", "g": "q", "h": "x"})
+    );
+    assert_eq!(v["metadata"]["labels"], json!({"l": 1.5}));
+    assert_eq!(
+        v["spec"]["template"]["metadata"]["annotations"],
+        json!({"b": 1.5})
+    );
+    // Helm's reading does not do this.
+    assert_eq!(one(text)["metadata"]["annotations"]["b"], json!(1.5));
+}
