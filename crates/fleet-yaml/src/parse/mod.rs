@@ -7,6 +7,7 @@
 //! timestamp (`2001-12-14 21:59:43`) as text inside flow collections while [`Schema::GoYamlV3`] converts it
 //! everywhere.
 
+mod convert;
 mod node;
 mod options;
 mod typed;
@@ -42,7 +43,7 @@ pub fn documents(text: &str, origin: &str) -> Result<Vec<Value>, Error> {
 /// [`documents`] with explicit options.
 pub fn documents_with(options: &Options, text: &str, origin: &str) -> Result<Vec<Value>, Error> {
     stream(options, text, origin, |node| {
-        node::into_value(node, text, options.schema, None).map_err(|f| failure(f, origin))
+        convert::into_value(node, text, options.schema, None).map_err(|f| failure(f, origin))
     })
 }
 
@@ -60,7 +61,7 @@ pub fn located_documents_with(
 ) -> Result<Vec<Located>, Error> {
     stream(options, text, origin, |node| {
         let mut positions = Positions::new();
-        let value = node::into_value(node, text, options.schema, Some(&mut positions))
+        let value = convert::into_value(node, text, options.schema, Some(&mut positions))
             .map_err(|f| failure(f, origin))?;
         Ok(Located {
             origin: origin.to_string(),
@@ -139,7 +140,7 @@ pub fn located_with(options: &Options, text: &str, origin: &str) -> Result<Locat
             .map_err(|e| convert_error(&e, origin, options))?;
         let mut positions = Positions::new();
         let value = match node {
-            Some(n) => node::into_value(n, text, options.schema, Some(&mut positions))
+            Some(n) => convert::into_value(n, text, options.schema, Some(&mut positions))
                 .map_err(|f| failure(f, origin))?,
             None => Value::Null,
         };
@@ -151,7 +152,7 @@ pub fn located_with(options: &Options, text: &str, origin: &str) -> Result<Locat
     })
 }
 
-fn failure((location, message): node::Failure, origin: &str) -> Error {
+fn failure((location, message): convert::Failure, origin: &str) -> Error {
     Error::new(origin, location, message)
 }
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 use serde_path_to_error::Segment;
 
 use super::Located;
-use super::node::push_escaped;
+use super::convert::push_escaped;
 use crate::error::Error;
 use crate::resolve;
 
