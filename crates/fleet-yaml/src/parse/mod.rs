@@ -32,7 +32,8 @@ pub fn from_str_with<T: DeserializeOwned>(
     text: &str,
     origin: &str,
 ) -> Result<T, Error> {
-    located_with(options, text, origin)?.deserialize()
+    let located = located_with(options, text, origin)?;
+    typed::deserialize(located.value, &located.positions, origin)
 }
 
 /// Reads every document of a `---` separated stream; empty and null documents are dropped.
@@ -123,7 +124,7 @@ impl Located {
     /// The document as a `T`, read the way Go reads YAML into structs (sigs.k8s.io/yaml: YAML → JSON →
     /// `encoding/json`); errors name the position of the offending key or item.
     pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T, Error> {
-        typed::deserialize(self)
+        typed::deserialize(self.value.clone(), &self.positions, &self.origin)
     }
 }
 

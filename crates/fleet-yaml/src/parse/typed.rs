@@ -5,15 +5,19 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_path_to_error::Segment;
 
-use super::Located;
 use super::convert::push_escaped;
-use crate::error::Error;
+use super::node::Positions;
+use crate::error::{Error, Location};
 use crate::resolve;
 
-pub(crate) fn deserialize<T: DeserializeOwned>(located: &Located) -> Result<T, Error> {
-    let mut value = located.value().clone();
+/// `value` (read from `origin`, with `positions`) as a `T`.
+pub(crate) fn deserialize<T: DeserializeOwned>(
+    mut value: Value,
+    positions: &Positions,
+    origin: &str,
+) -> Result<T, Error> {
     go_json_numbers(&mut value);
-    serde_path_to_error::deserialize::<_, T>(&value).map_err(|e| {
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
         let mut pointer = String::new();
         let mut dotted = Vec::new();
         for segment in e.path().iter() {
@@ -37,14 +41,14 @@ pub(crate) fn deserialize<T: DeserializeOwned>(located: &Located) -> Result<T, E
             pointer.push('/');
             push_escaped(&mut pointer, field);
         }
-        let location = nearest_location(located, &pointer);
+        let location = nearest_location(positions, &pointer);
         let path: String = dotted.concat();
         let message = match path.strip_prefix('.') {
             Some(p) => format!("{p}: {message}"),
             None if !path.is_empty() => format!("{path}: {message}"),
             None => message,
         };
-        Error::new(located.origin(), location, message)
+        Error::new(origin, location, message)
     })
 }
 
@@ -66,11 +70,11 @@ fn quoted_field<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {
 }
 
 /// The position at `pointer`, or at its closest ancestor that has one.
-fn nearest_location(located: &Located, pointer: &str) -> Option<crate::Location> {
+fn nearest_location(positions: &Positions, pointer: &str) -> Option<Location> {
     let mut p = pointer;
     loop {
-        if let Some(l) = located.location(p) {
-            return Some(l);
+        if let Some(l) = positions.get(p) {
+            return Some(*l);
         }
         let cut = p.rfind('/')?;
         p = &p[..cut];
