@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Render every chart/values combination of a Helm chart corpus with the real `helm` binary (test oracle only) into
-# golden files: OUT/<chart>/<values-set>.yaml (stdout) or .err (stderr, when helm fails).
+# golden files: OUT/<chart>/<values-set>.yaml (stdout) or .err (stderr, when helm fails). Each render is run twice;
+# when the two runs differ (random or time-based values), the second is kept as <values-set>.alt.yaml so that
+# comparisons can treat the lines that differ as wildcards.
 # Usage: scripts/helm-goldens.sh CORPUS_DIR OUT_DIR [CHART...]
 set -euo pipefail
 corpus=${1:?corpus dir}
@@ -24,6 +26,8 @@ for chart in "${charts[@]}"; do
     [[ $set != default ]] && args+=(-f "$corpus/$chart.values/$set.yaml")
     if "$helm" "${args[@]}" >"$out/$chart/$set.yaml" 2>"$out/$chart/$set.err"; then
       rm -f "$out/$chart/$set.err"
+      "$helm" "${args[@]}" >"$out/$chart/$set.alt.yaml" 2>/dev/null || true
+      if cmp -s "$out/$chart/$set.yaml" "$out/$chart/$set.alt.yaml"; then rm -f "$out/$chart/$set.alt.yaml"; fi
     else
       rm -f "$out/$chart/$set.yaml"
     fi

@@ -197,7 +197,7 @@ pub fn glob_match(pat: &str, s: &str) -> bool {
 }
 
 /// Unpacks a chart archive (`.tgz`) into a file map rooted at the chart directory inside it.
-fn untar(path: &str, data: &[u8]) -> Result<FileMap, ChartError> {
+pub fn unpack_archive(path: &str, data: &[u8]) -> Result<FileMap, ChartError> {
     let err = |m: String| ChartError::Load {
         path: path.to_string(),
         message: m,
@@ -358,7 +358,7 @@ fn load_depth(files: &FileMap, origin: &str, depth: usize) -> Result<Chart, Char
         }
     }
     for (path, data) in archives {
-        let fm = untar(&format!("{origin}/{path}"), data)?;
+        let fm = unpack_archive(&format!("{origin}/{path}"), data)?;
         subcharts.push(load_depth(&fm, &format!("{origin}/{path}"), depth + 1)?);
     }
     Ok(Chart {

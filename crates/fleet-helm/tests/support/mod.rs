@@ -83,3 +83,76 @@ pub fn combinations(corpus: &Path) -> Vec<(String, String, PathBuf, Option<PathB
     }
     out
 }
+
+/// How our output compares with a golden.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Identical,
+    /// Identical except on lines where two helm runs differ (random or time-based values).
+    IdenticalMasked,
+    Different {
+        first_line: usize,
+    },
+}
+
+/// Compares `ours` with `golden`; with `alt` (a second helm run that differs), lines where the two helm runs differ
+/// match anything, but the line count must agree.
+pub fn compare(ours: &str, golden: &str, alt: Option<&str>) -> Verdict {
+    if ours == golden {
+        return Verdict::Identical;
+    }
+    let o: Vec<&str> = ours.split('\n').collect();
+    let g: Vec<&str> = golden.split('\n').collect();
+    let first_diff = o
+        .iter()
+        .zip(&g)
+        .position(|(a, b)| a != b)
+        .unwrap_or(o.len().min(g.len()))
+        + 1;
+    let Some(alt) = alt else {
+        return Verdict::Different {
+            first_line: first_diff,
+        };
+    };
+    let a: Vec<&str> = alt.split('\n').collect();
+    if o.len() != g.len() || a.len() != g.len() {
+        return Verdict::Different {
+            first_line: first_diff,
+        };
+    }
+    for i in 0..g.len() {
+        if g[i] == a[i] && o[i] != g[i] {
+            return Verdict::Different { first_line: i + 1 };
+        }
+    }
+    Verdict::IdenticalMasked
+}
+
+/// Renders one combination and compares it with the goldens directory (`<chart>/<set>.yaml`, `.alt.yaml`, `.err`).
+/// Returns a status word and a detail line.
+pub fn check(
+    goldens: &Path,
+    chart: &str,
+    set: &str,
+    dir: &Path,
+    values: Option<&Path>,
+) -> (&'static str, String, Result<String, String>) {
+    let golden = std::fs::read_to_string(goldens.join(chart).join(format!("{set}.yaml")));
+    let alt = std::fs::read_to_string(goldens.join(chart).join(format!("{set}.alt.yaml"))).ok();
+    let helm_failed = goldens.join(chart).join(format!("{set}.err")).exists();
+    let ours = render(dir, values);
+    let (status, detail) = match (&ours, golden) {
+        (Ok(o), Ok(g)) => match compare(o, &g, alt.as_deref()) {
+            Verdict::Identical => ("match", String::new()),
+            Verdict::IdenticalMasked => ("match-masked", String::new()),
+            Verdict::Different { first_line } => {
+                ("DIFF", format!(": first difference at line {first_line}"))
+            }
+        },
+        (Err(_), Err(_)) if helm_failed => ("match-error", String::new()),
+        (Err(e), Ok(_)) => ("OUR-ERROR", format!(": {}", e.lines().next().unwrap_or(""))),
+        (Ok(_), Err(_)) if helm_failed => ("HELM-ERROR", ": helm fails, we render".to_string()),
+        _ => ("NO-GOLDEN", String::new()),
+    };
+    (status, detail, ours)
+}
