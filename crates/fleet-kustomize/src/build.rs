@@ -422,6 +422,15 @@ fn reject_unsupported(k: &Kustomization, kfile: &str) -> Result<()> {
             "the legacy helmChartInflationGenerator field is not supported; use `helmCharts`",
         ),
     ];
+    if let Some(openapi) = &k.openapi
+        && openapi.get("path").is_some()
+    {
+        return Err(Error::invalid(
+            kfile,
+            "`openapi.path`: custom OpenAPI schemas for strategic merge are not supported; remove it, or use \
+             JSON 6902 patches for custom resources' lists",
+        ));
+    }
     for (field, present, why) in unsupported {
         if present {
             return Err(Error::invalid(kfile, format!("`{field}`: {why}")));

@@ -77,25 +77,49 @@ impl ConfigFile {
     }
 }
 
-/// Reads OpenAPI `definitions` (keys like `example.com/pkg/apis/v1.MyKind`) and turns properties marked with
-/// `x-kubernetes-object-ref-kind` into name references from `MyKind` to the marked kind.
+/// Reads a `crds` file: OpenAPI definitions keyed by Go type name (`example.com/pkg/apis/v1.MyKind`), each
+/// `{Schema: {properties…}}` (or a plain schema; a `definitions` wrapper is accepted). Properties marked
+/// `x-kubernetes-object-ref-kind` become name references from `MyKind`'s `<path>/name` to the marked kind, as
+/// kustomize's CRD loader does.
 pub fn merge_crd_schema(doc: &Value, cfg: &mut TransformerConfig) {
-    let Some(defs) = doc.get("definitions").and_then(Value::as_object) else {
-        return;
+    let defs = match doc.get("definitions").and_then(Value::as_object) {
+        Some(d) => d,
+        None => match doc.as_object() {
+            Some(d) => d,
+            None => return,
+        },
     };
     for (key, def) in defs {
+        let schema = schema_of(def);
+        let is_kind = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| p.contains_key("kind") && p.contains_key("metadata"));
+        if !is_kind {
+            continue;
+        }
         let kind = key.rsplit('.').next().unwrap_or(key);
         let mut found = Vec::new();
-        walk(def, defs, &mut Vec::new(), &mut found, 0);
+        walk(schema, defs, &mut Vec::new(), &mut found, 0);
         for (path, ref_kind, ref_version) in found {
             cfg.add_name_reference(NameReference {
                 group: String::new(),
                 version: ref_version,
                 kind: ref_kind,
-                field_specs: vec![FieldSpec::new("", "", kind, &path.join("/"), false)],
+                field_specs: vec![FieldSpec::new(
+                    "",
+                    "",
+                    kind,
+                    &format!("{}/name", path.join("/")),
+                    false,
+                )],
             });
         }
     }
+}
+
+fn schema_of(def: &Value) -> &Value {
+    def.get("Schema").unwrap_or(def)
 }
 
 fn walk(
@@ -117,11 +141,12 @@ fn walk(
             .and_then(Value::as_str)
             .unwrap_or("");
         found.push((path.clone(), kind.to_string(), version.to_string()));
+        return;
     }
     if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
         let name = r.trim_start_matches("#/definitions/");
         if let Some(def) = defs.get(name) {
-            walk(def, defs, path, found, depth + 1);
+            walk(schema_of(def), defs, path, found, depth + 1);
         }
     }
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
