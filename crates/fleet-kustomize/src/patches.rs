@@ -27,6 +27,21 @@ struct Source<'a> {
     allow_kind_change: bool,
 }
 
+impl Source<'_> {
+    /// The error for a patch that could not be applied to `target`.
+    fn failed(&self, target: &ResId, cause: impl std::fmt::Display) -> Error {
+        Error::invalid(
+            self.kfile,
+            format!(
+                "{}: applying {} to {}: {cause}",
+                self.field,
+                self.name,
+                target.describe()
+            ),
+        )
+    }
+}
+
 fn load(
     files: &impl Files,
     dir: &str,
@@ -132,32 +147,14 @@ fn apply_strategic(m: &mut ResMap, index: usize, patch: &Value, src: &Source) ->
             m.items.remove(index);
             Ok(true)
         }
-        Err(e) => Err(Error::invalid(
-            src.kfile,
-            format!(
-                "{}: applying {} to {}: {e}",
-                src.field,
-                src.name,
-                before.describe()
-            ),
-        )),
+        Err(e) => Err(src.failed(&before, e)),
     }
 }
 
 fn apply_json(m: &mut ResMap, index: usize, ops: &Value, src: &Source) -> Result<()> {
     let r = &mut m.items[index];
     let before = r.id();
-    fleet_yaml::patch::json_patch::apply(&mut r.obj, ops).map_err(|e| {
-        Error::invalid(
-            src.kfile,
-            format!(
-                "{}: applying {} to {}: {e}",
-                src.field,
-                src.name,
-                before.describe()
-            ),
-        )
-    })?;
+    fleet_yaml::patch::json_patch::apply(&mut r.obj, ops).map_err(|e| src.failed(&before, e))?;
     if r.name() != before.name {
         r.previous.push(before);
     }
@@ -167,14 +164,7 @@ fn apply_json(m: &mut ResMap, index: usize, ops: &Value, src: &Source) -> Result
 /// Applies a strategic merge patch to the resource with the patch's own id.
 fn apply_by_own_id(m: &mut ResMap, patch: &Value, src: &Source) -> Result<()> {
     let id = patch_id(patch);
-    let found: Vec<usize> = m
-        .items
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.id().equals(&id) || r.history().any(|h| h.equals(&id)))
-        .map(|(i, _)| i)
-        .collect();
-    match found.as_slice() {
+    match m.find_by_any_id(&id).as_slice() {
         [i] => apply_strategic(m, *i, patch, src).map(|_| ()),
         [] => Err(Error::invalid(
             src.kfile,

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::resource::{Behavior, Resource};
+use crate::resource::{Behavior, ResId, Resource};
 
 /// Resources in the order they were added.
 #[derive(Debug, Clone, Default)]
@@ -32,6 +32,17 @@ impl ResMap {
         Ok(())
     }
 
+    /// Indices of the resources whose current or any earlier id equals `id` (kustomize's
+    /// `GetMatchingResourcesByAnyId`).
+    pub fn find_by_any_id(&self, id: &ResId) -> Vec<usize> {
+        self.items
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| x.id().equals(id) || x.history().any(|h| h.equals(id)))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
     /// Adds every resource of `other`.
     pub fn append_all(&mut self, other: ResMap) -> Result<()> {
         other.items.into_iter().try_for_each(|r| self.append(r))
@@ -40,13 +51,7 @@ impl ResMap {
     /// Adds a generated resource according to its behavior.
     pub fn absorb(&mut self, mut r: Resource, kfile: &str) -> Result<()> {
         let id = r.id();
-        let matches: Vec<usize> = self
-            .items
-            .iter()
-            .enumerate()
-            .filter(|(_, x)| x.id().equals(&id) || x.history().any(|h| h.equals(&id)))
-            .map(|(i, _)| i)
-            .collect();
+        let matches = self.find_by_any_id(&id);
         let behavior = r.behavior.unwrap_or(Behavior::Create);
         match (matches.as_slice(), behavior) {
             ([], Behavior::Create) => self.append(r),
