@@ -27,31 +27,25 @@ use crate::summary::{BundleSummary, ObjectRef};
     printcolumn = r#"{"name":"BundleDeployments-Ready","type":"string","jsonPath":".status.display.readyClusters"}"#,
     printcolumn = r#"{"name":"Status","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].message"}"#
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct BundleSpec {
     /// Deployment options shared by every target (Go embeds them inline).
     #[serde(flatten)]
     pub options: BundleDeploymentOptions,
     /// Stop updating BundleDeployments; they show OutOfSync.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub paused: bool,
     /// How fast a change rolls out across clusters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rollout_strategy: Option<RolloutStrategy>,
     /// The files of the bundle, sorted by name.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub resources: Vec<BundleResource>,
     /// `FirstMatch` (default) or `AllMatches`: how target customizations combine.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -59,45 +53,41 @@ pub struct BundleSpec {
     pub target_customization_mode: String,
     /// Targets: fleet.yaml targets and customizations first, then the GitRepo's targets.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub targets: Vec<BundleTarget>,
     /// Allow-list of targets (the GitRepo's); a cluster must match one to get a deployment.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub target_restrictions: Vec<BundleTargetRestriction>,
     /// Bundles that must be ready first.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub depends_on: Vec<BundleRef>,
     /// Contents ID when the contents are stored in an OCI registry.
     #[serde(
-        default,
         rename = "contentsId",
-        skip_serializing_if = "String::is_empty"
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
     )]
     pub contents_id: String,
     /// Chart access options of bundles made by Fleet's HelmOp.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub helm_op_options: Option<HelmOpOptions>,
     /// Hash of the Helm values moved to the bundle's values Secret.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub values_hash: String,
     /// Our addition: placement policy choosing among the targeted clusters (see
     /// [`crate::placement`]). Absent means Fleet's behaviour.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<PlacementPolicy>,
 }
 
@@ -108,24 +98,22 @@ pub const TARGET_CUSTOMIZATION_ALL_MATCHES: &str = "AllMatches";
 
 /// One file of a bundle.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct BundleResource {
     /// Path relative to the bundle directory.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub name: String,
     /// File content: UTF-8 text, or base64 of gzip when `encoding` is `base64+gz`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub content: String,
     /// Empty for plain text, or `base64+gz`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -139,44 +127,37 @@ pub struct BundleResource {
 /// which shadow the embedded options' fields of the same JSON name; here there is one
 /// field each, in `options`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct BundleTarget {
     /// Options that replace or merge into the bundle's for matching clusters.
     #[serde(flatten)]
     pub options: BundleDeploymentOptions,
     /// Target name; `target000`, `target001`, … when not given.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub name: String,
     /// Match a cluster by name (or by its display-name label).
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub cluster_name: String,
     /// Match clusters by labels.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_selector: Option<LabelSelector>,
     /// Match the clusters of a ClusterGroup by name.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub cluster_group: String,
     /// Match the clusters of ClusterGroups by the groups' labels.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_group_selector: Option<LabelSelector>,
     /// Do not deploy to the matched clusters.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub do_not_deploy: bool,
 }
 
@@ -186,21 +167,19 @@ pub type BundleTargetRestriction = crate::gitrepo::GitTarget;
 
 /// A dependency on other bundles, by name or by label selector.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct BundleRef {
     /// Name of a bundle in the same namespace.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub name: String,
     /// Selects bundles by their labels.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
     /// States of the dependency that unblock this bundle; `[Ready]` when empty.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -209,26 +188,25 @@ pub struct BundleRef {
 
 /// How a bundle change rolls out across clusters: partitions and unavailability budgets.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct RolloutStrategy {
     /// Clusters (number or percentage) that may be unavailable during an update; 100%.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<IntOrString>,
     /// Partitions (number or percentage) that may be unavailable; 0.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_unavailable_partitions: Option<IntOrString>,
     /// Size of automatic partitions (number or percentage); 25%.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_partition_size: Option<IntOrString>,
     /// Minimum number of clusters before automatic partitioning starts; 200.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_partition_threshold: Option<i64>,
     /// Maximum BundleDeployments created per reconcile; 50.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_new: Option<i64>,
     /// Manual partitions. Clusters matching none get no deployment.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -237,110 +215,94 @@ pub struct RolloutStrategy {
 
 /// A manually defined rollout partition.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct Partition {
     /// Display name of the partition.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub name: String,
     /// Clusters of this partition that may be unavailable.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<IntOrString>,
     /// Include a cluster by name.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub cluster_name: String,
     /// Include clusters by labels.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_selector: Option<LabelSelector>,
     /// Include the clusters of a ClusterGroup.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub cluster_group: String,
     /// Include the clusters of ClusterGroups selected by labels.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_group_selector: Option<LabelSelector>,
 }
 
 /// Observed state of a Bundle: deployments per state, rollout progress and display fields.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct BundleStatus {
     /// `Ready` and other conditions.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub conditions: Vec<Condition>,
     /// BundleDeployments per state.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub summary: BundleSummary,
     /// BundleDeployments created (not updated) in the last reconcile.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub newly_created: i64,
     /// BundleDeployments not ready or not yet at their deploymentID.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub unavailable: i64,
     /// Unavailable partitions.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub unavailable_partitions: i64,
     /// Allowed unavailable BundleDeployments.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub max_unavailable: i64,
     /// Allowed unavailable partitions.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub max_unavailable_partitions: i64,
     /// Maximum new BundleDeployments per reconcile.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub max_new: i64,
     /// Status of each rollout partition.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub partitions: Vec<PartitionStatus>,
     /// Display fields.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub display: BundleDisplay,
     /// Deprecated, always empty in current Fleet.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub resource_key: Vec<ResourceKey>,
     /// OCI reference of the stored contents (informational).
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub oci_reference: String,
     /// Generation of the bundle this status describes.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub observed_generation: i64,
     /// SHA-256 of the JSON of `spec.resources`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -349,55 +311,40 @@ pub struct BundleStatus {
 
 /// Rollout status of one partition.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct PartitionStatus {
     /// Partition name.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub name: String,
     /// Clusters in the partition.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub count: i64,
     /// Allowed unavailable clusters.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub max_unavailable: i64,
     /// Unavailable clusters.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub unavailable: i64,
     /// BundleDeployments of the partition per state.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub summary: BundleSummary,
 }
 
 /// Display fields of a Bundle.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct BundleDisplay {
     /// `"<ready>/<desired>"` clusters.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub ready_clusters: String,
     /// Highest-ranked non-ready state.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]

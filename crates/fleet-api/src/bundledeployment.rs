@@ -26,191 +26,149 @@ use crate::summary::{ModifiedStatus, NonReadyStatus, ObjectRef, ResourceCounts};
     printcolumn = r#"{"name":"Monitored","type":"string","jsonPath":".status.display.monitored"}"#,
     printcolumn = r#"{"name":"Status","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].message"}"#
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct BundleDeploymentSpec {
     /// Do not promote staged changes; the deployment shows OutOfSync.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub paused: bool,
     /// Options staged for the next deployment (always serialized, like Go).
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub staged_options: BundleDeploymentOptions,
     /// ID of the staged deployment.
     #[serde(
-        default,
         rename = "stagedDeploymentID",
-        skip_serializing_if = "String::is_empty"
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
     )]
     pub staged_deployment_id: String,
     /// Options of the current deployment (always serialized, like Go).
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub options: BundleDeploymentOptions,
     /// ID of the current deployment.
     #[serde(
-        default,
         rename = "deploymentID",
-        skip_serializing_if = "String::is_empty"
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
     )]
     pub deployment_id: String,
     /// Bundles that must be ready on this cluster first.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub depends_on: Vec<BundleRef>,
     /// Drift correction settings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub correct_drift: Option<CorrectDrift>,
     /// Contents are stored in an OCI registry.
     #[serde(
-        default,
         rename = "ociContents",
         skip_serializing_if = "is_false",
         deserialize_with = "null_as_zero"
     )]
     pub oci_contents: bool,
     /// Chart access options of HelmOp deployments.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub helm_chart_options: Option<HelmOpOptions>,
     /// Hash of the values in the options Secret.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub values_hash: String,
     /// Generation of the copied downstream resources.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub downstream_resources_generation: i64,
     /// The cluster is outside its active schedule: the agent skips it.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub off_schedule: bool,
     /// The options Secret is not written yet.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub waiting_for_values: bool,
 }
 
 /// Observed state of a BundleDeployment, written by the agent.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct BundleDeploymentStatus {
     /// `Ready`, `Installed`, `Deployed` and `Monitored`.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub conditions: Vec<Condition>,
     /// The deploymentID last applied by the agent.
     #[serde(
-        default,
         rename = "appliedDeploymentID",
-        skip_serializing_if = "String::is_empty"
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
     )]
     pub applied_deployment_id: String,
     /// The release, as `namespace/name:version`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub release: String,
     /// All deployed resources are ready.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub ready: bool,
     /// No deployed resource has drifted.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub non_modified: bool,
     /// Resources that are not ready (at most ten).
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub non_ready_status: Vec<NonReadyStatus>,
     /// Resources that are missing, extra or patched (at most ten).
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub modified_status: Vec<ModifiedStatus>,
     /// One of the lists above was truncated.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub incomplete_state: bool,
     /// Display fields (always serialized, like Go).
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub display: BundleDeploymentDisplay,
     /// `forceSyncGeneration` last synced by the agent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sync_generation: Option<i64>,
     /// Resources of the deployed release.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub resources: Vec<BundleDeploymentResource>,
     /// Resources per state.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub resource_counts: ResourceCounts,
     /// Generation of the downstream resources last copied.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub downstream_resources_generation: i64,
 }
 
 /// Display fields of a BundleDeployment.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct BundleDeploymentDisplay {
     /// Status of the `Deployed` condition, or `Error: <message>`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub deployed: String,
     /// Status of the `Monitored` condition, or `Error: <message>`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub monitored: String,
     /// The deployment's state.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -219,12 +177,12 @@ pub struct BundleDeploymentDisplay {
 
 /// A resource of the deployed release.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct BundleDeploymentResource {
     /// The object.
     #[serde(flatten)]
     pub object: ObjectRef,
     /// Creation time of the object.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_at: Option<Time>,
 }

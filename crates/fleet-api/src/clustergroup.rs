@@ -26,68 +26,64 @@ use crate::summary::{BundleSummary, ResourceCounts};
     printcolumn = r#"{"name":"Bundles-Ready","type":"string","jsonPath":".status.display.readyBundles"}"#,
     printcolumn = r#"{"name":"Status","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].message"}"#
 )]
+#[serde(default)]
 pub struct ClusterGroupSpec {
     /// Selects the group's clusters by their labels.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
 }
 
 /// Observed state of a ClusterGroup.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct ClusterGroupStatus {
     /// Clusters in the group.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub cluster_count: i64,
     /// Clusters that are not ready.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub non_ready_cluster_count: i64,
     /// Names of the clusters that are not ready.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub non_ready_clusters: Vec<String>,
     /// `Ready` and `Processed`.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub conditions: Vec<Condition>,
     /// BundleDeployments of the group's clusters per state.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub summary: BundleSummary,
     /// Display fields.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub display: ClusterGroupDisplay,
     /// Resources per state over the group's clusters.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub resource_counts: ResourceCounts,
 }
 
 /// Display fields of a ClusterGroup.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct ClusterGroupDisplay {
     /// `"<ready>/<desired>"` clusters.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub ready_clusters: String,
     /// `"<ready>/<desired>"` bundles.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub ready_bundles: String,
     /// Summary state of the group.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]

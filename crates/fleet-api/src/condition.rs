@@ -8,38 +8,34 @@ use crate::omit::null_as_zero;
 /// One status condition (`Ready`, `Accepted`, `GitPolling`, `Deployed`, `Monitored`, …).
 /// Timestamps are RFC 3339 strings, as wrangler stores them.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct Condition {
     /// Condition type, e.g. `Ready`.
-    #[serde(rename = "type", default, deserialize_with = "null_as_zero")]
+    #[serde(rename = "type", deserialize_with = "null_as_zero")]
     pub type_: String,
     /// `True`, `False` or `Unknown`.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub status: String,
     /// Last time the condition was updated.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub last_update_time: String,
     /// Last time the status changed.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub last_transition_time: String,
     /// Machine-readable reason for the last transition.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub reason: String,
     /// Human-readable message.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]

@@ -21,14 +21,14 @@ use crate::omit::{is_zero, null_as_zero};
     status = "ContentStatus",
     doc = "A Fleet Content: the gzip-compressed JSON manifest of a bundle's resources, named after its manifest ID."
 )]
+#[serde(default)]
 pub struct ContentFields {
     /// Gzip of the manifest JSON (base64 in JSON).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>", extend("format" = "byte"))]
     pub content: Option<ByteString>,
     /// SHA-256 (hex) of the uncompressed manifest JSON.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -37,13 +37,9 @@ pub struct ContentFields {
 
 /// Observed state of a Content object.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct ContentStatus {
     /// Number of BundleDeployments referring to it.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub reference_count: i64,
 }

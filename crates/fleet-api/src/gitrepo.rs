@@ -29,11 +29,10 @@ use crate::status::StatusBase;
     printcolumn = r#"{"name":"BundleDeployments-Ready","type":"string","jsonPath":".status.display.readyBundleDeployments"}"#,
     printcolumn = r#"{"name":"Status","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].message"}"#
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct GitRepoSpec {
     /// URL of the repository (https, ssh, `file://` or a local path).
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -41,209 +40,173 @@ pub struct GitRepoSpec {
     pub repo: String,
     /// Branch to follow; `master` when neither branch nor revision is set.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub branch: String,
     /// Commit SHA or tag; takes precedence over `branch`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub revision: String,
     /// Forces every resource into this namespace; cluster-scoped resources are rejected.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub target_namespace: String,
     /// Secret with git credentials (`kubernetes.io/basic-auth` or `kubernetes.io/ssh-auth`).
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub client_secret_name: String,
     /// Secret with credentials for private Helm repositories.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub helm_secret_name: String,
     /// Secret with Helm credentials per bundle path (key `secrets-path.yaml`).
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub helm_secret_name_for_paths: String,
     /// Helm credentials are only sent to repository URLs matching this regex.
     #[serde(
-        default,
         rename = "helmRepoURLRegex",
-        skip_serializing_if = "String::is_empty"
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
     )]
     pub helm_repo_url_regex: String,
     /// PEM CA bundle to verify the git server (base64 in JSON).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>", extend("format" = "byte"))]
     pub ca_bundle: Option<ByteString>,
     /// Skip TLS verification of the git server.
     #[serde(
-        default,
         rename = "insecureSkipTLSVerify",
-        skip_serializing_if = "is_false"
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
     )]
     pub insecure_skip_tls_verify: bool,
     /// Directories (globs) to read bundles from; the repository root when empty.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub paths: Vec<String>,
     /// Do not roll out changes; deployments show OutOfSync.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub paused: bool,
     /// Downstream service account used to deploy.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub service_account: String,
     /// Clusters or cluster groups to deploy to; the `default` ClusterGroup when empty.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub targets: Vec<GitTarget>,
     /// How often to poll the remote (Go duration); 15s by default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 32), extend("x-kubernetes-validations" = crate::validation::go_duration_rules()))]
     pub polling_interval: Option<String>,
     /// Increment to force a redeployment.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub force_sync_generation: i64,
     /// Interval of image scan write-back (Go duration).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 32), extend("x-kubernetes-validations" = crate::validation::go_duration_rules()))]
     pub image_scan_interval: Option<String>,
     /// How image-scan commits are authored.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub image_scan_commit: Option<CommitSpec>,
     /// Keep deployed resources when the GitRepo is deleted.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub keep_resources: bool,
     /// Delete the created namespace when the GitRepo is deleted.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub delete_namespace: bool,
     /// Drift correction for all bundles of this repository.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub correct_drift: Option<CorrectDrift>,
     /// Do not poll; only webhooks trigger fetches.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub disable_polling: bool,
     /// Secret of an OCI registry to store bundle contents in (experimental in Fleet).
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub oci_registry_secret: String,
     /// Secret with the webhook secrets for this GitRepo.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub webhook_secret: String,
     /// Explicit bundle list ("driven scan") instead of walking `paths`.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub bundles: Vec<BundlePath>,
     /// Our addition: placement policy for every bundle of this repository (see
     /// [`crate::placement`]). Absent means Fleet's behaviour.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<PlacementPolicy>,
 }
 
 /// A cluster or cluster group to deploy to. All given criteria must match; an entry with
 /// none matches nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct GitTarget {
     /// Name of the target.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub name: String,
     /// A cluster, by name.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub cluster_name: String,
     /// Clusters, by labels.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_selector: Option<LabelSelector>,
     /// A ClusterGroup in the clusters' namespace, by name.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub cluster_group: String,
     /// ClusterGroups, by labels.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_group_selector: Option<LabelSelector>,
 }
 
 /// One entry of a driven scan: a bundle directory and, optionally, the options file to use
 /// instead of its `fleet.yaml`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct BundlePath {
     /// Bundle directory, relative to the repository root.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub base: String,
     /// Alternative fleet.yaml file, relative to the repository root.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -252,17 +215,16 @@ pub struct BundlePath {
 
 /// Author and message template of image-scan commits.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct CommitSpec {
     /// Author name.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub author_name: String,
     /// Author email.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub author_email: String,
     /// Template of the commit message.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -272,56 +234,48 @@ pub struct CommitSpec {
 /// Observed state of a GitRepo: the deployed commit, polling and job state, and the
 /// aggregated status of its bundles.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct GitRepoStatus {
     /// Aggregated status of the bundles (Go embeds `StatusBase` inline).
     #[serde(flatten)]
     pub base: StatusBase,
     /// Generation of the spec this status describes.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub observed_generation: i64,
     /// `forceSyncGeneration` of the last sync.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub update_generation: i64,
     /// Commit of the last successful read.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub commit: String,
     /// Latest commit announced by a webhook.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub webhook_commit: String,
     /// When the last webhook arrived.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_webhook_time: Option<Time>,
     /// Latest commit found by polling.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub polling_commit: String,
     /// State of the last sync job (`Current`, `InProgress`, `Failed`, `Terminating`).
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub git_job_status: String,
     /// When images were last scanned.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_synced_image_scan_time: Option<Time>,
     /// When polling last ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_polling_triggered: Option<Time>,
 }

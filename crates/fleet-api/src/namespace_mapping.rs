@@ -21,13 +21,13 @@ use crate::selector::LabelSelector;
     status = "EmptyStatus",
     doc = "A Fleet BundleNamespaceMapping: bundles of this namespace matching bundleSelector may target clusters in namespaces matching namespaceSelector."
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct BundleNamespaceMappingFields {
     /// Selects the bundles (of the mapping's namespace) by their labels.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bundle_selector: Option<LabelSelector>,
     /// Selects the namespaces whose clusters those bundles may target.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<LabelSelector>,
 }
 

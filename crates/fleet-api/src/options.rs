@@ -19,17 +19,16 @@ use crate::selector::LabelSelector;
 /// How a bundle is deployed to a cluster: the options of a Bundle (its spec, inline), of each
 /// of its targets, and the merged result staged in a BundleDeployment.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct BundleDeploymentOptions {
     /// Raw-YAML options: overlay names that map to `overlays/<name>/` folders.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub yaml: Option<YamlOptions>,
     /// Kustomize options, such as the directory holding `kustomization.yaml`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kustomize: Option<KustomizeOptions>,
     /// Namespace for objects that do not set one; also the Helm release namespace.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -37,98 +36,83 @@ pub struct BundleDeploymentOptions {
     /// Forces every object into this namespace; cluster-scoped objects then fail the deployment.
     /// Fleet's Go name is `TargetNamespace`.
     #[serde(
-        default,
         rename = "namespace",
-        skip_serializing_if = "String::is_empty"
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
     )]
     pub target_namespace: String,
     /// Helm options: chart, repo, version, values and install flags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub helm: Option<HelmOptions>,
     /// Downstream service account the agent impersonates to deploy.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub service_account: String,
     /// Whether the agent creates the target namespace; unset means yes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub create_namespace: Option<bool>,
     /// Bumping it forces a redeployment.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub force_sync_generation: i64,
     /// Rules that exclude fields or objects from drift ("Modified") detection.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<DiffOptions>,
     /// Keep the deployed objects when the bundle is removed.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub keep_resources: bool,
     /// Delete the deployed namespace when the bundle is removed.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub delete_namespace: bool,
     /// Status conditions to ignore when judging readiness. Go embeds this struct by value
     /// under `ignore`, so it is always serialized, as `{}` when empty.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub ignore: IgnoreOptions,
     /// Drift correction settings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub correct_drift: Option<CorrectDrift>,
     /// Labels the agent sets on the target namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace_labels: Option<BTreeMap<String, String>>,
     /// Whether `pod-security.kubernetes.io/` namespace labels are applied (set by the
     /// controller from Policy objects; never taken from fleet.yaml).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_pod_security_namespace_labels: Option<bool>,
     /// Annotations the agent sets on the target namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace_annotations: Option<BTreeMap<String, String>>,
     /// Delete CRDs (and so all their custom resources) when the bundle is removed.
     #[serde(
-        default,
         rename = "deleteCRDResources",
-        skip_serializing_if = "is_false"
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
     )]
     pub delete_crd_resources: bool,
     /// Secrets and ConfigMaps copied from the bundle's namespace into downstream clusters.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub downstream_resources: Vec<DownstreamResource>,
     /// Internal: objects that a pruned bundle also owned, so the agent re-installs them.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub overwrites: Vec<OverwrittenResource>,
     /// Internal: set from GitRepoRestrictions; the target namespace must match it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_target_namespace_selector: Option<LabelSelector>,
 }
 
 /// Raw-YAML bundle options.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct YamlOptions {
     /// Names of `overlays/<name>/` folders whose files replace or patch (`_patch.` files)
     /// the bundle's files, applied in order.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -137,10 +121,10 @@ pub struct YamlOptions {
 
 /// Kustomize bundle options.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct KustomizeOptions {
     /// Directory (relative to the bundle) containing `kustomization.yaml`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -150,32 +134,28 @@ pub struct KustomizeOptions {
 /// Helm options of a bundle. Most apply only to Helm bundles; `releaseName` applies to all,
 /// since every bundle is installed as one Helm-style release.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct HelmOptions {
     /// Files (relative to the bundle) whose values are merged into `values`, in order.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub values_files: Vec<String>,
     /// Local chart path, go-getter URL, `oci://` reference, or chart name in `repo`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub chart: String,
     /// HTTPS or `oci://` chart repository.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub repo: String,
     /// Helm release name; derived from the bundle name when empty.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -186,111 +166,71 @@ pub struct HelmOptions {
     pub release_name: String,
     /// Chart version or semver constraint.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub version: String,
     /// Time to wait for Helm operations; above zero it also waits for readiness.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub timeout_seconds: i64,
     /// Helm values; strings may hold `${ }` templates over cluster labels and values.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub values: Option<GenericMap>,
     /// Values whose strings are templated first and then parsed as YAML; they override
     /// `values` keys.
     #[serde(
-        default,
         skip_serializing_if = "BTreeMap::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub template_values: BTreeMap<String, String>,
     /// Values read downstream from ConfigMaps and Secrets at install time.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub values_from: Vec<ValuesFrom>,
     /// Replace objects that cannot be updated in place. Disables server-side apply.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub force: bool,
     /// Adopt existing objects that Helm does not own.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub take_ownership: bool,
     /// Maximum number of release revisions kept.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub max_history: i64,
     /// With `timeoutSeconds`, also wait for Jobs to complete.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub wait_for_jobs: bool,
     /// Roll back on a failed upgrade.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub atomic: bool,
     /// Skip `${ }` templating of values.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub disable_pre_process: bool,
     /// Disable DNS lookups in templates (Fleet enables them by default).
     #[serde(
-        default,
         rename = "disableDNS",
         skip_serializing_if = "is_false",
         deserialize_with = "null_as_zero"
     )]
     pub disable_dns: bool,
     /// Skip validating values against the chart's `values.schema.json`.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub skip_schema_validation: bool,
     /// Do not update local chart dependencies when reading the bundle.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub disable_dependency_update: bool,
 }
 
 /// A downstream source of Helm values: a ConfigMap or a Secret key.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct ValuesFrom {
     /// A ConfigMap key holding values YAML.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub config_map_key_ref: Option<ValuesKeyRef>,
     /// A Secret key holding values YAML.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub secret_key_ref: Option<ValuesKeyRef>,
 }
 
@@ -298,20 +238,19 @@ pub struct ValuesFrom {
 /// which have the same shape). `key` defaults to `values.yaml` and `namespace` to the
 /// release namespace.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct ValuesKeyRef {
     /// Name of the ConfigMap or Secret. Go always prints it, even when empty.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub name: String,
     /// Namespace of the object.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub namespace: String,
     /// Key within the object.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -320,11 +259,10 @@ pub struct ValuesKeyRef {
 
 /// Drift-detection exclusions.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct DiffOptions {
     /// Objects and JSON paths excluded from modification checks.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -334,46 +272,40 @@ pub struct DiffOptions {
 /// Matches objects and removes fields (or, with `op: ignore`, the whole object) from drift
 /// detection.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct ComparePatch {
     /// API version of the objects to match.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub api_version: String,
     /// Kind of the objects to match.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub kind: String,
     /// Name of the objects to match (a regex for `op: ignore`).
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub name: String,
     /// Namespace of the objects to match.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub namespace: String,
     /// JSON pointers whose differences are ignored.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub json_pointers: Vec<String>,
     /// Operations applied before comparing.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -382,24 +314,22 @@ pub struct ComparePatch {
 
 /// One operation of a [`ComparePatch`]: `remove` a path, or `ignore` the whole object.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct Operation {
     /// `remove` or `ignore`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub op: String,
     /// JSON path to remove; not needed for `ignore`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub path: String,
     /// Usually empty.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -408,10 +338,10 @@ pub struct Operation {
 
 /// Status conditions to leave out of readiness evaluation.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct IgnoreOptions {
     /// A condition is ignored when all key/value pairs of one entry match it.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -420,44 +350,31 @@ pub struct IgnoreOptions {
 
 /// Drift correction: roll the release back to what the bundle declares when objects change.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct CorrectDrift {
     /// Correct drift.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub enabled: bool,
     /// Recreate objects when they cannot be patched.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub force: bool,
     /// Keep failed rollbacks in the release history.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub keep_fail_history: bool,
 }
 
 /// A Secret or ConfigMap copied from the bundle's namespace into downstream clusters.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct DownstreamResource {
     /// `Secret` or `ConfigMap`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub kind: String,
     /// Name of the object in the bundle's namespace.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -467,24 +384,22 @@ pub struct DownstreamResource {
 /// Internal: an object that a pruned bundle also deployed, recorded so that the agent
 /// re-installs it instead of losing it with the old release.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct OverwrittenResource {
     /// Kind of the object.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub kind: String,
     /// Name of the object.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub name: String,
     /// Namespace of the object.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -620,27 +535,24 @@ mod tests {
 /// (Fleet's `BundleHelmOptions`, used as a Bundle's `helmOpOptions` and a BundleDeployment's
 /// `helmChartOptions`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct HelmOpOptions {
     /// Secret with credentials for the chart repository.
     #[serde(
-        default,
         rename = "helmOpSecretName",
-        skip_serializing_if = "String::is_empty"
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
     )]
     pub secret_name: String,
     /// Skip TLS verification of the chart repository.
     #[serde(
-        default,
         rename = "helmOpInsecureSkipTLSVerify",
-        skip_serializing_if = "is_false"
+        skip_serializing_if = "is_false",
+        deserialize_with = "null_as_zero"
     )]
     pub insecure_skip_tls_verify: bool,
     /// PEM CA bundle for the chart repository (base64 in JSON).
-    #[serde(
-        default,
-        rename = "helmOpCABundle",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "helmOpCABundle", skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>", extend("format" = "byte"))]
     pub ca_bundle: Option<ByteString>,
 }

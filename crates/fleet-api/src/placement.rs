@@ -16,12 +16,11 @@ use crate::selector::LabelSelector;
 
 /// A placement policy: how many and which of the targeted clusters get the bundle.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct PlacementPolicy {
     /// `PickAll` (default: every eligible cluster), `PickFixed` (the named clusters) or
     /// `PickN` (the `numberOfClusters` best-scoring clusters).
     #[serde(
-        default,
         rename = "type",
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
@@ -30,56 +29,52 @@ pub struct PlacementPolicy {
     pub placement_type: String,
     /// Clusters of a `PickFixed` placement.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub cluster_names: Vec<String>,
     /// Number of clusters of a `PickN` placement.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub number_of_clusters: Option<i32>,
     /// Cluster affinity: required filters and weighted preferences.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub affinity: Option<PlacementAffinity>,
     /// Spread over topology domains (cluster label values); `PickN` only.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
     /// Cluster taints this placement tolerates.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub tolerations: Vec<PlacementToleration>,
     /// Rolling-update budget of placed deployments.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<PlacementStrategy>,
 }
 
 /// `placement.affinity`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct PlacementAffinity {
     /// Affinity to clusters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_affinity: Option<ClusterAffinity>,
 }
 
 /// Required and preferred cluster selection rules.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct ClusterAffinity {
     /// A cluster qualifies only if one of these terms matches it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub required_during_scheduling_ignored_during_execution: Option<ClusterSelector>,
     /// Weighted terms that raise or lower a cluster's score.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -88,11 +83,10 @@ pub struct ClusterAffinity {
 
 /// Terms ORed together.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct ClusterSelector {
     /// The terms; a cluster matching any of them qualifies.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -102,38 +96,38 @@ pub struct ClusterSelector {
 /// One term; its parts are ANDed. `propertySelector` filters (required terms);
 /// `propertySorter` scores (preferred terms).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct ClusterSelectorTerm {
     /// Cluster labels to match.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<LabelSelector>,
     /// Cluster properties to compare.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub property_selector: Option<PropertySelector>,
     /// Scores clusters by a property, between the fleet's minimum and maximum.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub property_sorter: Option<PropertySorter>,
 }
 
 /// A preferred term and its weight.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct PreferredClusterSelector {
     /// Weight in [-100, 100] added to the score of matching clusters.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     #[schemars(range(min = -100, max = 100))]
     pub weight: i32,
     /// The term.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub preference: ClusterSelectorTerm,
 }
 
 /// Property requirements, ANDed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct PropertySelector {
     /// The requirements.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -142,46 +136,46 @@ pub struct PropertySelector {
 
 /// `name operator values[0]`, compared as Kubernetes quantities.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct PropertySelectorRequirement {
     /// Property name, e.g. `kubernetes-fleet.io/node-count`.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub name: String,
     /// `Gt`, `Ge`, `Eq`, `Ne`, `Lt` or `Le`.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     #[schemars(extend("enum" = ["Gt", "Ge", "Eq", "Ne", "Lt", "Le"]))]
     pub operator: String,
     /// The value to compare with (one quantity).
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub values: Vec<String>,
 }
 
 /// Scores clusters by a property.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct PropertySorter {
     /// Property name.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub name: String,
     /// `Ascending` (smallest scores highest) or `Descending`.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     #[schemars(extend("enum" = ["Ascending", "Descending"]))]
     pub sort_order: String,
 }
 
 /// Spread placements evenly over the values of a cluster label.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct TopologySpreadConstraint {
     /// Largest allowed difference between domains; 1 when unset.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub max_skew: Option<i64>,
     /// Cluster label whose values are the domains.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub topology_key: String,
     /// `DoNotSchedule` (default: filter) or `ScheduleAnyway` (lower the score).
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -191,18 +185,16 @@ pub struct TopologySpreadConstraint {
 
 /// Tolerates cluster taints.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct PlacementToleration {
     /// Taint key; empty with `Exists` tolerates every taint.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub key: String,
     /// `Equal` (default) or `Exists`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -210,37 +202,35 @@ pub struct PlacementToleration {
     pub operator: String,
     /// Taint value for `Equal`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub value: String,
     /// `NoSchedule` or `NoSelect`; empty tolerates both.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     #[schemars(extend("enum" = [TAINT_NO_SCHEDULE, TAINT_NO_SELECT]))]
     pub effect: String,
     /// Tolerate only this long after the taint was added.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub toleration_seconds: Option<i64>,
 }
 
 /// Rolling-update budget of a placement, scaled against the number of placed clusters.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct PlacementStrategy {
     /// Placed deployments that may be unavailable during an update; 25% by default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<IntOrString>,
     /// Extra deployments allowed above the target count during an update; 25% by default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<IntOrString>,
     /// How long a deployment whose readiness cannot be tracked must have been applied before
     /// it counts as available; 60 by default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub unavailable_period_seconds: Option<i64>,
 }
 
@@ -251,39 +241,38 @@ pub const TAINT_NO_SELECT: &str = "NoSelect";
 
 /// A taint on a Cluster: placements that do not tolerate it avoid (or leave) the cluster.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct ClusterTaint {
     /// Taint key.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub key: String,
     /// Taint value.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub value: String,
     /// `NoSchedule` or `NoSelect`.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     #[schemars(extend("enum" = [TAINT_NO_SCHEDULE, TAINT_NO_SELECT]))]
     pub effect: String,
     /// When the taint was added; `tolerationSeconds` count from here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub time_added: Option<Time>,
 }
 
 /// A custom score published for a cluster (like OCM's AddOnPlacementScore), readable by
 /// property selectors and sorters under its name until it expires.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct ClusterScore {
     /// Score name.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub name: String,
     /// Score value.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub value: i64,
     /// After this time the score counts as missing; never expires when unset.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub valid_until: Option<Time>,
 }

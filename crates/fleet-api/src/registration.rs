@@ -23,23 +23,23 @@ use crate::omit::{is_false, null_as_zero};
     doc = "A Fleet ClusterRegistrationToken: a credential that lets agents register clusters into a namespace, optionally expiring.",
     printcolumn = r#"{"name":"Secret-Name","type":"string","jsonPath":".status.secretName"}"#
 )]
+#[serde(default)]
 pub struct ClusterRegistrationTokenSpec {
     /// Time to live (Go duration, e.g. `12h`); the token is deleted when it expires.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 32), extend("x-kubernetes-validations" = crate::validation::go_duration_rules()))]
     pub ttl: Option<String>,
 }
 
 /// Observed state of a ClusterRegistrationToken.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct ClusterRegistrationTokenStatus {
     /// When the token expires.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub expires: Option<Time>,
     /// Secret holding the agent's registration values.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -58,11 +58,10 @@ pub struct ClusterRegistrationTokenStatus {
     status = "ClusterRegistrationStatus",
     doc = "A Fleet ClusterRegistration: an agent's request to register its cluster, granted by the controller."
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct ClusterRegistrationSpec {
     /// Identity of the cluster.
     #[serde(
-        default,
         rename = "clientID",
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
@@ -70,14 +69,12 @@ pub struct ClusterRegistrationSpec {
     pub client_id: String,
     /// Random string chosen by the agent; part of the registration secret's name.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub client_random: String,
     /// Labels copied onto the Cluster.
     #[serde(
-        default,
         skip_serializing_if = "BTreeMap::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -86,20 +83,15 @@ pub struct ClusterRegistrationSpec {
 
 /// Observed state of a ClusterRegistration.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct ClusterRegistrationStatus {
     /// The Cluster this registration resolved to.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub cluster_name: String,
     /// Credentials were granted.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub granted: bool,
 }

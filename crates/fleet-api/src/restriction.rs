@@ -26,51 +26,45 @@ use crate::selector::LabelSelector;
     printcolumn = r#"{"name":"Default-ServiceAccount","type":"string","jsonPath":".defaultServiceAccount"}"#,
     printcolumn = r#"{"name":"Allowed-ServiceAccounts","type":"string","jsonPath":".allowedServiceAccounts"}"#
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct GitRepoRestrictionFields {
     /// Service account used by GitRepos that set none.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub default_service_account: String,
     /// Service accounts GitRepos may use.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub allowed_service_accounts: Vec<String>,
     /// Regexes (unanchored) that the GitRepo's `repo` must match.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub allowed_repo_patterns: Vec<String>,
     /// Client secret used by GitRepos that set none.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub default_client_secret_name: String,
     /// Client secrets GitRepos may use.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub allowed_client_secret_names: Vec<String>,
     /// Target namespaces GitRepos may use; when set, a target namespace is required.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub allowed_target_namespaces: Vec<String>,
     /// Downstream namespaces with matching labels are also allowed targets.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_target_namespace_selector: Option<LabelSelector>,
 }

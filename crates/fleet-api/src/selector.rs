@@ -15,18 +15,16 @@ use crate::omit::null_as_zero;
 /// A label query over objects, as in `metav1.LabelSelector`. An empty selector matches
 /// everything; Fleet treats an absent (`None`) selector as matching nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct LabelSelector {
     /// Labels that must all be present with these values.
     #[serde(
-        default,
         skip_serializing_if = "BTreeMap::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub match_labels: BTreeMap<String, String>,
     /// Set-based requirements, all of which must hold.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]

@@ -13,47 +13,43 @@ use crate::summary::{BundleSummary, ResourceCounts};
 
 /// Fields shared by the status of every bundle source (Fleet's `StatusBase`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct StatusBase {
     /// Lowest number of ready clusters over all bundles of this source.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub ready_clusters: i64,
     /// Number of clusters that should be ready.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub desired_ready_clusters: i64,
     /// BundleDeployments per state.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub summary: BundleSummary,
     /// Human-readable summary.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub display: StatusDisplay,
     /// `Ready`, `Accepted`, `GitPolling`, `Reconciling`, `Stalled`, …
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub conditions: Vec<Condition>,
     /// Every deployed resource, with its state on each cluster.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub resources: Vec<Resource>,
     /// Resources per state over all bundles.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub resource_counts: ResourceCounts,
     /// Resources per state, per cluster (keyed by cluster namespace/name).
     #[serde(
-        default,
         skip_serializing_if = "BTreeMap::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub per_cluster_resource_counts: BTreeMap<String, ResourceCounts>,
     /// Sorted errors reported by resources.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -62,59 +58,49 @@ pub struct StatusBase {
 
 /// Display fields of a bundle source, shown by `kubectl get`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct StatusDisplay {
     /// `"<ready>/<total>"` BundleDeployments.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub ready_bundle_deployments: String,
     /// Highest-ranked BundleDeployment state, or `GitUpdating`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub state: String,
     /// The relevant message from the deployment conditions.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub message: String,
     /// `true` when `message` reports an error.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub error: bool,
 }
 
 /// One resource deployed from a bundle source, and its state across clusters.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct Resource {
     /// API version of the resource.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub api_version: String,
     /// Kind of the resource.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub kind: String,
     /// Lowercased type, e.g. `configmap` or `apiextensions.k8s.io.customresourcedefinition`.
     #[serde(
-        default,
         rename = "type",
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
@@ -122,121 +108,96 @@ pub struct Resource {
     pub type_: String,
     /// `namespace/name`, or just the name for cluster-scoped resources.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub id: String,
     /// Namespace of the resource.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub namespace: String,
     /// Name of the resource.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub name: String,
     /// The state lists were truncated.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub incomplete_state: bool,
     /// Overall state, e.g. `Ready`, `Modified` or `Unknown`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub state: String,
     /// Some cluster reports an error for it.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub error: bool,
     /// Some cluster reports it as transitioning.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub transitioning: bool,
     /// First message reported for it.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub message: String,
     /// Clusters per state of this resource.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub per_cluster_state: PerClusterState,
 }
 
 /// The clusters (as `namespace/name`) on which a resource is in each state.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct PerClusterState {
     /// Clusters where it is ready.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub ready: Vec<String>,
     /// Clusters where it waits to be applied.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub wait_applied: Vec<String>,
     /// Clusters where it is pending.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub pending: Vec<String>,
     /// Clusters where it is modified.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub modified: Vec<String>,
     /// Clusters where it is orphaned.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub orphaned: Vec<String>,
     /// Clusters where it is missing.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub missing: Vec<String>,
     /// Clusters where its state is unknown.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub unknown: Vec<String>,
     /// Clusters where it is not ready.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]

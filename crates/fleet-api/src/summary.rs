@@ -12,59 +12,34 @@ use crate::state::BundleState;
 
 /// How many BundleDeployments are in each state, plus up to ten non-ready bundles.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct BundleSummary {
     /// Deployed, with some resources not ready.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub not_ready: i64,
     /// Waiting to be deployed by the agent.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub wait_applied: i64,
     /// Failed to deploy.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub err_applied: i64,
     /// Staged but not yet picked up by the agent.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub out_of_sync: i64,
     /// Deployed and ready, but drifted from the bundle.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub modified: i64,
     /// Deployed with every resource ready (always serialized).
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub ready: i64,
     /// Not yet created by the controller.
-    #[serde(
-        default,
-        skip_serializing_if = "is_zero",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub pending: i64,
     /// How many should be ready (always serialized).
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub desired_ready: i64,
     /// Bundles that are not ready, with their states (at most ten).
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -73,35 +48,31 @@ pub struct BundleSummary {
 
 /// A bundle (or BundleDeployment) that is not ready, with the resources that make it so.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct NonReadyResource {
     /// Name of the bundle or BundleDeployment.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub name: String,
     /// Its state, e.g. `NotReady` or `ErrApplied`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bundle_state: Option<BundleState>,
     /// Why it is not ready.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub message: String,
     /// Modified resources.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub modified_status: Vec<ModifiedStatus>,
     /// Non-ready resources.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -111,32 +82,28 @@ pub struct NonReadyResource {
 /// Identifies a Kubernetes object in Fleet's status types: kind, API version, namespace and
 /// name, in that (Go) order.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct ObjectRef {
     /// Kind of the object.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub kind: String,
     /// API version of the object.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub api_version: String,
     /// Namespace of the object.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub namespace: String,
     /// Name of the object.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -167,36 +134,26 @@ impl fmt::Display for ObjectRef {
 
 /// A deployed object that differs from the bundle: missing, extra, or patched.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct ModifiedStatus {
     /// The object.
     #[serde(flatten)]
     pub object: ObjectRef,
     /// The object is in the bundle but missing from the cluster (Go name `Create`).
     #[serde(
-        default,
         rename = "missing",
         skip_serializing_if = "is_false",
         deserialize_with = "null_as_zero"
     )]
     pub create: bool,
     /// A missing object's name is taken by an object the bundle does not own.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub exist: bool,
     /// The object is on the cluster but no longer in the bundle (orphaned).
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub delete: bool,
     /// JSON patch from the desired to the live object.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -218,11 +175,10 @@ impl fmt::Display for ModifiedStatus {
 
 /// A deployed object that is not ready, with its readiness summary.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct NonReadyStatus {
     /// UID of the object.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -231,37 +187,28 @@ pub struct NonReadyStatus {
     #[serde(flatten)]
     pub object: ObjectRef,
     /// Readiness summary. Go embeds it by value, so it is always serialized.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub summary: ResourceSummary,
 }
 
 /// Readiness of one object as computed by the agent (wrangler's `summary.Summary`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct ResourceSummary {
     /// Short state, e.g. `in-progress` or `unavailable`.
     #[serde(
-        default,
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"
     )]
     pub state: String,
     /// The object is in an error state.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub error: bool,
     /// The object is changing state.
-    #[serde(
-        default,
-        skip_serializing_if = "is_false",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub transitioning: bool,
     /// Messages explaining the state.
     #[serde(
-        default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "null_as_zero"
     )]
@@ -270,31 +217,31 @@ pub struct ResourceSummary {
 
 /// How many deployed resources are in each state. Every count is always serialized.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct ResourceCounts {
     /// Ready resources.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub ready: i64,
     /// Resources that should be ready.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub desired_ready: i64,
     /// Resources waiting to be applied.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub wait_applied: i64,
     /// Modified resources.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub modified: i64,
     /// Resources on the cluster that the bundle no longer declares.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub orphaned: i64,
     /// Resources the bundle declares that are missing from the cluster.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub missing: i64,
     /// Resources whose state is unknown.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub unknown: i64,
     /// Resources that are not ready.
-    #[serde(default, deserialize_with = "null_as_zero")]
+    #[serde(deserialize_with = "null_as_zero")]
     pub not_ready: i64,
 }
 
