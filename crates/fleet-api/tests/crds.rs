@@ -110,12 +110,21 @@ fn every_fleet_kind_has_a_crd_with_fleets_names_and_scope() {
     }
 }
 
-fn printer_columns(kind: &str) -> Vec<(String, String)> {
-    let crd = crds()
+fn crd_of(kind: &str) -> CustomResourceDefinition {
+    crds()
         .into_iter()
         .find(|crd| crd.spec.names.kind == kind)
-        .unwrap_or_else(|| panic!("no CRD for {kind}"));
-    crd.spec.versions[0]
+        .unwrap_or_else(|| panic!("no CRD for {kind}"))
+}
+
+fn schema_of(kind: &str) -> JSONSchemaProps {
+    let crd = crd_of(kind);
+    let validation = crd.spec.versions[0].schema.clone().expect("schema");
+    validation.open_api_v3_schema.expect("openAPIV3Schema")
+}
+
+fn printer_columns(kind: &str) -> Vec<(String, String)> {
+    crd_of(kind).spec.versions[0]
         .additional_printer_columns
         .clone()
         .unwrap_or_default()
@@ -264,17 +273,7 @@ fn property<'a>(schema: &'a JSONSchemaProps, path: &[&str]) -> &'a JSONSchemaPro
 
 #[test]
 fn free_form_maps_and_int_or_string_are_declared() {
-    let bundle = crds()
-        .into_iter()
-        .find(|crd| crd.spec.names.kind == "Bundle")
-        .unwrap();
-    let schema = bundle.spec.versions[0]
-        .schema
-        .as_ref()
-        .unwrap()
-        .open_api_v3_schema
-        .as_ref()
-        .unwrap();
+    let schema = &schema_of("Bundle");
     let values = property(schema, &["spec", "helm", "values"]);
     assert_eq!(values.x_kubernetes_preserve_unknown_fields, Some(true));
     let target_values = property(schema, &["spec", "targets", "helm", "values"]);
@@ -297,18 +296,6 @@ fn generated_yaml_reads_back_as_the_same_crds() {
 
 #[test]
 fn fleet_validations_are_declared() {
-    let schema_of = |kind: &str| {
-        let crd = crds()
-            .into_iter()
-            .find(|crd| crd.spec.names.kind == kind)
-            .unwrap();
-        crd.spec.versions[0]
-            .schema
-            .clone()
-            .unwrap()
-            .open_api_v3_schema
-            .unwrap()
-    };
     let bundle = schema_of("Bundle");
     let mode = property(&bundle, &["spec", "targetCustomizationMode"]);
     assert_eq!(
@@ -359,18 +346,6 @@ fn fleet_validations_are_declared() {
 
 #[test]
 fn placement_additions_are_optional_fields() {
-    let schema_of = |kind: &str| {
-        let crd = crds()
-            .into_iter()
-            .find(|crd| crd.spec.names.kind == kind)
-            .unwrap();
-        crd.spec.versions[0]
-            .schema
-            .clone()
-            .unwrap()
-            .open_api_v3_schema
-            .unwrap()
-    };
     for kind in ["GitRepo", "Bundle"] {
         let schema = schema_of(kind);
         let spec = property(&schema, &["spec"]);
