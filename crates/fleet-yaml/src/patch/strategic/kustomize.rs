@@ -427,17 +427,14 @@ fn merge_by_one_key(
         let patch_item = find(patch, id).map(|i| patch[i].clone());
         let id_value = Value::String(id.clone());
         let item_path = path.item(key, &id_value);
-        let dest_item = dest_index.map(|i| dest[i].clone());
+        // Taken, not cloned: a merged item is in `added` from now on, and the empty slot left behind is skipped.
+        let dest_item = dest_index.map(|i| std::mem::take(&mut dest[i]));
         match merge_item(dest_item, patch_item, item_schema, &item_path)? {
-            Some(item) => {
-                let mut item = item;
+            Some(mut item) => {
                 if let Value::Object(map) = &mut item
                     && !map.contains_key(key)
                 {
                     map.insert(key.to_owned(), id_value.clone());
-                }
-                if let Some(index) = dest_index {
-                    dest[index] = item.clone();
                 }
                 set_element(&mut added, item, key, id);
             }
@@ -449,14 +446,16 @@ fn merge_by_one_key(
             }
         }
     }
-    for _ in &ids {
-        for item in &dest {
-            match item.get(key) {
-                None => added.push(item.clone()),
-                Some(value) => {
-                    set_element(&mut added, item.clone(), key, &scalar_text(Some(value)))
-                }
-            }
+    // kyaml then sets the original items into the result again: items without the key are appended, the others are
+    // already there with their merged content.
+    for item in dest {
+        if is_empty_item(&item) {
+            continue;
+        }
+        match item.get(key).map(|value| scalar_text(Some(value))) {
+            None => added.push(item),
+            Some(id) if !added.iter().any(|merged| matches(merged, key, &id)) => added.push(item),
+            Some(_) => {}
         }
     }
     Ok(added)

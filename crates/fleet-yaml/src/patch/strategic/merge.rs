@@ -175,34 +175,23 @@ pub fn merge_list(
             None => merged.push(Value::Object(item)),
         }
     }
-    let (patch_items, server_only) =
-        partition(merged, &patch_ids, identity).map_err(|reason| path.error(reason))?;
-    normalize(
-        patch_items,
-        server_only,
-        &patch_ids,
-        &original_ids,
-        identity,
-    )
-    .map_err(|reason| path.error(reason))
+    order_merged(merged, &patch_ids, &original_ids, identity).map_err(|reason| path.error(reason))
 }
 
-/// Orders a merged list: the items named in `order` (the patch list, or a `$setElementOrder` list) in that
-/// order, interleaved with the other items, which keep their order in `original`.
+/// Orders a merged list: the items whose identity is in `order_ids` (from the patch list, or a `$setElementOrder`
+/// list) in that order, interleaved with the other items, which keep their order in `original_ids`.
 fn order_merged(
     merged: Vec<Value>,
-    order: &[Value],
-    original: &[Value],
+    order_ids: &[Value],
+    original_ids: &[Value],
     identity: Identity<'_>,
 ) -> Result<Vec<Value>, String> {
-    let order_ids = identity.ids(order)?;
-    let original_ids = identity.ids(original)?;
-    let (ordered_items, server_only) = partition(merged, &order_ids, identity)?;
+    let (ordered_items, server_only) = partition(merged, order_ids, identity)?;
     normalize(
         ordered_items,
         server_only,
-        &order_ids,
-        &original_ids,
+        order_ids,
+        original_ids,
         identity,
     )
 }
@@ -271,13 +260,19 @@ fn apply_element_orders(
         let Some(Value::Array(order)) = patch.shift_remove(&directive_key) else {
             return Err(field_path.error(format!("{directive_key} must be a list")));
         };
-        let original_list = take_list(original.get(name), &field_path, "the original")?;
-        let patch_list = take_list(patch.shift_remove(name).as_ref(), &field_path, "the patch")?;
+        let original_list = take_list(original.get_mut(name), &field_path, "the original")?;
+        let patch_list = take_list(patch.get_mut(name), &field_path, "the patch")?;
+        patch.shift_remove(name);
         let field = field_of(schema, name);
         let identity = field.meta.merge_key.map_or(Identity::Value, Identity::Key);
+        let to_error = |reason: String| field_path.error(reason);
         check_patch_follows_order(patch_list.as_deref().unwrap_or_default(), &order, identity)
-            .map_err(|reason| field_path.error(reason))?;
-        let merged = match (original_list.clone(), patch_list) {
+            .map_err(to_error)?;
+        let order_ids = identity.ids(&order).map_err(to_error)?;
+        let original_ids = identity
+            .ids(original_list.as_deref().unwrap_or_default())
+            .map_err(to_error)?;
+        let merged = match (original_list, patch_list) {
             (Some(current), None) => current,
             (None, Some(added)) => added,
             (Some(current), Some(added)) if field.meta.strategy == Strategy::Merge => {
@@ -286,13 +281,8 @@ fn apply_element_orders(
             (Some(_), Some(added)) => added,
             (None, None) => continue,
         };
-        let ordered = order_merged(
-            merged,
-            &order,
-            original_list.as_deref().unwrap_or_default(),
-            identity,
-        )
-        .map_err(|reason| field_path.error(reason))?;
+        let ordered =
+            order_merged(merged, &order_ids, &original_ids, identity).map_err(to_error)?;
         original.insert(name.to_owned(), Value::Array(ordered));
     }
     Ok(())
@@ -326,14 +316,15 @@ fn check_patch_follows_order(
     Ok(())
 }
 
+/// Moves the list out of `value` (leaving an empty list in its place); `None` when absent, an error for a non-list.
 fn take_list(
-    value: Option<&Value>,
+    value: Option<&mut Value>,
     path: &Path<'_>,
     side: &str,
 ) -> Result<Option<Vec<Value>>, PatchError> {
     match value {
         None => Ok(None),
-        Some(Value::Array(items)) => Ok(Some(items.clone())),
+        Some(Value::Array(items)) => Ok(Some(std::mem::take(items))),
         Some(_) => Err(path.error(format!(
             "{side} holds no list here, but $setElementOrder orders one"
         ))),
