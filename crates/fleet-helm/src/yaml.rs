@@ -132,8 +132,9 @@ impl Emitter {
                 }
             }
             _ => {
+                // go-yaml indents a top-level scalar's continuation lines (and block scalar body) by 2.
                 let scalar_indent = match ctx {
-                    Ctx::Top => 0,
+                    Ctx::Top => 2,
                     Ctx::MapValue => indent,
                     Ctx::SeqItem => indent,
                 };
@@ -755,6 +756,7 @@ mod tests {
             y("a: 'yes'\nb: '1.0'\nc: ''\nd: '- x'\ne: 'a: b'\nf: 1000000\ng: 1.5\n"),
             "a: \"yes\"\nb: \"1.0\"\nc: \"\"\nd: '- x'\ne: 'a: b'\nf: 1000000\ng: 1.5\n"
         );
+        assert_eq!(to_yaml(&Value::from("x\ny\n")).unwrap(), "|\n  x\n  y\n");
         assert_eq!(
             y("a: \"x\\ny\\n\"\nb: \"x\\ny\"\n"),
             "a: |\n  x\n  y\nb: |-\n  x\n  y\n"

@@ -411,7 +411,13 @@ fn as_map_ref(v: &Value) -> Option<std::sync::Arc<GoMap>> {
 
 fn merge_fn(a: Vec<Value>, overwrite: bool) -> FuncResult {
     at_least("merge", &a, 1)?;
-    let dst = map_arg(&a[0])?;
+    // mergo allocates a new map for a nil destination; Sprig returns it.
+    let dst_value = if is_nil(&a[0]) {
+        map_value(Default::default())
+    } else {
+        a[0].clone()
+    };
+    let dst = map_arg(&dst_value)?;
     for s in &a[1..] {
         if is_nil(s) {
             continue;
@@ -419,5 +425,5 @@ fn merge_fn(a: Vec<Value>, overwrite: bool) -> FuncResult {
         let src = map_arg(s)?;
         merge_into(&dst, &src, overwrite, 0);
     }
-    Ok(a[0].clone())
+    Ok(dst_value)
 }

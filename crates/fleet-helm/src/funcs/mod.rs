@@ -4,6 +4,7 @@
 
 mod builtins;
 mod collections;
+mod dates;
 pub(crate) mod encoding;
 mod math;
 mod random;
@@ -53,6 +54,7 @@ impl Funcs {
             encoding::register(&mut table);
             random::register(&mut table);
             semver::register(&mut table);
+            dates::register(&mut table);
             Funcs { table }
         });
         &FUNCS
