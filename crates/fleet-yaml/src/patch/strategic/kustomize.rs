@@ -181,7 +181,12 @@ fn merge_map(
         };
         let field = kustomize_field(schema, &name);
         let field_path = path.field(&name);
-        let merged = merge_field(result.get(&name).cloned(), patch_value, field, &field_path)?;
+        let merged = merge_field(
+            result.get_mut(&name).map(std::mem::take),
+            patch_value,
+            field,
+            &field_path,
+        )?;
         match merged {
             Some(value) if !value.is_null() => {
                 result.insert(name, value);
