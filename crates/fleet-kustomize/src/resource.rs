@@ -52,50 +52,68 @@ impl Gvk {
         )
     }
 
-    /// Whether objects of this kind are cluster-scoped (built-in kinds only; unknown kinds are namespaced).
+    /// Whether objects of this group/version/kind are cluster-scoped, by the Kubernetes 1.21 schema built into
+    /// kustomize: kinds and versions it does not know (custom resources, but also newer built-ins such as
+    /// `ValidatingAdmissionPolicy` or `flowcontrol.apiserver.k8s.io/v1`) are treated as namespaced, as
+    /// `kubectl kustomize` does.
     pub fn is_cluster_scoped(&self) -> bool {
-        CLUSTER_SCOPED.contains(&self.kind.as_str())
+        CLUSTER_SCOPED.iter().any(|(g, k, versions)| {
+            *g == self.group && *k == self.kind && versions.contains(&self.version.as_str())
+        })
     }
 }
 
-/// Built-in cluster-scoped kinds.
-const CLUSTER_SCOPED: &[&str] = &[
-    "APIService",
-    "CertificateSigningRequest",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "ClusterTrustBundle",
-    "ComponentStatus",
-    "CSIDriver",
-    "CSINode",
-    "CustomResourceDefinition",
-    "FlowSchema",
-    "IngressClass",
-    "MutatingAdmissionPolicy",
-    "MutatingAdmissionPolicyBinding",
-    "MutatingWebhookConfiguration",
-    "Namespace",
-    "Node",
-    "PersistentVolume",
-    "PodSecurityPolicy",
-    "PriorityClass",
-    "PriorityLevelConfiguration",
-    "RuntimeClass",
-    "SelfSubjectAccessReview",
-    "SelfSubjectReview",
-    "SelfSubjectRulesReview",
-    "StorageClass",
-    "StorageVersionMigration",
-    "SubjectAccessReview",
-    "TokenReview",
-    "ValidatingAdmissionPolicy",
-    "ValidatingAdmissionPolicyBinding",
-    "ValidatingWebhookConfiguration",
-    "VolumeAttachment",
-    "VolumeAttributesClass",
-    "DeviceClass",
-    "IPAddress",
-    "ServiceCIDR",
+const V1: &[&str] = &["v1"];
+const V1_BETA: &[&str] = &["v1", "v1beta1"];
+const V1_BETA_ALPHA: &[&str] = &["v1", "v1beta1", "v1alpha1"];
+
+/// Cluster-scoped kinds of kustomize's built-in schema: (group, kind, versions).
+const CLUSTER_SCOPED: &[(&str, &str, &[&str])] = &[
+    ("", "ComponentStatus", V1),
+    ("", "Namespace", V1),
+    ("", "Node", V1),
+    ("", "PersistentVolume", V1),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+        V1_BETA,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+        V1_BETA,
+    ),
+    ("apiextensions.k8s.io", "CustomResourceDefinition", V1_BETA),
+    ("apiregistration.k8s.io", "APIService", V1_BETA),
+    ("authentication.k8s.io", "TokenReview", V1_BETA),
+    ("authorization.k8s.io", "SelfSubjectAccessReview", V1_BETA),
+    ("authorization.k8s.io", "SelfSubjectRulesReview", V1_BETA),
+    ("authorization.k8s.io", "SubjectAccessReview", V1_BETA),
+    ("certificates.k8s.io", "CertificateSigningRequest", V1_BETA),
+    (
+        "flowcontrol.apiserver.k8s.io",
+        "FlowSchema",
+        &["v1beta1", "v1alpha1"],
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io",
+        "PriorityLevelConfiguration",
+        &["v1beta1", "v1alpha1"],
+    ),
+    ("networking.k8s.io", "IngressClass", V1_BETA),
+    ("node.k8s.io", "RuntimeClass", V1_BETA_ALPHA),
+    ("policy", "PodSecurityPolicy", &["v1beta1"]),
+    ("rbac.authorization.k8s.io", "ClusterRole", V1_BETA_ALPHA),
+    (
+        "rbac.authorization.k8s.io",
+        "ClusterRoleBinding",
+        V1_BETA_ALPHA,
+    ),
+    ("scheduling.k8s.io", "PriorityClass", V1_BETA_ALPHA),
+    ("storage.k8s.io", "CSIDriver", V1_BETA),
+    ("storage.k8s.io", "CSINode", V1_BETA),
+    ("storage.k8s.io", "StorageClass", V1_BETA),
+    ("storage.k8s.io", "VolumeAttachment", V1_BETA_ALPHA),
 ];
 
 /// A resource identity: GVK, name and namespace.
