@@ -62,16 +62,35 @@ spec:
 /// One measured operation over the whole input.
 type Workload<'a> = Box<dyn FnMut() + 'a>;
 
-/// Runs `f` repeatedly for about a second; returns MB/s of `bytes` per run.
-fn throughput(bytes: usize, mut f: impl FnMut()) -> f64 {
+/// CPU time this thread has used (Linux `schedstat`), to report figures that do not depend on machine load.
+fn thread_cpu_time() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    Some(Duration::from_nanos(
+        text.split_whitespace().next()?.parse().ok()?,
+    ))
+}
+
+/// Runs `f` repeatedly for about a second of CPU time; returns MB/s of `bytes` per run, by wall clock and by this
+/// thread's CPU time.
+fn throughput(bytes: usize, mut f: impl FnMut()) -> (f64, Option<f64>) {
     f();
-    let start = Instant::now();
+    let (start, cpu_start) = (Instant::now(), thread_cpu_time());
     let mut runs = 0u32;
-    while start.elapsed() < Duration::from_secs(1) {
+    loop {
         f();
         runs += 1;
+        let cpu = thread_cpu_time()
+            .zip(cpu_start)
+            .map(|(now, then)| now - then);
+        if cpu.unwrap_or_else(|| start.elapsed()) >= Duration::from_secs(1) {
+            break;
+        }
     }
-    bytes as f64 * f64::from(runs) / start.elapsed().as_secs_f64() / 1e6
+    let total = bytes as f64 * f64::from(runs) / 1e6;
+    let cpu = thread_cpu_time()
+        .zip(cpu_start)
+        .map(|(now, then)| total / (now - then).as_secs_f64());
+    (total / start.elapsed().as_secs_f64(), cpu)
 }
 
 fn main() {
@@ -121,7 +140,10 @@ fn main() {
             }),
         ),
     ];
+    println!("{:<32} {:>10} {:>10}", "", "wall MB/s", "CPU MB/s");
     for (name, f) in rows {
-        println!("{name:<32} {:>8.1} MB/s", throughput(bytes, f));
+        let (wall, cpu) = throughput(bytes, f);
+        let cpu = cpu.map_or("-".to_string(), |c| format!("{c:.1}"));
+        println!("{name:<32} {wall:>10.1} {cpu:>10}");
     }
 }
