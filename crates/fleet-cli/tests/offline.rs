@@ -1,0 +1,203 @@
+//! The real `fleet` binary on `testdata/bundles`: `fleet apply -o -` without any kubeconfig or cluster, and
+//! `fleet test` with cluster labels, groups and targets. Output is snapshotted and must not vary between runs.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn fleet(args: &[&str]) -> Output {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    Command::new(env!("CARGO_BIN_EXE_fleet"))
+        .args(args)
+        .current_dir(root)
+        .env_remove("KUBECONFIG")
+        .env_remove("COMMIT")
+        .env_remove("NAMESPACE")
+        .env("HOME", "/nonexistent")
+        .output()
+        .expect("the fleet binary runs")
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let output = fleet(args);
+    assert!(
+        output.status.success(),
+        "fleet {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn failure_of(args: &[&str]) -> String {
+    let output = fleet(args);
+    assert!(!output.status.success(), "fleet {args:?} should fail");
+    assert!(output.stdout.is_empty(), "no partial output on failure");
+    String::from_utf8(output.stderr).unwrap()
+}
+
+#[test]
+fn apply_prints_bundles_offline_and_deterministically() {
+    let args = [
+        "apply",
+        "-o",
+        "-",
+        "example",
+        "testdata/bundles/simple",
+        "--commit",
+        "abc123",
+    ];
+    let first = stdout_of(&args);
+    assert_eq!(
+        first,
+        stdout_of(&args),
+        "output must be byte-identical between runs"
+    );
+    insta::assert_snapshot!("apply_simple", first);
+}
+
+#[test]
+fn apply_with_every_option_flag() {
+    insta::assert_snapshot!(
+        "apply_flags",
+        stdout_of(&[
+            "apply",
+            "-o",
+            "-",
+            "-n",
+            "team-a",
+            "-l",
+            "fleet.cattle.io/repo-name=example",
+            "-l",
+            "env=ci",
+            "--target-namespace",
+            "forced",
+            "--service-account",
+            "deployer",
+            "--paused",
+            "--keep-resources",
+            "--delete-namespace",
+            "--correct-drift",
+            "--commit",
+            "abc123",
+            "example",
+            "testdata/bundles/nested",
+        ])
+    );
+}
+
+#[test]
+fn apply_with_targets_file_and_compression() {
+    let out = stdout_of(&[
+        "apply",
+        "-o",
+        "-",
+        "-c",
+        "--targets-file",
+        "testdata/bundles/targets-file/.targets.yaml",
+        "example",
+        "testdata/bundles/targets-file",
+    ]);
+    assert!(out.contains("encoding: base64+gz"), "{out}");
+    insta::assert_snapshot!("apply_targets_file", out);
+}
+
+#[test]
+fn apply_errors_name_the_file() {
+    let err = failure_of(&[
+        "apply",
+        "-o",
+        "-",
+        "example",
+        "testdata/bundles/error-unknown-key",
+    ]);
+    assert_eq!(
+        err,
+        "error: testdata/bundles/error-unknown-key/fleet.yaml:1:1: unknown key `defaultNamspace`: did you mean \
+         `defaultNamespace`?\ntestdata/bundles/error-unknown-key/fleet.yaml:3:3: unknown key `helm.releaseNam`: did \
+         you mean `releaseName`?\n"
+    );
+    let err = failure_of(&[
+        "apply",
+        "-o",
+        "-",
+        "example",
+        "testdata/bundles/error-nothing-found",
+    ]);
+    assert_eq!(
+        err,
+        "error: no resource found at the following paths to deploy: [testdata/bundles/error-nothing-found]\n"
+    );
+    let err = failure_of(&["apply", "example", "testdata/bundles/simple"]);
+    assert!(err.contains("use `-o -`"), "{err}");
+}
+
+#[test]
+fn test_renders_the_matching_customization() {
+    let output = fleet(&["test", "testdata/bundles/overlays", "-l", "env=prod"]);
+    assert!(output.status.success());
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "# Matched: prod\n");
+    insta::assert_snapshot!(
+        "test_overlays_prod",
+        String::from_utf8(output.stdout).unwrap()
+    );
+
+    let output = fleet(&[
+        "test",
+        "testdata/bundles/customizations-all-matches",
+        "-l",
+        "env=dev",
+        "-L",
+        "tier=edge",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "# Matched: dev,edge\n"
+    );
+    insta::assert_snapshot!(
+        "test_all_matches",
+        String::from_utf8(output.stdout).unwrap()
+    );
+
+    let output = fleet(&[
+        "test",
+        "testdata/bundles/customizations-first-match",
+        "-l",
+        "env=dev",
+        "-L",
+        "tier=edge",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "# Matched: dev\n");
+}
+
+#[test]
+fn test_groups_names_and_targets() {
+    // Not in the default group: nothing matches.
+    let err = failure_of(&["test", "testdata/bundles/simple", "-g", "other"]);
+    assert_eq!(err, "error: no target of the bundle matches the cluster\n");
+    let output = fleet(&[
+        "test",
+        "testdata/bundles/simple",
+        "-N",
+        "local",
+        "-t",
+        "default",
+    ]);
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "# Matched: default\n"
+    );
+}
+
+#[test]
+fn test_refuses_what_it_cannot_render_yet() {
+    let err = failure_of(&["test", "testdata/bundles/kustomize"]);
+    assert!(
+        err.contains("kustomize bundles are not supported by `fleet test` yet"),
+        "{err}"
+    );
+    let err = failure_of(&["test", "testdata/bundles/helm-values-files"]);
+    assert!(
+        err.contains("Helm bundles are not supported by `fleet test` yet"),
+        "{err}"
+    );
+}
