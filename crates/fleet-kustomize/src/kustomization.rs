@@ -429,13 +429,50 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<Kustomization> {
             });
         }
     }
-    let mut k: Kustomization = serde_json::from_value(value.clone())
-        .map_err(|e| Error::invalid(file, format!("invalid kustomization: {e}")))?;
+    let mut k: Kustomization = serde_json::from_value(value.clone()).map_err(|e| {
+        let message = e.to_string();
+        // serde names the unknown field but not where it is: find the first key of that name.
+        let location = message
+            .strip_prefix("unknown field `")
+            .and_then(|r| r.split('`').next())
+            .and_then(|name| find_key(value, name, &mut String::new()))
+            .and_then(|pointer| located.location(&pointer));
+        Error::Invalid {
+            file: file.to_string(),
+            location,
+            message: format!("invalid kustomization: {message}"),
+        }
+    })?;
     let bases = std::mem::take(&mut k.bases);
     k.resources.extend(bases);
     let tags = std::mem::take(&mut k.image_tags);
     k.images.extend(tags);
     Ok(k)
+}
+
+/// The JSON pointer of the first mapping key `name` below `v`.
+fn find_key(v: &Value, name: &str, at: &mut String) -> Option<String> {
+    let len = at.len();
+    let found = match v {
+        Value::Object(m) => m.iter().find_map(|(k, child)| {
+            at.truncate(len);
+            at.push('/');
+            at.push_str(&k.replace('~', "~0").replace('/', "~1"));
+            if k == name {
+                Some(at.clone())
+            } else {
+                find_key(child, name, at)
+            }
+        }),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, child)| {
+            at.truncate(len);
+            at.push_str(&format!("/{i}"));
+            find_key(child, name, at)
+        }),
+        _ => None,
+    };
+    at.truncate(len);
+    found
 }
 
 impl Kustomization {
@@ -471,7 +508,7 @@ mod tests {
     #[test]
     fn nested_unknown_field_is_an_error() {
         let err = parse(b"images:\n- name: a\n  newTagg: b\n", "k.yaml").unwrap_err();
-        assert!(err.to_string().contains("newTagg"), "{err}");
-        assert!(err.to_string().starts_with("k.yaml: "), "{err}");
+        assert!(err.to_string().contains("unknown field `newTagg`"), "{err}");
+        assert!(err.to_string().starts_with("k.yaml:3:3: "), "{err}");
     }
 }
