@@ -58,7 +58,7 @@ for input in "$inputs"/*.yaml "$inputs"/*.json; do
     && [ "${name#helm-}" = "$name" ]; then
     {
       printf 'apiVersion: v1\nkind: Values\nmetadata:\n  name: golden\nvalues:\n'
-      sed 's/^/  /' "$input"
+      sed 's/^./  &/' "$input"
     } >"$work/kustomize/resource.yaml"
     if "$kubectl" kustomize "$work/kustomize" >"$inputs/kustomize/$name.yaml" 2>"$work/kustomize.err"; then
       :

@@ -72,7 +72,11 @@ pub fn helm_values(text: &str, origin: &str) -> Value {
 
 /// The input wrapped as the resource the golden script gives kustomize, read as kustomize reads.
 pub fn kustomize_resource(text: &str, origin: &str) -> Value {
-    let indented: String = text.lines().map(|l| format!("  {l}\n")).collect();
+    // As the script does: two spaces before every non-empty line.
+    let indented: String = text
+        .lines()
+        .map(|l| if l.is_empty() { "\n".to_string() } else { format!("  {l}\n") })
+        .collect();
     let resource =
         format!("apiVersion: v1\nkind: Values\nmetadata:\n  name: golden\nvalues:\n{indented}");
     first_document(&resource, origin, &Options::kustomize())
