@@ -75,7 +75,13 @@ pub fn kustomize_resource(text: &str, origin: &str) -> Value {
     // As the script does: two spaces before every non-empty line.
     let indented: String = text
         .lines()
-        .map(|l| if l.is_empty() { "\n".to_string() } else { format!("  {l}\n") })
+        .map(|l| {
+            if l.is_empty() {
+                "\n".to_string()
+            } else {
+                format!("  {l}\n")
+            }
+        })
         .collect();
     let resource =
         format!("apiVersion: v1\nkind: Values\nmetadata:\n  name: golden\nvalues:\n{indented}");
