@@ -107,25 +107,22 @@ impl Serialize for GoValue<'_> {
     }
 }
 
-/// Largest magnitude below which Go prints a float64 in plain decimal (`strconv` 'f' format).
-const GO_PLAIN_FLOAT_LIMIT: f64 = 1e21;
-
 /// Go decodes every JSON number of a free-form map into a `float64` and prints whole values
-/// without a fraction; fractional values keep their shortest representation.
+/// below 1e21 as plain integers (`1.0` as `1`). Whole floats that fit an `i64` or `u64` are
+/// turned into integers here; every other number keeps serde_json's shortest representation,
+/// which equals Go's except for fractions between 1e-6 and 1e-5 (Go `0.0000015`, serde_json
+/// `1.5e-6`) and whole numbers from 2^64 up to 1e21 (Go prints their digits).
 fn go_number(number: &Number) -> Number {
     match number.as_f64() {
-        Some(float)
-            if !number.is_i64()
-                && !number.is_u64()
-                && float.fract() == 0.0
-                && float.abs() < GO_PLAIN_FLOAT_LIMIT =>
-        {
-            // Whole and below 1e21: exactly representable as i128 and printed as an integer.
-            let whole = float as i128;
-            i64::try_from(whole)
-                .map(Number::from)
-                .or_else(|_| u64::try_from(whole).map(Number::from))
-                .unwrap_or_else(|_| number.clone())
+        Some(float) if number.is_f64() && float.fract() == 0.0 => {
+            // In range, the casts are exact: the value is whole.
+            if float >= i64::MIN as f64 && float < i64::MAX as f64 {
+                Number::from(float as i64)
+            } else if float >= 0.0 && float < u64::MAX as f64 {
+                Number::from(float as u64)
+            } else {
+                number.clone()
+            }
         }
         _ => number.clone(),
     }
@@ -154,10 +151,12 @@ mod tests {
 
     #[test]
     fn whole_floats_print_like_go() {
-        let map = generic(json!({"a": 1.0, "b": 2.5, "c": -3.0, "d": 1e300}));
+        let map = generic(
+            json!({"a": 1.0, "b": 2.5, "c": -3.0, "d": 1e300, "f": 1e21, "g": 1e-7, "h": 1e17}),
+        );
         assert_eq!(
             serde_json::to_string(&map).unwrap(),
-            r#"{"a":1,"b":2.5,"c":-3,"d":1e+300}"#
+            r#"{"a":1,"b":2.5,"c":-3,"d":1e+300,"f":1e+21,"g":1e-7,"h":100000000000000000}"#
         );
     }
 
