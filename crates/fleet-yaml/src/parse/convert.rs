@@ -45,6 +45,7 @@ pub(crate) fn into_value(
         pointer: String::new(),
         positions,
         failure: None,
+        in_flow: false,
     };
     walk.record(&node.referenced);
     let value = walk.convert(node);
@@ -58,6 +59,8 @@ struct Walk<'a> {
     positions: Option<&'a mut Positions>,
     /// The first failure met; conversion goes on without it.
     failure: Option<Failure>,
+    /// Inside a flow collection (`[…]`, `{…}`).
+    in_flow: bool,
 }
 
 impl Walk<'_> {
@@ -103,7 +106,10 @@ impl Walk<'_> {
         if let Some(n) = resolve::number(&s) {
             return Value::Number(n);
         }
-        match timestamp::parse(&s).filter(|_| self.schema == Schema::GoYamlV3) {
+        // kustomize converts timestamps, except space-separated ones inside flow collections.
+        let converts =
+            |s: &str| self.schema == Schema::GoYamlV3 && !(self.in_flow && s.contains(' '));
+        match timestamp::parse(&s).filter(|_| converts(&s)) {
             Some(t) => Value::String(t.to_rfc3339()),
             None => Value::String(s),
         }
@@ -191,6 +197,24 @@ impl Walk<'_> {
     }
 
     fn convert(&mut self, node: Node) -> Value {
+        let outer_flow = self.in_flow;
+        if matches!(node.value, Kind::Sequence(_) | Kind::Mapping(_)) {
+            let start = node
+                .referenced
+                .span()
+                .byte_offset()
+                .and_then(|o| usize::try_from(o).ok());
+            let opener = start
+                .and_then(|o| self.source.get(o..))
+                .and_then(|rest| rest.chars().next());
+            self.in_flow |= matches!(opener, Some('[' | '{'));
+        }
+        let value = self.convert_node(node);
+        self.in_flow = outer_flow;
+        value
+    }
+
+    fn convert_node(&mut self, node: Node) -> Value {
         if let Some(text) = self.kustomize_annotation(&node) {
             return Value::String(text);
         }

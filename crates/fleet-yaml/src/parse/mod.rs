@@ -3,9 +3,9 @@
 //! (YAML 1.1 booleans, legacy octal, merge keys) and adds limits, key conversion and positions.
 //!
 //! Checked against Helm 4 and kubectl 1.34 (`testdata/yaml/emit/`, `tests/*_goldens.rs`). Known differences from
-//! go-yaml: a lone `-` in a flow sequence (`[a, -, b]`) is a syntax error here; kustomize keeps a space-separated
-//! timestamp (`2001-12-14 21:59:43`) as text inside flow collections while [`Schema::GoYamlV3`] converts it
-//! everywhere.
+//! go-yaml: a lone `-` in a flow sequence (`[a, -, b]`) is a syntax error here; go-yaml v3 (kustomize) reads
+//! folded block scalars with more-indented lines and kept (`>+`) endings with one more line break than the YAML
+//! spec, which [`Schema::GoYamlV3`] does not copy.
 
 mod convert;
 mod node;

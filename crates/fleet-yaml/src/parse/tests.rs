@@ -312,6 +312,18 @@ fn kustomize_schema_reads_like_go_yaml_v3() {
         v,
         json!({"a": "yes", "b": true, "c": "2024-01-01T00:00:00Z", "d": "2024-01-01", "e": "2024-01-01", "f": 493, "g": "2001-12-14T21:59:43.1Z", "y": "n"})
     );
+    // Inside flow collections kustomize keeps space-separated timestamps as text.
+    let v = documents_with(
+        &Options::kustomize(),
+        "a: [2001-12-14 21:59:43, 2001-12-14]\nb: {c: 2001-12-14 21:59:43}\nd:\n- 2001-12-14 21:59:43\n",
+        "k.yaml",
+    )
+    .unwrap()
+    .remove(0);
+    assert_eq!(
+        v,
+        json!({"a": ["2001-12-14 21:59:43", "2001-12-14T00:00:00Z"], "b": {"c": "2001-12-14 21:59:43"}, "d": ["2001-12-14T21:59:43Z"]})
+    );
     // kubectl kustomize rejects duplicate keys; Helm keeps the last.
     assert!(documents_with(&Options::kustomize(), "a: 1\na: 2\n", "k.yaml").is_err());
     // The default (Helm) schema keeps dates as written.
