@@ -86,13 +86,17 @@ fn measure(
         eligibility: EligibilityConfig::default(),
     };
     let warm = schedule(&input).expect("schedule");
-    let start = Instant::now();
+    let (start, cpu_start) = (Instant::now(), cpu_ns());
     for _ in 0..ROUNDS {
         black_box(schedule(black_box(&input)).expect("schedule"));
     }
     let per = start.elapsed().as_secs_f64() * 1000.0 / ROUNDS as f64;
+    let cpu = cpu_start
+        .zip(cpu_ns())
+        .map(|(a, b)| format!("{:.2} ms CPU, ", (b - a) as f64 / 1e6 / ROUNDS as f64))
+        .unwrap_or_default();
     println!(
-        "{label}: {per:.2} ms per scheduling decision ({} clusters, {} selected, fulfilled={})",
+        "{label}: {cpu}{per:.2} ms wall per scheduling decision ({} clusters, {} selected, fulfilled={})",
         clusters.len(),
         warm.selected.len(),
         warm.condition.fulfilled

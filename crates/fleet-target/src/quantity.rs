@@ -8,27 +8,7 @@ pub fn parse_quantity(text: &str) -> Option<f64> {
     if t.is_empty() {
         return None;
     }
-    const SUFFIXES: &[(&str, f64)] = &[
-        ("Ki", 1024.0),
-        ("Mi", 1024.0 * 1024.0),
-        ("Gi", 1024.0 * 1024.0 * 1024.0),
-        ("Ti", 1024f64 * 1024.0 * 1024.0 * 1024.0),
-        ("Pi", 1024f64 * 1024.0 * 1024.0 * 1024.0 * 1024.0),
-        ("Ei", 1024f64 * 1024.0 * 1024.0 * 1024.0 * 1024.0 * 1024.0),
-        ("n", 1e-9),
-        ("u", 1e-6),
-        ("m", 1e-3),
-        ("k", 1e3),
-        ("M", 1e6),
-        ("G", 1e9),
-        ("T", 1e12),
-        ("P", 1e15),
-        ("E", 1e18),
-    ];
-    let (number, factor) = SUFFIXES
-        .iter()
-        .find_map(|(suffix, factor)| t.strip_suffix(suffix).map(|n| (n, *factor)))
-        .unwrap_or((t, 1.0));
+    let (number, factor) = split_suffix(t);
     let valid = !number.is_empty()
         && number
             .chars()
@@ -42,6 +22,41 @@ pub fn parse_quantity(text: &str) -> Option<f64> {
         .ok()
         .map(|n| n * factor)
         .filter(|v| v.is_finite())
+}
+
+/// Splits a binary (`Ki`…`Ei`) or decimal (`n`…`E`) suffix off, with its factor.
+fn split_suffix(t: &str) -> (&str, f64) {
+    const BINARY: [(u8, i32); 6] = [
+        (b'K', 1),
+        (b'M', 2),
+        (b'G', 3),
+        (b'T', 4),
+        (b'P', 5),
+        (b'E', 6),
+    ];
+    const DECIMAL: [(u8, i32); 9] = [
+        (b'n', -9),
+        (b'u', -6),
+        (b'm', -3),
+        (b'k', 3),
+        (b'M', 6),
+        (b'G', 9),
+        (b'T', 12),
+        (b'P', 15),
+        (b'E', 18),
+    ];
+    let bytes = t.as_bytes();
+    match bytes {
+        [.., unit, b'i'] => match BINARY.iter().find(|(u, _)| u == unit) {
+            Some((_, power)) => (&t[..t.len() - 2], 1024f64.powi(*power)),
+            None => (t, 1.0),
+        },
+        [.., last] => match DECIMAL.iter().find(|(u, _)| u == last) {
+            Some((_, exp)) => (&t[..t.len() - 1], 10f64.powi(*exp)),
+            None => (t, 1.0),
+        },
+        [] => (t, 1.0),
+    }
 }
 
 #[cfg(test)]
@@ -63,6 +78,9 @@ mod tests {
             ("abc", None),
             ("1X", None),
             ("Gi", None),
+            ("1Xi", None),
+            ("2E", Some(2e18)),
+            ("1e3m", Some(1.0)),
         ];
         for (text, want) in cases {
             assert_eq!(parse_quantity(text), want, "{text:?}");

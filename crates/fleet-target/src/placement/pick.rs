@@ -8,7 +8,7 @@
 //! Candidates are addressed by their index in key order, so a decision over 10,000 clusters
 //! allocates per cluster only what it reports.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{ClusterInfo, ClusterKey};
 
@@ -36,7 +36,6 @@ struct Run<'a, 'i> {
     input: &'i ScheduleInput<'a>,
     /// Candidates in key order, without duplicates.
     candidates: Vec<&'a ClusterInfo>,
-    by_key: HashMap<(&'a str, &'a str), usize>,
 }
 
 /// A cluster that passed the filters, waiting to be picked.
@@ -52,18 +51,15 @@ struct Entry {
 /// Runs the policy's picker (the policy is already validated).
 pub(super) fn run(input: &ScheduleInput<'_>) -> ScheduleResult {
     let mut candidates: Vec<&ClusterInfo> = input.candidates.to_vec();
-    candidates.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
-    candidates.dedup_by(|a, b| a.namespace == b.namespace && a.name == b.name);
-    let by_key = candidates
-        .iter()
-        .enumerate()
-        .map(|(i, c)| ((c.namespace.as_str(), c.name.as_str()), i))
-        .collect();
-    let run = Run {
-        input,
-        candidates,
-        by_key,
-    };
+    fn key<'c>(c: &&'c ClusterInfo) -> (&'c str, &'c str) {
+        (c.namespace.as_str(), c.name.as_str())
+    }
+    // Callers usually pass clusters in index (key) order already.
+    if !candidates.is_sorted_by(|a, b| key(a) <= key(b)) {
+        candidates.sort_by(|a, b| key(a).cmp(&key(b)));
+    }
+    candidates.dedup_by(|a, b| key(a) == key(b));
+    let run = Run { input, candidates };
     let classified = run.classify();
     let mut result = match input.policy.placement_type {
         PlacementType::PickAll => run.pick_all(classified),
@@ -95,9 +91,12 @@ fn removal(e: &ExistingPlacement, reason: impl Into<String>) -> Removal {
 
 impl<'a> Run<'a, '_> {
     fn index_of(&self, key: &ClusterKey) -> Option<usize> {
-        self.by_key
-            .get(&(key.namespace.as_str(), key.name.as_str()))
-            .copied()
+        self.candidates
+            .binary_search_by(|c| {
+                (c.namespace.as_str(), c.name.as_str())
+                    .cmp(&(key.namespace.as_str(), key.name.as_str()))
+            })
+            .ok()
     }
 
     fn key(&self, idx: usize) -> ClusterKey {
@@ -223,7 +222,7 @@ impl<'a> Run<'a, '_> {
         let kept = Self::kept_set(&classified);
         let scorer = AffinityScorer::new(
             self.input.policy.preferred_terms(),
-            self.candidates.iter().copied(),
+            &self.candidates,
             self.input.now,
         );
         let mut selected = Self::kept_decisions(&classified);
@@ -236,7 +235,7 @@ impl<'a> Run<'a, '_> {
             match self.filter_new(cluster) {
                 Ok(()) => {
                     let score = ClusterScore {
-                        affinity: scorer.score(cluster),
+                        affinity: scorer.score(idx, cluster),
                         ..ClusterScore::default()
                     };
                     selected.push(self.decision(&classified, idx, Some(score)));
@@ -359,11 +358,8 @@ impl<'a> Run<'a, '_> {
     fn scale_out(&self, mut classified: Classified<'a>, n: usize) -> ScheduleResult {
         let policy = self.input.policy;
         let kept = Self::kept_set(&classified);
-        let scorer = AffinityScorer::new(
-            policy.preferred_terms(),
-            self.candidates.iter().copied(),
-            self.input.now,
-        );
+        let scorer =
+            AffinityScorer::new(policy.preferred_terms(), &self.candidates, self.input.now);
         let constraints = &policy.topology_spread_constraints;
         let mut spread = SpreadState::new(
             constraints,
@@ -379,7 +375,7 @@ impl<'a> Run<'a, '_> {
             match self.filter_new(cluster) {
                 Ok(()) => pool.push(Entry {
                     idx,
-                    affinity: scorer.score(cluster),
+                    affinity: scorer.score(idx, cluster),
                     bonus: classified.reconsidered.get(&idx).map_or(0, |e| {
                         i64::from(e.obsolete && e.state != PlacementState::Unscheduled)
                     }),
@@ -402,8 +398,12 @@ impl<'a> Run<'a, '_> {
             let by_rank =
                 |a: &(ClusterScore, usize), b: &(ClusterScore, usize)| self.rank(&pool, a, b);
             let chosen: Vec<(ClusterScore, usize)> = if constraints.is_empty() {
+                if scored.len() > need {
+                    scored.select_nth_unstable_by(need, by_rank);
+                    scored.truncate(need);
+                }
                 scored.sort_by(by_rank);
-                scored.iter().take(need).copied().collect()
+                scored.clone()
             } else {
                 scored.iter().copied().min_by(by_rank).into_iter().collect()
             };
@@ -423,6 +423,10 @@ impl<'a> Run<'a, '_> {
         );
         // Whoever is left in the pool lost: rank them against the final spread.
         self.score_pool(&spread, &mut pool, &mut scored);
+        if scored.len() > status::MAX_UNSELECTED {
+            scored.select_nth_unstable_by(status::MAX_UNSELECTED, |a, b| self.rank(&pool, a, b));
+            scored.truncate(status::MAX_UNSELECTED);
+        }
         scored.sort_by(|a, b| self.rank(&pool, a, b));
         let mut unselected: Vec<Unselected> = scored
             .iter()

@@ -49,47 +49,51 @@ pub fn best_first_by_name(
         .then_with(|| b.2.cmp(a.2))
 }
 
-/// Preferred-affinity scorer with the property extrema precomputed over the candidates.
+/// Preferred-affinity scorer with each sorter's property values read once per candidate and
+/// their extrema precomputed over all candidates.
 #[derive(Debug, Clone)]
 pub struct AffinityScorer<'p> {
     terms: &'p [PreferredTerm],
-    /// Per term: (min, max) of its sorter's property, if it has a sorter and any value.
-    extrema: Vec<Option<(f64, f64)>>,
-    now: UnixSeconds,
+    /// Per term with a sorter: each candidate's value and the (min, max) over the candidates.
+    sorted: Vec<Option<SorterValues>>,
+}
+
+#[derive(Debug, Clone)]
+struct SorterValues {
+    values: Vec<Option<f64>>,
+    extrema: Option<(f64, f64)>,
 }
 
 impl<'p> AffinityScorer<'p> {
-    pub fn new<'c>(
-        terms: &'p [PreferredTerm],
-        candidates: impl Iterator<Item = &'c ClusterInfo> + Clone,
-        now: UnixSeconds,
-    ) -> Self {
-        let extrema = terms
+    /// Prepares scoring of `candidates` (addressed by index in [`AffinityScorer::score`]).
+    pub fn new(terms: &'p [PreferredTerm], candidates: &[&ClusterInfo], now: UnixSeconds) -> Self {
+        let sorted = terms
             .iter()
             .map(|t| {
                 let sorter = t.preference.property_sorter.as_ref()?;
-                candidates
-                    .clone()
-                    .filter_map(|c| property_value(c, &sorter.name, now))
-                    .fold(None, |acc: Option<(f64, f64)>, v| {
+                let values: Vec<Option<f64>> = candidates
+                    .iter()
+                    .map(|c| property_value(c, &sorter.name, now))
+                    .collect();
+                let extrema = values
+                    .iter()
+                    .flatten()
+                    .fold(None, |acc: Option<(f64, f64)>, &v| {
                         Some(acc.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))))
-                    })
+                    });
+                Some(SorterValues { values, extrema })
             })
             .collect();
-        AffinityScorer {
-            terms,
-            extrema,
-            now,
-        }
+        AffinityScorer { terms, sorted }
     }
 
-    /// The affinity score of one cluster.
-    pub fn score(&self, cluster: &ClusterInfo) -> i64 {
+    /// The affinity score of candidate `idx` (which is `cluster`).
+    pub fn score(&self, idx: usize, cluster: &ClusterInfo) -> i64 {
         self.terms
             .iter()
-            .zip(&self.extrema)
+            .zip(&self.sorted)
             .filter(|(t, _)| t.weight != 0)
-            .map(|(t, extrema)| {
+            .map(|(t, sorted)| {
                 let pref = &t.preference;
                 if pref
                     .label_selector
@@ -98,15 +102,13 @@ impl<'p> AffinityScorer<'p> {
                 {
                     return 0;
                 }
-                let Some(sorter) = &pref.property_sorter else {
+                let (Some(sorter), Some(sorted)) = (&pref.property_sorter, sorted) else {
                     return i64::from(t.weight);
                 };
-                let (Some((lo, hi)), Some(v)) =
-                    (extrema, property_value(cluster, &sorter.name, self.now))
-                else {
+                let (Some((lo, hi)), Some(v)) = (sorted.extrema, sorted.values[idx]) else {
                     return 0;
                 };
-                interpolate(v, *lo, *hi, t.weight, sorter.sort_order)
+                interpolate(v, lo, hi, t.weight, sorter.sort_order)
             })
             .sum()
     }

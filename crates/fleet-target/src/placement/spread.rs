@@ -106,12 +106,10 @@ impl<'p> SpreadState<'p> {
         let index: Vec<HashMap<String, usize>> = constraints
             .iter()
             .map(|c| {
-                let mut values: Vec<&String> = clusters
+                let values: std::collections::BTreeSet<&String> = clusters
                     .clone()
                     .filter_map(|cl| cl.labels.get(&c.topology_key))
                     .collect();
-                values.sort();
-                values.dedup();
                 values
                     .into_iter()
                     .enumerate()
