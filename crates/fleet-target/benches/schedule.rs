@@ -72,6 +72,16 @@ fn policy(n: u32) -> PlacementPolicy {
     .expect("policy")
 }
 
+/// CPU time of this thread in nanoseconds (Linux), so figures stay meaningful on a busy machine.
+fn cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 fn measure(
     label: &str,
     clusters: &[&ClusterInfo],
