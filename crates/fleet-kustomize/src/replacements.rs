@@ -160,6 +160,32 @@ fn scalar_text(v: &Value) -> Option<String> {
     }
 }
 
+/// A scalar target keeps its own type and takes the source's text (kustomize copies only the text); a new or
+/// null target reads the text as a plain YAML scalar (`1` becomes a number, `true` a boolean).
+fn typed_like(target: &Value, text: String) -> Value {
+    let plain = || {
+        fleet_yaml::parse::from_str_with::<Value>(
+            &fleet_yaml::parse::Options::kustomize(),
+            &text,
+            "replacement",
+        )
+        .ok()
+        .filter(|v| matches!(v, Value::Number(_) | Value::Bool(_)))
+    };
+    match target {
+        Value::String(_) => Value::String(text),
+        Value::Number(_) | Value::Bool(_) => plain().unwrap_or(Value::String(text)),
+        Value::Null => plain().unwrap_or_else(|| {
+            if text == "null" || text == "~" {
+                Value::Null
+            } else {
+                Value::String(text)
+            }
+        }),
+        _ => Value::String(text),
+    }
+}
+
 fn part(text: &str, opts: &FieldOptions) -> std::result::Result<String, String> {
     if opts.delimiter.is_empty() {
         return Ok(text.to_string());
@@ -270,13 +296,16 @@ fn apply_target(m: &mut ResMap, t: &TargetSelector, value: &Value, kfile: &str) 
         let id = r.id();
         for fp in &t.field_paths {
             let mut f = |node: &mut Value| -> std::result::Result<(), String> {
-                if opts.delimiter.is_empty() {
+                let Some(text) = scalar_text(value) else {
                     *node = value.clone();
+                    return Ok(());
+                };
+                let text = if opts.delimiter.is_empty() {
+                    text
                 } else {
-                    let current = scalar_text(node).unwrap_or_default();
-                    let text = scalar_text(value).unwrap_or_default();
-                    *node = Value::String(splice(&current, &text, &opts));
-                }
+                    splice(&scalar_text(node).unwrap_or_default(), &text, &opts)
+                };
+                *node = typed_like(node, text);
                 Ok(())
             };
             let n = set(&mut r.obj, &split(fp), opts.create, &mut f).map_err(|e| {
