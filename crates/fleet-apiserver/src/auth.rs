@@ -127,3 +127,46 @@ pub fn load_or_create_admin_token(dir: Option<&std::path::Path>) -> std::io::Res
         }
     }
 }
+
+/// Applies `Impersonate-User` / `Impersonate-Group` headers (kubectl `--as`, `--as-group`) when `may` allows
+/// the requesting user to impersonate that name; otherwise 403 as kube-apiserver answers.
+pub fn impersonate(
+    user: User,
+    headers: &HeaderMap,
+    may: impl Fn(&User, &str) -> bool,
+) -> ApiResult<User> {
+    let Some(name) = headers
+        .get("impersonate-user")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+    else {
+        return Ok(user);
+    };
+    if !may(&user, &name) {
+        return Err(ApiError::forbidden(format!(
+            "users \"{name}\" is forbidden: User \"{}\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope",
+            user.name
+        )));
+    }
+    let mut target = match name
+        .strip_prefix("system:serviceaccount:")
+        .and_then(|rest| rest.split_once(':'))
+    {
+        Some((ns, sa)) => User::service_account(ns, sa, ""),
+        None => User {
+            name: name.clone(),
+            groups: vec!["system:authenticated".into()],
+            uid: String::new(),
+        },
+    };
+    for group in headers
+        .get_all("impersonate-group")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+    {
+        if !target.groups.iter().any(|g| g == group) {
+            target.groups.push(group.to_string());
+        }
+    }
+    Ok(target)
+}

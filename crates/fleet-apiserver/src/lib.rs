@@ -25,6 +25,7 @@ mod namespaces;
 mod object;
 mod openapi;
 mod persist;
+mod protobuf;
 mod rbac;
 mod registry;
 mod request;

@@ -105,7 +105,14 @@ impl Request {
 
     /// The body as a JSON object (JSON or YAML accepted).
     pub fn object(&self) -> ApiResult<Value> {
-        let value = decode_body(&self.body, self.content_type())?;
+        let value = if self
+            .content_type()
+            .starts_with("application/vnd.kubernetes.protobuf")
+        {
+            crate::protobuf::decode(&self.body)?
+        } else {
+            decode_body(&self.body, self.content_type())?
+        };
         if !value.is_object() {
             return Err(ApiError::bad_request("the request body must be an object"));
         }

@@ -226,6 +226,18 @@ async fn dispatch(
         Err(err) => return err.into_response(),
     };
     let inner = &server.inner;
+    let user = match crate::auth::impersonate(user, &headers, |user, name| {
+        let attrs = crate::rbac::Attributes {
+            verb: "impersonate".into(),
+            resource: "users".into(),
+            name: name.into(),
+            ..Default::default()
+        };
+        crate::rbac::allowed(inner, user, &attrs)
+    }) {
+        Ok(user) => user,
+        Err(err) => return err.into_response(),
+    };
     let result = match route::parse(uri.path()) {
         Route::Version => Ok(json(discovery::version())),
         Route::Health => Ok("ok".into_response()),

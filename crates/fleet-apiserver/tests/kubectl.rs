@@ -301,3 +301,62 @@ fn get_watch_streams_changes() {
         "the watch saw the later change: {stdout}"
     );
 }
+
+#[test]
+fn typed_commands_auth_can_i_and_create_token() {
+    let c = Cluster::start();
+    // kubectl's typed clients send protobuf bodies.
+    c.ok(&["create", "configmap", "made", "--from-literal=a=1"]);
+    assert_eq!(
+        c.ok(&["get", "cm", "made", "-o", "jsonpath={.data.a}"]),
+        "1"
+    );
+    c.ok(&["create", "secret", "generic", "s1", "--from-literal=k=v"]);
+    assert_eq!(
+        c.ok(&["get", "secret", "s1", "-o", "jsonpath={.data.k}"]),
+        "dg=="
+    );
+    c.ok(&["create", "namespace", "team"]);
+    c.ok(&["create", "serviceaccount", "robot", "-n", "team"]);
+
+    assert_eq!(c.ok(&["auth", "can-i", "list", "pods"]).trim(), "yes");
+    let out = c.run(
+        &[
+            "auth",
+            "can-i",
+            "list",
+            "configmaps",
+            "-n",
+            "team",
+            "--as=system:serviceaccount:team:robot",
+        ],
+        None,
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "no");
+
+    let role = "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: cm-reader, namespace: team}\nrules:\n- apiGroups: [\"\"]\n  resources: [configmaps]\n  verbs: [get, list]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: robot, namespace: team}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: cm-reader}\nsubjects:\n- {kind: ServiceAccount, name: robot, namespace: team}\n";
+    c.ok_with(&["apply", "-f", "-"], Some(role));
+    let token = c
+        .ok(&["create", "token", "robot", "-n", "team"])
+        .trim()
+        .to_string();
+    assert!(!token.is_empty());
+    let as_robot = |args: &[&str]| {
+        let mut full = vec!["--token", token.as_str()];
+        full.extend_from_slice(args);
+        c.run(&full, None)
+    };
+    let out = as_robot(&["auth", "can-i", "list", "configmaps", "-n", "team"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "yes");
+    let out = as_robot(&["auth", "can-i", "list", "configmaps", "-n", "default"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "no");
+    let out = as_robot(&["get", "cm", "-n", "default"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("configmaps is forbidden: User \"system:serviceaccount:team:robot\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""),
+        "{err}"
+    );
+    let out = as_robot(&["auth", "whoami"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("system:serviceaccount:team:robot"));
+}
