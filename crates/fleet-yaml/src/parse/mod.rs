@@ -19,7 +19,7 @@ use self::node::{Node, Positions};
 pub use self::options::{DuplicateKeys, Options, Schema};
 pub use crate::error::{Error, Location};
 
-/// Reads one YAML document into `T` with the default [`Options`], the way Fleet and Helm (Go) read YAML into
+/// Reads the first YAML document into `T` with the default [`Options`], the way Fleet and Helm (Go) read YAML into
 /// structs: YAML 1.1 → JSON → `T`, so strings stay strings only where Go's would, and integral floats fit integer
 /// fields. `origin` names the input in errors, which carry the position of the offending key or item.
 pub fn from_str<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T, Error> {
@@ -79,15 +79,20 @@ fn stream<T>(
     origin: &str,
     convert: impl Fn(Node) -> Result<T, Error>,
 ) -> Result<Vec<T>, Error> {
+    let nodes = nodes(options, text, origin)?;
+    with_stack(options, text, || nodes.into_iter().map(convert).collect())
+}
+
+/// The non-null documents of a `---` stream, as node trees.
+fn nodes(options: &Options, text: &str, origin: &str) -> Result<Vec<Node>, Error> {
     check_size(options, text, origin)?;
     with_stack(options, text, || {
         let nodes: Vec<Node> = serde_saphyr::from_multiple_with_options(text, options.saphyr())
             .map_err(|e| convert_error(&e, origin, options))?;
-        nodes
+        Ok(nodes
             .into_iter()
             .filter(|n| !matches!(n.value, node::Kind::Null))
-            .map(convert)
-            .collect()
+            .collect())
     })
 }
 
@@ -128,28 +133,27 @@ impl Located {
     }
 }
 
-/// Reads one YAML document with positions. An empty document is `null`.
+/// Reads the first YAML document with positions, as go-yaml's `Unmarshal` reads only the first (a trailing `---`
+/// is fine). An empty input is `null`.
 pub fn located(text: &str, origin: &str) -> Result<Located, Error> {
     located_with(&Options::default(), text, origin)
 }
 
 /// [`located`] with explicit options.
 pub fn located_with(options: &Options, text: &str, origin: &str) -> Result<Located, Error> {
-    check_size(options, text, origin)?;
-    with_stack(options, text, || {
-        let node: Option<Node> = serde_saphyr::from_str_with_options(text, options.saphyr())
-            .map_err(|e| convert_error(&e, origin, options))?;
-        let mut positions = Positions::new();
-        let value = match node {
-            Some(n) => convert::into_value(n, text, options.schema, Some(&mut positions))
-                .map_err(|f| failure(f, origin))?,
-            None => Value::Null,
-        };
-        Ok(Located {
-            origin: origin.to_string(),
-            value,
-            positions,
+    let first = nodes(options, text, origin)?.into_iter().next();
+    let mut positions = Positions::new();
+    let value = match first {
+        Some(node) => with_stack(options, text, || {
+            convert::into_value(node, text, options.schema, Some(&mut positions))
         })
+        .map_err(|f| failure(f, origin))?,
+        None => Value::Null,
+    };
+    Ok(Located {
+        origin: origin.to_string(),
+        value,
+        positions,
     })
 }
 

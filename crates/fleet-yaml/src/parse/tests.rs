@@ -416,3 +416,24 @@ fn kustomize_keeps_root_annotation_values_as_written() {
     // Helm's reading does not do this.
     assert_eq!(one(text)["metadata"]["annotations"]["b"], json!(1.5));
 }
+#[test]
+fn single_document_readers_take_the_first_document_like_go() {
+    // go-yaml's Unmarshal (Helm values, fleet.yaml) reads the first document and ignores the rest.
+    assert_eq!(
+        located("a: 1\n---\n", "m.yaml").unwrap().into_value(),
+        json!({"a": 1})
+    );
+    assert_eq!(
+        located("---\na: 1\n---\nb: 2\n", "m.yaml")
+            .unwrap()
+            .into_value(),
+        json!({"a": 1})
+    );
+    assert_eq!(
+        located("a: 1\n...\n", "m.yaml").unwrap().into_value(),
+        json!({"a": 1})
+    );
+    let first: Value = from_str("x: [1]\n---\ny: 2\n", "m.yaml").unwrap();
+    assert_eq!(first, json!({"x": [1]}));
+    assert_eq!(located("", "e.yaml").unwrap().into_value(), Value::Null);
+}
