@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{ClusterGroupInfo, ClusterInfo, ClusterKey};
+use crate::model::{ClusterGroupInfo, ClusterInfo, ClusterKey, FleetSnapshot};
 use crate::selector::Labels;
 
 /// A group the cluster belongs to: its name and labels.
@@ -144,6 +144,12 @@ impl ClusterIndex {
     }
 }
 
+impl From<FleetSnapshot> for ClusterIndex {
+    fn from(snapshot: FleetSnapshot) -> Self {
+        ClusterIndex::new(snapshot.clusters, snapshot.groups)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +208,41 @@ mod tests {
             .map(|c| c.cluster.name.clone())
             .collect();
         assert_eq!(members, ["b"]);
+    }
+
+    #[test]
+    fn a_fleet_file_reads_into_an_index() {
+        let yaml = r#"
+clusters:
+  - name: edge-1
+    namespace: fleet-default
+    labels: {env: prod, region: eu}
+    taints:
+      - {key: maintenance, effect: NoSelect, timeAdded: 1700000000}
+    properties: {kubernetes-fleet.io/node-count: "3"}
+    health: {joined: true, lastHeartbeat: 1700000100, healthy: {status: true, lastTransition: 0}}
+  - name: edge-2
+    namespace: fleet-default
+    labels: {env: dev}
+groups:
+  - name: prod
+    namespace: fleet-default
+    selector: {matchLabels: {env: prod}}
+"#;
+        let snapshot: FleetSnapshot = serde_saphyr::from_str(yaml).unwrap();
+        let index = ClusterIndex::from(snapshot);
+        let edge1 = index
+            .get(&ClusterKey::new("fleet-default", "edge-1"))
+            .unwrap();
+        assert_eq!(edge1.groups[0].name, "prod");
+        assert_eq!(edge1.cluster.taints[0].time_added, Some(1_700_000_000));
+        assert_eq!(index.len(), 2);
+        let err = serde_saphyr::from_str::<FleetSnapshot>(
+            "clusters: [{name: a, namespace: b, lables: {}}]",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("unknown field `lables`"), "{err}");
     }
 
     #[test]

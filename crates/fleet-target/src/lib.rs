@@ -10,11 +10,13 @@
 //! GitRepo against GitRepoRestrictions first.
 //!
 //! Entry points for other crates:
-//! - input model: [`model::ClusterInfo`], [`model::ClusterGroupInfo`], [`index::ClusterIndex`];
+//! - input model: [`model::ClusterInfo`], [`model::ClusterGroupInfo`], [`index::ClusterIndex`]
+//!   (also from a [`model::FleetSnapshot`] file);
 //!   a Bundle spec (JSON) splits with [`bundle_spec::read_bundle_spec`];
 //! - Fleet targeting: [`targeting::compute_targets`], [`targeting::target_cluster`],
 //!   [`targeting::affected_bundles`] (what a cluster change re-targets);
 //! - the whole bundle: [`pipeline::plan_bundle`] and [`explain::explain`] (`fleet target`);
+//!   BundleDeployment labels: [`labels::deployment_labels`];
 //! - pieces: [`rollout::plan_rollout`], [`placement::schedule`],
 //!   [`placement::budget::plan_roll`], [`placement::membership`] (cluster conditions, automatic
 //!   taints), [`customization::merge_options`], [`templating::preprocess_helm_values`] with a
@@ -26,6 +28,7 @@ pub mod error;
 pub mod explain;
 pub mod index;
 pub mod intstr;
+pub mod labels;
 pub mod mapping;
 pub mod matcher;
 pub mod model;

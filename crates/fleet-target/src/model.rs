@@ -174,6 +174,16 @@ impl fmt::Display for Taint {
     }
 }
 
+/// A fleet written down (the clusters file of `fleet target`): clusters and cluster groups.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FleetSnapshot {
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    pub clusters: Vec<ClusterInfo>,
+    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    pub groups: Vec<ClusterGroupInfo>,
+}
+
 /// A ClusterGroup: its labels (matched by `clusterGroupSelector`) and its cluster selector. A
 /// `None` selector selects nothing; an empty selector selects every cluster in its namespace.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
