@@ -123,4 +123,41 @@ mod tests {
         ));
         assert_eq!(id, format!("s-{}", &full[..61]));
     }
+
+    /// Fleet's `integrationtests/cli/assets/bundledeployment/content.yaml`: a real Content object. Decoding its
+    /// gzip payload, re-encoding the resources and hashing must reproduce its `sha256sum` and name.
+    #[test]
+    fn reproduces_fleet_content_fixture() {
+        use std::io::Read;
+
+        use base64::Engine;
+
+        const CONTENT: &str = "H4sIAAAAAAAA/4SRMW/bMBCF9/6KA2eLtlygA7fCa7t6KTucpZNNhKII8iTEEPTfA5KRESdOsgjQ3Xv33gfOIlAcxtBQFOrfLBz2JJRoBteZc9VcMPD2kL7yir0Vm7RhciyUQG+OFKIZnIJpr12yKnjr1K6l2ATjOYt+A1NkyCvgCzJMFExnKILh+OrUjq+eFKD31jSYnNpNa85O1nKnHXp/i9ailvUvudNCO7FsHiMw9d4iU9yWcY/+G6BauyfjWgWHbPiLXrueGFtkVNoBFNxEVEXTe0slqloxbsIkSTUntCPV+5+p6GqfZ5DHNI8yDWBZvoCYivBD73KqpQ5Hy1X6uz/SWaIH73ch2+eC+fr7lwMocVmx1qVnzKR5dR/yWbkxWAVnO5zQylKksWNkCn/wRLZgp0v/lx8vAQAA//+su6S1jAIAAA==";
+        let compressed = base64::engine::general_purpose::STANDARD
+            .decode(CONTENT)
+            .unwrap();
+        let mut stored = Vec::new();
+        flate2::read::GzDecoder::new(compressed.as_slice())
+            .read_to_end(&mut stored)
+            .unwrap();
+
+        #[derive(serde::Deserialize)]
+        struct Stored {
+            resources: Vec<BundleResource>,
+        }
+        let parsed: Stored = serde_json::from_slice(&stored).unwrap();
+        assert_eq!(
+            manifest_bytes(&parsed.resources),
+            stored,
+            "re-encoding must be byte-identical"
+        );
+        assert_eq!(
+            manifest_sha256(&parsed.resources),
+            "ee0480cffe0c0da150814f6844d7c5bc49cc05c158c5ba1efe9a45142f36eebc"
+        );
+        assert_eq!(
+            manifest_id(&parsed.resources),
+            "s-ee0480cffe0c0da150814f6844d7c5bc49cc05c158c5ba1efe9a45142f36e"
+        );
+    }
 }

@@ -153,6 +153,15 @@ pub fn render(
     }
 }
 
+/// Test helper: a file map from `(name, content)` pairs.
+#[cfg(test)]
+pub(crate) fn test_files(entries: &[(&str, &str)]) -> Files {
+    entries
+        .iter()
+        .map(|(n, c)| (n.to_string(), c.as_bytes().to_vec()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

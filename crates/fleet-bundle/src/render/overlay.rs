@@ -91,13 +91,7 @@ fn patch_file(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn files(entries: &[(&str, &str)]) -> Files {
-        entries
-            .iter()
-            .map(|(n, c)| (n.to_string(), c.as_bytes().to_vec()))
-            .collect()
-    }
+    use crate::render::test_files as files;
 
     fn yaml(files: &Files, name: &str) -> Value {
         fleet_yaml::parse::documents(std::str::from_utf8(&files[name]).unwrap(), name)

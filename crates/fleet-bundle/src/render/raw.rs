@@ -68,13 +68,7 @@ pub fn objects(files: &Files) -> Result<Vec<Value>, RenderError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn files(entries: &[(&str, &str)]) -> Files {
-        entries
-            .iter()
-            .map(|(n, c)| (n.to_string(), c.as_bytes().to_vec()))
-            .collect()
-    }
+    use crate::render::test_files as files;
 
     #[test]
     fn selects_manifests_outside_nested_bundles() {

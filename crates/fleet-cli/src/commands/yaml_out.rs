@@ -66,30 +66,32 @@ fn write_child(out: &mut String, child: &Value, seq_indent: usize, map_indent: u
 
 fn write_seq(out: &mut String, items: &[Value], indent: usize) {
     for item in items {
-        match item {
-            Value::Object(map) if !map.is_empty() => {
-                let mut nested = String::new();
-                write_map(&mut nested, item, indent + 2);
-                pad(out, indent);
-                out.push_str("- ");
-                out.push_str(&nested[indent + 2..]);
-            }
-            Value::Array(inner) if !inner.is_empty() => {
-                let mut nested = String::new();
-                write_seq(&mut nested, inner, indent + 2);
-                pad(out, indent);
-                out.push_str("- ");
-                out.push_str(&nested[indent + 2..]);
-            }
-            scalar => {
-                pad(out, indent);
-                out.push('-');
-                out.push(' ');
-                write_scalar(out, scalar, indent + 2);
+        let nested = match item {
+            Value::Object(map) if !map.is_empty() => Some(collection(item, indent + 2)),
+            Value::Array(inner) if !inner.is_empty() => Some(collection(item, indent + 2)),
+            _ => None,
+        };
+        pad(out, indent);
+        out.push_str("- ");
+        match nested {
+            // The first line of a nested collection goes after the dash, in place of its indentation.
+            Some(text) => out.push_str(&text[indent + 2..]),
+            None => {
+                write_scalar(out, item, indent + 2);
                 out.push('\n');
             }
         }
     }
+}
+
+/// A non-empty map or sequence rendered at `indent`.
+fn collection(value: &Value, indent: usize) -> String {
+    let mut text = String::new();
+    match value {
+        Value::Array(items) => write_seq(&mut text, items, indent),
+        _ => write_map(&mut text, value, indent),
+    }
+    text
 }
 
 fn write_scalar(out: &mut String, value: &Value, block_indent: usize) {
@@ -126,7 +128,33 @@ fn write_string(out: &mut String, s: &str, block_indent: usize) {
         }
         return;
     }
-    out.push_str(&plain_or_quoted(s));
+    let text = plain_or_quoted(s);
+    if text.starts_with('"') {
+        out.push_str(&text);
+    } else {
+        write_folded(out, &text, block_indent);
+    }
+}
+
+/// go-yaml's line width: plain and single-quoted scalars break at a single space once a line is past it.
+const BEST_WIDTH: usize = 80;
+
+/// Writes a plain or single-quoted scalar, folding long lines at single spaces as go-yaml v2 does.
+fn write_folded(out: &mut String, text: &str, indent: usize) {
+    let mut column = out.len() - out.rfind('\n').map_or(0, |i| i + 1);
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let lone_space =
+            c == ' ' && i > 0 && chars[i - 1] != ' ' && chars.get(i + 1).is_some_and(|&n| n != ' ');
+        if lone_space && column > BEST_WIDTH {
+            out.push('\n');
+            pad(out, indent);
+            column = indent;
+            continue;
+        }
+        out.push(c);
+        column += 1;
+    }
 }
 
 fn literal_allowed(s: &str) -> bool {
@@ -255,5 +283,21 @@ mod tests {
             to_yaml(&json!({"a": "no newline\nat end"})),
             "a: |-\n  no newline\n  at end\n"
         );
+    }
+
+    #[test]
+    fn long_plain_strings_fold_like_go_yaml() {
+        let long = format!("{} tail words", "word ".repeat(17).trim_end());
+        let text = to_yaml(&json!({ "description": long }));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(
+            lines[0].len(),
+            82,
+            "the break comes at the first space past column 80: {text}"
+        );
+        assert_eq!(lines[1], "  word word word tail words", "{text}");
+        // Keys and short values never fold.
+        assert_eq!(to_yaml(&json!({"a": "b c"})), "a: b c\n");
     }
 }
