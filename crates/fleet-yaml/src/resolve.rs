@@ -1,4 +1,5 @@
-//! go-yaml's resolution of plain scalars to numbers (shared by both Go YAML libraries we follow): Go's
+//! go-yaml's resolution of plain scalars: the boolean, null and non-finite spellings, and numbers (shared by both
+//! Go YAML libraries we follow): Go's
 //! `strconv.ParseInt`/`ParseUint` with base prefixes (`0x`, `0o`, `0b`, legacy octal `0755`) after dropping
 //! underscores, then its float pattern. serde-saphyr reads most of these itself; the parser uses this for the
 //! spellings it leaves as text (`1_000.5`, `1_000_`), the emitter to know which strings need quotes.
@@ -6,6 +7,24 @@
 use serde_json::Number;
 
 use crate::gofmt;
+
+/// Spellings go-yaml v2 reads as booleans (serde-saphyr also accepts other case mixes, such as `yEs`).
+pub(crate) const V2_BOOLEANS: [&str; 22] = [
+    "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N", "no", "No",
+    "NO", "false", "False", "FALSE", "off", "Off", "OFF",
+];
+
+/// Spellings go-yaml v3 reads as booleans.
+pub(crate) const V3_BOOLEANS: [&str; 6] = ["true", "True", "TRUE", "false", "False", "FALSE"];
+
+/// Spellings go-yaml reads as null.
+pub(crate) const NULLS: [&str; 5] = ["", "~", "null", "Null", "NULL"];
+
+/// Spellings go-yaml reads as infinities and NaN (which JSON, hence Helm and kubectl, cannot carry).
+pub(crate) const NON_FINITE: [&str; 12] = [
+    ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN",
+    ".NAN",
+];
 
 /// A plain scalar as go-yaml reads it, when that is a number.
 pub(crate) fn number(s: &str) -> Option<Number> {

@@ -25,16 +25,14 @@ pub(crate) fn number(n: &Number) -> String {
     }
 }
 
-/// Strings go-yaml v2 resolves to booleans, nulls or special floats when unquoted.
-const RESERVED: [&str; 39] = [
-    "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N", "no", "No",
-    "NO", "false", "False", "FALSE", "off", "Off", "OFF", "", "~", "null", "Null", "NULL", ".inf",
-    ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN",
-];
-
 /// Whether a plain scalar with this text would read back as something other than a string (so it needs quotes).
 pub(crate) fn reads_as_non_string(s: &str) -> bool {
-    if RESERVED.contains(&s) || base60_float(s) {
+    let reserved = [
+        &resolve::V2_BOOLEANS[..],
+        &resolve::NULLS,
+        &resolve::NON_FINITE,
+    ];
+    if reserved.iter().any(|words| words.contains(&s)) || base60_float(s) {
         return true;
     }
     crate::timestamp::parse(s).is_some() || resolve::number(s).is_some()

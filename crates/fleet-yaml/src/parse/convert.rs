@@ -10,21 +10,6 @@ use super::node::{KeyText, Kind, Node, Positions, location};
 use crate::error::Location;
 use crate::{gofmt, resolve, timestamp};
 
-/// Spellings go-yaml v2 reads as booleans; serde-saphyr also accepts other case mixes (`yEs`), which stay strings.
-const GO_YAML_V2_BOOLEANS: [&str; 22] = [
-    "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N", "no", "No",
-    "NO", "false", "False", "FALSE", "off", "Off", "OFF",
-];
-
-/// Spellings go-yaml v3 reads as booleans.
-const GO_YAML_V3_BOOLEANS: [&str; 6] = ["true", "True", "TRUE", "false", "False", "FALSE"];
-
-/// Spellings go-yaml reads as infinities and NaN (which JSON, hence Helm and kubectl, cannot carry).
-const GO_YAML_NON_FINITE: [&str; 12] = [
-    ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN",
-    ".NAN",
-];
-
 /// What serde-saphyr hands over for the non-finite floats it reads.
 const SAPHYR_NON_FINITE: [&str; 3] = [".nan", ".inf", "-.inf"];
 
@@ -67,8 +52,8 @@ impl Walk<'_> {
     /// A boolean as go-yaml reads it: the value, or the source text when the spelling is not one go-yaml knows.
     fn boolean(&self, value: bool, at: &serde_saphyr::Location) -> Result<bool, String> {
         let known: &[&str] = match self.schema {
-            Schema::GoYamlV2 => &GO_YAML_V2_BOOLEANS,
-            Schema::GoYamlV3 => &GO_YAML_V3_BOOLEANS,
+            Schema::GoYamlV2 => &resolve::V2_BOOLEANS,
+            Schema::GoYamlV3 => &resolve::V3_BOOLEANS,
         };
         match self.text(at) {
             Some(t) if !known.contains(&t) && bool_word(t) => Err(t.to_string()),
@@ -89,7 +74,7 @@ impl Walk<'_> {
     /// (`1_000.5`) become numbers, and go-yaml v3 turns timestamps into RFC 3339 text.
     fn string(&mut self, s: String, at: &serde_saphyr::Location) -> Value {
         if let Some(spelling) = self.non_finite_spelling(&s, at) {
-            if GO_YAML_NON_FINITE.contains(&spelling.as_str()) {
+            if resolve::NON_FINITE.contains(&spelling.as_str()) {
                 self.failure.get_or_insert_with(|| {
                     (
                         location(at),
@@ -120,7 +105,7 @@ impl Walk<'_> {
     fn key(&self, text: String, at: &serde_saphyr::Location) -> String {
         if let Some(spelling) = self.non_finite_spelling(&text, at) {
             // go-yaml's own spellings are float keys (`.inf`, `.nan` in JSON); others are text.
-            return if GO_YAML_NON_FINITE.contains(&spelling.as_str()) {
+            return if resolve::NON_FINITE.contains(&spelling.as_str()) {
                 text
             } else {
                 spelling
