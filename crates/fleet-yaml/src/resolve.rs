@@ -1,9 +1,8 @@
-//! go-yaml's resolution of plain scalars: the boolean, null and non-finite spellings, and numbers (shared by both
-//! Go YAML libraries we follow): Go's
-//! `strconv.ParseInt`/`ParseUint` with base prefixes (`0x`, `0o`, `0b`, legacy octal `0755`) after dropping
-//! underscores, then its float pattern. serde-saphyr reads most of these itself; the parser uses this for the
-//! spellings it leaves as text (`1_000.5`, `1_000_`), the emitter to know which strings need quotes.
-
+//! go-yaml's resolution of plain scalars, shared by both Go YAML libraries we follow: the boolean, null and
+//! non-finite spellings, and numbers (Go's `strconv.ParseInt`/`ParseUint` with base prefixes `0x`, `0o`, `0b` and
+//! legacy octal `0755` after dropping underscores, then its float pattern). serde-saphyr reads most numbers itself;
+//! the parser uses this for the spellings it leaves as text (`1_000.5`, `1_000_`), the emitter to know which
+//! strings need quotes.
 use serde_json::Number;
 
 use crate::gofmt;
