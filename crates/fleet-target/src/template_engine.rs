@@ -1090,4 +1090,58 @@ mod tests {
             assert!(err.contains(want), "{template}: {err}");
         }
     }
+
+    /// Random template-like input never panics: it renders or returns an error.
+    #[test]
+    fn arbitrary_input_never_panics() {
+        const TOKENS: &[&str] = &[
+            "${",
+            "${-",
+            "}",
+            "-}",
+            " ",
+            ".",
+            "a",
+            "$",
+            "$x",
+            "\"",
+            "`",
+            "(",
+            ")",
+            "|",
+            "if ",
+            "else",
+            "end",
+            "range ",
+            ":=",
+            ",",
+            "é",
+            "0",
+            "-1",
+            "index",
+            "printf \"%5",
+            "%",
+            "ClusterLabels",
+            "\\",
+            "/*",
+            "*/",
+            "eq",
+            "default",
+            "\n",
+        ];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let len = (next() % 12) as usize;
+            let template: String = (0..len)
+                .map(|_| TOKENS[(next() % TOKENS.len() as u64) as usize])
+                .collect();
+            let _ = render(&template);
+        }
+    }
 }
