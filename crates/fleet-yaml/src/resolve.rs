@@ -3,6 +3,7 @@
 //! legacy octal `0755` after dropping underscores, then its float pattern). serde-saphyr reads most numbers itself;
 //! the parser uses this for the spellings it leaves as text (`1_000.5`, `1_000_`), the emitter to know which
 //! strings need quotes.
+
 use serde_json::Number;
 
 use crate::gofmt;
