@@ -15,9 +15,9 @@ use crate::selector::{LabelSelector, Labels};
 pub struct NamespaceMapping {
     pub name: String,
     pub namespace: String,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub bundle_selector: Option<LabelSelector>,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub namespace_selector: Option<LabelSelector>,
 }
 

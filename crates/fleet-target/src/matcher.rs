@@ -16,29 +16,13 @@ pub const DISPLAY_NAME_LABEL: &str = "management.cattle.io/cluster-display-name"
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterMatcher {
-    #[serde(
-        default,
-        deserialize_with = "crate::serde_util::null_default",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_name: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "crate::serde_util::null_default",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_selector: Option<LabelSelector>,
-    #[serde(
-        default,
-        deserialize_with = "crate::serde_util::null_default",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_group: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "crate::serde_util::null_default",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_group_selector: Option<LabelSelector>,
 }
 

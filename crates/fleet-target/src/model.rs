@@ -65,7 +65,7 @@ pub struct ClusterInfo {
     pub scores: Vec<CustomScore>,
     /// Agent-reported health; `None` means no agent data is known (offline use), which the
     /// scheduler treats as eligible.
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub health: Option<ClusterHealth>,
 }
 
@@ -112,7 +112,7 @@ pub struct CustomScore {
     pub name: String,
     pub value: i64,
     /// After this time the score counts as missing; `None` never expires.
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub valid_until: Option<UnixSeconds>,
 }
 
@@ -126,10 +126,10 @@ pub struct ClusterHealth {
     /// The cluster is leaving the fleet (being deleted).
     #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub leaving: bool,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub last_heartbeat: Option<UnixSeconds>,
     /// The `Healthy` condition, if the agent reported one.
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub healthy: Option<HealthCondition>,
 }
 
@@ -150,7 +150,7 @@ pub struct Taint {
     pub value: String,
     pub effect: TaintEffect,
     /// When the taint was added; `tolerationSeconds` count from here.
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub time_added: Option<UnixSeconds>,
 }
 
@@ -193,6 +193,6 @@ pub struct ClusterGroupInfo {
     pub namespace: String,
     #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub labels: Labels,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub selector: Option<LabelSelector>,
 }

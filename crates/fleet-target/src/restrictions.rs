@@ -27,7 +27,7 @@ pub struct GitRepoRestriction {
     pub allowed_client_secret_names: Vec<String>,
     #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub allowed_target_namespaces: Vec<String>,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub allowed_target_namespace_selector: Option<LabelSelector>,
 }
 

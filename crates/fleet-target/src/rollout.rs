@@ -39,15 +39,15 @@ const DEFAULT_AUTO_PARTITION_THRESHOLD: i64 = 200;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutStrategy {
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub max_unavailable: Option<IntOrPercent>,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub max_unavailable_partitions: Option<IntOrPercent>,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub auto_partition_size: Option<IntOrPercent>,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub auto_partition_threshold: Option<i64>,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub max_new: Option<i64>,
     #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub partitions: Vec<PartitionSpec>,
@@ -59,7 +59,7 @@ pub struct RolloutStrategy {
 pub struct PartitionSpec {
     #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub name: String,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub max_unavailable: Option<IntOrPercent>,
     #[serde(flatten)]
     pub matcher: ClusterMatcher,

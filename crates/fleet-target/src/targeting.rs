@@ -51,11 +51,7 @@ pub struct BundleTarget {
     #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub do_not_deploy: bool,
     /// Where the target came from: [`SOURCE_CUSTOMIZATION`] or anything else (a target).
-    #[serde(
-        default,
-        deserialize_with = "crate::serde_util::null_default",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// Every other field: the target's BundleDeploymentOptions.
     #[serde(flatten)]

@@ -57,7 +57,7 @@ pub struct ExistingPlacement {
     #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub obsolete: bool,
     /// The score recorded when it was made.
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub score: Option<ClusterScore>,
 }
 

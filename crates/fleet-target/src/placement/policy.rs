@@ -40,17 +40,9 @@ pub struct PlacementPolicy {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub cluster_names: Vec<String>,
-    #[serde(
-        default,
-        deserialize_with = "crate::serde_util::null_default",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub number_of_clusters: Option<u32>,
-    #[serde(
-        default,
-        deserialize_with = "crate::serde_util::null_default",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub affinity: Option<Affinity>,
     #[serde(
         default,
@@ -64,11 +56,7 @@ pub struct PlacementPolicy {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub tolerations: Vec<Toleration>,
-    #[serde(
-        default,
-        deserialize_with = "crate::serde_util::null_default",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<RollingUpdate>,
 }
 
@@ -76,7 +64,7 @@ pub struct PlacementPolicy {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Affinity {
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub cluster_affinity: Option<ClusterAffinity>,
 }
 
@@ -84,7 +72,7 @@ pub struct Affinity {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClusterAffinity {
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub required_during_scheduling_ignored_during_execution: Option<RequiredTerms>,
     #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub preferred_during_scheduling_ignored_during_execution: Vec<PreferredTerm>,
@@ -103,11 +91,11 @@ pub struct RequiredTerms {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClusterSelectorTerm {
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub label_selector: Option<LabelSelector>,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub property_selector: Option<PropertySelector>,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub property_sorter: Option<PropertySorter>,
 }
 
@@ -205,7 +193,7 @@ pub struct Toleration {
     #[serde(default, deserialize_with = "crate::serde_util::empty_default")]
     pub effect: Option<TaintEffect>,
     /// Tolerate only until this many seconds after the taint was added.
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub toleration_seconds: Option<i64>,
 }
 
@@ -222,14 +210,14 @@ pub enum TolerationOperator {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RollingUpdate {
     /// Default `25%` of the target count, rounded up.
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub max_unavailable: Option<IntOrPercent>,
     /// Default `25%` of the target count, rounded up.
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub max_surge: Option<IntOrPercent>,
     /// Default 60: how long a deployment whose readiness cannot be tracked must have been
     /// available before it counts as ready.
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
+    #[serde(default)]
     pub unavailable_period_seconds: Option<i64>,
 }
 
