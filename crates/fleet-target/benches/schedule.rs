@@ -2,6 +2,8 @@
 //! property sorter) and a topology spread constraint over 10,000 clusters. Prints milliseconds
 //! per decision (target: under 50 ms). Run with `cargo bench -p fleet-target --bench schedule`.
 
+mod support;
+
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -72,16 +74,6 @@ fn policy(n: u32) -> PlacementPolicy {
     .expect("policy")
 }
 
-/// CPU time of this thread in nanoseconds (Linux), so figures stay meaningful on a busy machine.
-fn cpu_ns() -> Option<u64> {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
 fn measure(
     label: &str,
     clusters: &[&ClusterInfo],
@@ -96,13 +88,13 @@ fn measure(
         eligibility: EligibilityConfig::default(),
     };
     let warm = schedule(&input).expect("schedule");
-    let (start, cpu_start) = (Instant::now(), cpu_ns());
+    let (start, cpu_start) = (Instant::now(), support::cpu_ns());
     for _ in 0..ROUNDS {
         black_box(schedule(black_box(&input)).expect("schedule"));
     }
     let per = start.elapsed().as_secs_f64() * 1000.0 / ROUNDS as f64;
     let cpu = cpu_start
-        .zip(cpu_ns())
+        .zip(support::cpu_ns())
         .map(|(a, b)| format!("{:.2} ms CPU, ", (b - a) as f64 / 1e6 / ROUNDS as f64))
         .unwrap_or_default();
     println!(

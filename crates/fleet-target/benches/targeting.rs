@@ -4,6 +4,8 @@
 //! Run with `cargo bench -p fleet-target --bench targeting`.
 
 use std::collections::BTreeMap;
+mod support;
+
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -64,16 +66,6 @@ fn bundle(i: usize) -> TargetingBundle {
     .expect("bundle")
 }
 
-/// CPU time of this thread in nanoseconds (Linux), so figures stay meaningful on a busy machine.
-fn cpu_ns() -> Option<u64> {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
 fn main() {
     let index = index();
     let bundles: Vec<TargetingBundle> = (0..BUNDLES).map(bundle).collect();
@@ -103,13 +95,13 @@ fn main() {
     };
     let targets = run();
     let rounds = 3;
-    let (start, cpu_start) = (Instant::now(), cpu_ns());
+    let (start, cpu_start) = (Instant::now(), support::cpu_ns());
     for _ in 0..rounds {
         black_box(run());
     }
     let total = start.elapsed().as_secs_f64() * 1000.0 / f64::from(rounds);
     let cpu = cpu_start
-        .zip(cpu_ns())
+        .zip(support::cpu_ns())
         .map(|(a, b)| format!("{:.1} ms CPU, ", (b - a) as f64 / 1e6 / f64::from(rounds)))
         .unwrap_or_default();
     println!(
