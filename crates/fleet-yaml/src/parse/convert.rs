@@ -73,6 +73,11 @@ impl Walk<'_> {
     /// A string as go-yaml reads it. For untagged plain scalars: numbers serde-saphyr leaves as text
     /// (`1_000.5`) become numbers, and go-yaml v3 turns timestamps into RFC 3339 text.
     fn string(&mut self, s: String, at: &serde_saphyr::Location) -> Value {
+        if self.schema == Schema::GoYamlV3 {
+            if let Some(header) = self.block_header(at).and_then(|h| h.strip_prefix('>')) {
+                return Value::String(go_yaml_v3_folded(&s, header.contains('+')));
+            }
+        }
         if let Some(spelling) = self.non_finite_spelling(&s, at) {
             if resolve::NON_FINITE.contains(&spelling.as_str()) {
                 self.failure.get_or_insert_with(|| {
@@ -127,7 +132,8 @@ impl Walk<'_> {
             return None;
         }
         let text = self.text(at)?;
-        let plain = !text.starts_with(['"', '\'', '|', '>']) && !self.tagged(at);
+        let plain =
+            !text.starts_with(['"', '\'']) && !self.tagged(at) && self.block_header(at).is_none();
         plain.then(|| text.to_string())
     }
 
@@ -143,8 +149,9 @@ impl Walk<'_> {
         if key.contains('/') {
             return None;
         }
+        let block = self.block_header(&node.referenced).is_some();
         match (&node.value, self.text(&node.referenced)) {
-            (Kind::String(s), Some(t)) if t.starts_with(['"', '\'', '|', '>']) => Some(s.clone()),
+            (Kind::String(s), Some(t)) if block || t.starts_with(['"', '\'']) => Some(s.clone()),
             (_, Some(t)) => Some(t.to_string()),
             (Kind::String(s), None) => Some(s.clone()),
             (_, None) => Some(String::new()),
@@ -172,7 +179,24 @@ impl Walk<'_> {
 
     /// Whether a string node was written as a plain scalar (its source text is the value) without a tag.
     fn untagged_plain(&self, s: &str, at: &serde_saphyr::Location) -> bool {
-        self.text(at) == Some(s) && !self.tagged(at)
+        self.text(at) == Some(s) && !self.tagged(at) && self.block_header(at).is_none()
+    }
+
+    /// For a block scalar, its header (`|`, `>-`, `|2+`…): the last token of the line before its content
+    /// (serde-saphyr's span starts at the content).
+    fn block_header(&self, at: &serde_saphyr::Location) -> Option<&str> {
+        let start = at
+            .span()
+            .byte_offset()
+            .and_then(|o| usize::try_from(o).ok())?;
+        let before = self
+            .source
+            .get(..start)?
+            .trim_end_matches([' ', '\t', '\n', '\r']);
+        let line = before.rsplit('\n').next()?;
+        let line = line.split(" #").next()?.trim_end();
+        let token = line.rsplit([' ', '\t']).next()?;
+        token.starts_with(['|', '>']).then_some(token)
     }
 
     fn record(&mut self, at: &serde_saphyr::Location) {
@@ -247,6 +271,31 @@ impl Walk<'_> {
             }
         }
     }
+}
+
+/// A folded block scalar as go-yaml v3 reads it, from the YAML spec's reading: one more line break before a
+/// more-indented line that follows an ordinary one (across blank lines), and one more at the end of a kept
+/// (`>+`) scalar that ends in blank lines.
+fn go_yaml_v3_folded(value: &str, keep: bool) -> String {
+    let mut out = String::with_capacity(value.len() + 8);
+    let mut after_ordinary_line = false;
+    for (i, line) in value.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let more_indented = line.starts_with([' ', '\t']);
+        if more_indented && after_ordinary_line {
+            out.push('\n');
+        }
+        out.push_str(line);
+        if !line.is_empty() {
+            after_ordinary_line = !more_indented;
+        }
+    }
+    if keep && value.ends_with("\n\n") {
+        out.push('\n');
+    }
+    out
 }
 
 /// Whether a plain scalar is some case mix of a YAML 1.1 boolean word (what serde-saphyr may read as one).

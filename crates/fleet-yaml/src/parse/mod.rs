@@ -3,9 +3,7 @@
 //! (YAML 1.1 booleans, legacy octal, merge keys) and adds limits, key conversion and positions.
 //!
 //! Checked against Helm 4 and kubectl 1.34 (`testdata/yaml/emit/`, `tests/*_goldens.rs`). Known differences from
-//! go-yaml: a lone `-` in a flow sequence (`[a, -, b]`) is a syntax error here; go-yaml v3 (kustomize) reads
-//! folded block scalars with more-indented lines and kept (`>+`) endings with one more line break than the YAML
-//! spec, which [`Schema::GoYamlV3`] does not copy.
+//! go-yaml: a lone `-` in a flow sequence (`[a, -, b]`) is a syntax error here.
 
 mod convert;
 mod node;

@@ -437,3 +437,36 @@ fn single_document_readers_take_the_first_document_like_go() {
     assert_eq!(first, json!({"x": [1]}));
     assert_eq!(located("", "e.yaml").unwrap().into_value(), Value::Null);
 }
+
+#[test]
+fn kustomize_reads_folded_scalars_like_go_yaml_v3() {
+    // Verified with kubectl kustomize 1.34; Helm (go-yaml v2) follows the YAML spec.
+    let text = "a: >\n  a\n    b\n  c\nb: >\n  a\n\n  b\nc: >-\n  a\n    b\nd: >+\n  a\n\n\ne: >\n  a\n   b\nf: >2\n   a\n  b\ng: >\n  a\n    b\n\n  c\nh: |+\n  keep\n\ni: x\n";
+    let v3 = documents_with(&Options::kustomize(), text, "f.yaml")
+        .unwrap()
+        .remove(0);
+    assert_eq!(
+        v3,
+        json!({"a": "a\n\n  b\nc\n", "b": "a\nb\n", "c": "a\n\n  b", "d": "a\n\n\n\n", "e": "a\n\n b\n",
+               "f": " a\nb\n", "g": "a\n\n  b\n\nc\n", "h": "keep\n\n", "i": "x"})
+    );
+    let v2 = one(text);
+    assert_eq!(
+        v2,
+        json!({"a": "a\n  b\nc\n", "b": "a\nb\n", "c": "a\n  b", "d": "a\n\n\n", "e": "a\n b\n",
+               "f": " a\nb\n", "g": "a\n  b\n\nc\n", "h": "keep\n\n", "i": "x"})
+    );
+}
+
+#[test]
+fn block_scalars_are_text_whatever_they_contain() {
+    let text = "a: |-\n  1_000.5\nb: >-\n  .inf\nc: |-\n  2024-01-01\nd: |-\n  yEs\ne: >- # comment\n  0755\n";
+    let want = json!({"a": "1_000.5", "b": ".inf", "c": "2024-01-01", "d": "yEs", "e": "0755"});
+    assert_eq!(one(text), want);
+    assert_eq!(
+        documents_with(&Options::kustomize(), text, "b.yaml")
+            .unwrap()
+            .remove(0),
+        want
+    );
+}
