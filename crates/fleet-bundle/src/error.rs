@@ -26,6 +26,15 @@ pub enum ReadError {
         "{file}: imageScans need a controller with image scanning enabled, which is not supported yet"
     )]
     ImageScansUnsupported { file: String },
+    #[error(
+        "{file}: helm chart {chart:?}{} is not in the bundle and would have to be downloaded, which is not supported yet",
+        if .repo.is_empty() { String::new() } else { format!(" from {:?}", .repo) }
+    )]
+    RemoteChart {
+        file: String,
+        chart: String,
+        repo: String,
+    },
     #[error("{file}: dependsOn[{index}]: {message}")]
     DependsOn {
         file: String,

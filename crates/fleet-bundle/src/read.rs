@@ -188,6 +188,13 @@ pub fn read_bundle(
     }
     propagate_chart(fleet_yaml.spec.options.helm.as_ref(), &mut targets);
 
+    check_charts_are_local(
+        tree,
+        dir,
+        &file_label,
+        fleet_yaml.spec.options.helm.as_ref(),
+        &targets,
+    )?;
     let excluded = excluded_names(
         options_path.as_ref(),
         dir,
@@ -275,6 +282,40 @@ fn validate(fleet_yaml: &FleetYaml, file: &str) -> Result<(), ReadError> {
         return Err(ReadError::ImageScansUnsupported {
             file: file.to_string(),
         });
+    }
+    Ok(())
+}
+
+/// Fleet downloads charts that are not in the bundle (`helm.repo` set, or `helm.chart` a URL or a missing
+/// path). Reading is offline, so such bundles are an error rather than a bundle silently missing its chart.
+fn check_charts_are_local(
+    tree: &dyn FileTree,
+    dir: &TreePath,
+    file: &str,
+    root: Option<&HelmOptions>,
+    targets: &[BundleTarget],
+) -> Result<(), ReadError> {
+    let helms = root
+        .into_iter()
+        .chain(targets.iter().filter_map(|t| t.options.helm.as_ref()));
+    for helm in helms {
+        if helm.chart.is_empty() && helm.repo.is_empty() {
+            continue;
+        }
+        let local = helm.repo.is_empty()
+            && !helm.chart.contains("://")
+            && !helm.chart.contains("::")
+            && match dir.join_relative(&helm.chart) {
+                Some(path) => tree.entry(&path)?.is_some(),
+                None => false,
+            };
+        if !local {
+            return Err(ReadError::RemoteChart {
+                file: file.to_string(),
+                chart: helm.chart.clone(),
+                repo: helm.repo.clone(),
+            });
+        }
     }
     Ok(())
 }
@@ -552,6 +593,34 @@ mod tests {
             .collect();
         assert_eq!(targets, [("target000", ""), ("", "g")]);
         assert_eq!(bundle.spec.target_restrictions.len(), 1);
+    }
+
+    #[test]
+    fn remote_charts_are_refused() {
+        let mut tree = MemoryTree::new();
+        tree.add_file(
+            "fleet.yaml",
+            "helm:\n  repo: https://charts.example.com\n  chart: nginx\n  version: 1.0.0\n",
+        );
+        assert_eq!(
+            read_bundles(&tree, &[], &options("r"))
+                .unwrap_err()
+                .to_string(),
+            "fleet.yaml: helm chart \"nginx\" from \"https://charts.example.com\" is not in the bundle and would \
+             have to be downloaded, which is not supported yet"
+        );
+        let mut tree = MemoryTree::new();
+        tree.add_file(
+            "fleet.yaml",
+            "targetCustomizations:\n- name: a\n  helm: {chart: ./missing}\n",
+        )
+        .add_file("cm.yaml", "a: 1\n");
+        assert!(
+            read_bundles(&tree, &[], &options("r"))
+                .unwrap_err()
+                .to_string()
+                .contains("\"./missing\"")
+        );
     }
 
     #[test]
