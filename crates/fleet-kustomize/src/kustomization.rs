@@ -399,8 +399,9 @@ pub fn load(files: &impl Files, dir: &str) -> Result<Loaded> {
 /// Reads a kustomization file's contents strictly.
 pub fn parse(bytes: &[u8], file: &str) -> Result<Kustomization> {
     let text = crate::yaml::utf8(bytes, file)?;
-    let located =
-        fleet_yaml::parse::located_with(&fleet_yaml::parse::Options::kustomize(), text, file)?;
+    // kustomize reads its own file with sigs.k8s.io/yaml (go-yaml v2, YAML 1.1: `yes`/`on`/`y` are booleans),
+    // unlike the resources it builds (kyaml, go-yaml v3).
+    let located = fleet_yaml::parse::located(text, file)?;
     let value = located.value();
     let map = match value {
         Value::Null => return Ok(Kustomization::default()),
@@ -437,10 +438,15 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<Kustomization> {
             .and_then(|r| r.split('`').next())
             .and_then(|name| find_key(value, name, &mut String::new()))
             .and_then(|pointer| located.location(&pointer));
+        let hint = if message.starts_with("invalid type: boolean") {
+            " (kustomization files are YAML 1.1: yes/no/on/off/y/n are booleans; quote the value)"
+        } else {
+            ""
+        };
         Error::Invalid {
             file: file.to_string(),
             location,
-            message: format!("invalid kustomization: {message}"),
+            message: format!("invalid kustomization: {message}{hint}"),
         }
     })?;
     let bases = std::mem::take(&mut k.bases);
