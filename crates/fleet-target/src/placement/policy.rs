@@ -337,6 +337,25 @@ impl PlacementPolicy {
                 ));
             }
         }
+        if let Some(strategy) = &self.strategy {
+            for (value, name) in [
+                (&strategy.max_unavailable, "maxUnavailable"),
+                (&strategy.max_surge, "maxSurge"),
+            ] {
+                if let Some(v) = value {
+                    let field = f(&format!("strategy.{name}"));
+                    if v.scaled_round_up(1, &field)? < 0 {
+                        return Err(TargetError::invalid(field, "must not be negative"));
+                    }
+                }
+            }
+            if strategy.unavailable_period_seconds.is_some_and(|s| s < 0) {
+                return Err(TargetError::invalid(
+                    f("strategy.unavailablePeriodSeconds"),
+                    "must not be negative",
+                ));
+            }
+        }
         Ok(())
     }
 
