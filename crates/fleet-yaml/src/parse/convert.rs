@@ -73,10 +73,9 @@ impl Walk<'_> {
     /// A string as go-yaml reads it. For untagged plain scalars: numbers serde-saphyr leaves as text
     /// (`1_000.5`) become numbers, and go-yaml v3 turns timestamps into RFC 3339 text.
     fn string(&mut self, s: String, at: &serde_saphyr::Location) -> Value {
-        if self.schema == Schema::GoYamlV3 {
-            if let Some(header) = self.block_header(at).and_then(|h| h.strip_prefix('>')) {
-                return Value::String(go_yaml_v3_folded(&s, header.contains('+')));
-            }
+        let folded = self.block_header(at).and_then(|h| h.strip_prefix('>'));
+        if let Some(header) = folded.filter(|_| self.schema == Schema::GoYamlV3) {
+            return Value::String(go_yaml_v3_folded(&s, header.contains('+')));
         }
         if let Some(spelling) = self.non_finite_spelling(&s, at) {
             if resolve::NON_FINITE.contains(&spelling.as_str()) {
