@@ -445,6 +445,20 @@ mod tests {
                 Some("placement.tolerations[0]: an empty key requires operator Exists"),
             ),
             (
+                json!({"strategy": {"maxSurge": "lots"}}),
+                Some(
+                    "placement.strategy.maxSurge: \"lots\" is neither an integer nor a percentage such as \"25%\"",
+                ),
+            ),
+            (
+                json!({"strategy": {"maxUnavailable": -1}}),
+                Some("placement.strategy.maxUnavailable: must not be negative"),
+            ),
+            (
+                json!({"strategy": {"maxUnavailable": "10%", "maxSurge": 2, "unavailablePeriodSeconds": 30}}),
+                None,
+            ),
+            (
                 json!({"tolerations": [{"key": "k", "operator": "Exists", "value": "v"}]}),
                 Some("placement.tolerations[0].value: must be empty with operator Exists"),
             ),
