@@ -470,3 +470,26 @@ fn block_scalars_are_text_whatever_they_contain() {
         want
     );
 }
+
+#[test]
+fn nested_unknown_fields_point_at_their_own_key() {
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    struct Helm {
+        #[allow(dead_code)]
+        values_files: Vec<String>,
+    }
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    struct Fleet {
+        #[allow(dead_code)]
+        helm: Helm,
+    }
+    let err =
+        from_str::<Fleet>("helm:\n  valuesFiles: []\n  valuesFile: x\n", "fleet.yaml").unwrap_err();
+    assert_eq!(err.location, Some(Location { line: 3, column: 3 }));
+    assert_eq!(
+        err.to_string(),
+        "fleet.yaml:3:3: helm.valuesFile: unknown field `valuesFile`, expected `valuesFiles`"
+    );
+}

@@ -36,10 +36,13 @@ pub(crate) fn deserialize<T: DeserializeOwned>(
             }
         }
         let message = e.inner().to_string();
-        // An unknown field is reported on its parent: point at the field's own key.
+        // Point an unknown field at its own key (when the path stops at its parent).
         if let Some(field) = quoted_field(&message, "unknown field `") {
-            pointer.push('/');
-            push_escaped(&mut pointer, field);
+            let mut own = String::from("/");
+            push_escaped(&mut own, field);
+            if !pointer.ends_with(&own) {
+                pointer.push_str(&own);
+            }
         }
         let location = nearest_location(positions, &pointer);
         let path: String = dotted.concat();
