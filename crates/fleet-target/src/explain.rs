@@ -134,7 +134,10 @@ fn verdict(
                     .and_then(|s| s.unselected.iter().find(|u| u.cluster == name))
                     .map(ToString::to_string)
             })
-            .unwrap_or_else(|| "not selected by the placement policy".into());
+            .unwrap_or_else(|| {
+                "not selected by the placement policy (beyond the 20 unselected clusters reported)"
+                    .into()
+            });
         return Verdict::NotPlaced(why);
     }
     let restricted = !bundle.target_restrictions.is_empty()

@@ -122,6 +122,8 @@ pub struct ScheduleResult {
     pub selected: Vec<Decision>,
     pub removed: Vec<Removal>,
     pub unselected: Vec<Unselected>,
+    /// How many clusters were not selected (`unselected` lists at most 20 of them).
+    pub unselected_total: usize,
     pub condition: ScheduledCondition,
     /// Schedule again at this time (a toleration stops covering a `NoSelect` taint).
     pub requeue_at: Option<UnixSeconds>,

@@ -201,10 +201,13 @@ impl<'a> Run<'a, '_> {
         classified.kept.iter().map(|(_, i)| *i).collect()
     }
 
+    /// Builds the result; `unselected_total` counts every unselected cluster, also those the
+    /// capped list leaves out.
     fn result(
         selected: Vec<Decision>,
         classified: Classified<'_>,
         unselected: Vec<Unselected>,
+        unselected_total: usize,
         wanted: Option<usize>,
     ) -> ScheduleResult {
         let found = selected.len();
@@ -212,6 +215,7 @@ impl<'a> Run<'a, '_> {
             selected,
             removed: classified.removed,
             unselected: status::cap(unselected),
+            unselected_total,
             condition: status::condition(wanted, found),
             requeue_at: None,
             warnings: Vec::new(),
@@ -251,7 +255,8 @@ impl<'a> Run<'a, '_> {
             &picked,
             "no longer passes the placement policy's filters",
         );
-        Self::result(selected, classified, filtered, None)
+        let total = filtered.len();
+        Self::result(selected, classified, filtered, total, None)
     }
 
     fn pick_fixed(&self, mut classified: Classified<'a>) -> ScheduleResult {
@@ -300,7 +305,8 @@ impl<'a> Run<'a, '_> {
         );
         // Every unselected entry is one name that could not be placed.
         let wanted = selected.len() + unselected.len();
-        Self::result(selected, classified, unselected, Some(wanted))
+        let total = unselected.len();
+        Self::result(selected, classified, unselected, total, Some(wanted))
     }
 
     fn pick_n(&self, mut classified: Classified<'a>) -> ScheduleResult {
@@ -309,7 +315,7 @@ impl<'a> Run<'a, '_> {
         if n <= present {
             self.scale_in(&mut classified, n);
             let selected = Self::kept_decisions(&classified);
-            return Self::result(selected, classified, Vec::new(), Some(n));
+            return Self::result(selected, classified, Vec::new(), 0, Some(n));
         }
         self.scale_out(classified, n)
     }
@@ -423,6 +429,7 @@ impl<'a> Run<'a, '_> {
         );
         // Whoever is left in the pool lost: rank them against the final spread.
         self.score_pool(&spread, &mut pool, &mut scored);
+        let scored_total = scored.len();
         if scored.len() > status::MAX_UNSELECTED {
             scored.select_nth_unstable_by(status::MAX_UNSELECTED, |a, b| self.rank(&pool, a, b));
             scored.truncate(status::MAX_UNSELECTED);
@@ -441,13 +448,14 @@ impl<'a> Run<'a, '_> {
                 .map(|c| (e.idx, Stage::TopologySpread, spread.violation_message(c)))
         }));
         filtered.sort_by_key(|(idx, _, _)| *idx);
+        let total = scored_total + filtered.len();
         unselected.extend(
             filtered
                 .into_iter()
                 .take(status::MAX_UNSELECTED)
                 .map(|(idx, stage, m)| status::filtered(&self.key(idx), stage, m)),
         );
-        Self::result(selected, classified, unselected, Some(n))
+        Self::result(selected, classified, unselected, total, Some(n))
     }
 
     /// Best-first order of two scored pool entries (score, position in `pool`).

@@ -755,6 +755,7 @@ fn unselected_list_is_capped_at_twenty() {
         NOW,
     );
     assert_eq!(r.unselected.len(), status::MAX_UNSELECTED);
+    assert_eq!(r.unselected_total, 29);
     assert_eq!(selected(&r), ["m29"]);
 }
 
