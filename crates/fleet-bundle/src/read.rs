@@ -195,8 +195,11 @@ pub fn read_bundle(
         fleet_yaml.spec.options.helm.as_ref(),
         &targets,
     )?;
+    // Driven-scan options files stay resources (Fleet's integration tests expect them); fleet.yaml/.yml do not.
     let excluded = excluded_names(
-        options_path.as_ref(),
+        options_path
+            .as_ref()
+            .filter(|_| location.options_file.is_none()),
         dir,
         fleet_yaml.spec.options.helm.as_ref(),
         &targets,
@@ -522,6 +525,62 @@ mod tests {
         let mixed = bundle_id("repo", &at("My_App", None));
         assert_eq!(mixed, names::helm_release_name("repo/My_App"));
         assert!(mixed.starts_with("repo-my-app-"), "{mixed}");
+    }
+
+    /// Names from Fleet's `integrationtests/cli/apply/apply_test.go` (driven scan), where the GitRepo name is
+    /// cancelled by a leading `../` so the IDs start at `assets/`.
+    #[test]
+    fn driven_scan_names_match_fleet_integration_tests() {
+        let at = |dir: &str, opts: Option<&str>| BundleLocation {
+            dir: TreePath::new(dir).unwrap(),
+            options_file: opts.map(str::to_string),
+        };
+        let cases = [
+            (at("driven/helm", None), "assets-driven-helm"),
+            (
+                at("driven/kustomize", Some("dev.yaml")),
+                "assets-driven-kustomize-dev",
+            ),
+            (
+                at("driven2/kustomize", Some("fleetDev.yaml")),
+                "assets-driven2-kustomize-fleetdev-2946f474",
+            ),
+            (
+                at("driven2/kustomize", Some("fleetProd.yaml")),
+                "assets-driven2-kustomize-fleetprod-99f597b0",
+            ),
+            (
+                at("driven_fleet_yaml_subfolder/helm", None),
+                "assets-driven-fleet-yaml-subfolder-helm-f49dc35c",
+            ),
+            (
+                at("driven_fleet_yaml_subfolder/helm", Some("test/fleet.yaml")),
+                "assets-driven-fleet-yaml-subfolder-helm-test-fl-b676f",
+            ),
+        ];
+        for (location, expected) in cases {
+            assert_eq!(bundle_id("assets", &location), expected, "{location:?}");
+        }
+    }
+
+    #[test]
+    fn driven_options_files_stay_resources() {
+        let mut tree = MemoryTree::new();
+        tree.add_file("k/dev.yaml", "defaultNamespace: dev\n")
+            .add_file("k/cm.yaml", "a: 1\n");
+        let mut opts = options("r");
+        opts.driven_scan_separator = Some(":".into());
+        let bundle = read_bundles(&tree, &["k:dev.yaml".into()], &opts)
+            .unwrap()
+            .remove(0);
+        let names: Vec<_> = bundle
+            .spec
+            .resources
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect();
+        assert_eq!(names, ["cm.yaml", "dev.yaml"]);
+        assert_eq!(bundle.spec.options.default_namespace, "dev");
     }
 
     #[test]
