@@ -8,6 +8,9 @@ use super::TemplateError;
 use super::ast::{Arg, Branch, Command, List, Node, Number, Pipeline};
 use super::lex::{Keyword, Tok, Token, lex};
 
+/// Deepest nesting of `if`/`with`/`range` and parentheses accepted.
+pub const MAX_NESTING: usize = 100;
+
 /// A parsed template file: its main body and the templates it defines.
 #[derive(Debug, Clone)]
 pub struct Parsed {
@@ -26,6 +29,7 @@ pub fn parse(name: &str, src: &str) -> Result<Parsed, TemplateError> {
         defines: Vec::new(),
         vars: vec!["$".to_string()],
         range_depth: 0,
+        depth: 0,
     };
     let (root, end) = p.list(true)?;
     if let Some((kw, pos)) = end {
@@ -61,6 +65,8 @@ struct Parser<'a> {
     /// Variables in scope (Go checks variable use at parse time).
     vars: Vec<String>,
     range_depth: usize,
+    /// Current nesting of control structures and parentheses (bounded so hostile input cannot overflow the stack).
+    depth: usize,
 }
 
 /// How a list ended: `{{end}}` or `{{else …}}` (the parser stands after the keyword), or end of input (`None`).
@@ -211,6 +217,21 @@ impl<'a> Parser<'a> {
 
     /// Parses the rest of an `if`/`with`/`range` action through its `{{end}}`.
     fn branch(&mut self, kw: Keyword, pos: usize) -> Result<Branch, TemplateError> {
+        self.enter(pos)?;
+        let r = self.branch_inner(kw, pos);
+        self.depth -= 1;
+        r
+    }
+
+    fn enter(&mut self, pos: usize) -> Result<(), TemplateError> {
+        if self.depth >= MAX_NESTING {
+            return Err(self.error(pos, format!("template nesting deeper than {MAX_NESTING}")));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn branch_inner(&mut self, kw: Keyword, pos: usize) -> Result<Branch, TemplateError> {
         let vars_mark = self.vars.len();
         let context = keyword_name(kw);
         let pipe = self.pipeline(context, kw == Keyword::Range)?;
@@ -330,7 +351,10 @@ impl<'a> Parser<'a> {
                     let cmd = self.command(context)?;
                     cmds.push(cmd);
                     if self.peek().kind == Tok::Pipe {
-                        self.next();
+                        let pipe_pos = self.next().pos;
+                        if matches!(self.peek().kind, Tok::RightDelim | Tok::RightParen) {
+                            return Err(self.error(pipe_pos, "missing command"));
+                        }
                     }
                 }
             }
@@ -451,8 +475,10 @@ impl<'a> Parser<'a> {
                 }
             }
             Tok::LeftParen => {
-                let pipe = self.pipeline("parenthesized pipeline", true)?;
-                Arg::Pipe(Box::new(pipe))
+                self.enter(t.pos)?;
+                let pipe = self.pipeline("parenthesized pipeline", true);
+                self.depth -= 1;
+                Arg::Pipe(Box::new(pipe?))
             }
             other => {
                 return Err(

@@ -269,3 +269,29 @@ fn budget_stops_runaway_templates() {
     let e = ex.execute("t", &Value::from(())).unwrap_err().to_string();
     assert!(e.contains("exceeded maximum template depth"), "{e}");
 }
+
+#[test]
+fn hostile_input_is_an_error_not_a_crash() {
+    let deep_parens = format!("{{{{ {}1{} }}}}", "(".repeat(5000), ")".repeat(5000));
+    let deep_ifs = format!("{}x{}", "{{ if 1 }}".repeat(5000), "{{ end }}".repeat(5000));
+    for src in [
+        deep_parens.as_str(),
+        deep_ifs.as_str(),
+        "{{",
+        "{{ (",
+        "{{ \"\\x",
+        "{{/* ",
+        "{{ 1 | }}",
+        "{{ range $a, $b, $c := . }}{{ end }}",
+    ] {
+        assert!(TemplateSet::new().add_file("t", src).is_err(), "{src:.40}");
+    }
+    assert!(render_err("{{ index . 99 }}", "[1]").is_err());
+    assert!(
+        render_err(
+            "{{ $x := dict }}{{ $_ := set $x \"self\" $x }}{{ toJson $x }}",
+            "{}"
+        )
+        .is_ok()
+    );
+}
