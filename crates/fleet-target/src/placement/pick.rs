@@ -51,14 +51,11 @@ struct Entry {
 /// Runs the policy's picker (the policy is already validated).
 pub(super) fn run(input: &ScheduleInput<'_>) -> ScheduleResult {
     let mut candidates: Vec<&ClusterInfo> = input.candidates.to_vec();
-    fn key<'c>(c: &&'c ClusterInfo) -> (&'c str, &'c str) {
-        (c.namespace.as_str(), c.name.as_str())
-    }
     // Callers usually pass clusters in index (key) order already.
-    if !candidates.is_sorted_by(|a, b| key(a) <= key(b)) {
-        candidates.sort_by(|a, b| key(a).cmp(&key(b)));
+    if !candidates.is_sorted_by(|a, b| sort_key(a) <= sort_key(b)) {
+        candidates.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
     }
-    candidates.dedup_by(|a, b| key(a) == key(b));
+    candidates.dedup_by(|a, b| sort_key(a) == sort_key(b));
     let run = Run { input, candidates };
     let classified = run.classify();
     let mut result = match input.policy.placement_type {
@@ -81,6 +78,11 @@ pub(super) fn run(input: &ScheduleInput<'_>) -> ScheduleResult {
     result
 }
 
+/// A cluster's key as borrowed strings (the order of [`ClusterKey`]).
+fn sort_key(c: &ClusterInfo) -> (&str, &str) {
+    (c.namespace.as_str(), c.name.as_str())
+}
+
 fn removal(e: &ExistingPlacement, reason: impl Into<String>) -> Removal {
     Removal {
         cluster: e.cluster.clone(),
@@ -92,10 +94,7 @@ fn removal(e: &ExistingPlacement, reason: impl Into<String>) -> Removal {
 impl<'a> Run<'a, '_> {
     fn index_of(&self, key: &ClusterKey) -> Option<usize> {
         self.candidates
-            .binary_search_by(|c| {
-                (c.namespace.as_str(), c.name.as_str())
-                    .cmp(&(key.namespace.as_str(), key.name.as_str()))
-            })
+            .binary_search_by(|c| sort_key(c).cmp(&(key.namespace.as_str(), key.name.as_str())))
             .ok()
     }
 
