@@ -57,6 +57,14 @@ impl<F: Files + ?Sized> Files for &F {
     }
 }
 
+/// A tree from `(path, text)` pairs — handy for small in-memory kustomizations (tests, generated inputs).
+pub fn from_texts(pairs: &[(&str, &str)]) -> BTreeMap<String, Vec<u8>> {
+    pairs
+        .iter()
+        .map(|(p, c)| (p.to_string(), c.as_bytes().to_vec()))
+        .collect()
+}
+
 /// Joins `rel` onto directory `dir` and normalizes the result. `None` when the result would leave the tree
 /// (too many `..`) or `rel` is absolute.
 pub(crate) fn join(dir: &str, rel: &str) -> Option<String> {

@@ -72,16 +72,8 @@ pub fn render(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
-
-    fn tree(files: &[(&str, &str)]) -> BTreeMap<String, Vec<u8>> {
-        files
-            .iter()
-            .map(|(p, c)| (p.to_string(), c.as_bytes().to_vec()))
-            .collect()
-    }
+    use crate::files::from_texts as tree;
 
     #[test]
     fn helm_output_becomes_the_first_resource() {

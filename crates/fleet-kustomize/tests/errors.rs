@@ -5,6 +5,7 @@ mod support;
 
 use std::collections::BTreeMap;
 
+use fleet_kustomize::files::from_texts as tree;
 use fleet_kustomize::{Error, Options, build};
 
 #[test]
@@ -24,13 +25,6 @@ fn error_fixtures_fail_with_clear_messages() {
         seen += 1;
     }
     assert!(seen >= 8, "only {seen} error fixtures");
-}
-
-fn tree(files: &[(&str, &str)]) -> BTreeMap<String, Vec<u8>> {
-    files
-        .iter()
-        .map(|(p, c)| (p.to_string(), c.as_bytes().to_vec()))
-        .collect()
 }
 
 #[test]
