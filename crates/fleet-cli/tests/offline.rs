@@ -200,4 +200,9 @@ fn test_refuses_what_it_cannot_render_yet() {
         err.contains("Helm bundles are not supported by `fleet test` yet"),
         "{err}"
     );
+    let err = failure_of(&["test", "testdata/bundles/error-malformed-manifest"]);
+    assert_eq!(
+        err,
+        "# Matched: default\nerror: cm.yaml:10:22: unclosed bracket '['\n"
+    );
 }
