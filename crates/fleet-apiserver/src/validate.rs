@@ -131,3 +131,94 @@ fn check(schema: &Value, value: &Value, path: &str, causes: &mut Vec<(String, St
         _ => {}
     }
 }
+
+/// Structural-schema treatment of a custom resource before validation, as kube-apiserver does: fields the
+/// schema does not declare are pruned (unless `x-kubernetes-preserve-unknown-fields`), and missing fields
+/// with a `default` get it.
+pub fn prune_and_default(rt: &ResourceType, obj: &mut Value) {
+    let Some(schema) = &rt.schema else { return };
+    let Some(map) = obj.as_object_mut() else {
+        return;
+    };
+    let props = schema.get("properties").and_then(Value::as_object);
+    if schema
+        .get("x-kubernetes-preserve-unknown-fields")
+        .and_then(Value::as_bool)
+        != Some(true)
+    {
+        map.retain(|k, _| {
+            matches!(k.as_str(), "apiVersion" | "kind" | "metadata")
+                || props.is_some_and(|p| p.contains_key(k))
+        });
+    }
+    for (key, value) in map.iter_mut() {
+        if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+            continue;
+        }
+        if let Some(sub) = props.and_then(|p| p.get(key)) {
+            shape(sub, value);
+        }
+    }
+    add_defaults(schema, obj, true);
+}
+
+fn shape(schema: &Value, value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let preserve = schema
+                .get("x-kubernetes-preserve-unknown-fields")
+                .and_then(Value::as_bool)
+                == Some(true);
+            let props = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+            if !preserve
+                && additional.is_none()
+                && (props.is_some() || schema.get("type").and_then(Value::as_str) == Some("object"))
+            {
+                let embedded = schema
+                    .get("x-kubernetes-embedded-resource")
+                    .and_then(Value::as_bool)
+                    == Some(true);
+                map.retain(|k, _| {
+                    props.is_some_and(|p| p.contains_key(k))
+                        || embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata")
+                });
+            }
+            for (k, v) in map.iter_mut() {
+                if let Some(sub) = props.and_then(|p| p.get(k)).or(additional) {
+                    shape(sub, v);
+                }
+            }
+            add_defaults(schema, value, false);
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items") {
+                for item in items {
+                    shape(sub, item);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn add_defaults(schema: &Value, value: &mut Value, top: bool) {
+    let (Some(props), Some(map)) = (
+        schema.get("properties").and_then(Value::as_object),
+        value.as_object_mut(),
+    ) else {
+        return;
+    };
+    for (key, sub) in props {
+        if top && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+            continue;
+        }
+        if !map.contains_key(key)
+            && let Some(default) = sub.get("default")
+        {
+            let mut v = default.clone();
+            shape(sub, &mut v);
+            map.insert(key.clone(), v);
+        }
+    }
+}

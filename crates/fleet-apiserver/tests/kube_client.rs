@@ -324,7 +324,7 @@ async fn crds_are_served_when_created_and_gone_when_deleted() {
                 "versions": [{"name": "v1", "served": true, "storage": true,
                     "subresources": {"status": {}},
                     "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
+                        "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "color": {"type": "string", "default": "red"}}},
                         "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}]}
         }))
         .unwrap();
@@ -337,10 +337,13 @@ async fn crds_are_served_when_created_and_gone_when_deleted() {
         let widgets: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
         let w: DynamicObject =
             serde_json::from_value(json!({"apiVersion": "example.com/v1", "kind": "Widget",
-            "metadata": {"name": "w1"}, "spec": {"size": 3}}))
+            "metadata": {"name": "w1"}, "spec": {"size": 3, "unknown": true}, "extra": 1}))
             .unwrap();
         widgets.create(&PostParams::default(), &w).await.unwrap();
-        assert_eq!(widgets.get("w1").await.unwrap().data["spec"]["size"], 3);
+        // Unknown fields are pruned and schema defaults applied, as with a structural schema.
+        let stored = widgets.get("w1").await.unwrap();
+        assert_eq!(stored.data["spec"], json!({"size": 3, "color": "red"}));
+        assert!(stored.data.get("extra").is_none());
 
         // Schema validation: a string where an integer belongs is a 422.
         let bad: DynamicObject =

@@ -307,3 +307,48 @@ async fn server_side_apply_owns_removes_and_conflicts() {
         assert_eq!(forced.data.unwrap()["x"], "2", "{transport:?}");
     }
 }
+
+#[tokio::test]
+async fn selector_watches_see_objects_enter_and_leave() {
+    let server = ApiServer::in_memory();
+    let cms: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let rv = cms
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    cms.create(&PostParams::default(), &cm("moving", "1"))
+        .await
+        .unwrap();
+    let label =
+        |value: serde_json::Value| Patch::Merge(json!({"metadata": {"labels": {"team": value}}}));
+    cms.patch("moving", &PatchParams::default(), &label(json!("blue")))
+        .await
+        .unwrap();
+    cms.patch("moving", &PatchParams::default(), &label(json!("blue-2")))
+        .await
+        .unwrap();
+    cms.patch("moving", &PatchParams::default(), &label(json!(null)))
+        .await
+        .unwrap();
+    let params = WatchParams::default().labels("team").timeout(1);
+    let events: Vec<_> = cms
+        .watch(&params, &rv)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            WatchEvent::Added(_) => Some("ADDED"),
+            WatchEvent::Modified(_) => Some("MODIFIED"),
+            WatchEvent::Deleted(_) => Some("DELETED"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["ADDED", "MODIFIED", "DELETED"]);
+}

@@ -98,6 +98,7 @@ pub fn create_object(
     defaults::on_create(rt, &mut obj);
     crate::tokens::fill_secret(inner, rt, &mut obj);
     if rt.crd.is_some() || rt.schema.is_some() {
+        crate::validate::prune_and_default(rt, &mut obj);
         crate::validate::against_schema(rt, &obj)?;
     }
     if kind == WriteKind::Update {

@@ -69,6 +69,7 @@ pub fn write_existing(
         }
         let mut new = merge_with_old(&old, proposed, rt.status_subresource, status_only, kind);
         if rt.crd.is_some() || rt.schema.is_some() {
+            crate::validate::prune_and_default(rt, &mut new);
             crate::validate::against_schema(rt, &new)?;
         }
         if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {

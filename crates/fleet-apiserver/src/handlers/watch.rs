@@ -31,14 +31,38 @@ struct Filter {
 }
 
 impl Filter {
-    fn matches(&self, event: &WatchEvent) -> bool {
-        event.key.resource == self.resource
-            && self
+    fn selects(&self, obj: &Value) -> bool {
+        self.labels.matches(obj) && self.fields.matches(obj)
+    }
+
+    /// The event type this watch reports for `event`, if any: a modification that moves an object into the
+    /// selection is ADDED for this watch, one that moves it out is DELETED, as kube-apiserver reports them.
+    fn classify(&self, event: &WatchEvent) -> Option<&'static str> {
+        if event.key.resource != self.resource
+            || self
                 .namespace
                 .as_ref()
-                .is_none_or(|ns| *ns == event.key.namespace)
-            && self.labels.matches(&event.object)
-            && self.fields.matches(&event.object)
+                .is_some_and(|ns| *ns != event.key.namespace)
+        {
+            return None;
+        }
+        let now = self.selects(&event.object);
+        match event.kind {
+            EventKind::Added => now.then_some("ADDED"),
+            EventKind::Deleted => now.then_some("DELETED"),
+            EventKind::Modified => {
+                let before = event
+                    .previous
+                    .as_deref()
+                    .is_some_and(|old| self.selects(old));
+                match (before, now) {
+                    (true, true) => Some("MODIFIED"),
+                    (false, true) => Some("ADDED"),
+                    (true, false) => Some("DELETED"),
+                    (false, false) => None,
+                }
+            }
+        }
     }
 }
 
@@ -98,10 +122,7 @@ pub fn watch(server: &ApiServer, req: &Request) -> ApiResult<Response> {
             let (snapshot, sub) = inner
                 .store
                 .subscribe_with_snapshot(&filter.resource, filter.namespace.as_deref());
-            for obj in snapshot
-                .iter()
-                .filter(|o| filter.labels.matches(o) && filter.fields.matches(o))
-            {
+            for obj in snapshot.iter().filter(|o| filter.selects(o)) {
                 pending.push_back(event_line(&req.rt, "ADDED", obj, as_table));
             }
             if send_initial {
@@ -189,12 +210,7 @@ async fn next_line(state: &mut Stream) -> Option<Bytes> {
 
 fn handle_event(state: &mut Stream, event: &Arc<WatchEvent>) {
     state.position = state.position.max(event.rv);
-    if state.filter.matches(event) {
-        let kind = match event.kind {
-            EventKind::Added => "ADDED",
-            EventKind::Modified => "MODIFIED",
-            EventKind::Deleted => "DELETED",
-        };
+    if let Some(kind) = state.filter.classify(event) {
         state
             .pending
             .push_back(event_line(&state.rt, kind, &event.object, state.as_table));
