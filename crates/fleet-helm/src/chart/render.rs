@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::load::{Chart, FileMap, load_chart};
 use super::objects::{Files, capabilities, chart_object, release};
-use super::values::{coalesce_values, process_dependencies};
+use super::values::{coalesce_values, process_dependencies, process_import_values};
 use super::{ChartError, RenderOptions};
 use crate::funcs::Funcs;
 use crate::template::TemplateSet;
@@ -288,6 +288,18 @@ fn parse_head(path: &str, doc: &str) -> Result<Head, ChartError> {
     Ok(Head { kind, hook })
 }
 
+/// Validates every chart's values against its `values.schema.json`, subcharts with their own scope.
+fn validate_schemas(chart: &Chart, values: &Value) -> Result<(), ChartError> {
+    if let Some(schema) = &chart.schema {
+        super::schema::validate(&chart.name, schema, values)?;
+    }
+    for sub in &chart.subcharts {
+        let scoped = as_map(values).and_then(|m| m.get(&sub.name)).unwrap_or_else(|| map_value(Default::default()));
+        validate_schemas(sub, &scoped)?;
+    }
+    Ok(())
+}
+
 /// Renders a chart given as a file map with the merged user values (`-f` files and `--set` flags already merged).
 pub fn render_chart(
     files: &FileMap,
@@ -301,10 +313,9 @@ pub fn render_chart(
         map_value(Default::default())
     };
     process_dependencies(&mut chart, &user);
+    process_import_values(&mut chart);
     let values = coalesce_values(&chart, &user);
-    if let Some(schema) = &chart.schema {
-        super::schema::validate(&chart.name, schema, &values)?;
-    }
+    validate_schemas(&chart, &values)?;
     let mut top = BTreeMap::new();
     top.insert("Values".to_string(), values.clone());
     top.insert(

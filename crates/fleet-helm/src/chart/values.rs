@@ -234,3 +234,107 @@ fn process_level(chart: &mut Chart, cvals: &Value, path: &str) {
     });
     chart.subcharts = selected;
 }
+
+/// Builds `{a: {b: value}}` from the dotted path `a.b` (`.` alone is the value itself).
+fn path_to_map(path: &str, value: Value) -> Value {
+    if path == "." || path.is_empty() {
+        return value;
+    }
+    let mut v = value;
+    for part in path.rsplit('.') {
+        let mut m = std::collections::BTreeMap::new();
+        m.insert(part.to_string(), v);
+        v = map_value(m);
+    }
+    v
+}
+
+/// Helm's `processDependencyImportValues`: bottom-up, each chart imports the tables its dependencies' `import-values`
+/// name (`{child: path, parent: path}` or a string meaning `exports.<name>` into the root), with the chart's own
+/// values taking precedence over imported ones.
+pub fn process_import_values(chart: &mut Chart) {
+    for sub in &mut chart.subcharts {
+        process_import_values(sub);
+    }
+    if chart.dependencies.iter().all(|d| d.import_values.is_empty()) {
+        return;
+    }
+    let cvals = coalesce_values(chart, &map_value(Default::default()));
+    let imported = map_value(Default::default());
+    for dep in &chart.dependencies {
+        let name = if dep.alias.is_empty() { &dep.name } else { &dep.alias };
+        for iv in &dep.import_values {
+            let (child, parent) = match iv {
+                serde_json::Value::String(s) => (format!("exports.{s}"), ".".to_string()),
+                serde_json::Value::Object(m) => (
+                    m.get("child").and_then(|c| c.as_str()).unwrap_or_default().to_string(),
+                    m.get("parent").and_then(|c| c.as_str()).unwrap_or_default().to_string(),
+                ),
+                _ => continue,
+            };
+            let Some(table) = lookup_path(&cvals, &format!("{name}.{child}")).filter(is_map) else { continue };
+            let incoming = path_to_map(&parent, deep_copy(&table));
+            // Earlier imports win over later ones (CoalesceTables keeps the destination).
+            coalesce_tables(&chart_map(&imported), &chart_map(&incoming), false);
+        }
+    }
+    let own = cvals;
+    coalesce_tables(&chart_map(&own), &chart_map(&imported), false);
+    chart.values = own;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chart::load::{FileMap, load_chart};
+
+    fn chart(files: &[(&str, &str)]) -> Chart {
+        let fm: FileMap = files.iter().map(|(k, v)| (k.to_string(), v.as_bytes().to_vec())).collect();
+        load_chart(&fm, "t").unwrap()
+    }
+
+    /// Go's `toJson` (floats without `.0`).
+    fn json(v: &Value) -> String {
+        let mut out = String::new();
+        crate::funcs::encoding::write_json(&mut out, v, false, None, 0).unwrap();
+        out
+    }
+
+    const PARENT: &str = "apiVersion: v2\nname: p\nversion: 1.0.0\ndependencies:\n- name: c\n  version: 1.0.0\n  condition: c.enabled\n  import-values:\n  - data\n  - child: deep\n    parent: fromchild\n";
+
+    #[test]
+    fn coalesces_like_helm() {
+        let c = chart(&[
+            ("Chart.yaml", PARENT),
+            ("values.yaml", "a: 1\nb: {x: 1, y: 2}\nc: {k: parent}\nglobal: {g: 1}\n"),
+            ("charts/c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\n"),
+            ("charts/c/values.yaml", "k: child\nenabled: true\nz: 3\n"),
+        ]);
+        let user = crate::yaml::parse_value("b: {x: null, w: 9}\na: 5\n").unwrap();
+        let v = coalesce_values(&c, &user);
+        assert_eq!(
+            json(&v),
+            r#"{"a":5,"b":{"w":9,"y":2},"c":{"enabled":true,"global":{"g":1},"k":"parent","z":3},"global":{"g":1}}"#
+        );
+    }
+
+    #[test]
+    fn conditions_disable_and_imports_flow_up() {
+        let files = [
+            ("Chart.yaml", PARENT),
+            ("values.yaml", "fromchild: {keep: parent}\n"),
+            ("charts/c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\n"),
+            ("charts/c/values.yaml", "enabled: true\nexports: {data: {exported: 1}}\ndeep: {keep: child, more: 2}\n"),
+        ];
+        let mut c = chart(&files);
+        process_dependencies(&mut c, &map_value(Default::default()));
+        process_import_values(&mut c);
+        let v = coalesce_values(&c, &map_value(Default::default()));
+        let m = as_map(&v).unwrap();
+        assert_eq!(json(&m.get("exported").unwrap()), "1");
+        assert_eq!(json(&m.get("fromchild").unwrap()), r#"{"keep":"parent","more":2}"#);
+        let mut c = chart(&files);
+        process_dependencies(&mut c, &crate::yaml::parse_value("c: {enabled: false}").unwrap());
+        assert!(c.subcharts.is_empty());
+    }
+}
