@@ -294,7 +294,9 @@ fn validate_schemas(chart: &Chart, values: &Value) -> Result<(), ChartError> {
         super::schema::validate(&chart.name, schema, values)?;
     }
     for sub in &chart.subcharts {
-        let scoped = as_map(values).and_then(|m| m.get(&sub.name)).unwrap_or_else(|| map_value(Default::default()));
+        let scoped = as_map(values)
+            .and_then(|m| m.get(&sub.name))
+            .unwrap_or_else(|| map_value(Default::default()));
         validate_schemas(sub, &scoped)?;
     }
     Ok(())

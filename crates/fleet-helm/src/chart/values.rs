@@ -256,23 +256,39 @@ pub fn process_import_values(chart: &mut Chart) {
     for sub in &mut chart.subcharts {
         process_import_values(sub);
     }
-    if chart.dependencies.iter().all(|d| d.import_values.is_empty()) {
+    if chart
+        .dependencies
+        .iter()
+        .all(|d| d.import_values.is_empty())
+    {
         return;
     }
     let cvals = coalesce_values(chart, &map_value(Default::default()));
     let imported = map_value(Default::default());
     for dep in &chart.dependencies {
-        let name = if dep.alias.is_empty() { &dep.name } else { &dep.alias };
+        let name = if dep.alias.is_empty() {
+            &dep.name
+        } else {
+            &dep.alias
+        };
         for iv in &dep.import_values {
             let (child, parent) = match iv {
                 serde_json::Value::String(s) => (format!("exports.{s}"), ".".to_string()),
                 serde_json::Value::Object(m) => (
-                    m.get("child").and_then(|c| c.as_str()).unwrap_or_default().to_string(),
-                    m.get("parent").and_then(|c| c.as_str()).unwrap_or_default().to_string(),
+                    m.get("child")
+                        .and_then(|c| c.as_str())
+                        .unwrap_or_default()
+                        .to_string(),
+                    m.get("parent")
+                        .and_then(|c| c.as_str())
+                        .unwrap_or_default()
+                        .to_string(),
                 ),
                 _ => continue,
             };
-            let Some(table) = lookup_path(&cvals, &format!("{name}.{child}")).filter(is_map) else { continue };
+            let Some(table) = lookup_path(&cvals, &format!("{name}.{child}")).filter(is_map) else {
+                continue;
+            };
             let incoming = path_to_map(&parent, deep_copy(&table));
             // Earlier imports win over later ones (CoalesceTables keeps the destination).
             coalesce_tables(&chart_map(&imported), &chart_map(&incoming), false);
@@ -289,7 +305,10 @@ mod tests {
     use crate::chart::load::{FileMap, load_chart};
 
     fn chart(files: &[(&str, &str)]) -> Chart {
-        let fm: FileMap = files.iter().map(|(k, v)| (k.to_string(), v.as_bytes().to_vec())).collect();
+        let fm: FileMap = files
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+            .collect();
         load_chart(&fm, "t").unwrap()
     }
 
@@ -306,8 +325,14 @@ mod tests {
     fn coalesces_like_helm() {
         let c = chart(&[
             ("Chart.yaml", PARENT),
-            ("values.yaml", "a: 1\nb: {x: 1, y: 2}\nc: {k: parent}\nglobal: {g: 1}\n"),
-            ("charts/c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\n"),
+            (
+                "values.yaml",
+                "a: 1\nb: {x: 1, y: 2}\nc: {k: parent}\nglobal: {g: 1}\n",
+            ),
+            (
+                "charts/c/Chart.yaml",
+                "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+            ),
             ("charts/c/values.yaml", "k: child\nenabled: true\nz: 3\n"),
         ]);
         let user = crate::yaml::parse_value("b: {x: null, w: 9}\na: 5\n").unwrap();
@@ -323,8 +348,14 @@ mod tests {
         let files = [
             ("Chart.yaml", PARENT),
             ("values.yaml", "fromchild: {keep: parent}\n"),
-            ("charts/c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\n"),
-            ("charts/c/values.yaml", "enabled: true\nexports: {data: {exported: 1}}\ndeep: {keep: child, more: 2}\n"),
+            (
+                "charts/c/Chart.yaml",
+                "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+            ),
+            (
+                "charts/c/values.yaml",
+                "enabled: true\nexports: {data: {exported: 1}}\ndeep: {keep: child, more: 2}\n",
+            ),
         ];
         let mut c = chart(&files);
         process_dependencies(&mut c, &map_value(Default::default()));
@@ -332,9 +363,15 @@ mod tests {
         let v = coalesce_values(&c, &map_value(Default::default()));
         let m = as_map(&v).unwrap();
         assert_eq!(json(&m.get("exported").unwrap()), "1");
-        assert_eq!(json(&m.get("fromchild").unwrap()), r#"{"keep":"parent","more":2}"#);
+        assert_eq!(
+            json(&m.get("fromchild").unwrap()),
+            r#"{"keep":"parent","more":2}"#
+        );
         let mut c = chart(&files);
-        process_dependencies(&mut c, &crate::yaml::parse_value("c: {enabled: false}").unwrap());
+        process_dependencies(
+            &mut c,
+            &crate::yaml::parse_value("c: {enabled: false}").unwrap(),
+        );
         assert!(c.subcharts.is_empty());
     }
 }

@@ -130,6 +130,37 @@ pub(super) fn register(t: &mut Table) {
             str_arg(&a[0]).as_bytes(),
         ))))
     });
+    t.insert("sha1sum", |_, a| {
+        arity("sha1sum", &a, 1)?;
+        Ok(Value::from(hex::encode(sha1(str_arg(&a[0]).as_bytes()))))
+    });
+    t.insert("adler32sum", |_, a| {
+        arity("adler32sum", &a, 1)?;
+        let (mut x, mut y) = (1u32, 0u32);
+        for b in str_arg(&a[0]).bytes() {
+            x = (x + b as u32) % 65521;
+            y = (y + x) % 65521;
+        }
+        Ok(Value::from(((y << 16) | x).to_string()))
+    });
+    t.insert("b32enc", |_, a| {
+        arity("b32enc", &a, 1)?;
+        Ok(Value::from(base32_encode(str_arg(&a[0]).as_bytes())))
+    });
+    t.insert("b32dec", |_, a| {
+        arity("b32dec", &a, 1)?;
+        Ok(Value::from(match base32_decode(&str_arg(&a[0])) {
+            Some(b) => String::from_utf8_lossy(&b).into_owned(),
+            None => "illegal base32 data".to_string(),
+        }))
+    });
+    t.insert("urlParse", |_, a| {
+        arity("urlParse", &a, 1)?;
+        Ok(url_parse(&str_arg(&a[0])))
+    });
+    t.insert("getHostByName", |_, _| {
+        err("getHostByName needs the network, which chart rendering does not use")
+    });
     t.insert("urlJoin", |_, a| {
         arity("urlJoin", &a, 1)?;
         let m = as_map(&a[0]).map(|m| m.snapshot()).unwrap_or_default();
@@ -343,4 +374,157 @@ fn to_toml(v: &Value) -> String {
         table(&mut out, "", &m);
     }
     out
+}
+
+/// SHA-1 (FIPS 180-4), for Sprig's `sha1sum`.
+fn sha1(data: &[u8]) -> [u8; 20] {
+    let mut h: [u32; 5] = [0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0];
+    let mut msg = data.to_vec();
+    let bit_len = (data.len() as u64).wrapping_mul(8);
+    msg.push(0x80);
+    while msg.len() % 64 != 56 {
+        msg.push(0);
+    }
+    msg.extend_from_slice(&bit_len.to_be_bytes());
+    for chunk in msg.chunks(64) {
+        let mut w = [0u32; 80];
+        for i in 0..16 {
+            w[i] = u32::from_be_bytes([
+                chunk[4 * i],
+                chunk[4 * i + 1],
+                chunk[4 * i + 2],
+                chunk[4 * i + 3],
+            ]);
+        }
+        for i in 16..80 {
+            w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotate_left(1);
+        }
+        let [mut a, mut b, mut c, mut d, mut e] = h;
+        for (i, wi) in w.iter().enumerate() {
+            let (f, k) = match i {
+                0..=19 => ((b & c) | (!b & d), 0x5A827999),
+                20..=39 => (b ^ c ^ d, 0x6ED9EBA1),
+                40..=59 => ((b & c) | (b & d) | (c & d), 0x8F1BBCDC),
+                _ => (b ^ c ^ d, 0xCA62C1D6),
+            };
+            let t = a
+                .rotate_left(5)
+                .wrapping_add(f)
+                .wrapping_add(e)
+                .wrapping_add(k)
+                .wrapping_add(*wi);
+            e = d;
+            d = c;
+            c = b.rotate_left(30);
+            b = a;
+            a = t;
+        }
+        for (x, y) in h.iter_mut().zip([a, b, c, d, e]) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    let mut out = [0u8; 20];
+    for (i, x) in h.iter().enumerate() {
+        out[4 * i..4 * i + 4].copy_from_slice(&x.to_be_bytes());
+    }
+    out
+}
+
+const B32: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+
+fn base32_encode(data: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in data.chunks(5) {
+        let mut buf = [0u8; 5];
+        buf[..chunk.len()].copy_from_slice(chunk);
+        let n = u64::from_be_bytes([0, 0, 0, buf[0], buf[1], buf[2], buf[3], buf[4]]);
+        let chars = (chunk.len() * 8).div_ceil(5);
+        for i in 0..8 {
+            if i < chars {
+                out.push(B32[((n >> (35 - 5 * i)) & 31) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn base32_decode(s: &str) -> Option<Vec<u8>> {
+    let s = s.trim_end_matches('=');
+    let mut bits = 0u64;
+    let mut nbits = 0;
+    let mut out = Vec::new();
+    for c in s.bytes() {
+        let v = B32.iter().position(|b| *b == c)? as u64;
+        bits = (bits << 5) | v;
+        nbits += 5;
+        if nbits >= 8 {
+            nbits -= 8;
+            out.push((bits >> nbits) as u8);
+            bits &= (1 << nbits) - 1;
+        }
+    }
+    Some(out)
+}
+
+/// Sprig's `urlParse`: scheme, host, path, query, opaque, fragment, userinfo.
+fn url_parse(s: &str) -> Value {
+    let mut m = std::collections::BTreeMap::new();
+    let (rest, fragment) = s.split_once('#').unwrap_or((s, ""));
+    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let (scheme, rest) = match rest.split_once("://") {
+        Some((sc, r))
+            if !sc.is_empty()
+                && sc
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) =>
+        {
+            (sc, r)
+        }
+        _ => ("", rest),
+    };
+    let (authority, path) = if scheme.is_empty() {
+        ("", rest)
+    } else {
+        match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, ""),
+        }
+    };
+    let (userinfo, host) = authority.rsplit_once('@').unwrap_or(("", authority));
+    for (k, v) in [
+        ("scheme", scheme),
+        ("host", host),
+        (
+            "hostname",
+            host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host),
+        ),
+        ("path", path),
+        ("query", query),
+        ("opaque", ""),
+        ("fragment", fragment),
+        ("userinfo", userinfo),
+    ] {
+        m.insert(k.to_string(), Value::from(v));
+    }
+    map_value(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_and_encodings() {
+        assert_eq!(
+            hex::encode(sha1(b"abc")),
+            "a9993e364706816aba3e25717850c26c9cd0d89d"
+        );
+        assert_eq!(base32_encode(b"foobar"), "MZXW6YTBOI======");
+        assert_eq!(base32_decode("MZXW6YTBOI======").unwrap(), b"foobar");
+        assert_eq!(go_json_float(1e21), "1e+21");
+        assert_eq!(go_json_float(0.000001), "0.000001");
+        assert_eq!(go_json_float(1e-7), "1e-7");
+    }
 }

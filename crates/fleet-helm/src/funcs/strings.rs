@@ -13,6 +13,11 @@ pub(super) fn register(t: &mut Table) {
     t.insert("trim", |_, a| {
         s1("trim", a, |s| s.trim_matches(is_go_space).to_string())
     });
+    t.insert("trimall", |_, a| {
+        s2("trimall", a, |cut, s| {
+            s.trim_matches(|c| cut.contains(c)).to_string()
+        })
+    });
     t.insert("trimAll", |_, a| {
         s2("trimAll", a, |cut, s| {
             s.trim_matches(|c| cut.contains(c)).to_string()
