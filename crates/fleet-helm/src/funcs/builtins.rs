@@ -23,6 +23,7 @@ pub(super) fn register(t: &mut Table) {
     t.insert("len", len);
     t.insert("index", index);
     t.insert("slice", slice);
+    t.insert("mustSlice", slice);
     t.insert("print", |_, a| Ok(Value::from(sprint(&a))));
     t.insert("println", |_, a| Ok(Value::from(sprintln(&a))));
     t.insert("printf", printf);

@@ -193,6 +193,27 @@ fn duration_string(secs: i64) -> String {
     if neg { format!("-{body}") } else { body }
 }
 
+/// Sprig's `durationRound`: the largest unit only (`2h`, `3d`, `1y`).
+fn duration_round(secs: i64) -> String {
+    let s = secs.unsigned_abs();
+    let neg = if secs < 0 { "-" } else { "" };
+    let (y, mo, d, h, m) = (31_536_000, 2_592_000, 86_400, 3_600, 60);
+    let body = if s >= y {
+        format!("{}y", s / y)
+    } else if s >= mo {
+        format!("{}mo", s / mo)
+    } else if s >= d {
+        format!("{}d", s / d)
+    } else if s >= h {
+        format!("{}h", s / h)
+    } else if s >= m {
+        format!("{}m", s / m)
+    } else {
+        format!("{s}s")
+    };
+    format!("{neg}{body}")
+}
+
 fn go_time(t: DateTime<FixedOffset>) -> Value {
     Value::from_object(GoTime(t))
 }
@@ -230,7 +251,12 @@ pub(super) fn register(t: &mut Table) {
         arity("unixEpoch", &a, 1)?;
         Ok(Value::from(time_arg(&a[0]).timestamp().to_string()))
     });
-    for name in ["dateModify", "mustDateModify"] {
+    for name in [
+        "dateModify",
+        "mustDateModify",
+        "date_modify",
+        "must_date_modify",
+    ] {
         t.insert(name, |_, a| {
             arity("dateModify", &a, 2)?;
             match parse_duration(&str_arg(&a[0])) {
@@ -243,6 +269,17 @@ pub(super) fn register(t: &mut Table) {
         arity("ago", &a, 1)?;
         let secs = (Utc::now().fixed_offset() - time_arg(&a[0])).num_seconds();
         Ok(Value::from(duration_string(secs)))
+    });
+    t.insert("durationRound", |_, a| {
+        arity("durationRound", &a, 1)?;
+        let secs = match a[0].downcast_object_ref::<GoTime>() {
+            Some(t) => (Utc::now().fixed_offset() - t.0).num_seconds(),
+            None => match a[0].as_str() {
+                Some(s) => parse_duration(s).map(|d| d.num_seconds()).unwrap_or(0),
+                None => to_i64(&a[0]),
+            },
+        };
+        Ok(Value::from(duration_round(secs)))
     });
     t.insert("duration", |_, a| {
         arity("duration", &a, 1)?;

@@ -13,6 +13,34 @@ pub(super) fn register(t: &mut Table) {
     t.insert("trim", |_, a| {
         s1("trim", a, |s| s.trim_matches(is_go_space).to_string())
     });
+    t.insert("hello", |_, a| {
+        arity("hello", &a, 0)?;
+        Ok(Value::from("Hello!"))
+    });
+    t.insert("abbrevboth", |_, a| {
+        arity("abbrevboth", &a, 3)?;
+        let (left, right, s) = (to_i64(&a[0]), to_i64(&a[1]), str_arg(&a[2]));
+        let chars: Vec<char> = s.chars().collect();
+        let n = chars.len() as i64;
+        if right < 4 || (left > 0 && right < 7) || n <= right {
+            return Ok(Value::from(s));
+        }
+        let mut offset = left.clamp(0, n);
+        if n - offset < right - 3 {
+            offset = n - (right - 3);
+        }
+        if offset <= 4 {
+            let keep: String = chars.iter().take((right - 3) as usize).collect();
+            return Ok(Value::from(keep + "..."));
+        }
+        if (offset + right - 3) < n {
+            let inner: String = chars[offset as usize..].iter().collect();
+            let keep: String = inner.chars().take((right - 6) as usize).collect();
+            return Ok(Value::from(format!("...{keep}...")));
+        }
+        let tail: String = chars[(n - (right - 3)) as usize..].iter().collect();
+        Ok(Value::from(format!("...{tail}")))
+    });
     t.insert("trimall", |_, a| {
         s2("trimall", a, |cut, s| {
             s.trim_matches(|c| cut.contains(c)).to_string()
@@ -243,14 +271,10 @@ pub(super) fn register(t: &mut Table) {
     });
     t.insert("base", |_, a| s1("base", a, |s| path_base(&s)));
     t.insert("dir", |_, a| s1("dir", a, |s| path_dir(&s)));
-    t.insert("ext", |_, a| {
-        s1("ext", a, |s| {
-            let b = path_base(&s);
-            b.rfind('.').map(|i| b[i..].to_string()).unwrap_or_default()
-        })
-    });
+    t.insert("ext", |_, a| s1("ext", a, |s| path_ext(&s)));
     t.insert("clean", |_, a| s1("clean", a, |s| path_clean(&s)));
     t.insert("isAbs", |_, a| b1("isAbs", a, |s| s.starts_with('/')));
+    t.insert("osExt", |_, a| s1("osExt", a, |s| path_ext(&s)));
     t.insert("osBase", |_, a| s1("osBase", a, |s| path_base(&s)));
     t.insert("osDir", |_, a| s1("osDir", a, |s| path_dir(&s)));
     t.insert("osClean", |_, a| s1("osClean", a, |s| path_clean(&s)));
@@ -547,6 +571,11 @@ fn path_base(s: &str) -> String {
         return "/".into();
     }
     t.rsplit('/').next().unwrap_or(t).to_string()
+}
+
+fn path_ext(s: &str) -> String {
+    let b = path_base(s);
+    b.rfind('.').map(|i| b[i..].to_string()).unwrap_or_default()
 }
 
 fn path_dir(s: &str) -> String {
