@@ -79,6 +79,13 @@ pub fn inflate(
         .filter(|h| !h.is_empty())
         .unwrap_or("charts");
     let chart_home = crate::build::resolve_in_root(dir, kfile, "helmGlobals.chartHome", home)?;
+    // Like kustomize: a chart with both `repo` and `version` is looked for (pulled, there) under
+    // `<chartHome>/<name>-<version>/<name>`, any other under `<chartHome>/<name>`.
+    let chart_home = if !chart.repo.is_empty() && !chart.version.is_empty() {
+        files::join(&chart_home, &format!("{}-{}", chart.name, chart.version)).unwrap_or_default()
+    } else {
+        chart_home
+    };
     let chart_dir = files::join(&chart_home, &chart.name).unwrap_or_default();
     if !files.is_dir(&chart_dir) {
         if !chart.repo.is_empty() {

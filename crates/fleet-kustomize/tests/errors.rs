@@ -184,8 +184,9 @@ fn remote_helm_charts_need_vendoring() {
     let err = build(&t, "", &Options::default()).unwrap_err().to_string();
     assert_eq!(
         err,
-        "kustomization.yaml: helmCharts \"redis\": the chart is not in charts and pulling it from \
-         \"https://charts.example.com\" needs the network; vendor the chart into the repository under charts/redis"
+        "kustomization.yaml: helmCharts \"redis\": the chart is not in charts/redis-1.0.0 and pulling it from \
+         \"https://charts.example.com\" needs the network; vendor the chart into the repository under \
+         charts/redis-1.0.0/redis"
     );
     let t = tree(&[("kustomization.yaml", "helmCharts:\n- name: missing\n")]);
     let err = build(&t, "", &Options::default()).unwrap_err().to_string();
