@@ -8,6 +8,9 @@ use crate::object;
 use crate::server::Inner;
 use crate::store::{ObjKey, Txn};
 
+/// Namespaces kube-apiserver refuses to delete.
+pub const PROTECTED: [&str; 3] = ["default", "kube-system", "kube-public"];
+
 pub const DEFAULT_NAMESPACES: [&str; 4] =
     ["default", "kube-system", "kube-public", "kube-node-lease"];
 

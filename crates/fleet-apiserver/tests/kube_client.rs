@@ -298,6 +298,20 @@ async fn finalizers_hold_deletion_and_namespaces_cascade() {
     assert_eq!(code, 403);
     assert!(message.contains("being terminated"), "{message}");
 
+    let (code, _, message) = api_error(
+        namespaces
+            .delete("default", &DeleteParams::default())
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        (code, message.as_str()),
+        (
+            403,
+            "namespaces \"default\" is forbidden: this namespace may not be deleted"
+        )
+    );
+
     // Removing the finalizer deletes the object, and then the namespace.
     cms.patch(
         "held",

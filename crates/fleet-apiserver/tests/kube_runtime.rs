@@ -70,6 +70,29 @@ async fn reflector_follows_changes() {
 }
 
 #[tokio::test]
+async fn streaming_list_watcher() {
+    let server = ApiServer::in_memory();
+    let cms: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    cms.create(&PostParams::default(), &cm("one", "1"))
+        .await
+        .unwrap();
+    let (reader, writer) = reflector::store();
+    let config = watcher::Config::default().streaming_lists();
+    let task = tokio::spawn(reflector(writer, watcher(cms.clone(), config)).for_each(|_| async {}));
+    reader.wait_until_ready().await.unwrap();
+    assert_eq!(reader.state().len(), 1);
+    cms.create(&PostParams::default(), &cm("two", "2"))
+        .await
+        .unwrap();
+    eventually(|| {
+        let n = reader.state().len();
+        async move { n == 2 }
+    })
+    .await;
+    task.abort();
+}
+
+#[tokio::test]
 async fn watch_resume_bookmarks_timeout_and_expired() {
     let server = ApiServer::new(Config {
         watch_history: 5,

@@ -63,6 +63,14 @@ pub fn delete(inner: &Inner, req: &Request) -> ApiResult<Response> {
     let rt = &req.rt;
     let name = req.path.name.clone().unwrap_or_default();
     let key = object_key(req, &name);
+    if rt.group.is_empty()
+        && rt.plural == "namespaces"
+        && crate::namespaces::PROTECTED.contains(&name.as_str())
+    {
+        return Err(ApiError::forbidden(format!(
+            "namespaces \"{name}\" is forbidden: this namespace may not be deleted"
+        )));
+    }
     if req.query.dry_run() {
         let obj = inner
             .store
