@@ -23,8 +23,8 @@ pub enum ChartError {
     /// Values do not satisfy `values.schema.json`.
     #[error("{0}")]
     Schema(String),
-    /// A template failed to parse or execute.
-    #[error(transparent)]
+    /// A template failed to parse or execute (worded as `helm template` prints it).
+    #[error("{}", .0.helm_message())]
     Template(TemplateError),
     /// A rendered manifest is not valid YAML.
     #[error("{message}")]

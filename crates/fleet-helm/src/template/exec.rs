@@ -118,10 +118,12 @@ impl<'a> Exec<'a> {
         if ctx.chars().count() > 20 {
             ctx = format!("{}...", ctx.chars().take(20).collect::<String>());
         }
-        TemplateError::Exec(format!(
-            "template: {}:{line}:{col}: executing {:?} at <{ctx}>: {msg}",
-            scope.tmpl.file, scope.tmpl.name
-        ))
+        TemplateError::At(Box::new(super::ExecAt {
+            location: format!("{}:{line}:{col}", scope.tmpl.file),
+            name: scope.tmpl.name.clone(),
+            context: ctx,
+            message: msg.to_string(),
+        }))
     }
 
     fn location(&self, scope: &Scope, pos: usize) -> String {

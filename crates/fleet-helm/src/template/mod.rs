@@ -21,7 +21,11 @@ pub enum TemplateError {
         line: usize,
         message: String,
     },
-    /// A run-time error, already formatted like Go's (`template: FILE:LINE:COL: executing "NAME" at <…>: …`).
+    /// A run-time error at a template position, printed like Go's
+    /// (`template: FILE:LINE:COL: executing "NAME" at <CONTEXT>: MESSAGE`).
+    #[error("template: {}: executing {:?} at <{}>: {}", .0.location, .0.name, .0.context, .0.message)]
+    At(Box<ExecAt>),
+    /// A run-time error without a position (missing template, nesting limit).
     #[error("{0}")]
     Exec(String),
     /// `fail` or `required`: Helm reports these as `execution error at (FILE:LINE:COL): MESSAGE`.
@@ -32,7 +36,30 @@ pub enum TemplateError {
     Budget(String),
 }
 
+/// Where a run-time error happened: `FILE:LINE:COL`, the executing template's name, the failing expression
+/// (cut at 20 characters as Go does) and the message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecAt {
+    pub location: String,
+    pub name: String,
+    pub context: String,
+    pub message: String,
+}
+
 impl TemplateError {
+    /// The error as `helm template` (v4) prints it after `Error: `.
+    pub fn helm_message(&self) -> String {
+        match self {
+            TemplateError::At(at) => {
+                format!(
+                    "{}\n  executing {:?} at <{}>:\n    {}",
+                    at.location, at.name, at.context, at.message
+                )
+            }
+            other => other.to_string(),
+        }
+    }
+
     pub(crate) fn parse(name: &str, src: &str, pos: usize, message: String) -> TemplateError {
         let (line, _) = line_col(src, pos);
         TemplateError::Parse {

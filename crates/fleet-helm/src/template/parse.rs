@@ -400,6 +400,8 @@ impl<'a> Parser<'a> {
         let term = self.term()?;
         let mut fields = Vec::new();
         let mut last_end = self.tokens[self.i - 1].end;
+        // Go positions a chained node (`.a.b`, `$x.a`, `(p).a`) at its first chained field.
+        let chain_pos = self.peek().pos;
         while let Tok::Field(f) = &self.peek().kind {
             if self.peek().pos != last_end {
                 break;
@@ -412,17 +414,22 @@ impl<'a> Parser<'a> {
             return Ok(term);
         }
         Ok(match term {
-            Arg::Field { pos, mut idents } => {
+            Arg::Field { mut idents, .. } => {
                 idents.extend(fields);
-                Arg::Field { pos, idents }
+                Arg::Field {
+                    pos: chain_pos,
+                    idents,
+                }
             }
             Arg::Variable {
-                pos,
-                name,
-                mut idents,
+                name, mut idents, ..
             } => {
                 idents.extend(fields);
-                Arg::Variable { pos, name, idents }
+                Arg::Variable {
+                    pos: chain_pos,
+                    name,
+                    idents,
+                }
             }
             Arg::Bool(_) | Arg::String(_) | Arg::Number { .. } | Arg::Dot(_) | Arg::Nil(_) => {
                 return Err(self.error(
@@ -431,7 +438,7 @@ impl<'a> Parser<'a> {
                 ));
             }
             other => Arg::Chain {
-                pos: other.pos(),
+                pos: chain_pos,
                 node: Box::new(other),
                 fields,
             },

@@ -51,7 +51,7 @@ fn nil_field_error_names_position() {
         .to_string();
     assert_eq!(
         e,
-        "template: t:2:5: executing \"t\" at <.a.b.c>: nil pointer evaluating interface {}.c"
+        "template: t:2:7: executing \"t\" at <.a.b.c>: nil pointer evaluating interface {}.c"
     );
 }
 
