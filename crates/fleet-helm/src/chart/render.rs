@@ -38,6 +38,17 @@ pub struct Rendered {
 }
 
 impl Rendered {
+    /// Every document in `helm template`'s order (CRDs, manifests, hooks) as `(source path, YAML text)`.
+    pub fn documents(&self) -> impl Iterator<Item = (&str, &str)> {
+        let (plain, hooks): (Vec<&Manifest>, Vec<&Manifest>) =
+            self.manifests.iter().partition(|m| !m.hook);
+        self.crds
+            .iter()
+            .chain(plain)
+            .chain(hooks)
+            .map(|m| (m.source.as_str(), m.content.as_str()))
+    }
+
     /// The text `helm template` prints.
     pub fn to_helm_output(&self) -> String {
         let mut main = String::new();
@@ -426,6 +437,55 @@ mod tests {
             split_manifests("---\n# only comment\n"),
             vec!["# only comment"]
         );
+    }
+
+    fn files(list: &[(&str, &str)]) -> FileMap {
+        list.iter()
+            .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn renders_in_helm_template_order() {
+        let fm = files(&[
+            ("Chart.yaml", "apiVersion: v2\nname: app\nversion: 1.0.0\n"),
+            ("values.yaml", "name: web\n"),
+            ("crds/crd.yaml", "kind: CustomResourceDefinition\n"),
+            ("templates/NOTES.txt", "Installed {{ .Release.Name }}"),
+            (
+                "templates/_helpers.tpl",
+                "{{ define \"app.name\" }}{{ .Values.name }}-{{ .Values.missing }}{{ end }}",
+            ),
+            (
+                "templates/b.yaml",
+                "kind: Deployment\nname: {{ include \"app.name\" . }}\n---\n---\n# empty doc above\n",
+            ),
+            (
+                "templates/a.yaml",
+                "kind: Service\n---\nkind: Job\nmetadata:\n  annotations:\n    helm.sh/hook: pre-install\n",
+            ),
+            ("templates/empty.yaml", "{{- if false }}x{{ end }}\n"),
+        ]);
+        let opts = RenderOptions {
+            include_crds: true,
+            ..Default::default()
+        };
+        let r = render_chart(&fm, &map_value(Default::default()), &opts).unwrap();
+        let docs: Vec<(&str, &str)> = r.documents().collect();
+        assert_eq!(
+            docs,
+            vec![
+                ("app/crds/crd.yaml", "kind: CustomResourceDefinition\n"),
+                ("app/templates/a.yaml", "kind: Service"),
+                ("app/templates/b.yaml", "kind: Deployment\nname: web-"),
+                ("app/templates/b.yaml", "---\n# empty doc above"),
+                (
+                    "app/templates/a.yaml",
+                    "kind: Job\nmetadata:\n  annotations:\n    helm.sh/hook: pre-install"
+                ),
+            ]
+        );
+        assert_eq!(r.notes.as_deref(), Some("Installed release-name"));
     }
 
     #[test]
