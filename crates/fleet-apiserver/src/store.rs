@@ -60,7 +60,25 @@ pub struct Subscription {
     pub position: u64,
 }
 
-type Objects = HashMap<String, BTreeMap<(String, String), Arc<Value>>>;
+/// An object at rest: compact JSON. Parsed values cost about ten times more memory (serde_json maps with
+/// preserved order), so the store keeps bytes and parses on read.
+struct Stored(Box<[u8]>);
+
+impl Stored {
+    fn new(obj: &Value) -> Stored {
+        Stored(
+            serde_json::to_vec(obj)
+                .unwrap_or_default()
+                .into_boxed_slice(),
+        )
+    }
+
+    fn value(&self) -> Arc<Value> {
+        Arc::new(serde_json::from_slice(&self.0).unwrap_or(Value::Null))
+    }
+}
+
+type Objects = HashMap<String, BTreeMap<(String, String), Stored>>;
 
 struct State {
     rv: u64,
@@ -114,7 +132,7 @@ impl Store {
                 .objects
                 .entry(key.resource)
                 .or_default()
-                .insert((key.namespace, key.name), Arc::new(obj));
+                .insert((key.namespace, key.name), Stored::new(&obj));
             state.count += 1;
         }
         state.rv = rv;
@@ -141,7 +159,7 @@ impl Store {
         let state = self.lock();
         (
             list_in(&state.objects, resource, namespace)
-                .cloned()
+                .map(Stored::value)
                 .collect(),
             state.rv,
         )
@@ -227,7 +245,7 @@ impl Store {
     ) -> (Vec<Arc<Value>>, Subscription) {
         let state = self.lock();
         let snapshot = list_in(&state.objects, resource, namespace)
-            .cloned()
+            .map(Stored::value)
             .collect();
         let sub = Subscription {
             backlog: VecDeque::new(),
@@ -245,7 +263,7 @@ fn snapshot(objects: &Objects) -> Vec<(ObjKey, Arc<Value>)> {
             m.iter().map(move |((ns, name), obj)| {
                 (
                     ObjKey::new(res.clone(), ns.clone(), name.clone()),
-                    obj.clone(),
+                    obj.value(),
                 )
             })
         })
@@ -256,14 +274,14 @@ fn get_in(objects: &Objects, key: &ObjKey) -> Option<Arc<Value>> {
     objects
         .get(&key.resource)?
         .get(&(key.namespace.clone(), key.name.clone()))
-        .cloned()
+        .map(Stored::value)
 }
 
 fn list_in<'a>(
     objects: &'a Objects,
     resource: &str,
     namespace: Option<&str>,
-) -> Box<dyn Iterator<Item = &'a Arc<Value>> + 'a> {
+) -> Box<dyn Iterator<Item = &'a Stored> + 'a> {
     let Some(map) = objects.get(resource) else {
         return Box::new(std::iter::empty());
     };
@@ -311,7 +329,7 @@ impl Txn<'_> {
 
     pub fn list(&self, resource: &str, namespace: Option<&str>) -> Vec<Arc<Value>> {
         list_in(&self.state.objects, resource, namespace)
-            .cloned()
+            .map(Stored::value)
             .collect()
     }
 
@@ -352,9 +370,12 @@ impl Txn<'_> {
         self.state
             .uids
             .insert(object::uid(&obj).to_string(), key.clone());
+        let stored = Stored::new(&obj);
         let obj = Arc::new(obj);
         let map = self.state.objects.entry(key.resource.clone()).or_default();
-        let previous = map.insert((key.namespace.clone(), key.name.clone()), obj.clone());
+        let previous = map
+            .insert((key.namespace.clone(), key.name.clone()), stored)
+            .map(|old| old.value());
         let kind = match &previous {
             Some(old) => {
                 index_owners(&mut self.state.owners, key, old, false);
@@ -380,7 +401,9 @@ impl Txn<'_> {
     /// Removes the object; the DELETED event carries the deletion's resourceVersion.
     pub fn remove(&mut self, key: &ObjKey) -> Option<Arc<Value>> {
         let map = self.state.objects.get_mut(&key.resource)?;
-        let old = map.remove(&(key.namespace.clone(), key.name.clone()))?;
+        let old = map
+            .remove(&(key.namespace.clone(), key.name.clone()))?
+            .value();
         self.state.count -= 1;
         index_owners(&mut self.state.owners, key, &old, false);
         self.state.uids.remove(object::uid(&old));
