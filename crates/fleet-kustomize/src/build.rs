@@ -2,6 +2,8 @@
 //! running its transformers in kustomize's order, recursing into bases with cycle detection; then, at the top,
 //! hash suffixes, name-reference fixing and ordering.
 
+use std::borrow::Cow;
+
 use crate::error::{Error, Result};
 use crate::fieldspec::{FieldSpec, NameReference, TransformerConfig, merge_specs};
 use crate::files::{self, Files};
@@ -38,7 +40,8 @@ fn is_remote(entry: &str) -> bool {
 /// An accumulation: resources and the transformer configuration gathered so far.
 pub(crate) struct Accumulated {
     pub resmap: ResMap,
-    pub config: TransformerConfig,
+    /// The built-in tables, shared, until `configurations` or `crds` add to them.
+    pub config: Cow<'static, TransformerConfig>,
     pub vars: Vec<crate::vars::Declared>,
 }
 
@@ -125,7 +128,7 @@ impl<'f, F: Files> Builder<'f, F> {
         reject_unsupported(k, kfile)?;
         let mut acc = parent.unwrap_or_else(|| Accumulated {
             resmap: ResMap::default(),
-            config: TransformerConfig::default(),
+            config: Cow::Borrowed(TransformerConfig::builtin()),
             vars: Vec::new(),
         });
         for entry in &k.resources {
@@ -162,7 +165,9 @@ impl<'f, F: Files> Builder<'f, F> {
             acc = self.accumulate(&path, &sub, Some(acc))?;
             self.stack.pop();
         }
-        self.merge_configurations(&mut acc.config, dir, kfile, k)?;
+        if !k.configurations.is_empty() || !k.crds.is_empty() {
+            self.merge_configurations(acc.config.to_mut(), dir, kfile, k)?;
+        }
         self.generate(&mut acc.resmap, dir, kfile, k)?;
         self.transform(&mut acc, dir, kfile, k)?;
         crate::vars::merge(&mut acc.vars, crate::vars::parse(&k.vars, kfile)?)?;
@@ -220,7 +225,9 @@ impl<'f, F: Files> Builder<'f, F> {
         let child = self.accumulate(&path, &sub, None)?;
         self.stack.pop();
         acc.resmap.append_all(child.resmap)?;
-        merge_config(&mut acc.config, &child.config);
+        if let Cow::Owned(child_config) = &child.config {
+            merge_config(acc.config.to_mut(), child_config);
+        }
         crate::vars::merge(&mut acc.vars, child.vars)?;
         Ok(())
     }

@@ -724,6 +724,12 @@ pub fn merge_specs(base: &mut Vec<FieldSpec>, extra: &[FieldSpec]) {
 }
 
 impl TransformerConfig {
+    /// kustomize's built-in tables, built once.
+    pub fn builtin() -> &'static TransformerConfig {
+        static BUILTIN: std::sync::OnceLock<TransformerConfig> = std::sync::OnceLock::new();
+        BUILTIN.get_or_init(TransformerConfig::default)
+    }
+
     /// Adds name references, merging rows for the same referred-to kind.
     pub fn add_name_reference(&mut self, row: NameReference) {
         if let Some(existing) = self
