@@ -15,7 +15,7 @@
 //! `Environment`, because Go passes the piped value last, evaluates `and`/`or` lazily and needs late-bound
 //! `include`/`tpl` with access to the template set. The render budget is our own fuel counter (minijinja's fuel
 //! only counts its own VM's instructions), plus a nesting limit for `template`/`include`/`tpl` and an output cap.
-//! Printing follows Go's `fmt` ([`gofmt`]) and `toYaml` go-yaml v2's emitter ([`yaml`]).
+//! Printing follows Go's `fmt` ([`gofmt`]); YAML reading and `toYaml` come from `fleet-yaml` ([`yaml`]).
 
 pub mod chart;
 pub mod funcs;

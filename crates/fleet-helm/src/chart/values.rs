@@ -327,7 +327,7 @@ mod tests {
             ("Chart.yaml", PARENT),
             (
                 "values.yaml",
-                "a: 1\nb: {x: 1, y: 2}\nc: {k: parent}\nglobal: {g: 1}\n",
+                "a: 1\nb: {x: 1, v: 2}\nc: {k: parent}\nglobal: {g: 1}\n",
             ),
             (
                 "charts/c/Chart.yaml",
@@ -339,7 +339,7 @@ mod tests {
         let v = coalesce_values(&c, &user);
         assert_eq!(
             json(&v),
-            r#"{"a":5,"b":{"w":9,"y":2},"c":{"enabled":true,"global":{"g":1},"k":"parent","z":3},"global":{"g":1}}"#
+            r#"{"a":5,"b":{"v":2,"w":9},"c":{"enabled":true,"global":{"g":1},"k":"parent","z":3},"global":{"g":1}}"#
         );
     }
 
