@@ -55,6 +55,27 @@ fn apply_prints_bundles_offline_and_deterministically() {
 }
 
 #[test]
+fn apply_shows_no_progress_when_stderr_is_not_a_terminal() {
+    let output = fleet(&[
+        "apply",
+        "-o",
+        "-",
+        "--commit",
+        "abc",
+        "example",
+        "testdata/bundles/nested",
+    ]);
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "",
+        "3 bundles, but stderr is a pipe"
+    );
+    let bundles = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(bundles.matches("kind: Bundle").count(), 3);
+}
+
+#[test]
 fn apply_with_every_option_flag() {
     insta::assert_snapshot!(
         "apply_flags",
