@@ -26,6 +26,8 @@ pub struct Record {
 pub struct Journal {
     path: PathBuf,
     file: File,
+    /// A second handle on the journal file, fsync'd outside the store lock (group commit).
+    sync_handle: Arc<File>,
     lines: u64,
     live_at_rewrite: u64,
 }
@@ -73,8 +75,10 @@ impl Journal {
         // Drop a torn tail so that later appends start on a line boundary.
         file.set_len(valid_len)?;
         let live = objects.len() as u64;
+        let sync_handle = Arc::new(file.try_clone()?);
         let journal = Journal {
             path,
+            sync_handle,
             file,
             lines,
             live_at_rewrite: live,
@@ -88,17 +92,21 @@ impl Journal {
         ))
     }
 
-    /// Appends records and fsyncs them.
-    pub fn append(&mut self, records: &[Record]) -> io::Result<()> {
+    /// Appends records without syncing them; see [`Journal::sync_handle`].
+    pub fn write(&mut self, records: &[Record]) -> io::Result<()> {
         let mut buf = Vec::new();
         for record in records {
             serde_json::to_writer(&mut buf, &encode(record)).map_err(io::Error::other)?;
             buf.push(b'\n');
         }
         self.file.write_all(&buf)?;
-        self.file.sync_data()?;
         self.lines += records.len() as u64;
         Ok(())
+    }
+
+    /// A handle to fsync the journal with, without holding the journal (group commit).
+    pub fn sync_handle(&self) -> Arc<File> {
+        self.sync_handle.clone()
     }
 
     /// True when the journal holds many more lines than live objects.
@@ -138,6 +146,7 @@ impl Journal {
             File::open(dir)?.sync_all()?;
         }
         self.file = OpenOptions::new().append(true).open(&self.path)?;
+        self.sync_handle = Arc::new(self.file.try_clone()?);
         self.lines = objects.len() as u64 + 1;
         self.live_at_rewrite = objects.len() as u64;
         Ok(())

@@ -92,12 +92,20 @@ struct State {
     /// uid → object.
     uids: HashMap<String, ObjKey>,
     journal: Option<Journal>,
+    /// Journal writes made (one per transaction) — group commit syncs up to a sequence number.
+    written_seq: u64,
+    /// Events written but not yet fsync'd: watchers see them only once durable, in order.
+    unpublished: VecDeque<(u64, Arc<WatchEvent>)>,
+    /// The highest resourceVersion watchers have been sent.
+    published_rv: u64,
     count: usize,
 }
 
 /// The object store. All writes go through [`Store::transact`].
 pub struct Store {
     state: Mutex<State>,
+    /// Held while fsyncing; holds the highest journal sequence number known durable.
+    synced: Mutex<u64>,
     events: broadcast::Sender<Arc<WatchEvent>>,
 }
 
@@ -105,6 +113,7 @@ impl Store {
     pub fn new(history_limit: usize, journal: Option<Journal>) -> Self {
         let (events, _) = broadcast::channel(history_limit.max(1024));
         Store {
+            synced: Mutex::new(0),
             state: Mutex::new(State {
                 rv: 0,
                 compacted_rv: 0,
@@ -114,6 +123,9 @@ impl Store {
                 owners: HashMap::new(),
                 uids: HashMap::new(),
                 journal,
+                written_seq: 0,
+                unpublished: VecDeque::new(),
+                published_rv: 0,
                 count: 0,
             }),
             events,
@@ -137,6 +149,7 @@ impl Store {
         }
         state.rv = rv;
         state.compacted_rv = rv;
+        state.published_rv = rv;
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -165,7 +178,8 @@ impl Store {
         )
     }
 
-    /// Runs `f` with exclusive access; its writes are journaled (and fsync'd) and published when it returns Ok.
+    /// Runs `f` with exclusive access. Its writes are journaled and, before this returns, fsync'd (group
+    /// commit: concurrent transactions share one fsync); watchers see them once durable, in order.
     pub fn transact<T>(&self, f: impl FnOnce(&mut Txn<'_>) -> ApiResult<T>) -> ApiResult<T> {
         let mut state = self.lock();
         let mut txn = Txn {
@@ -177,6 +191,7 @@ impl Store {
         if events.is_empty() {
             return result;
         }
+        let durable_mode = state.journal.is_some();
         if let Some(journal) = state.journal.as_mut() {
             let records: Vec<Record> = events
                 .iter()
@@ -186,11 +201,14 @@ impl Store {
                     object: (e.kind != EventKind::Deleted).then(|| (*e.object).clone()),
                 })
                 .collect();
-            if let Err(err) = journal.append(&records) {
+            if let Err(err) = journal.write(&records) {
                 tracing::error!(%err, "journal write failed");
                 return Err(ApiError::internal(format!("storage write failed: {err}")));
             }
         }
+        state.written_seq += 1;
+        let seq = state.written_seq;
+        let mut compacted = false;
         if state
             .journal
             .as_ref()
@@ -198,8 +216,11 @@ impl Store {
         {
             let rv = state.rv;
             let objects = snapshot(&state.objects);
-            if let Some(Err(err)) = state.journal.as_mut().map(|j| j.rewrite(rv, &objects)) {
-                tracing::warn!(%err, "journal compaction failed; the journal keeps growing");
+            match state.journal.as_mut().map(|j| j.rewrite(rv, &objects)) {
+                Some(Err(err)) => {
+                    tracing::warn!(%err, "journal compaction failed; the journal keeps growing")
+                }
+                _ => compacted = true,
             }
         }
         for event in events {
@@ -210,9 +231,54 @@ impl Store {
                 state.compacted_rv = dropped.rv;
             }
             state.history.push_back(event.clone());
-            let _ = self.events.send(event);
+            if durable_mode {
+                state.unpublished.push_back((seq, event));
+            } else {
+                state.published_rv = event.rv;
+                let _ = self.events.send(event);
+            }
+        }
+        drop(state);
+        if durable_mode {
+            self.sync_through(seq, compacted)?;
         }
         result
+    }
+
+    /// Makes every journal write up to `seq` durable (one fsync covers all writes made so far), then
+    /// publishes the events that became durable.
+    fn sync_through(&self, seq: u64, compacted: bool) -> ApiResult<()> {
+        {
+            let mut synced = self.synced.lock().unwrap_or_else(|p| p.into_inner());
+            if *synced < seq && compacted {
+                // The compaction snapshot, synced before its rename, holds every write up to `seq`.
+                *synced = seq;
+            } else if *synced < seq {
+                let (target, handle) = {
+                    let state = self.lock();
+                    (
+                        state.written_seq,
+                        state.journal.as_ref().map(Journal::sync_handle),
+                    )
+                };
+                if let Some(handle) = handle {
+                    handle.sync_data().map_err(|err| {
+                        tracing::error!(%err, "journal fsync failed");
+                        ApiError::internal(format!("storage sync failed: {err}"))
+                    })?;
+                }
+                *synced = target;
+            }
+        }
+        let synced = *self.synced.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = self.lock();
+        while state.unpublished.front().is_some_and(|(s, _)| *s <= synced) {
+            if let Some((_, event)) = state.unpublished.pop_front() {
+                state.published_rv = event.rv;
+                let _ = self.events.send(event);
+            }
+        }
+        Ok(())
     }
 
     /// Subscribes to events after `from_rv`; `Expired` when history no longer reaches back that far.
@@ -227,7 +293,7 @@ impl Store {
         let backlog: VecDeque<Arc<WatchEvent>> = state
             .history
             .iter()
-            .filter(|e| e.rv > from_rv)
+            .filter(|e| e.rv > from_rv && e.rv <= state.published_rv)
             .cloned()
             .collect();
         Ok(Subscription {
@@ -495,7 +561,7 @@ mod tests {
         let (mut journal, recovered) = Journal::open(dir.path()).unwrap();
         assert_eq!((recovered.rv, recovered.objects.len()), (1, 1));
         journal
-            .append(&[Record {
+            .write(&[Record {
                 rv: 2,
                 key: ObjKey::new("/configmaps", "default", "b"),
                 object: Some(json!({})),

@@ -126,3 +126,53 @@ async fn acknowledged_writes_survive_sigkill() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[tokio::test]
+async fn watches_deliver_durable_writes_in_order_with_a_data_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = fleet_apiserver::ApiServer::new(fleet_apiserver::Config {
+        data_dir: Some(dir.path().to_path_buf()),
+        ..Default::default()
+    })
+    .unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let rv = cms
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let mut writers = Vec::new();
+    for w in 0..4 {
+        let cms = cms.clone();
+        writers.push(tokio::spawn(async move {
+            for n in 0..10 {
+                let cm: ConfigMap =
+                    serde_json::from_value(json!({"metadata": {"name": format!("d{w}-{n}")}}))
+                        .unwrap();
+                cms.create(&PostParams::default(), &cm).await.unwrap();
+            }
+        }));
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+    use futures::TryStreamExt;
+    let events: Vec<_> = cms
+        .watch(&kube::api::WatchParams::default().timeout(1), &rv)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let rvs: Vec<u64> = events
+        .iter()
+        .filter_map(|e| match e {
+            kube::api::WatchEvent::Added(o) => o.metadata.resource_version.as_ref()?.parse().ok(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rvs.len(), 40);
+    assert!(rvs.windows(2).all(|w| w[0] < w[1]), "{rvs:?}");
+}
