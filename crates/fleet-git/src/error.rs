@@ -1,0 +1,223 @@
+//! [`GitError`]: what went wrong talking to a remote, in words a user can act on, and the classification of
+//! gix's errors (plus the ssh client's stderr) into it. Every message is scrubbed of credentials.
+
+use crate::source::GitSource;
+use crate::url::redact_urls_in_text;
+
+/// Errors of [`crate::GitCache`]. URLs in them never carry user info; reasons never carry a password or key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GitError {
+    #[error(
+        "authentication to {url} failed: check the username and password (or token) or the ssh key in the GitRepo's clientSecretName secret"
+    )]
+    AuthenticationFailed { url: String },
+    #[error("{reference} not found in {url}: check the GitRepo's branch or revision")]
+    RefNotFound { url: String, reference: String },
+    #[error(
+        "repository {url} not found: check the GitRepo's repo URL and that the credentials may read it"
+    )]
+    RepositoryNotFound { url: String },
+    #[error("cannot reach {url}: {reason}")]
+    Unreachable { url: String, reason: String },
+    #[error(
+        "host key verification failed for {url}: add the server's key to known_hosts in the clientSecretName secret, or set insecureSkipHostKeyChecks"
+    )]
+    HostKeyMismatch { url: String },
+    #[error(
+        "TLS connection to {url} failed: {reason} (set caBundle to trust a private CA, or insecureSkipTLSVerify)"
+    )]
+    Tls { url: String, reason: String },
+    #[error("refusing to send credentials to {url} over plain http: use an https:// URL")]
+    InsecureCredentials { url: String },
+    #[error("commit {commit} of {url} is not in the local cache: fetch it first")]
+    NotFetched { url: String, commit: String },
+    #[error("the cached repository for {url} is corrupt: {reason}")]
+    Corrupt { url: String, reason: String },
+    #[error("invalid git credentials secret: {reason}")]
+    InvalidSecret { reason: String },
+    #[error("git operation on {url} failed: {reason}")]
+    Other { url: String, reason: String },
+}
+
+/// What the failing operation was doing, for classification: a missing object while fetching a pinned commit
+/// means the ref is gone, not that the cache is broken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Operation {
+    ListRefs,
+    Fetch,
+    Read,
+}
+
+/// Turns a gix error (and what the ssh client printed, if anything) into a [`GitError`].
+pub(crate) fn classify(
+    err: &gix::error::Error,
+    source: &GitSource,
+    operation: Operation,
+    ssh_stderr: &str,
+) -> GitError {
+    let url = source.display_url();
+    let chain = describe(err);
+    let reason = scrub(&chain, source);
+    let lower = format!("{chain}\n{ssh_stderr}").to_ascii_lowercase();
+    let contains = |needles: &[&str]| needles.iter().any(|needle| lower.contains(needle));
+
+    if contains(&[
+        "host key verification failed",
+        "remote host identification has changed",
+    ]) {
+        return GitError::HostKeyMismatch { url };
+    }
+    if contains(&["clear text over http", "will not send credentials"]) {
+        return GitError::InsecureCredentials { url };
+    }
+    if err.classify().is_unauthenticated()
+        || contains(&[
+            "authentication",
+            "permission denied",
+            "unauthorized",
+            "forbidden",
+        ])
+        || has_word(&lower, "401")
+        || has_word(&lower, "403")
+    {
+        return GitError::AuthenticationFailed { url };
+    }
+    if contains(&[
+        "certificate",
+        "unknownissuer",
+        "invalid peer",
+        "handshake failure",
+    ]) || has_word(&lower, "tls")
+    {
+        return GitError::Tls {
+            url,
+            reason: first_line_with(&reason, &["certificate", "tls", "handshake"]),
+        };
+    }
+    if contains(&["not our ref"]) && operation == Operation::Fetch {
+        return GitError::RefNotFound {
+            url,
+            reference: "the requested commit".to_string(),
+        };
+    }
+    if contains(&[
+        "does not appear to be a git repository",
+        "repository not found",
+        "not a git repository",
+        "valid git directory",
+    ]) || has_word(&lower, "404")
+    {
+        return GitError::RepositoryNotFound { url };
+    }
+    if contains(&[
+        "connection refused",
+        "could not resolve",
+        "resolve hostname",
+        "failed to lookup",
+        "dns error",
+        "timed out",
+        "no route to host",
+        "network is unreachable",
+        "connection reset",
+        "error sending request",
+        "connect to host",
+        "connection closed",
+    ]) {
+        let ssh_line = scrub(ssh_stderr.lines().last().unwrap_or(""), source);
+        return GitError::Unreachable {
+            url,
+            reason: if ssh_line.is_empty() {
+                first_line_with(
+                    &reason,
+                    &["connect", "resolve", "timed out", "unreachable", "reset"],
+                )
+            } else {
+                ssh_line
+            },
+        };
+    }
+    if operation == Operation::Read || err.classify().is_corrupted() || contains(&["corrupt"]) {
+        return GitError::Corrupt { url, reason };
+    }
+    GitError::Other { url, reason }
+}
+
+/// Whether `word` occurs in `text` with no letter or digit on either side (so a SHA never matches "401").
+fn has_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
+/// The messages of an error and its causes, joined with `: `, without consecutive repeats.
+fn describe(err: &gix::error::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in err.iter_errors() {
+        let text = cause.to_string();
+        if text.is_empty() || parts.iter().any(|seen| seen.contains(&text)) {
+            continue;
+        }
+        parts.push(text);
+    }
+    if parts.is_empty() {
+        parts.push(err.to_string());
+    }
+    parts.join(": ")
+}
+
+/// The clause of `reason` that mentions one of `needles`, or all of it.
+fn first_line_with(reason: &str, needles: &[&str]) -> String {
+    reason
+        .rsplit(": ")
+        .find(|part| {
+            let lower = part.to_ascii_lowercase();
+            needles.iter().any(|needle| lower.contains(needle))
+        })
+        .unwrap_or(reason)
+        .to_string()
+}
+
+/// Removes user info from URLs in `text` and every secret of `source`'s credentials.
+pub(crate) fn scrub(text: &str, source: &GitSource) -> String {
+    let mut text = redact_urls_in_text(text);
+    for secret in source.auth.secrets() {
+        for piece in secret_pieces(secret) {
+            text = text.replace(piece, "<redacted>");
+        }
+    }
+    text
+}
+
+/// A secret and, for multi-line keys, each of its substantial lines (a message may quote only one).
+fn secret_pieces(secret: &str) -> impl Iterator<Item = &str> {
+    std::iter::once(secret.trim())
+        .chain(secret.lines().map(str::trim))
+        .filter(|piece| piece.len() >= 4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::GitAuth;
+
+    #[test]
+    fn scrub_removes_passwords_keys_and_userinfo() {
+        let mut source = GitSource::new("https://u:hunter2@example.com/r");
+        source.auth = GitAuth::Basic {
+            username: "u".into(),
+            password: "hunter2".into(),
+        };
+        assert_eq!(
+            scrub("GET https://u:hunter2@example.com/r said hunter2", &source),
+            "GET https://example.com/r said <redacted>"
+        );
+        source.auth = GitAuth::Ssh {
+            private_key: "-----BEGIN KEY-----\nAAAAsecretline\n-----END KEY-----\n".into(),
+            known_hosts: None,
+            insecure_skip_host_key_checks: false,
+        };
+        assert!(!scrub("bad key AAAAsecretline", &source).contains("AAAAsecretline"));
+    }
+}

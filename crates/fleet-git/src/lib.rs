@@ -1,0 +1,29 @@
+//! Git for GitRepos, through gix only (no `git` binary at run time): resolve a branch or revision to a commit
+//! with an ls-remote ([`GitCache::resolve`]), fetch that one commit shallowly into a bare repository cached per
+//! remote ([`GitCache::fetch`]), and read its files straight from the object database ([`GitCache::tree`],
+//! a [`fleet_bundle::tree::FileTree`]). Transports: `file://` and local paths, `https://` (rustls, `caBundle`,
+//! `insecureSkipTLSVerify`), `http://`, and ssh through the system client with the secret's key and
+//! `known_hosts`. [`webhook`] verifies and parses push events of the common git hosts.
+//!
+//! Everything here blocks; async callers use `tokio::task::spawn_blocking`.
+
+mod cache;
+mod error;
+mod fetch;
+mod remote;
+mod resolve;
+mod source;
+mod ssh;
+mod tls;
+mod tree;
+mod url;
+pub mod webhook;
+
+pub use cache::GitCache;
+pub use error::GitError;
+pub use fetch::FetchStats;
+pub use source::{
+    BASIC_AUTH_SECRET_TYPE, DEFAULT_BRANCH, GitAuth, GitSource, SSH_AUTH_SECRET_TYPE,
+};
+pub use tree::GitTree;
+pub use url::{normalize_url, redact_url};

@@ -1,0 +1,139 @@
+//! Fetches over smart HTTP from a local server running the real `git http-backend`: basic auth right and
+//! wrong (never echoing the password), https with a private CA (`caBundle`), `insecureSkipTLSVerify`, an
+//! untrusted certificate, and an unreachable host.
+
+mod support;
+
+use fleet_bundle::tree::{FileTree, TreePath};
+use fleet_git::{GitAuth, GitCache, GitError, GitSource};
+use support::Remote;
+use support::http::GitHttpServer;
+
+const PASSWORD: &str = "correct-horse-battery-staple";
+
+fn remote() -> Remote {
+    let remote = Remote::new("private");
+    remote.write("app/config.yaml", "secret: false\n");
+    remote.commit("first");
+    remote
+}
+
+fn source(url: String, password: &str) -> GitSource {
+    let mut source = GitSource::new(url);
+    source.branch = Some("main".into());
+    source.auth = GitAuth::Basic {
+        username: "fleet".into(),
+        password: password.into(),
+    };
+    source
+}
+
+#[test]
+fn right_credentials_fetch() {
+    let remote = remote();
+    let server = GitHttpServer::start(remote.root().to_path_buf(), Some(("fleet", PASSWORD)));
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = GitCache::new(cache_dir.path());
+    let source = source(server.url("private"), PASSWORD);
+    let commit = cache.resolve(&source).unwrap();
+    assert_eq!(commit, remote.head());
+    let stats = cache.fetch(&source, &commit).unwrap();
+    assert!(stats.bytes > 0, "{stats:?}");
+    let tree = cache.tree(&source, &commit).unwrap();
+    assert_eq!(
+        tree.read_file(&TreePath::new("app/config.yaml").unwrap())
+            .unwrap(),
+        b"secret: false\n"
+    );
+
+    // A second commit over http fetches only what is new.
+    remote.write("app/config.yaml", "secret: true\n");
+    let second = remote.commit("second");
+    assert_eq!(cache.resolve(&source).unwrap(), second);
+    let stats = cache.fetch(&source, &second).unwrap();
+    assert_eq!(
+        stats.objects, 4,
+        "commit, two trees and one blob: {stats:?}"
+    );
+}
+
+#[test]
+fn wrong_credentials_are_authentication_failed_without_the_password() {
+    let remote = remote();
+    let server = GitHttpServer::start(remote.root().to_path_buf(), Some(("fleet", PASSWORD)));
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = GitCache::new(cache_dir.path());
+    let wrong = "wrong-password-42";
+    let mut source = source(server.url("private"), wrong);
+    let err = cache.resolve(&source).unwrap_err();
+    assert_eq!(
+        err,
+        GitError::AuthenticationFailed {
+            url: server.url("private")
+        }
+    );
+    let message = format!("{err} {err:?}");
+    assert!(
+        !message.contains(wrong) && !message.contains(PASSWORD),
+        "{message}"
+    );
+
+    // Credentials in the URL are not echoed either.
+    source.url = server
+        .url("private")
+        .replace("http://", &format!("http://fleet:{wrong}@"));
+    source.auth = GitAuth::None;
+    let err = cache.resolve(&source).unwrap_err();
+    let message = format!("{err} {err:?}");
+    assert!(
+        matches!(err, GitError::AuthenticationFailed { .. }),
+        "{message}"
+    );
+    assert!(!message.contains(wrong), "{message}");
+
+    // No credentials at all.
+    source.url = server.url("private");
+    assert!(matches!(
+        cache.resolve(&source),
+        Err(GitError::AuthenticationFailed { .. })
+    ));
+}
+
+#[test]
+fn https_with_a_private_ca() {
+    let remote = remote();
+    let server = GitHttpServer::start_tls(remote.root().to_path_buf(), Some(("fleet", PASSWORD)));
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = GitCache::new(cache_dir.path());
+    let mut source = source(server.url("private"), PASSWORD);
+
+    let err = cache.resolve(&source).unwrap_err();
+    assert!(
+        matches!(err, GitError::Tls { .. }),
+        "an untrusted certificate is refused: {err:?}"
+    );
+    assert!(err.to_string().contains("caBundle"), "{err}");
+
+    source.ca_bundle = server.certificate_pem.clone().map(String::into_bytes);
+    let commit = cache.resolve(&source).unwrap();
+    assert_eq!(commit, remote.head());
+    cache.fetch(&source, &commit).unwrap();
+
+    source.ca_bundle = None;
+    source.insecure_skip_tls_verify = true;
+    assert_eq!(cache.resolve(&source).unwrap(), remote.head());
+}
+
+#[test]
+fn a_closed_port_is_unreachable() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = GitCache::new(cache_dir.path());
+    let source = source(format!("http://127.0.0.1:{port}/repo.git"), PASSWORD);
+    let err = cache.resolve(&source).unwrap_err();
+    assert!(matches!(err, GitError::Unreachable { .. }), "{err:?}");
+    assert!(!format!("{err:?}").contains(PASSWORD));
+}

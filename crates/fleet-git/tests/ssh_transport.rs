@@ -1,0 +1,193 @@
+//! The ssh transport end to end through gix and our wrapper script, with a stand-in for the `ssh` client
+//! (no sshd is installed on the build machines): the stand-in checks the key file and host key options the
+//! way OpenSSH would, prints OpenSSH's messages on failure, and otherwise runs the remote command locally.
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use fleet_bundle::tree::{FileTree, TreePath};
+use fleet_git::{GitAuth, GitCache, GitError, GitSource};
+use support::Remote;
+
+const KEY: &str =
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nFAKE-KEY-FOR-TESTS\n-----END OPENSSH PRIVATE KEY-----\n";
+const HOST: &str = "git.test";
+
+/// Writes the stand-in client; it records its arguments in `args.log` beside itself.
+fn fake_ssh(dir: &Path) -> PathBuf {
+    let path = dir.join("fake-ssh");
+    let log = dir.join("args.log");
+    let script = format!(
+        r#"#!/bin/sh
+printf '%s\n' "$@" > '{log}'
+key=""; known=""; strict=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -i) key="$2"; shift 2 ;;
+    -F) shift 2 ;;
+    -o) case "$2" in
+          UserKnownHostsFile=*) known="${{2#UserKnownHostsFile=}}" ;;
+          StrictHostKeyChecking=*) strict="${{2#StrictHostKeyChecking=}}" ;;
+        esac
+        shift 2 ;;
+    -p*) shift ;;
+    *) break ;;
+  esac
+done
+host="${{1#*@}}"; shift
+if [ "$strict" = "yes" ] && ! grep -q "^$host " "$known" 2>/dev/null; then
+  echo "Host key verification failed." >&2; exit 255
+fi
+if [ -z "$key" ] || [ "$(stat -c %a "$key")" != "600" ] || ! grep -q FAKE-KEY-FOR-TESTS "$key"; then
+  echo "git@$host: Permission denied (publickey)." >&2; exit 255
+fi
+exec sh -c "$*"
+"#,
+        log = log.display()
+    );
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn ssh_source(remote: &Remote, key: &str, known_hosts: Option<&str>, insecure: bool) -> GitSource {
+    let mut source = GitSource::new(format!("git@{HOST}:{}", remote.bare().display()));
+    source.branch = Some("main".into());
+    source.auth = GitAuth::Ssh {
+        private_key: key.into(),
+        known_hosts: known_hosts.map(str::to_string),
+        insecure_skip_host_key_checks: insecure,
+    };
+    source
+}
+
+struct Setup {
+    remote: Remote,
+    tools: tempfile::TempDir,
+    cache_dir: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new() -> Self {
+        let remote = Remote::new("over-ssh");
+        remote.write("fleet.yaml", "namespace: ssh\n");
+        remote.commit("first");
+        Self {
+            remote,
+            tools: tempfile::tempdir().unwrap(),
+            cache_dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn cache(&self) -> GitCache {
+        GitCache::new(self.cache_dir.path()).with_ssh_program(fake_ssh(self.tools.path()))
+    }
+
+    fn args(&self) -> Vec<String> {
+        std::fs::read_to_string(self.tools.path().join("args.log"))
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+#[test]
+fn key_and_known_hosts_fetch() {
+    let setup = Setup::new();
+    let cache = setup.cache();
+    let known = format!("{HOST} ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeHostKey\n");
+    let source = ssh_source(&setup.remote, KEY, Some(&known), false);
+    let commit = cache.resolve(&source).unwrap();
+    assert_eq!(commit, setup.remote.head());
+    cache.fetch(&source, &commit).unwrap();
+    let tree = cache.tree(&source, &commit).unwrap();
+    assert_eq!(
+        tree.read_file(&TreePath::new("fleet.yaml").unwrap())
+            .unwrap(),
+        b"namespace: ssh\n"
+    );
+
+    let args = setup.args();
+    assert!(
+        args.windows(2)
+            .any(|w| w == ["-o", "StrictHostKeyChecking=yes"]),
+        "{args:?}"
+    );
+    assert!(
+        args.windows(2)
+            .any(|w| w[0] == "-i" && w[1].ends_with("/id")),
+        "{args:?}"
+    );
+    assert!(args.iter().any(|a| a == &format!("git@{HOST}")), "{args:?}");
+    assert!(
+        args.iter().all(|a| !a.contains("FAKE-KEY")),
+        "the key is passed as a file only"
+    );
+    let key_file = args.windows(2).find(|w| w[0] == "-i").unwrap()[1].clone();
+    assert!(
+        !Path::new(&key_file).exists(),
+        "the key file is removed after use"
+    );
+}
+
+#[test]
+fn an_unknown_host_key_is_host_key_mismatch() {
+    let setup = Setup::new();
+    let source = ssh_source(
+        &setup.remote,
+        KEY,
+        Some("other.example ssh-ed25519 AAAA\n"),
+        false,
+    );
+    let err = setup.cache().resolve(&source).unwrap_err();
+    assert_eq!(
+        err,
+        GitError::HostKeyMismatch {
+            url: source.url.clone()
+        }
+    );
+    assert!(err.to_string().contains("known_hosts"), "{err}");
+
+    let without_known_hosts = ssh_source(&setup.remote, KEY, None, false);
+    assert!(matches!(
+        setup.cache().resolve(&without_known_hosts),
+        Err(GitError::HostKeyMismatch { .. })
+    ));
+}
+
+#[test]
+fn insecure_skip_host_key_checks_connects_without_known_hosts() {
+    let setup = Setup::new();
+    let source = ssh_source(&setup.remote, KEY, None, true);
+    assert_eq!(setup.cache().resolve(&source).unwrap(), setup.remote.head());
+    let args = setup.args();
+    assert!(
+        args.windows(2)
+            .any(|w| w == ["-o", "StrictHostKeyChecking=no"]),
+        "{args:?}"
+    );
+}
+
+#[test]
+fn a_wrong_key_is_authentication_failed_without_the_key() {
+    let setup = Setup::new();
+    let wrong_key = "-----BEGIN OPENSSH PRIVATE KEY-----\nNOT-THE-RIGHT-KEY-MATERIAL\n-----END OPENSSH PRIVATE KEY-----\n";
+    let source = ssh_source(
+        &setup.remote,
+        wrong_key,
+        Some(&format!("{HOST} ssh-ed25519 AAAA\n")),
+        false,
+    );
+    let err = setup.cache().resolve(&source).unwrap_err();
+    assert!(
+        matches!(err, GitError::AuthenticationFailed { .. }),
+        "{err:?}"
+    );
+    assert!(
+        !format!("{err} {err:?}").contains("NOT-THE-RIGHT-KEY"),
+        "{err:?}"
+    );
+}
