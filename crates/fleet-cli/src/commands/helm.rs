@@ -184,3 +184,77 @@ pub fn template(args: &TemplateArgs) -> anyhow::Result<String> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(subcommand)]
+        cmd: Command,
+    }
+
+    fn run_args(args: &[&str]) -> anyhow::Result<String> {
+        let chart = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/helm/charts/hello-world"
+        );
+        let mut argv = vec!["fleet", "template", "rel", chart];
+        argv.extend_from_slice(args);
+        let Command::Template(t) = Cli::try_parse_from(argv)?.cmd;
+        template(&t)
+    }
+
+    #[test]
+    fn renders_the_committed_golden() {
+        let golden = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/helm/goldens/hello-world/default.yaml"
+        );
+        assert_eq!(
+            run_args(&[]).unwrap(),
+            std::fs::read_to_string(golden).unwrap()
+        );
+    }
+
+    #[test]
+    fn flags_reach_the_render() {
+        let out = run_args(&[
+            "--set",
+            "replicaCount=3",
+            "--set-string",
+            "image.tag=1.0",
+            "-n",
+            "apps",
+            "-s",
+            "templates/deployment.yaml",
+        ])
+        .unwrap();
+        assert!(
+            out.starts_with("---\n# Source: hello-world/templates/deployment.yaml\n"),
+            "{out}"
+        );
+        assert!(out.contains("  replicas: 3\n"), "{out}");
+        assert!(out.contains(":1.0\""), "{out}");
+        assert!(!out.contains("kind: Service\n"), "{out}");
+        let err = run_args(&["-s", "templates/nope.yaml"])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "could not find template templates/nope.yaml in chart");
+    }
+
+    #[test]
+    fn remote_charts_fail_clearly() {
+        let argv = [
+            "fleet",
+            "template",
+            "rel",
+            "oci://registry.example/charts/app",
+        ];
+        let Command::Template(t) = Cli::try_parse_from(argv).unwrap().cmd;
+        let err = template(&t).unwrap_err().to_string();
+        assert!(err.contains("not supported yet"), "{err}");
+    }
+}
