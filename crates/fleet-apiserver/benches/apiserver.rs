@@ -1,5 +1,5 @@
 //! Prints the API server's throughput (creates/s, updates/s, gets/s) in-process and over loopback HTTP
-//! through kube-rs clients, watch fan-out to 100 watchers, and resident memory holding 100,000 objects.
+//! through kube-rs clients (and in-process with a data dir, every write fsync'd), watch fan-out to 100 watchers, and resident memory holding 100,000 objects.
 //! Run with `cargo bench -p fleet-apiserver --bench apiserver`. Targets (issue 3): >= 20,000 writes/s
 //! in-process, >= 5,000 writes/s over loopback, 100,000 objects in < 500 MB.
 
@@ -189,6 +189,15 @@ fn main() {
         let addr = server.spawn_loopback().await.unwrap();
         let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
         crud_rates("loopback", kube::Client::try_from(config).unwrap(), n / 2).await;
+        let dir =
+            std::env::temp_dir().join(format!("fleet-apiserver-bench-{}", std::process::id()));
+        let durable = ApiServer::new(fleet_apiserver::Config {
+            data_dir: Some(dir.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+        crud_rates("durable", durable.client(), n / 4).await;
+        let _ = std::fs::remove_dir_all(&dir);
         watch_fan_out(&ApiServer::in_memory(), 100, 1000).await;
         memory_for(100_000).await;
         tokio::time::sleep(Duration::from_millis(10)).await;
