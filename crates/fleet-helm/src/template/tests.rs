@@ -295,3 +295,103 @@ fn hostile_input_is_an_error_not_a_crash() {
         .is_ok()
     );
 }
+
+/// A cheap stand-in for the cargo-fuzz target in CI: thousands of random token soups must parse or fail cleanly
+/// and execute within their fuel without panicking.
+#[test]
+fn random_token_soup_never_panics() {
+    const PIECES: &[&str] = &[
+        "{{",
+        "}}",
+        "{{-",
+        " -}}",
+        " ",
+        "\n",
+        ".",
+        ".a",
+        ".b",
+        "$",
+        "$x",
+        ":=",
+        "=",
+        "|",
+        "(",
+        ")",
+        "if",
+        "else",
+        "end",
+        "range",
+        "with",
+        "define",
+        "template",
+        "block",
+        "break",
+        "continue",
+        "\"s\"",
+        "`r`",
+        "'c'",
+        "1",
+        "-2",
+        "1.5e3",
+        "0x1p4",
+        "nil",
+        "true",
+        "and",
+        "or",
+        "not",
+        "eq",
+        "len",
+        "index",
+        "slice",
+        "printf",
+        "\"%d %s %v\"",
+        "include",
+        "tpl",
+        "toYaml",
+        "fromYaml",
+        "default",
+        "dict",
+        "list",
+        "set",
+        "merge",
+        "until",
+        "repeat",
+        "regexMatch",
+        "\"[\"",
+        "/*",
+        "*/",
+        ",",
+        "$i",
+        "$v",
+        "trunc",
+        "b64dec",
+        "semverCompare",
+        "required",
+    ];
+    let mut rng = crate::funcs::Rng::seeded(7);
+    let data = crate::yaml::parse_value("a: {b: [1, x]}\nb: 2").unwrap();
+    let (mut parsed, mut total) = (0, 0);
+    for i in 0..20000 {
+        let n = 1 + (rng.next_u64() % 12) as usize;
+        let soup: Vec<&str> = (0..n)
+            .map(|_| PIECES[(rng.next_u64() % PIECES.len() as u64) as usize])
+            .collect();
+        // Half the inputs are single actions, which parse far more often than free soups.
+        let src = if i % 2 == 0 {
+            format!("{{{{ {} }}}}", soup.join(" "))
+        } else {
+            soup.join(" ")
+        };
+        total += 1;
+        let mut set = TemplateSet::new();
+        if set.add_file("t", &src).is_ok() {
+            parsed += 1;
+            let mut ex = Exec::new(&set, Funcs::helm()).with_fuel(10_000);
+            let _ = ex.execute("t", &data);
+        }
+    }
+    assert!(
+        parsed * 20 > total,
+        "only {parsed} of {total} inputs parsed; the generator is too weak"
+    );
+}
