@@ -29,7 +29,51 @@ fn per_iteration(mut f: impl FnMut(), min_total: Duration, max_iters: u32) -> Du
     start.elapsed() / n
 }
 
+/// A large synthetic kustomization: a base of `n` Deployments, each with its generated ConfigMap, and an overlay
+/// with namespace, prefix, labels, images and a patch on every Deployment.
+fn synthetic(n: usize) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut resources = String::new();
+    let mut kust = String::from("resources:\n- deployments.yaml\nconfigMapGenerator:\n");
+    for i in 0..n {
+        resources.push_str(&format!(
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app{i}\nspec:\n  selector:\n    \
+             matchLabels: {{app: app{i}}}\n  template:\n    metadata:\n      labels: {{app: app{i}}}\n    spec:\n      \
+             containers:\n      - name: c\n        image: nginx:1\n        envFrom:\n        - configMapRef: {{name: cfg{i}}}\n"
+        ));
+        kust.push_str(&format!("- name: cfg{i}\n  literals: [k={i}]\n"));
+    }
+    files.insert("base/deployments.yaml".to_string(), resources.into_bytes());
+    files.insert("base/kustomization.yaml".to_string(), kust.into_bytes());
+    let overlay = "resources: [../base]\nnamespace: prod\nnamePrefix: p-\nlabels:\n- pairs: {env: prod}\n  includeSelectors: true\n\
+                   images:\n- name: nginx\n  newTag: \"2\"\npatches:\n- target: {kind: Deployment}\n  patch: |-\n    \
+                   - op: add\n      path: /spec/replicas\n      value: 3\n";
+    files.insert(
+        "overlay/kustomization.yaml".to_string(),
+        overlay.as_bytes().to_vec(),
+    );
+    files
+}
+
 fn main() {
+    for n in [100, 1000] {
+        let files = synthetic(n);
+        let objects = build(&files, "overlay", &Options::default())
+            .expect("the synthetic kustomization builds");
+        assert_eq!(objects.len(), 2 * n);
+        let t = per_iteration(
+            || {
+                let _ = std::hint::black_box(build(&files, "overlay", &Options::default()));
+            },
+            Duration::from_millis(500),
+            100,
+        );
+        println!(
+            "synthetic overlay, {n} Deployments + {n} generated ConfigMaps: {:.1}ms per build",
+            t.as_secs_f64() * 1e3
+        );
+    }
+
     let kubectl = kubectl();
     if kubectl.is_none() {
         println!("kubectl not found: printing in-process figures only");

@@ -199,9 +199,13 @@ impl<'f, F: Files> Builder<'f, F> {
                     root: files::display(dir).into(),
                 });
             }
-            for obj in crate::yaml::objects(&bytes, &path)? {
-                acc.resmap.append(Resource::new(obj, &path))?;
-            }
+            let objects = crate::yaml::objects(&bytes, &path)?;
+            acc.resmap.extend(
+                objects
+                    .into_iter()
+                    .map(|obj| Resource::new(obj, &path))
+                    .collect(),
+            )?;
             return Ok(());
         }
         if !self.files.is_dir(&path) {
@@ -272,14 +276,13 @@ impl<'f, F: Files> Builder<'f, F> {
 
     fn generate(&self, m: &mut ResMap, dir: &str, kfile: &str, k: &Kustomization) -> Result<()> {
         let global = k.generator_options.as_ref();
-        for args in &k.config_map_generator {
-            let r = generators::generate(self.files, dir, kfile, Kind::ConfigMap, args, global)?;
-            m.absorb(r, kfile)?;
-        }
-        for args in &k.secret_generator {
-            let r = generators::generate(self.files, dir, kfile, Kind::Secret, args, global)?;
-            m.absorb(r, kfile)?;
-        }
+        let config_maps = k.config_map_generator.iter().map(|a| (Kind::ConfigMap, a));
+        let secrets = k.secret_generator.iter().map(|a| (Kind::Secret, a));
+        let generated = config_maps
+            .chain(secrets)
+            .map(|(kind, args)| generators::generate(self.files, dir, kfile, kind, args, global))
+            .collect::<Result<Vec<_>>>()?;
+        m.absorb_all(generated, kfile)?;
         self.inflate_helm_charts(m, dir, kfile, k)
     }
 
@@ -296,9 +299,9 @@ impl<'f, F: Files> Builder<'f, F> {
         };
         for chart in &k.helm_charts {
             let globals = k.helm_globals.as_ref();
-            for r in crate::helm::inflate(self.files, dir, kfile, globals, chart, &helm_options)? {
-                m.absorb(r, kfile)?;
-            }
+            let rendered =
+                crate::helm::inflate(self.files, dir, kfile, globals, chart, &helm_options)?;
+            m.absorb_all(rendered, kfile)?;
         }
         Ok(())
     }

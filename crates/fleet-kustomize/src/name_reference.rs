@@ -2,44 +2,61 @@
 //! refers to a ConfigMap, Secret, ServiceAccount, Service, PVC, Role… by its old name is pointed at the new name,
 //! choosing the referred-to resource by its previous names and namespace, as kustomize's nameReference does.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::fieldspec::{NameReference, TransformerConfig, visit};
 use crate::resource::{ResId, Resource};
 
-/// The referred-to candidates of one table row: resources of the row's kind that were renamed.
+/// The referred-to candidates of one table row: resources of the row's kind that were renamed, looked up by each
+/// of their previous names.
+struct Candidates {
+    list: Vec<Candidate>,
+    by_previous_name: HashMap<String, Vec<usize>>,
+}
+
 struct Candidate {
-    previous: Vec<ResId>,
     current: ResId,
 }
 
-fn candidates(resources: &[Resource], row: &NameReference) -> Vec<Candidate> {
-    resources
-        .iter()
-        .filter(|r| {
-            !r.previous.is_empty() && r.gvk().selected_by(&row.group, &row.version, &row.kind)
-        })
-        .map(|r| Candidate {
-            previous: r.previous.clone(),
-            current: r.id(),
-        })
-        .collect()
+fn candidates(resources: &[Resource], row: &NameReference) -> Candidates {
+    let mut out = Candidates {
+        list: Vec::new(),
+        by_previous_name: HashMap::new(),
+    };
+    for r in resources.iter().filter(|r| {
+        !r.previous.is_empty() && r.gvk().selected_by(&row.group, &row.version, &row.kind)
+    }) {
+        let i = out.list.len();
+        for p in &r.previous {
+            let slot = out.by_previous_name.entry(p.name.clone()).or_default();
+            if slot.last() != Some(&i) {
+                slot.push(i);
+            }
+        }
+        out.list.push(Candidate { current: r.id() });
+    }
+    out
 }
 
 /// The new name (and namespace) for a reference to `old_name` (in `old_ns` when the reference says so) from a
 /// referrer whose id is `referrer`.
 fn choose<'c>(
-    cands: &'c [Candidate],
+    cands: &'c Candidates,
     old_name: &str,
     old_ns: Option<&str>,
     referrer: &ResId,
 ) -> std::result::Result<Option<&'c ResId>, String> {
+    let Some(named) = cands.by_previous_name.get(old_name) else {
+        return Ok(None);
+    };
     // A reference that names its namespace (a RoleBinding subject, a webhook service) only matches resources
     // currently in that namespace; one that does not must share the referrer's namespace.
-    let picked: Vec<&Candidate> = cands
+    let picked: Vec<&Candidate> = named
         .iter()
-        .filter(|c| c.previous.iter().any(|p| p.name == old_name))
+        .map(|&i| &cands.list[i])
         .filter(|c| match old_ns {
             Some(ns) => c.current.namespace == ns,
             None => {
@@ -67,7 +84,7 @@ fn choose<'c>(
 
 fn fix_value(
     v: &mut Value,
-    cands: &[Candidate],
+    cands: &Candidates,
     referrer: &ResId,
 ) -> std::result::Result<(), String> {
     match v {
@@ -91,7 +108,7 @@ fn fix_value(
 /// `kind` is not consulted, and the namespace is written whenever the reference is rewritten.
 fn fix_object(
     map: &mut Map<String, Value>,
-    cands: &[Candidate],
+    cands: &Candidates,
     referrer: &ResId,
 ) -> std::result::Result<(), String> {
     let Some(name) = map.get("name").and_then(Value::as_str).map(str::to_string) else {
@@ -114,7 +131,7 @@ fn fix_object(
 pub fn fix(resources: &mut [Resource], cfg: &TransformerConfig) -> Result<()> {
     for row in &cfg.name_reference {
         let cands = candidates(resources, row);
-        if cands.is_empty() {
+        if cands.list.is_empty() {
             continue;
         }
         for r in resources.iter_mut() {

@@ -1,6 +1,8 @@
 //! The ordered set of resources a kustomization accumulates: adding with id-conflict checks, absorbing generated
 //! resources by behavior (create, merge, replace), and merging a sub-kustomization's set.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -14,22 +16,52 @@ pub struct ResMap {
 }
 
 impl ResMap {
-    /// Adds a resource; an existing resource with the same id is an error naming both origins.
-    pub fn append(&mut self, r: Resource) -> Result<()> {
-        let id = r.id();
-        if let Some(existing) = self.items.iter().find(|x| x.id().equals(&id)) {
-            return Err(Error::invalid(
-                &r.origin,
-                format!(
-                    "resource {} is already defined (in {}); a kustomization may not contain the same resource twice — \
-                     remove one, or change it with a patch",
-                    id.describe(),
-                    existing.origin
-                ),
-            ));
+    /// Adds every resource of `other`.
+    pub fn append_all(&mut self, other: ResMap) -> Result<()> {
+        self.extend(other.items)
+    }
+
+    /// Adds resources in order; one with the id of a resource already present is an error naming both origins.
+    /// Lookups go by name, so adding many is linear.
+    pub fn extend(&mut self, new: Vec<Resource>) -> Result<()> {
+        let mut by_name = self.index(false);
+        for r in new {
+            let id = r.id();
+            let existing = by_name
+                .get(id.name.as_str())
+                .and_then(|ix| ix.iter().find(|&&i| self.items[i].has_id(&id)));
+            if let Some(&i) = existing {
+                return Err(Error::invalid(
+                    &r.origin,
+                    format!(
+                        "resource {} is already defined (in {}); a kustomization may not contain the same resource \
+                         twice — remove one, or change it with a patch",
+                        id.describe(),
+                        self.items[i].origin
+                    ),
+                ));
+            }
+            by_name.entry(id.name).or_default().push(self.items.len());
+            self.items.push(r);
         }
-        self.items.push(r);
         Ok(())
+    }
+
+    /// Positions of the resources by current name (and, with `history`, by every earlier name too).
+    fn index(&self, history: bool) -> HashMap<String, Vec<usize>> {
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::with_capacity(self.items.len());
+        for (i, r) in self.items.iter().enumerate() {
+            by_name.entry(r.name().to_string()).or_default().push(i);
+            if history {
+                for h in r.history().filter(|h| h.name != r.name()) {
+                    let slot = by_name.entry(h.name.clone()).or_default();
+                    if slot.last() != Some(&i) {
+                        slot.push(i);
+                    }
+                }
+            }
+        }
+        by_name
     }
 
     /// Indices of the resources whose current or any earlier id equals `id` (kustomize's
@@ -38,23 +70,46 @@ impl ResMap {
         self.items
             .iter()
             .enumerate()
-            .filter(|(_, x)| x.id().equals(id) || x.history().any(|h| h.equals(id)))
+            .filter(|(_, x)| x.has_id(id) || x.history().any(|h| h.equals(id)))
             .map(|(i, _)| i)
             .collect()
     }
 
-    /// Adds every resource of `other`.
-    pub fn append_all(&mut self, other: ResMap) -> Result<()> {
-        other.items.into_iter().try_for_each(|r| self.append(r))
+    /// Adds generated resources in order, each according to its behavior.
+    pub fn absorb_all(&mut self, generated: Vec<Resource>, kfile: &str) -> Result<()> {
+        let mut by_name = self.index(true);
+        for r in generated {
+            let id = r.id();
+            let matches: Vec<usize> = by_name
+                .get(id.name.as_str())
+                .map(|ix| {
+                    ix.iter()
+                        .copied()
+                        .filter(|&i| {
+                            self.items[i].has_id(&id)
+                                || self.items[i].history().any(|h| h.equals(&id))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let before = self.items.len();
+            self.absorb(r, &matches, kfile)?;
+            if self.items.len() > before {
+                by_name.entry(id.name).or_default().push(before);
+            }
+        }
+        Ok(())
     }
 
-    /// Adds a generated resource according to its behavior.
-    pub fn absorb(&mut self, mut r: Resource, kfile: &str) -> Result<()> {
+    /// Adds a generated resource according to its behavior; `matches` are the resources with its id.
+    fn absorb(&mut self, mut r: Resource, matches: &[usize], kfile: &str) -> Result<()> {
         let id = r.id();
-        let matches = self.find_by_any_id(&id);
         let behavior = r.behavior.unwrap_or(Behavior::Create);
-        match (matches.as_slice(), behavior) {
-            ([], Behavior::Create) => self.append(r),
+        match (matches, behavior) {
+            ([], Behavior::Create) => {
+                self.items.push(r);
+                Ok(())
+            }
             ([], _) => Err(Error::invalid(
                 kfile,
                 format!(

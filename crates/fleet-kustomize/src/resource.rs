@@ -229,6 +229,17 @@ impl Resource {
         }
     }
 
+    /// Whether the current id equals `id` (as [`ResId::equals`]), without building the current id.
+    pub fn has_id(&self, id: &ResId) -> bool {
+        fn ns(s: &str) -> &str {
+            if s.is_empty() { "default" } else { s }
+        }
+        self.name() == id.name
+            && self.kind() == id.gvk.kind
+            && ns(self.namespace()) == ns(&id.namespace)
+            && self.gvk() == id.gvk
+    }
+
     /// Current GVK.
     pub fn gvk(&self) -> Gvk {
         Gvk::new(

@@ -22,26 +22,31 @@ pub fn add_pairs(
     for r in resources.iter_mut() {
         let gvk = r.gvk();
         for fs in specs.iter().filter(|fs| fs.applies_to(&gvk)) {
-            let id = r.id();
-            visit(&mut r.obj, &fs.path, fs.create, &mut |v| {
+            let mut not_a_map = false;
+            let _ = visit::<()>(&mut r.obj, &fs.path, fs.create, &mut |v| {
                 if v.is_null() {
                     *v = Value::Object(Map::new());
                 }
-                let Value::Object(map) = v else {
-                    return Err(Error::invalid(
-                        file,
-                        format!(
-                            "{}: field {} is not a mapping; cannot add labels or annotations",
-                            id.describe(),
-                            fs.path.join(".")
-                        ),
-                    ));
-                };
-                for (k, val) in pairs {
-                    map.insert(k.clone(), Value::String(val.clone()));
+                match v {
+                    Value::Object(map) => {
+                        for (k, val) in pairs {
+                            map.insert(k.clone(), Value::String(val.clone()));
+                        }
+                    }
+                    _ => not_a_map = true,
                 }
                 Ok(())
-            })?;
+            });
+            if not_a_map {
+                return Err(Error::invalid(
+                    file,
+                    format!(
+                        "{}: field {} is not a mapping; cannot add labels or annotations",
+                        r.id().describe(),
+                        fs.path.join(".")
+                    ),
+                ));
+            }
         }
     }
     Ok(())
