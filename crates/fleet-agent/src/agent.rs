@@ -1,0 +1,549 @@
+//! The agent loop: one watch on the BundleDeployments of the agent's cluster namespace on the hub (it reads
+//! nothing else upstream but their Content and options Secrets), a queue of BundleDeployments to reconcile,
+//! and a monitor tick that re-observes every deployed BundleDeployment. Hub errors are retried with
+//! backoff while the downstream cluster keeps its last applied state; after a reconnect only
+//! BundleDeployments whose spec changed are deployed again. Errors about one BundleDeployment (content,
+//! rendering, downstream API) become its status, never a crash.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use fleet_api::{BundleDeployment, BundleDeploymentOptions, BundleDeploymentStatus, CorrectDrift};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
+use tracing::{info, warn};
+
+use crate::apply::{apply_all, apply_one, release_namespace};
+use crate::depends_on;
+use crate::downstream::Downstream;
+use crate::error::{Error, Result};
+use crate::fetch;
+use crate::inventory::{self, Entry, Inventory, object_key};
+use crate::monitor::{self, Report};
+use crate::prune;
+use crate::render::{self, Desired};
+use crate::scope::Scope;
+use crate::status::{self, Observation};
+
+/// How an agent runs.
+#[derive(Clone)]
+pub struct AgentConfig {
+    /// A client for the hub, with the agent's (cluster-namespace-scoped) credentials.
+    pub hub: kube::Client,
+    /// The cluster namespace on the hub holding this cluster's BundleDeployments.
+    pub cluster_namespace: String,
+    /// Who this agent is on the downstream cluster.
+    pub scope: Scope,
+    /// How often deployed BundleDeployments are observed again (readiness and drift).
+    pub monitor_interval: Duration,
+    /// How soon a BundleDeployment whose reconcile hit a hub error is tried again.
+    pub retry_interval: Duration,
+}
+
+impl AgentConfig {
+    /// A config with a 60s monitor tick and a 5s retry.
+    pub fn new(hub: kube::Client, cluster_namespace: impl Into<String>, scope: Scope) -> Self {
+        AgentConfig {
+            hub,
+            cluster_namespace: cluster_namespace.into(),
+            scope,
+            monitor_interval: Duration::from_secs(60),
+            retry_interval: Duration::from_secs(5),
+        }
+    }
+}
+
+/// What was rendered for one deploymentID, kept between reconciles.
+struct Rendered {
+    deployment_id: String,
+    options: BundleDeploymentOptions,
+    objects: Vec<Desired>,
+}
+
+/// One agent.
+pub struct Agent {
+    config: AgentConfig,
+    downstream: Downstream,
+    inventories: inventory::Store,
+    known: BTreeMap<String, BundleDeployment>,
+    rendered: BTreeMap<String, Rendered>,
+    waiting: BTreeSet<String>,
+    failed: BTreeSet<String>,
+}
+
+impl Agent {
+    pub fn new(config: AgentConfig, downstream: Downstream) -> Self {
+        let inventories = inventory::Store::new(downstream.client().clone(), config.scope.clone());
+        Agent {
+            config,
+            downstream,
+            inventories,
+            known: BTreeMap::new(),
+            rendered: BTreeMap::new(),
+            waiting: BTreeSet::new(),
+            failed: BTreeSet::new(),
+        }
+    }
+
+    /// Runs until the future is dropped.
+    pub async fn run(mut self) -> Result<()> {
+        self.ensure_agent_namespace().await;
+        let api: Api<BundleDeployment> =
+            Api::namespaced(self.config.hub.clone(), &self.config.cluster_namespace);
+        let mut events = watcher::watcher(api, watcher::Config::default())
+            .default_backoff()
+            .boxed();
+        let mut monitor = tokio::time::interval(self.config.monitor_interval);
+        monitor.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut retry = tokio::time::interval(self.config.retry_interval);
+        let mut listing: Option<BTreeSet<String>> = None;
+        let mut dirty = BTreeSet::new();
+        loop {
+            tokio::select! {
+                event = events.next() => match event {
+                    None => return Ok(()),
+                    Some(Err(err)) => warn!(error = %err, "watching BundleDeployments on the hub"),
+                    Some(Ok(Event::Init)) => listing = Some(BTreeSet::new()),
+                    Some(Ok(Event::InitApply(bd))) => {
+                        if let Some(names) = &mut listing {
+                            names.insert(bd.metadata.name.clone().unwrap_or_default());
+                        }
+                        self.upsert(bd, &mut dirty);
+                    }
+                    Some(Ok(Event::InitDone)) => {
+                        let names = listing.take().unwrap_or_default();
+                        let gone: Vec<String> =
+                            self.known.keys().filter(|n| !names.contains(*n)).cloned().collect();
+                        for name in gone {
+                            self.known.remove(&name);
+                            self.uninstall(&name).await;
+                        }
+                        self.collect_garbage().await;
+                    }
+                    Some(Ok(Event::Apply(bd))) => self.upsert(bd, &mut dirty),
+                    Some(Ok(Event::Delete(bd))) => {
+                        let name = bd.metadata.name.clone().unwrap_or_default();
+                        self.known.remove(&name);
+                        self.uninstall(&name).await;
+                    }
+                },
+                _ = monitor.tick() => dirty.extend(self.known.keys().cloned()),
+                _ = retry.tick() => dirty.append(&mut self.failed),
+            }
+            for name in std::mem::take(&mut dirty) {
+                if let Err(err) = self.reconcile(&name).await {
+                    warn!(bundle_deployment = %name, error = %err, "reconcile failed; retrying");
+                    self.failed.insert(name);
+                }
+            }
+        }
+    }
+
+    /// Records a BundleDeployment from the watch; queues it when its spec, labels or generation changed, and
+    /// queues the BundleDeployments waiting on dependencies when only a status changed.
+    fn upsert(&mut self, bd: BundleDeployment, dirty: &mut BTreeSet<String>) {
+        let name = bd.metadata.name.clone().unwrap_or_default();
+        let changed = match self.known.get(&name) {
+            None => true,
+            Some(old) => {
+                old.spec != bd.spec
+                    || old.metadata.labels != bd.metadata.labels
+                    || old.metadata.generation != bd.metadata.generation
+            }
+        };
+        if changed {
+            dirty.insert(name.clone());
+        } else {
+            dirty.extend(self.waiting.iter().cloned());
+        }
+        self.known.insert(name, bd);
+    }
+
+    async fn ensure_agent_namespace(&self) {
+        let api: Api<Namespace> = Api::all(self.downstream.client().clone());
+        let body = serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": self.config.scope.agent_namespace}});
+        if let Err(err) = api
+            .patch(
+                &self.config.scope.agent_namespace,
+                &PatchParams::apply(&self.config.scope.field_manager()),
+                &Patch::Apply(body),
+            )
+            .await
+        {
+            warn!(error = %err, "creating the agent namespace downstream");
+        }
+    }
+
+    /// Uninstalls BundleDeployments whose inventory outlived them (deleted while the agent was away).
+    async fn collect_garbage(&mut self) {
+        match self.inventories.list().await {
+            Ok(inventories) => {
+                for inventory in inventories {
+                    if !self.known.contains_key(&inventory.bundle_deployment) {
+                        self.uninstall(&inventory.bundle_deployment).await;
+                    }
+                }
+            }
+            Err(err) => warn!(error = %err, "listing inventories"),
+        }
+    }
+
+    /// Removes everything a deleted BundleDeployment deployed (as its inventory says).
+    pub async fn uninstall(&mut self, name: &str) {
+        self.rendered.remove(name);
+        self.waiting.remove(name);
+        self.failed.remove(name);
+        let inventory = match self.inventories.load(name).await {
+            Ok(Some(inventory)) => inventory,
+            Ok(None) => return,
+            Err(err) => {
+                warn!(bundle_deployment = %name, error = %err, "reading the inventory to uninstall");
+                return;
+            }
+        };
+        let set_id = self.config.scope.set_id(name);
+        let failed = prune::uninstall(&self.downstream, &set_id, &inventory).await;
+        if failed.is_empty() {
+            if let Err(err) = self.inventories.delete(name).await {
+                warn!(bundle_deployment = %name, error = %err, "deleting the inventory");
+            }
+            info!(bundle_deployment = %name, "uninstalled");
+        } else {
+            for (object, reason) in failed {
+                warn!(bundle_deployment = %name, %object, %reason, "could not delete");
+            }
+            self.failed.insert(name.to_string());
+        }
+    }
+
+    /// Deploys and observes one BundleDeployment and writes its status. Errors are hub errors.
+    pub async fn reconcile(&mut self, name: &str) -> Result<()> {
+        let Some(bd) = self.known.get(name).cloned() else {
+            return Ok(());
+        };
+        let spec = &bd.spec;
+        if spec.paused
+            || spec.off_schedule
+            || spec.waiting_for_values
+            || spec.deployment_id.is_empty()
+        {
+            return Ok(());
+        }
+        let previous = bd.status.clone().unwrap_or_default();
+        let all: Vec<&BundleDeployment> = self.known.values().collect();
+        if let Err(message) = depends_on::check(&bd, &all) {
+            self.waiting.insert(name.to_string());
+            let observation = Observation {
+                applied_deployment_id: previous.applied_deployment_id.clone(),
+                deploy_error: Some(message),
+                report: None,
+                sync_generation: None,
+            };
+            return self.write_status(&bd, &previous, &observation).await;
+        }
+        self.waiting.remove(name);
+        let observation = match self.deploy(&bd).await {
+            Ok(observation) => observation,
+            Err(Error::Kube { action, source }) if !is_downstream(&action) => {
+                return Err(Error::Kube { action, source });
+            }
+            Err(other) => Observation {
+                applied_deployment_id: previous.applied_deployment_id.clone(),
+                deploy_error: Some(other.to_string()),
+                report: None,
+                sync_generation: None,
+            },
+        };
+        self.write_status(&bd, &previous, &observation).await
+    }
+
+    async fn rendered_for(&mut self, bd: &BundleDeployment) -> Result<&Rendered> {
+        let name = bd.metadata.name.clone().unwrap_or_default();
+        let id = &bd.spec.deployment_id;
+        let fresh = self
+            .rendered
+            .get(&name)
+            .is_some_and(|r| &r.deployment_id == id && r.options == bd.spec.options);
+        if !fresh {
+            let resources = fetch::content(&self.config.hub, id).await?;
+            let options = fetch::options(&self.config.hub, bd).await?;
+            let objects = render::render(&resources, &options, &self.config.scope, &name)?;
+            self.rendered.insert(
+                name.clone(),
+                Rendered {
+                    deployment_id: id.clone(),
+                    options: bd.spec.options.clone(),
+                    objects,
+                },
+            );
+        }
+        Ok(self.rendered.get(&name).expect("just rendered"))
+    }
+
+    async fn deploy(&mut self, bd: &BundleDeployment) -> Result<Observation> {
+        let name = bd.metadata.name.clone().unwrap_or_default();
+        let previous = bd.status.clone().unwrap_or_default();
+        let deployment_id = bd.spec.deployment_id.clone();
+        let inventory = self
+            .inventories
+            .load(&name)
+            .await
+            .map_err(downstream_error)?
+            .unwrap_or_else(|| Inventory {
+                bundle_deployment: name.clone(),
+                ..Default::default()
+            });
+        let options = bd.spec.options.clone();
+        let force_sync = (options.force_sync_generation > 0
+            && previous.sync_generation != Some(options.force_sync_generation))
+        .then_some(options.force_sync_generation);
+        let needs_apply = inventory.deployment_id != deployment_id || force_sync.is_some();
+        let scope = self.config.scope.clone();
+        let set_id = scope.set_id(&name);
+        let downstream = self.downstream.clone();
+        let store = self.inventories.clone();
+        let rendered = self.rendered_for(bd).await?;
+        let objects = rendered.objects.clone();
+        let render_options = rendered.options.clone();
+        let mut applied_id = inventory.deployment_id.clone();
+        let mut deploy_error = None;
+        if needs_apply {
+            let failures = apply_and_prune(
+                &downstream,
+                &store,
+                &scope,
+                &inventory,
+                Target {
+                    deployment_id: &deployment_id,
+                    objects: &objects,
+                    options: &render_options,
+                    force_all: force_sync.is_some(),
+                },
+            )
+            .await
+            .map_err(downstream_error)?;
+            if failures.is_empty() {
+                applied_id = deployment_id.clone();
+            } else {
+                deploy_error = Some(failure_message(&failures));
+            }
+        }
+        let mut report = monitor::observe(&downstream, &set_id, &objects, &render_options).await;
+        let correct_drift: CorrectDrift = bd
+            .spec
+            .correct_drift
+            .clone()
+            .or_else(|| render_options.correct_drift.clone())
+            .unwrap_or_default();
+        if correct_drift.enabled && deploy_error.is_none() && !report.drifted.is_empty() {
+            correct(&downstream, &scope, &objects, &report, correct_drift.force).await;
+            report = monitor::observe(&downstream, &set_id, &objects, &render_options).await;
+        }
+        Ok(Observation {
+            applied_deployment_id: applied_id,
+            deploy_error,
+            report: Some(report),
+            sync_generation: force_sync,
+        })
+    }
+
+    async fn write_status(
+        &mut self,
+        bd: &BundleDeployment,
+        previous: &BundleDeploymentStatus,
+        observation: &Observation,
+    ) -> Result<()> {
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let status = status::build(previous, &bd.spec, observation, &now);
+        let Some(patch) = status::merge_patch(previous, &status) else {
+            return Ok(());
+        };
+        let name = bd.metadata.name.clone().unwrap_or_default();
+        let api: Api<BundleDeployment> =
+            Api::namespaced(self.config.hub.clone(), &self.config.cluster_namespace);
+        let updated = api
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|err| Error::kube(format!("writing the status of {name}"), err))?;
+        self.known.insert(name, updated);
+        Ok(())
+    }
+}
+
+/// What one deployment applies.
+struct Target<'a> {
+    deployment_id: &'a str,
+    objects: &'a [Desired],
+    options: &'a BundleDeploymentOptions,
+    /// Apply every object even when its configuration is unchanged (`forceSyncGeneration`).
+    force_all: bool,
+}
+
+/// Applies the target's objects, prunes what the previous inventory had and they lack, and saves the new
+/// inventory. Returns the objects that failed (to apply or to prune).
+async fn apply_and_prune(
+    downstream: &Downstream,
+    store: &inventory::Store,
+    scope: &Scope,
+    previous: &Inventory,
+    target: Target<'_>,
+) -> Result<Vec<(fleet_api::ObjectRef, String)>> {
+    let Target {
+        deployment_id,
+        objects,
+        options,
+        force_all,
+    } = target;
+    let set_id = scope.set_id(&previous.bundle_deployment);
+    let wanted: BTreeSet<String> = objects.iter().map(|d| object_key(&d.object_ref)).collect();
+    let removed: Vec<Entry> = previous
+        .objects
+        .iter()
+        .filter(|entry| !wanted.contains(&object_key(&entry.object)))
+        .cloned()
+        .collect();
+    // Record the union first, so that a crash mid-apply leaves nothing untracked.
+    let mut pending = previous.clone();
+    for desired in objects {
+        if !previous
+            .objects
+            .iter()
+            .any(|e| e.object == desired.object_ref)
+        {
+            pending.objects.push(Entry {
+                object: desired.object_ref.clone(),
+                hash: String::new(),
+                keep: desired.keep(),
+            });
+        }
+    }
+    if pending != *previous {
+        store.save(&pending).await?;
+    }
+    let hashes = if force_all {
+        Default::default()
+    } else {
+        previous.hashes()
+    };
+    let client = downstream.deploy_client(&scope.agent_namespace, &options.service_account);
+    let outcome = apply_all(
+        downstream,
+        &client,
+        &scope.field_manager(),
+        objects,
+        &hashes,
+        options,
+    )
+    .await;
+    let mut failures = outcome.failed.clone();
+    let prune_failed = prune::delete_entries(downstream, &set_id, &removed).await;
+    let mut next = Inventory {
+        bundle_deployment: previous.bundle_deployment.clone(),
+        deployment_id: if failures.is_empty() {
+            deployment_id.to_string()
+        } else {
+            previous.deployment_id.clone()
+        },
+        objects: objects
+            .iter()
+            .map(|desired| Entry {
+                object: desired.object_ref.clone(),
+                hash: outcome
+                    .applied
+                    .get(&object_key(&desired.object_ref))
+                    .cloned()
+                    .unwrap_or_default(),
+                keep: desired.keep(),
+            })
+            .collect(),
+        created_namespaces: previous.created_namespaces.clone(),
+        release_namespace: release_namespace(options),
+        keep_resources: options.keep_resources,
+        delete_namespace: options.delete_namespace,
+    };
+    next.created_namespaces
+        .extend(outcome.created_namespaces.iter().cloned());
+    next.created_namespaces.sort();
+    next.created_namespaces.dedup();
+    for (object, reason) in &prune_failed {
+        if let Some(entry) = removed.iter().find(|e| &e.object == object) {
+            next.objects.push(entry.clone());
+        }
+        failures.push((object.clone(), format!("pruning: {reason}")));
+    }
+    if !prune_failed.is_empty() {
+        next.deployment_id = previous.deployment_id.clone();
+    }
+    store.save(&next).await?;
+    if !outcome.patched.is_empty() {
+        info!(bundle_deployment = %previous.bundle_deployment, patched = outcome.patched.len(), "applied");
+    }
+    Ok(failures)
+}
+
+/// Re-applies drifted objects with force; with `force`, an object the API refuses to update is re-created.
+async fn correct(
+    downstream: &Downstream,
+    scope: &Scope,
+    objects: &[Desired],
+    report: &Report,
+    force: bool,
+) {
+    let manager = scope.field_manager();
+    for object_ref in &report.drifted {
+        let Some(desired) = objects.iter().find(|d| &d.object_ref == object_ref) else {
+            continue;
+        };
+        if let Err(reason) =
+            apply_one(downstream, downstream.client(), &manager, desired, true).await
+        {
+            if force
+                && let Ok(api) = downstream.api_for(downstream.client(), object_ref).await
+                && api
+                    .delete(&object_ref.name, &Default::default())
+                    .await
+                    .is_ok()
+                && apply_one(downstream, downstream.client(), &manager, desired, true)
+                    .await
+                    .is_ok()
+            {
+                continue;
+            }
+            warn!(object = %object_ref, %reason, "correcting drift");
+        }
+    }
+}
+
+fn failure_message(failures: &[(fleet_api::ObjectRef, String)]) -> String {
+    let shown: Vec<String> = failures
+        .iter()
+        .take(status::LIST_CAP)
+        .map(|(object, reason)| format!("{object}: {reason}"))
+        .collect();
+    let more = failures.len().saturating_sub(status::LIST_CAP);
+    if more > 0 {
+        format!("{} (and {more} more)", shown.join("; "))
+    } else {
+        shown.join("; ")
+    }
+}
+
+const DOWNSTREAM: &str = "downstream: ";
+
+fn downstream_error(err: Error) -> Error {
+    match err {
+        Error::Kube { action, source } => Error::Kube {
+            action: format!("{DOWNSTREAM}{action}"),
+            source,
+        },
+        other => other,
+    }
+}
+
+fn is_downstream(action: &str) -> bool {
+    action.starts_with(DOWNSTREAM)
+}

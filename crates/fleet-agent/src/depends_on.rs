@@ -1,0 +1,131 @@
+//! `dependsOn`: a BundleDeployment waits until the BundleDeployments it depends on (by bundle name, or by a
+//! label selector over the BundleDeployments in its own namespace) are in one of the accepted states
+//! (`Ready` by default). Evaluated against the agent's watch cache: no extra requests.
+
+use fleet_api::{BundleDeployment, BundleState};
+
+use crate::status::deployment_state;
+
+/// Label carrying the bundle name on every BundleDeployment.
+const BUNDLE_NAME_LABEL: &str = "fleet.cattle.io/bundle-name";
+
+/// `Ok` when every dependency is satisfied, else the status message naming what it waits for.
+pub fn check(bd: &BundleDeployment, all: &[&BundleDeployment]) -> Result<(), String> {
+    let mut waiting = Vec::new();
+    for dependency in &bd.spec.depends_on {
+        let accepted: Vec<BundleState> = if dependency.accepted_states.is_empty() {
+            vec![BundleState::Ready]
+        } else {
+            dependency.accepted_states.clone()
+        };
+        let selector = dependency.selector.as_ref().and_then(|s| {
+            serde_json::to_value(s).ok().and_then(|v| {
+                serde_json::from_value::<fleet_target::selector::LabelSelector>(v).ok()
+            })
+        });
+        let matched: Vec<&&BundleDeployment> = all
+            .iter()
+            .filter(|other| other.metadata.name != bd.metadata.name)
+            .filter(|other| {
+                let labels = other.metadata.labels.clone().unwrap_or_default();
+                let by_name = !dependency.name.is_empty()
+                    && (other.metadata.name.as_deref() == Some(dependency.name.as_str())
+                        || labels.get(BUNDLE_NAME_LABEL) == Some(&dependency.name));
+                let by_selector = selector.as_ref().is_some_and(|s| s.matches(&labels));
+                by_name || by_selector
+            })
+            .collect();
+        if matched.is_empty() {
+            waiting.push(if dependency.name.is_empty() {
+                "no bundle matches the selector".to_string()
+            } else {
+                dependency.name.clone()
+            });
+            continue;
+        }
+        for other in matched {
+            let status = other.status.clone().unwrap_or_default();
+            let state = deployment_state(&other.spec, &status);
+            if !accepted.contains(&state) {
+                waiting.push(other.metadata.name.clone().unwrap_or_default());
+            }
+        }
+    }
+    if waiting.is_empty() {
+        Ok(())
+    } else {
+        waiting.sort();
+        waiting.dedup();
+        Err(format!(
+            "dependent bundle(s) are not ready: [{}]",
+            waiting.join(" ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleet_api::{BundleDeploymentSpec, BundleDeploymentStatus, BundleRef, LabelSelector};
+    use std::collections::BTreeMap;
+
+    fn bd(name: &str, labels: &[(&str, &str)], ready: bool) -> BundleDeployment {
+        let mut bd = BundleDeployment::new(
+            name,
+            BundleDeploymentSpec {
+                deployment_id: "s-1:a".into(),
+                ..Default::default()
+            },
+        );
+        bd.metadata.labels = Some(
+            labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        bd.status = Some(BundleDeploymentStatus {
+            applied_deployment_id: "s-1:a".into(),
+            ready,
+            non_modified: true,
+            ..Default::default()
+        });
+        bd
+    }
+
+    #[test]
+    fn waits_for_named_and_selected_bundles() {
+        let db = bd("db", &[("tier", "data")], false);
+        let cache = bd("cache", &[("tier", "data")], true);
+        let mut app = bd("app", &[], false);
+        app.spec.depends_on = vec![BundleRef {
+            name: "db".into(),
+            ..Default::default()
+        }];
+        let all = [&db, &cache];
+        assert_eq!(
+            check(&app, &all),
+            Err("dependent bundle(s) are not ready: [db]".into())
+        );
+        app.spec.depends_on = vec![BundleRef {
+            selector: Some(LabelSelector {
+                match_labels: BTreeMap::from([("tier".into(), "data".into())]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }];
+        assert_eq!(
+            check(&app, &all),
+            Err("dependent bundle(s) are not ready: [db]".into())
+        );
+        app.spec.depends_on[0].accepted_states = vec![BundleState::Ready, BundleState::NotReady];
+        assert_eq!(check(&app, &all), Ok(()));
+        app.spec.depends_on = vec![BundleRef {
+            name: "missing".into(),
+            ..Default::default()
+        }];
+        assert_eq!(
+            check(&app, &all),
+            Err("dependent bundle(s) are not ready: [missing]".into())
+        );
+    }
+}

@@ -1,0 +1,53 @@
+//! The agent's error type. Errors about one BundleDeployment's content end up in its status; only errors
+//! talking to the hub are returned to the loop, which retries them with backoff.
+
+/// Something the agent could not do.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A request to the hub or the downstream cluster failed.
+    #[error("{action}: {source}")]
+    Kube {
+        action: String,
+        #[source]
+        source: kube::Error,
+    },
+    /// The Content object could not be decoded.
+    #[error("content {name}: {message}")]
+    Content { name: String, message: String },
+    /// The bundle did not render.
+    #[error("rendering: {0}")]
+    Render(#[from] fleet_bundle::render::RenderError),
+    /// A rendered object is not a valid Kubernetes object.
+    #[error("object {index} ({name}): {message}")]
+    InvalidObject {
+        index: usize,
+        name: String,
+        message: String,
+    },
+    /// The inventory record is unreadable.
+    #[error("inventory {name}: {message}")]
+    Inventory { name: String, message: String },
+}
+
+impl Error {
+    /// Wraps a kube error with what was being done.
+    pub fn kube(action: impl Into<String>, source: kube::Error) -> Self {
+        Error::Kube {
+            action: action.into(),
+            source,
+        }
+    }
+}
+
+/// `Result` with the agent's error.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Whether a kube error is the API's 404.
+pub fn is_not_found(err: &kube::Error) -> bool {
+    matches!(err, kube::Error::Api(status) if status.code == 404)
+}
+
+/// Whether a kube error is the API's 409 (an apply conflict or an existing object).
+pub fn is_conflict(err: &kube::Error) -> bool {
+    matches!(err, kube::Error::Api(status) if status.code == 409)
+}

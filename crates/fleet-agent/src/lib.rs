@@ -1,0 +1,29 @@
+//! The downstream agent: it watches the BundleDeployments in its own cluster namespace on the hub, renders
+//! each with the same code as `fleet test` ([`fleet_bundle::render`]), applies the objects to the downstream
+//! cluster with server-side apply, keeps an inventory per BundleDeployment for pruning and uninstall, and
+//! writes readiness and drift back into the BundleDeployment's status.
+//!
+//! Data flow: [`agent`] (hub watch, queue) → [`depends_on`] → [`fetch`] (Content, options) → [`render`]
+//! → [`apply`] (ordering, namespaces, SSA) → [`inventory`] / [`prune`] → [`monitor`] ([`readiness`],
+//! [`drift`]) → [`status`]. [`scope`] names everything that must differ between two agents on one cluster.
+
+pub mod agent;
+pub mod apply;
+pub mod depends_on;
+pub mod downstream;
+pub mod drift;
+pub mod error;
+pub mod fetch;
+pub mod inventory;
+pub mod monitor;
+pub mod order;
+pub mod prune;
+pub mod readiness;
+pub mod render;
+pub mod scope;
+pub mod status;
+
+pub use agent::{Agent, AgentConfig};
+pub use downstream::Downstream;
+pub use error::Error;
+pub use scope::Scope;

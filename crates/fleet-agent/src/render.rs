@@ -1,0 +1,171 @@
+//! Rendering at the agent: the bundle's resources and the BundleDeployment's options go through
+//! [`fleet_bundle::render::render`] (the code `fleet test` uses), then every object is checked to be a
+//! Kubernetes object and marked as ours: the object-set ID annotation and hash label of this agent's
+//! scope, and `helm.sh/resource-policy: keep` on CRDs unless `deleteCRDResources`.
+
+use fleet_api::{BundleDeploymentOptions, BundleResource, ObjectRef};
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::scope::{SET_HASH_LABEL, SET_ID_ANNOTATION, Scope};
+
+/// Annotation that keeps an object on uninstall (Helm's).
+pub const RESOURCE_POLICY: &str = "helm.sh/resource-policy";
+
+/// One rendered object and its reference.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Desired {
+    pub object_ref: ObjectRef,
+    pub object: Value,
+}
+
+impl Desired {
+    /// Whether the object must survive uninstall and pruning.
+    pub fn keep(&self) -> bool {
+        self.object
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(RESOURCE_POLICY))
+            .and_then(Value::as_str)
+            == Some("keep")
+    }
+}
+
+/// Renders and marks the objects of a bundle for one BundleDeployment.
+pub fn render(
+    resources: &[BundleResource],
+    options: &BundleDeploymentOptions,
+    scope: &Scope,
+    bundle_deployment: &str,
+) -> Result<Vec<Desired>> {
+    let objects = fleet_bundle::render::render(resources, options)?;
+    let set_id = scope.set_id(bundle_deployment);
+    let set_hash = Scope::set_hash(&set_id);
+    objects
+        .into_iter()
+        .enumerate()
+        .map(|(index, mut object)| {
+            let object_ref = object_ref(index, &object)?;
+            let metadata = object
+                .get_mut("metadata")
+                .and_then(Value::as_object_mut)
+                .expect("checked by object_ref");
+            string_map(metadata, "annotations")
+                .insert(SET_ID_ANNOTATION.to_string(), Value::String(set_id.clone()));
+            string_map(metadata, "labels")
+                .insert(SET_HASH_LABEL.to_string(), Value::String(set_hash.clone()));
+            if object_ref.kind == "CustomResourceDefinition" && !options.delete_crd_resources {
+                string_map(metadata, "annotations")
+                    .entry(RESOURCE_POLICY)
+                    .or_insert_with(|| Value::String("keep".to_string()));
+            }
+            Ok(Desired { object_ref, object })
+        })
+        .collect()
+}
+
+fn string_map<'a>(metadata: &'a mut Map<String, Value>, key: &str) -> &'a mut Map<String, Value> {
+    let entry = metadata
+        .entry(key)
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !entry.is_object() {
+        *entry = Value::Object(Map::new());
+    }
+    entry.as_object_mut().expect("just made an object")
+}
+
+/// The reference of a rendered object, or an error naming what is wrong with it.
+pub fn object_ref(index: usize, object: &Value) -> Result<ObjectRef> {
+    let field = |pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    let name = field("/metadata/name");
+    let invalid = |message: &str| Error::InvalidObject {
+        index,
+        name: if name.is_empty() {
+            "<unnamed>".to_string()
+        } else {
+            name.to_string()
+        },
+        message: message.to_string(),
+    };
+    if !object.is_object() {
+        return Err(invalid("not a mapping"));
+    }
+    if field("/apiVersion").is_empty() {
+        return Err(invalid("apiVersion is missing"));
+    }
+    if field("/kind").is_empty() {
+        return Err(invalid("kind is missing"));
+    }
+    if name.is_empty() {
+        return Err(invalid("metadata.name is missing"));
+    }
+    Ok(ObjectRef {
+        kind: field("/kind").to_string(),
+        api_version: field("/apiVersion").to_string(),
+        namespace: field("/metadata/namespace").to_string(),
+        name: name.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resource(name: &str, content: &str) -> BundleResource {
+        BundleResource {
+            name: name.into(),
+            content: content.into(),
+            encoding: String::new(),
+        }
+    }
+
+    #[test]
+    fn objects_are_marked_with_the_scope_set() {
+        let resources = [resource(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n",
+        )];
+        let options = BundleDeploymentOptions {
+            default_namespace: "apps".into(),
+            ..Default::default()
+        };
+        let scope = Scope::new("cattle-fleet-local-system", "local");
+        let desired = render(&resources, &options, &scope, "app").unwrap();
+        assert_eq!(desired.len(), 1);
+        assert_eq!(desired[0].object_ref.namespace, "apps");
+        assert_eq!(
+            desired[0].object["metadata"]["annotations"][SET_ID_ANNOTATION],
+            "default-app-local"
+        );
+        assert_eq!(
+            desired[0].object["metadata"]["labels"][SET_HASH_LABEL],
+            Scope::set_hash("default-app-local").as_str()
+        );
+    }
+
+    #[test]
+    fn crds_are_kept_unless_asked_and_objects_without_names_are_refused() {
+        let crd = resource(
+            "crd.yaml",
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n",
+        );
+        let scope = Scope::new("cattle-fleet-system", "");
+        let desired = render(std::slice::from_ref(&crd), &Default::default(), &scope, "b").unwrap();
+        assert!(desired[0].keep());
+        let options = BundleDeploymentOptions {
+            delete_crd_resources: true,
+            ..Default::default()
+        };
+        assert!(!render(&[crd], &options, &scope, "b").unwrap()[0].keep());
+        let nameless = resource("x.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n");
+        let err = render(&[nameless], &Default::default(), &scope, "b").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "object 0 (<unnamed>): metadata.name is missing"
+        );
+    }
+}

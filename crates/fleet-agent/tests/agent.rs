@@ -1,0 +1,425 @@
+//! The agent against real embedded API servers: a hub holding BundleDeployments and Content (published as
+//! the controller publishes them; the controller's registration is not wired in yet) and downstream clusters.
+
+mod common;
+
+use common::*;
+use fleet_agent::Scope;
+use fleet_api::{BundleDeployment, BundleRef, CorrectDrift};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use serde_json::json;
+
+fn default_scope() -> Scope {
+    Scope::new("cattle-fleet-system", "")
+}
+
+#[tokio::test]
+async fn deploys_reports_readiness_and_becomes_ready() {
+    let hub = hub().await;
+    let downstream = fleet_testing::TestCluster::empty();
+    start_agent(&hub.client, &downstream, default_scope());
+    let id = publish(
+        &hub.client,
+        "web",
+        &[
+            ("cm.yaml", &config_map("settings", "one")),
+            ("deploy.yaml", &deployment("web")),
+        ],
+        options_in("apps"),
+        |_| {},
+    )
+    .await;
+    let status = wait_status(&hub.client, "web", "web applied", |s| {
+        s.applied_deployment_id == id
+    })
+    .await;
+    assert!(!status.ready);
+    assert_eq!(status.display.state, "NotReady");
+    assert_eq!(status.non_ready_status.len(), 1);
+    assert_eq!(status.non_ready_status[0].object.name, "web");
+    assert_eq!(status.resources.len(), 2);
+    assert_eq!(status.resource_counts.desired_ready, 2);
+    assert_eq!(condition(&status, "Deployed").status, "True");
+    let cm: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "apps");
+    let live = cm.get("settings").await.unwrap();
+    assert_eq!(live.data.unwrap()["key"], "one");
+    let managers: Vec<String> = live
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|m| m.manager)
+        .collect();
+    assert!(
+        managers.contains(&"fleet-agent".to_string()),
+        "{managers:?}"
+    );
+
+    make_available(&downstream.client, "apps", "web").await;
+    let status = wait_status(&hub.client, "web", "web ready", |s| s.ready).await;
+    assert!(status.non_modified);
+    assert_eq!(status.display.state, "Ready");
+    assert_eq!(condition(&status, "Ready").status, "True");
+    assert_eq!(status.resource_counts.ready, 2);
+}
+
+#[tokio::test]
+async fn updates_patch_only_changed_objects_and_prune_removed_files() {
+    let hub = hub().await;
+    let downstream = fleet_testing::TestCluster::empty();
+    start_agent(&hub.client, &downstream, default_scope());
+    let files = [
+        ("a.yaml", config_map("a", "1")),
+        ("b.yaml", config_map("b", "1")),
+        ("c.yaml", config_map("c", "1")),
+    ];
+    let as_refs = |files: &[(&str, String)]| -> Vec<(String, String)> {
+        files
+            .iter()
+            .map(|(n, c)| (n.to_string(), c.clone()))
+            .collect()
+    };
+    let publish_files = |files: Vec<(String, String)>| {
+        let hub = hub.client.clone();
+        async move {
+            let borrowed: Vec<(&str, &str)> = files
+                .iter()
+                .map(|(n, c)| (n.as_str(), c.as_str()))
+                .collect();
+            publish(&hub, "cms", &borrowed, options_in("apps"), |_| {}).await
+        }
+    };
+    let id = publish_files(as_refs(&files)).await;
+    wait_status(&hub.client, "cms", "first apply", |s| {
+        s.applied_deployment_id == id && s.ready
+    })
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "apps");
+    let version = |name: &'static str| {
+        let cms = cms.clone();
+        async move {
+            cms.get(name)
+                .await
+                .unwrap()
+                .metadata
+                .resource_version
+                .unwrap()
+        }
+    };
+    let (a1, b1) = (version("a").await, version("b").await);
+
+    let mut changed = files.clone();
+    changed[1].1 = config_map("b", "2");
+    let id = publish_files(as_refs(&changed)).await;
+    wait_status(&hub.client, "cms", "update applied", |s| {
+        s.applied_deployment_id == id
+    })
+    .await;
+    assert_eq!(version("a").await, a1, "unchanged object was not patched");
+    assert_ne!(version("b").await, b1);
+    assert_eq!(cms.get("b").await.unwrap().data.unwrap()["key"], "2");
+
+    let id = publish_files(as_refs(&changed[..2])).await;
+    let status = wait_status(&hub.client, "cms", "file removed", |s| {
+        s.applied_deployment_id == id
+    })
+    .await;
+    assert!(cms.get_opt("c").await.unwrap().is_none(), "c was pruned");
+    assert!(cms.get_opt("a").await.unwrap().is_some());
+    assert_eq!(status.resources.len(), 2);
+
+    Api::<BundleDeployment>::namespaced(hub.client.clone(), CLUSTER_NS)
+        .delete("cms", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_for("uninstall", || {
+        let cms = cms.clone();
+        async move { cms.get_opt("a").await.unwrap().is_none().then_some(()) }
+    })
+    .await;
+    assert!(cms.get_opt("b").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn drift_is_reported_then_corrected() {
+    let hub = hub().await;
+    let downstream = fleet_testing::TestCluster::empty();
+    start_agent(&hub.client, &downstream, default_scope());
+    let files = [("cm.yaml", config_map("settings", "wanted"))];
+    let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
+    let id = publish(&hub.client, "drift", &borrowed, options_in("apps"), |_| {}).await;
+    wait_status(&hub.client, "drift", "applied", |s| {
+        s.applied_deployment_id == id && s.ready
+    })
+    .await;
+
+    let cms: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "apps");
+    let edit = PatchParams {
+        field_manager: Some("kubectl-edit".into()),
+        ..Default::default()
+    };
+    cms.patch(
+        "settings",
+        &edit,
+        &Patch::Merge(json!({"data": {"key": "edited", "extra": "theirs"}})),
+    )
+    .await
+    .unwrap();
+    let status = wait_status(&hub.client, "drift", "modified", |s| !s.non_modified).await;
+    assert_eq!(status.display.state, "Modified");
+    assert_eq!(status.modified_status.len(), 1);
+    assert_eq!(
+        status.modified_status[0].patch,
+        r#"{"data":{"key":"wanted"}}"#
+    );
+    assert_eq!(
+        condition(&status, "Ready").message,
+        r#"configmap.v1 apps/settings modified {"data":{"key":"wanted"}}"#
+    );
+
+    publish(
+        &hub.client,
+        "drift",
+        &borrowed,
+        options_in("apps"),
+        |spec| {
+            spec.correct_drift = Some(CorrectDrift {
+                enabled: true,
+                ..Default::default()
+            })
+        },
+    )
+    .await;
+    let status = wait_status(&hub.client, "drift", "corrected", |s| {
+        s.non_modified && s.ready
+    })
+    .await;
+    assert_eq!(status.display.state, "Ready");
+    let data = cms.get("settings").await.unwrap().data.unwrap();
+    assert_eq!(data["key"], "wanted");
+    assert_eq!(
+        data["extra"], "theirs",
+        "fields we do not own are left alone"
+    );
+}
+
+#[tokio::test]
+async fn depends_on_waits_for_the_dependency() {
+    let hub = hub().await;
+    let downstream = fleet_testing::TestCluster::empty();
+    start_agent(&hub.client, &downstream, default_scope());
+    let db = deployment("db");
+    publish(
+        &hub.client,
+        "db",
+        &[("db.yaml", &db)],
+        options_in("data"),
+        |_| {},
+    )
+    .await;
+    let app = config_map("app", "1");
+    publish(
+        &hub.client,
+        "app",
+        &[("app.yaml", &app)],
+        options_in("apps"),
+        |spec| {
+            spec.depends_on = vec![BundleRef {
+                name: "db".into(),
+                ..Default::default()
+            }]
+        },
+    )
+    .await;
+    let status = wait_status(&hub.client, "app", "waiting", |s| {
+        fleet_api::find_condition(&s.conditions, "Deployed").is_some()
+    })
+    .await;
+    assert_eq!(
+        condition(&status, "Deployed").message,
+        "dependent bundle(s) are not ready: [db]"
+    );
+    let cms: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "apps");
+    assert!(
+        cms.get_opt("app").await.unwrap().is_none(),
+        "not deployed before db is ready"
+    );
+
+    wait_for("db deployed", || {
+        let api: Api<Deployment> = Api::namespaced(downstream.client.clone(), "data");
+        async move { api.get_opt("db").await.ok().flatten() }
+    })
+    .await;
+    make_available(&downstream.client, "data", "db").await;
+    wait_status(&hub.client, "app", "app ready", |s| {
+        s.ready && !s.applied_deployment_id.is_empty()
+    })
+    .await;
+    assert!(cms.get_opt("app").await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn broken_manifests_become_status_and_good_objects_still_deploy() {
+    let hub = hub().await;
+    let downstream = fleet_testing::TestCluster::empty();
+    start_agent(&hub.client, &downstream, default_scope());
+    let good = config_map("good", "1");
+    let unknown_kind = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n";
+    let id = publish(
+        &hub.client,
+        "mixed",
+        &[("good.yaml", &good), ("widget.yaml", unknown_kind)],
+        options_in("apps"),
+        |_| {},
+    )
+    .await;
+    let status = wait_status(&hub.client, "mixed", "error reported", |s| {
+        fleet_api::find_condition(&s.conditions, "Deployed").is_some_and(|c| c.status == "False")
+    })
+    .await;
+    assert_ne!(status.applied_deployment_id, id);
+    assert_eq!(status.display.state, "ErrApplied");
+    let message = &condition(&status, "Deployed").message;
+    assert!(
+        message.starts_with("widget.example.com apps/w: "),
+        "{message}"
+    );
+    let cms: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "apps");
+    assert!(cms.get_opt("good").await.unwrap().is_some());
+
+    publish(
+        &hub.client,
+        "yaml",
+        &[("bad.yaml", "kind: [unclosed\n")],
+        options_in("apps"),
+        |_| {},
+    )
+    .await;
+    let status = wait_status(&hub.client, "yaml", "render error", |s| {
+        fleet_api::find_condition(&s.conditions, "Deployed").is_some_and(|c| c.status == "False")
+    })
+    .await;
+    let message = &condition(&status, "Deployed").message;
+    assert!(message.contains("bad.yaml"), "{message}");
+}
+
+#[tokio::test]
+async fn two_agent_scopes_share_a_cluster_without_harming_each_other() {
+    let parent_hub = hub().await;
+    let local_hub = hub().await;
+    let downstream = fleet_testing::TestCluster::empty();
+    start_agent(
+        &parent_hub.client,
+        &downstream,
+        Scope::new("cattle-fleet-system", ""),
+    );
+    start_agent(
+        &local_hub.client,
+        &downstream,
+        Scope::new("cattle-fleet-local-system", "cattle-fleet-local-system"),
+    );
+    let shared = config_map("shared", "parent");
+    let conflict_parent = config_map("conflict", "parent");
+    let id_parent = publish(
+        &parent_hub.client,
+        "app",
+        &[
+            ("shared.yaml", &shared),
+            ("extra.yaml", &config_map("extra", "1")),
+        ],
+        options_in("parent-ns"),
+        |_| {},
+    )
+    .await;
+    let id_conflict = publish(
+        &parent_hub.client,
+        "owner",
+        &[("c.yaml", &conflict_parent)],
+        options_in("common"),
+        |_| {},
+    )
+    .await;
+    wait_status(&parent_hub.client, "owner", "parent owns conflict", |s| {
+        s.applied_deployment_id == id_conflict
+    })
+    .await;
+    let shared_local = config_map("shared", "local");
+    let id_local = publish(
+        &local_hub.client,
+        "app",
+        &[("shared.yaml", &shared_local)],
+        options_in("local-ns"),
+        |_| {},
+    )
+    .await;
+    let conflict_local = config_map("conflict", "local");
+    publish(
+        &local_hub.client,
+        "intruder",
+        &[("c.yaml", &conflict_local)],
+        options_in("common"),
+        |_| {},
+    )
+    .await;
+
+    wait_status(&parent_hub.client, "app", "parent app", |s| {
+        s.applied_deployment_id == id_parent && s.ready
+    })
+    .await;
+    wait_status(&local_hub.client, "app", "local app", |s| {
+        s.applied_deployment_id == id_local && s.ready
+    })
+    .await;
+    let status = wait_status(&local_hub.client, "intruder", "conflict reported", |s| {
+        fleet_api::find_condition(&s.conditions, "Deployed").is_some_and(|c| c.status == "False")
+    })
+    .await;
+    let message = &condition(&status, "Deployed").message;
+    assert!(
+        message.contains("conflict: the object belongs to object set"),
+        "{message}"
+    );
+    let common: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "common");
+    assert_eq!(
+        common.get("conflict").await.unwrap().data.unwrap()["key"],
+        "parent",
+        "not fought over"
+    );
+
+    // The parent prunes a file; the local agent's same-named objects survive, and neither reports the other's.
+    let id_parent = publish(
+        &parent_hub.client,
+        "app",
+        &[("shared.yaml", &shared)],
+        options_in("parent-ns"),
+        |_| {},
+    )
+    .await;
+    let status = wait_status(&parent_hub.client, "app", "parent pruned", |s| {
+        s.applied_deployment_id == id_parent
+    })
+    .await;
+    assert!(
+        status.modified_status.is_empty(),
+        "{:?}",
+        status.modified_status
+    );
+    let parent_ns: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "parent-ns");
+    assert!(parent_ns.get_opt("extra").await.unwrap().is_none());
+    let local_ns: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "local-ns");
+    assert_eq!(
+        local_ns.get("shared").await.unwrap().data.unwrap()["key"],
+        "local"
+    );
+    let status = wait_status(&local_hub.client, "app", "local still ready", |s| {
+        s.ready && s.non_modified
+    })
+    .await;
+    assert_eq!(status.resources.len(), 1);
+    assert_eq!(
+        common.get("conflict").await.unwrap().data.unwrap()["key"],
+        "parent"
+    );
+}

@@ -1,0 +1,199 @@
+//! Shared test setup: a hub and downstream clusters (embedded API servers reached through the real kube
+//! client), publishing bundles as the controller does (Content + BundleDeployment), agents running in the
+//! background, and a bounded wait on conditions.
+
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fleet_agent::{Agent, AgentConfig, Downstream, Scope};
+use fleet_api::{
+    BundleDeployment, BundleDeploymentOptions, BundleDeploymentSpec, BundleResource, Content,
+};
+use fleet_testing::TestCluster;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+pub const CLUSTER_NS: &str = "cluster-fleet-default-c1-0123456789ab";
+
+/// Waits until `check` returns `Some`, polling, for at most 20 seconds.
+pub async fn wait_for<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        if tokio::time::Instant::now() > deadline {
+            panic!("timed out waiting for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A downstream cluster as the agent reaches it: impersonation through `Impersonate-User`.
+pub fn downstream_of(cluster: &TestCluster) -> Downstream {
+    let server = cluster.server.clone();
+    Downstream::new(Arc::new(move |user: Option<&str>| {
+        let user = user.map(str::to_string);
+        let service = tower::ServiceBuilder::new()
+            .map_request(move |mut req: http::Request<kube::client::Body>| {
+                if let Some(user) = &user {
+                    req.headers_mut()
+                        .insert("Impersonate-User", user.parse().expect("header value"));
+                }
+                req
+            })
+            .service(server.router());
+        kube::Client::new(service, "default")
+    }))
+}
+
+/// A hub with Fleet's CRDs and the cluster namespace.
+pub async fn hub() -> TestCluster {
+    let hub = TestCluster::with_fleet_crds().await;
+    create_namespace(&hub.client, CLUSTER_NS).await;
+    hub
+}
+
+pub async fn create_namespace(client: &kube::Client, name: &str) {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+    let _ = api.create(&PostParams::default(), &ns).await;
+}
+
+/// Starts an agent for `scope` against the hub's cluster namespace; it stops when the test ends.
+pub fn start_agent(hub: &kube::Client, downstream: &TestCluster, scope: Scope) {
+    let mut config = AgentConfig::new(hub.clone(), CLUSTER_NS, scope);
+    config.monitor_interval = Duration::from_millis(200);
+    config.retry_interval = Duration::from_millis(100);
+    let agent = Agent::new(config, downstream_of(downstream));
+    tokio::spawn(agent.run());
+}
+
+pub fn resources(files: &[(&str, &str)]) -> Vec<BundleResource> {
+    files
+        .iter()
+        .map(|(name, content)| BundleResource {
+            name: name.to_string(),
+            content: content.to_string(),
+            encoding: String::new(),
+        })
+        .collect()
+}
+
+/// Publishes a bundle as the controller does: its Content, and the BundleDeployment (created or updated)
+/// pointing at it. Returns the deploymentID.
+pub async fn publish(
+    hub: &kube::Client,
+    name: &str,
+    files: &[(&str, &str)],
+    options: BundleDeploymentOptions,
+    customize: impl FnOnce(&mut BundleDeploymentSpec),
+) -> String {
+    let resources = resources(files);
+    let manifest_id = fleet_bundle::hash::manifest_id(&resources);
+    let content: Content = serde_json::from_value(json!({
+        "apiVersion": fleet_api::API_VERSION,
+        "kind": "Content",
+        "metadata": {"name": manifest_id},
+        "content": fleet_bundle::resources::base64_gzip(&fleet_bundle::hash::manifest_bytes(&resources)),
+        "sha256sum": fleet_bundle::hash::manifest_sha256(&resources),
+    }))
+    .unwrap();
+    let _ = Api::<Content>::all(hub.clone())
+        .create(&PostParams::default(), &content)
+        .await;
+    let deployment_id = fleet_bundle::hash::deployment_id(&manifest_id, &options);
+    let mut spec = BundleDeploymentSpec {
+        deployment_id: deployment_id.clone(),
+        staged_deployment_id: deployment_id.clone(),
+        options: options.clone(),
+        staged_options: options,
+        ..Default::default()
+    };
+    customize(&mut spec);
+    let mut bd = BundleDeployment::new(name, spec);
+    bd.metadata.labels = Some(
+        [("fleet.cattle.io/bundle-name".to_string(), name.to_string())]
+            .into_iter()
+            .collect(),
+    );
+    let api: Api<BundleDeployment> = Api::namespaced(hub.clone(), CLUSTER_NS);
+    let body = serde_json::to_value(&bd).unwrap();
+    api.patch(
+        name,
+        &PatchParams::apply("test-controller").force(),
+        &Patch::Apply(body),
+    )
+    .await
+    .unwrap();
+    deployment_id
+}
+
+/// The BundleDeployment's status once `check` accepts it.
+pub async fn wait_status(
+    hub: &kube::Client,
+    name: &str,
+    what: &str,
+    check: impl Fn(&fleet_api::BundleDeploymentStatus) -> bool,
+) -> fleet_api::BundleDeploymentStatus {
+    let api: Api<BundleDeployment> = Api::namespaced(hub.clone(), CLUSTER_NS);
+    wait_for(what, || {
+        let api = api.clone();
+        let check = &check;
+        async move {
+            let bd = api.get(name).await.ok()?;
+            let status = bd.status?;
+            check(&status).then_some(status)
+        }
+    })
+    .await
+}
+
+pub fn condition<'a>(
+    status: &'a fleet_api::BundleDeploymentStatus,
+    type_: &str,
+) -> &'a fleet_api::Condition {
+    fleet_api::find_condition(&status.conditions, type_)
+        .unwrap_or_else(|| panic!("no {type_} condition"))
+}
+
+pub fn options_in(namespace: &str) -> BundleDeploymentOptions {
+    BundleDeploymentOptions {
+        default_namespace: namespace.to_string(),
+        ..Default::default()
+    }
+}
+
+pub fn config_map(name: &str, value: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  key: \"{value}\"\n"
+    )
+}
+
+pub fn deployment(name: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: {name}\n  template:\n    metadata:\n      labels:\n        app: {name}\n    spec:\n      containers:\n      - name: main\n        image: nginx:1.27\n"
+    )
+}
+
+/// Marks a Deployment available through its status subresource, as the deployment controller would.
+pub async fn make_available(client: &kube::Client, namespace: &str, name: &str) {
+    let api: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(client.clone(), namespace);
+    let live = api.get(name).await.unwrap();
+    let generation = live.metadata.generation.unwrap_or(1);
+    let status = json!({"status": {"observedGeneration": generation, "replicas": 1, "updatedReplicas": 1,
+        "readyReplicas": 1, "availableReplicas": 1,
+        "conditions": [{"type": "Available", "status": "True"}, {"type": "Progressing", "status": "True"}]}});
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+}
