@@ -154,7 +154,17 @@ impl ApiServer {
 
     /// A kube client talking to this server in-process (as the admin).
     pub fn client(&self) -> kube::Client {
-        let token = self.admin_token().map(str::to_string);
+        self.client_as(self.admin_token())
+    }
+
+    /// A kube client talking to this server in-process with a bearer token (e.g. a ServiceAccount token
+    /// from TokenRequest); `None` sends no token.
+    pub fn client_with_token(&self, token: &str) -> kube::Client {
+        self.client_as(Some(token))
+    }
+
+    fn client_as(&self, token: Option<&str>) -> kube::Client {
+        let token = token.map(str::to_string);
         let service = tower::ServiceBuilder::new()
             .map_request(move |mut req: http::Request<kube::client::Body>| {
                 if let Some(token) = &token

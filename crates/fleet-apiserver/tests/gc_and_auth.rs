@@ -274,6 +274,10 @@ async fn authentication_rbac_and_access_reviews() {
     );
     assert_eq!(status, 401);
 
+    // The same identity in-process.
+    let in_process: Api<ConfigMap> = Api::namespaced(server.client_with_token(&token), "team-b");
+    assert_eq!(code(in_process.get("data").await.unwrap_err()).0, 403);
+
     // Deleting the ServiceAccount revokes its tokens.
     sas.delete("reader", &DeleteParams::default())
         .await
