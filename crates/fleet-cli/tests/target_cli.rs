@@ -46,13 +46,20 @@ fn stdout_of(case: &str, extra: &[&str]) -> String {
         String::from_utf8(output.stdout).unwrap()
     };
     let first = run();
-    assert_eq!(first, run(), "{case}: output must be byte-identical between runs");
+    assert_eq!(
+        first,
+        run(),
+        "{case}: output must be byte-identical between runs"
+    );
     first
 }
 
 fn failure_of(case: &str, args: &[&str]) -> String {
     let output = fleet_in(case, args);
-    assert!(!output.status.success(), "fleet target {args:?} should fail");
+    assert!(
+        !output.status.success(),
+        "fleet target {args:?} should fail"
+    );
     assert!(output.stdout.is_empty(), "no partial output on failure");
     String::from_utf8(output.stderr).unwrap()
 }
@@ -68,7 +75,9 @@ fn label_targets_and_cluster_groups() {
 #[test]
 fn target_customizations_with_do_not_deploy() {
     let out = stdout_of("do-not-deploy", &[]);
-    assert!(out.contains("skip    fleet-default/eu-2: doNotDeploy on targetCustomization \"frozen\""));
+    assert!(
+        out.contains("skip    fleet-default/eu-2: doNotDeploy on targetCustomization \"frozen\"")
+    );
     insta::assert_snapshot!("do_not_deploy", out);
 }
 
@@ -134,17 +143,28 @@ fn a_bad_clusters_file_names_file_line_and_field() {
         .collect();
     insta::assert_snapshot!("bad_clusters_file", errors.join(""));
     let missing = failure_of("bad-clusters-file", &["-c", "nope.yaml", "bundles"]);
-    assert!(missing.contains("reading clusters file nope.yaml"), "{missing}");
+    assert!(
+        missing.contains("reading clusters file nope.yaml"),
+        "{missing}"
+    );
 }
 
 #[test]
 fn help_documents_the_clusters_file() {
     let output = Command::new(env!("CARGO_BIN_EXE_fleet"))
         .args(["target", "--help"])
+        .env("COLUMNS", "100")
         .output()
         .unwrap();
     let help = String::from_utf8(output.stdout).unwrap();
-    for key in ["clusters:", "groups:", "placements:", "taints:", "health:", "now:"] {
+    for key in [
+        "clusters:",
+        "groups:",
+        "placements:",
+        "taints:",
+        "health:",
+        "now:",
+    ] {
         assert!(help.contains(key), "--help lacks {key}");
     }
     insta::assert_snapshot!("help", help);

@@ -4,6 +4,7 @@ mod apiserver;
 mod apply;
 mod bundle_input;
 mod helm;
+mod target;
 mod test;
 mod yaml_out;
 
@@ -23,6 +24,9 @@ enum Command {
     Apply(apply::Args),
     /// Show which target a bundle matches and the objects it would deploy there.
     Test(test::Args),
+    /// Show, offline, which clusters each bundle lands on and why the others do not.
+    #[command(long_about = target::LONG_ABOUT)]
+    Target(target::Args),
     /// Render Helm charts like `helm`, without Helm.
     #[command(subcommand)]
     Helm(helm::Command),
@@ -34,6 +38,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Apply(args) => apply::run(args),
         Command::Test(args) => test::run(args),
+        Command::Target(args) => target::run(args),
         Command::Helm(cmd) => helm::run(cmd),
         Command::Apiserver(args) => apiserver::run(args),
     }

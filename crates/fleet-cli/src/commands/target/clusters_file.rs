@@ -1,0 +1,267 @@
+//! The clusters file of `fleet target`: a fleet written down as YAML (the clusters and cluster groups of
+//! [`fleet_target::model::FleetSnapshot`]), plus the time to schedule at and the placements that already exist.
+//! Reading it checks what serde cannot: no cluster or group twice, and existing placements that name a bundle
+//! and a cluster that exist. Every error names the file, the line and the field.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::Context;
+use fleet_target::index::ClusterIndex;
+use fleet_target::model::{ClusterGroupInfo, ClusterInfo, ClusterKey, UnixSeconds};
+use fleet_target::placement::{ClusterScore, ExistingPlacement, PlacementState};
+use fleet_yaml::parse::Located;
+use serde::Deserialize;
+
+/// The file as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    now: Option<UnixSeconds>,
+    #[serde(default)]
+    clusters: Vec<ClusterInfo>,
+    #[serde(default)]
+    groups: Vec<ClusterGroupInfo>,
+    #[serde(default)]
+    placements: Vec<PlacementEntry>,
+}
+
+/// One existing placement: a bundle already placed on a cluster.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PlacementEntry {
+    bundle: String,
+    cluster: String,
+    /// The cluster's namespace; the bundles' namespace when absent.
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default = "bound")]
+    state: PlacementState,
+    #[serde(default)]
+    obsolete: bool,
+    #[serde(default)]
+    score: Option<ClusterScore>,
+}
+
+fn bound() -> PlacementState {
+    PlacementState::Bound
+}
+
+/// A clusters file, read and checked.
+#[derive(Debug)]
+pub struct ClustersFile {
+    pub index: ClusterIndex,
+    /// Every namespace that holds a cluster, sorted.
+    pub namespaces: BTreeSet<String>,
+    /// The time placements are scheduled at (Unix seconds).
+    pub now: UnixSeconds,
+    /// Existing placements by bundle name.
+    pub placements: BTreeMap<String, Vec<ExistingPlacement>>,
+}
+
+/// Reads `path`; existing placements of clusters without a namespace are taken to be in `bundle_namespace`, and
+/// must name one of `bundle_names`.
+pub fn read(
+    path: &str,
+    bundle_namespace: &str,
+    bundle_names: &BTreeSet<String>,
+) -> anyhow::Result<ClustersFile> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading clusters file {path}"))?;
+    parse(&text, path, bundle_namespace, bundle_names)
+}
+
+/// [`read`] on the file's text; `origin` names it in errors.
+pub fn parse(
+    text: &str,
+    origin: &str,
+    bundle_namespace: &str,
+    bundle_names: &BTreeSet<String>,
+) -> anyhow::Result<ClustersFile> {
+    let located = fleet_yaml::parse::located(text, origin)?;
+    let raw: RawFile = if located.value().is_null() {
+        RawFile::default()
+    } else {
+        located.deserialize()?
+    };
+    let at = |pointer: &str, message: String| -> anyhow::Error {
+        let location = located
+            .location(pointer)
+            .map(|l| format!(":{l}"))
+            .unwrap_or_default();
+        let field = pointer.trim_start_matches('/').replace('/', ".");
+        anyhow::anyhow!("{origin}{location}: {}: {message}", dotted_indices(&field))
+    };
+    check_unique(
+        &located,
+        "clusters",
+        raw.clusters.iter().map(ClusterInfo::key),
+        &at,
+    )?;
+    check_unique(
+        &located,
+        "groups",
+        raw.groups
+            .iter()
+            .map(|g| ClusterKey::new(&g.namespace, &g.name)),
+        &at,
+    )?;
+    let cluster_keys: BTreeSet<ClusterKey> = raw.clusters.iter().map(ClusterInfo::key).collect();
+    let mut placements: BTreeMap<String, Vec<ExistingPlacement>> = BTreeMap::new();
+    for (i, entry) in raw.placements.into_iter().enumerate() {
+        if !bundle_names.contains(&entry.bundle) {
+            let known: Vec<&str> = bundle_names.iter().map(String::as_str).collect();
+            return Err(at(
+                &format!("/placements/{i}/bundle"),
+                format!(
+                    "no bundle {:?} was read (bundles: {})",
+                    entry.bundle,
+                    known.join(", ")
+                ),
+            ));
+        }
+        let namespace = entry
+            .namespace
+            .unwrap_or_else(|| bundle_namespace.to_string());
+        let cluster = ClusterKey::new(namespace, entry.cluster);
+        if !cluster_keys.contains(&cluster) {
+            return Err(at(
+                &format!("/placements/{i}/cluster"),
+                format!("no cluster {cluster} in the clusters list"),
+            ));
+        }
+        placements
+            .entry(entry.bundle)
+            .or_default()
+            .push(ExistingPlacement {
+                cluster,
+                state: entry.state,
+                obsolete: entry.obsolete,
+                score: entry.score,
+            });
+    }
+    let namespaces = raw.clusters.iter().map(|c| c.namespace.clone()).collect();
+    Ok(ClustersFile {
+        index: ClusterIndex::new(raw.clusters, raw.groups),
+        namespaces,
+        now: raw.now.unwrap_or(0),
+        placements,
+    })
+}
+
+/// Errors if a namespace/name appears twice in the list under `key`.
+fn check_unique(
+    located: &Located,
+    key: &str,
+    keys: impl Iterator<Item = ClusterKey>,
+    at: &dyn Fn(&str, String) -> anyhow::Error,
+) -> anyhow::Result<()> {
+    let mut seen = BTreeMap::new();
+    for (i, k) in keys.enumerate() {
+        if let Some(first) = seen.insert(k.clone(), i) {
+            let first_at = located
+                .location(&format!("/{key}/{first}"))
+                .map(|l| format!(" (first at line {})", l.line))
+                .unwrap_or_default();
+            return Err(at(
+                &format!("/{key}/{i}/name"),
+                format!("{k} is listed twice{first_at}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `placements.2.bundle` → `placements[2].bundle`.
+fn dotted_indices(field: &str) -> String {
+    let mut out = String::new();
+    for part in field.split('.') {
+        if !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&format!("[{part}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> BTreeSet<String> {
+        BTreeSet::from(["app".to_string()])
+    }
+
+    fn error_of(text: &str) -> String {
+        format!(
+            "{:#}",
+            parse(text, "c.yaml", "fleet-default", &names()).unwrap_err()
+        )
+    }
+
+    #[test]
+    fn reads_clusters_groups_time_and_placements() {
+        let file = parse(
+            "now: 100\nclusters:\n- {name: a, namespace: fleet-default, labels: {env: prod}}\n\
+             - {name: b, namespace: other}\n\
+             groups:\n- {name: prod, namespace: fleet-default, selector: {matchLabels: {env: prod}}}\n\
+             placements:\n- {bundle: app, cluster: a}\n- {bundle: app, cluster: b, namespace: other, state: Scheduled}\n",
+            "c.yaml",
+            "fleet-default",
+            &names(),
+        )
+        .unwrap();
+        assert_eq!(file.now, 100);
+        assert_eq!(file.index.len(), 2);
+        assert_eq!(
+            file.namespaces.into_iter().collect::<Vec<_>>(),
+            ["fleet-default", "other"]
+        );
+        let placed = &file.placements["app"];
+        assert_eq!(placed[0].cluster, ClusterKey::new("fleet-default", "a"));
+        assert_eq!(placed[0].state, PlacementState::Bound);
+        assert_eq!(placed[1].state, PlacementState::Scheduled);
+        let a = file
+            .index
+            .get(&ClusterKey::new("fleet-default", "a"))
+            .unwrap();
+        assert_eq!(a.groups[0].name, "prod");
+    }
+
+    #[test]
+    fn an_empty_file_is_an_empty_fleet() {
+        let file = parse("", "c.yaml", "ns", &names()).unwrap();
+        assert!(file.index.is_empty());
+        assert_eq!(file.now, 0);
+    }
+
+    #[test]
+    fn errors_name_file_line_and_field() {
+        let cases = [
+            (
+                "clusters:\n- name: a\n  namespace: x\n  lables: {}\n",
+                "c.yaml:4:3: clusters[0].lables: unknown field `lables`, expected one of",
+            ),
+            (
+                "clusters:\n- {name: a, namespace: x}\n- {name: a, namespace: x}\n",
+                "c.yaml:3:4: clusters[1].name: x/a is listed twice (first at line 2)",
+            ),
+            (
+                "clusters:\n- {name: a, namespace: fleet-default}\nplacements:\n- {bundle: nope, cluster: a}\n",
+                "c.yaml:4:4: placements[0].bundle: no bundle \"nope\" was read (bundles: app)",
+            ),
+            (
+                "clusters:\n- {name: a, namespace: fleet-default}\nplacements:\n- {bundle: app, cluster: b}\n",
+                "c.yaml:4:17: placements[0].cluster: no cluster fleet-default/b in the clusters list",
+            ),
+        ];
+        for (text, want) in cases {
+            let got = error_of(text);
+            assert!(got.starts_with(want), "{got}\nwanted {want}");
+        }
+    }
+}
