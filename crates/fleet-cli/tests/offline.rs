@@ -112,6 +112,8 @@ fn apply_with_targets_file_and_compression() {
         "-o",
         "-",
         "-c",
+        "--commit",
+        "abc123",
         "--targets-file",
         "testdata/bundles/targets-file/.targets.yaml",
         "example",
@@ -119,6 +121,24 @@ fn apply_with_targets_file_and_compression() {
     ]);
     assert!(out.contains("encoding: base64+gz"), "{out}");
     insta::assert_snapshot!("apply_targets_file", out);
+}
+
+#[test]
+fn apply_labels_the_checked_out_commit_by_default() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    if !root.join(".git").exists() {
+        // A source tarball has no repository, hence no commit to record.
+        return;
+    }
+    let out = stdout_of(&["apply", "-o", "-", "example", "testdata/bundles/simple"]);
+    let label = out
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("fleet.cattle.io/commit: "))
+        .unwrap_or_else(|| panic!("no commit label in {out}"));
+    assert!(
+        label.len() == 40 && label.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{label}"
+    );
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! `fleet apply -o - NAME PATH...`: reads bundle directories into Bundle resources and prints them as YAML,
 //! offline (no kubeconfig, no cluster). Writing Bundles to a cluster comes with the controller.
 
+mod git_head;
+
 use std::io::Write;
 
 use anyhow::{Context, bail};
@@ -8,6 +10,7 @@ use fleet_api::CorrectDrift;
 use fleet_bundle::{ReadError, ReadOptions, TargetsSpec};
 use serde_json::Value;
 
+use self::git_head::head_commit;
 use super::bundle_input::{locate, parse_labels, progress_reporter};
 use super::yaml_out;
 
@@ -56,7 +59,7 @@ pub struct Args {
     /// Keep the history of failed drift corrections.
     #[arg(long)]
     pub correct_drift_keep_fail_history: bool,
-    /// The commit, recorded as the `fleet.cattle.io/commit` label.
+    /// The commit, recorded as the `fleet.cattle.io/commit` label (default: the working directory's git HEAD).
     #[arg(long, env = "COMMIT")]
     pub commit: Option<String>,
     /// Sync generation (`forceSyncGeneration`).
@@ -83,7 +86,12 @@ fn read_options(args: &Args) -> anyhow::Result<ReadOptions> {
         repo_name: args.name.clone(),
         namespace: args.namespace.clone(),
         labels: parse_labels(&args.labels)?,
-        commit: args.commit.clone().filter(|c| !c.is_empty()),
+        commit: match args.commit.clone().filter(|c| !c.is_empty()) {
+            Some(commit) => Some(commit),
+            None => std::env::current_dir()
+                .ok()
+                .and_then(|dir| head_commit(&dir)),
+        },
         service_account: args.service_account.clone().unwrap_or_default(),
         target_namespace: args.target_namespace.clone().unwrap_or_default(),
         paused: args.paused,
