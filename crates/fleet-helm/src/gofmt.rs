@@ -210,7 +210,8 @@ struct Spec {
     prec: Option<usize>,
 }
 
-fn pad(spec: &Spec, s: String, numeric: bool) -> String {
+/// Pads to the width. Go (1.25) zero-pads strings too; for numbers the zeros go after the sign.
+fn pad(spec: &Spec, s: String, _numeric: bool) -> String {
     let Some(w) = spec.width else { return s };
     let len = s.chars().count();
     if len >= w {
@@ -219,7 +220,7 @@ fn pad(spec: &Spec, s: String, numeric: bool) -> String {
     let fill = w - len;
     if spec.minus {
         s + &" ".repeat(fill)
-    } else if spec.zero && numeric {
+    } else if spec.zero {
         let (sign, rest) = if s.starts_with('-') || s.starts_with('+') {
             s.split_at(1)
         } else {

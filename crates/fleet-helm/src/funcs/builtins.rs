@@ -218,11 +218,15 @@ fn index(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
 fn slice(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
     at_least("slice", &a, 1)?;
     let item = &a[0];
+    // Helm registers Sprig's `slice`, which replaces Go's builtin and only takes lists.
     let len = match item.kind() {
-        ValueKind::String => item.as_str().unwrap_or_default().len(),
         ValueKind::Seq => item.len().unwrap_or(0),
-        ValueKind::None | ValueKind::Undefined => return err("slice of untyped nil"),
-        _ => return err(format!("can't slice item of type {}", type_name(item))),
+        _ => {
+            return err(format!(
+                "list should be type of slice or array but {}",
+                crate::value::kind_name(item).replace("invalid", "<nil>")
+            ));
+        }
     };
     if a.len() > 4 {
         return err(format!("too many slice indexes: {}", a.len() - 1));

@@ -351,10 +351,17 @@ fn to_toml(v: &Value) -> String {
             other => other.to_string(),
         }
     }
-    fn table(out: &mut String, prefix: &str, m: &serde_json::Map<String, serde_json::Value>) {
+    // BurntSushi/toml indents a table's contents by two spaces per nesting level below the top.
+    fn table(
+        out: &mut String,
+        prefix: &str,
+        m: &serde_json::Map<String, serde_json::Value>,
+        depth: usize,
+    ) {
+        let pad = "  ".repeat(depth);
         for (k, x) in m {
             if !x.is_object() {
-                out.push_str(&format!("{k} = {}\n", scalar(x)));
+                out.push_str(&format!("{pad}{k} = {}\n", scalar(x)));
             }
         }
         for (k, x) in m {
@@ -364,14 +371,14 @@ fn to_toml(v: &Value) -> String {
                 } else {
                     format!("{prefix}.{k}")
                 };
-                out.push_str(&format!("\n[{name}]\n"));
-                table(out, &name, sub);
+                out.push_str(&format!("\n{pad}[{name}]\n"));
+                table(out, &name, sub, depth + 1);
             }
         }
     }
     let mut out = String::new();
     if let Ok(serde_json::Value::Object(m)) = to_json(v) {
-        table(&mut out, "", &m);
+        table(&mut out, "", &m, 0);
     }
     out
 }

@@ -395,3 +395,15 @@ fn random_token_soup_never_panics() {
         "only {parsed} of {total} inputs parsed; the generator is too weak"
     );
 }
+
+#[test]
+fn sprig_slice_replaces_the_builtin() {
+    let e = render_err("{{ slice \"abc\" 1 }}", "{}")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.ends_with("error calling slice: list should be type of slice or array but string"),
+        "{e}"
+    );
+    assert_eq!(render("{{ slice .l 1 2 }}", "l: [a, b, c]"), "[b]");
+}
