@@ -102,7 +102,18 @@ impl GitCache {
         let dir = self.repo_dir(&source.url);
         let lock = self.lock_for(&dir);
         let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let session = Session::open(&dir, source, &self.ssh_program)?;
+        let session = match Session::open(&dir, source, &self.ssh_program) {
+            Err(GitError::Corrupt { reason, .. }) if dir.exists() => {
+                // The cache holds nothing that cannot be fetched again: start it afresh.
+                tracing::warn!(%reason, "recreating an unreadable cached repository");
+                std::fs::remove_dir_all(&dir).map_err(|err| GitError::Corrupt {
+                    url: source.display_url(),
+                    reason: format!("{reason}; removing it failed: {err}"),
+                })?;
+                Session::open(&dir, source, &self.ssh_program)?
+            }
+            opened => opened?,
+        };
         operation(&session)
     }
 

@@ -9,6 +9,7 @@ use gix::protocol::transport::client::blocking_io::http;
 use gix::remote::Direction;
 
 use crate::error::{GitError, Operation, classify};
+
 use crate::source::{GitAuth, GitSource};
 use crate::ssh::SshSession;
 
@@ -16,20 +17,22 @@ use crate::ssh::SshSession;
 type BoxedTransport = Box<dyn gix::protocol::transport::client::blocking_io::Transport + Send>;
 
 /// The bare repository at `dir`, created if missing, opened without reading user or system configuration.
+/// Failures here concern the local cache, never the remote, so they are all [`GitError::Corrupt`].
 pub(crate) fn open_bare(
     dir: &Path,
     source: &GitSource,
     overrides: Vec<String>,
 ) -> Result<gix::Repository, GitError> {
+    let corrupt = |reason: String| GitError::Corrupt {
+        url: source.display_url(),
+        reason: format!("{}: {reason}", dir.display()),
+    };
     if !dir.join("HEAD").exists() {
-        std::fs::create_dir_all(dir).map_err(|err| GitError::Other {
-            url: source.display_url(),
-            reason: format!("cannot create the cache directory {}: {err}", dir.display()),
-        })?;
-        gix::init_bare(dir).map_err(|err| classify(&err, source, Operation::Read, ""))?;
+        std::fs::create_dir_all(dir).map_err(|err| corrupt(format!("cannot create: {err}")))?;
+        gix::init_bare(dir).map_err(|err| corrupt(format!("cannot initialise: {err}")))?;
     }
     let options = gix::open::Options::isolated().config_overrides(overrides);
-    gix::open_opts(dir, options).map_err(|err| classify(&err, source, Operation::Read, ""))
+    gix::open_opts(dir, options).map_err(|err| corrupt(format!("cannot open: {err}")))
 }
 
 /// Everything a connection needs that must outlive it: the repository with the right overrides and, for

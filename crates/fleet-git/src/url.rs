@@ -2,8 +2,8 @@
 //! ssh, scp-style, `.git`-suffixed and differently cased spellings of one repository to one string, the key
 //! the cache and the webhook matcher use.
 
-/// `url` without any user name or password (`https://user:token@host/x` → `https://host/x`). scp-style
-/// `git@host:path` keeps its user, which cannot carry a password.
+/// `url` without any user name or password (`https://user:token@host/x` → `https://host/x`; a token may
+/// stand in the user name). ssh URLs keep a user without a password (`ssh://git@host/x`, `git@host:path`).
 pub fn redact_url(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_string();
@@ -11,9 +11,16 @@ pub fn redact_url(url: &str) -> String {
     let rest = &url[scheme_end + 3..];
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{}{}", &url[..scheme_end + 3], &rest[at + 1..]),
-        None => url.to_string(),
+        Some(at) if !is_plain_ssh_user(&url[..scheme_end], &rest[..at]) => {
+            format!("{}{}", &url[..scheme_end + 3], &rest[at + 1..])
+        }
+        _ => url.to_string(),
     }
+}
+
+/// An ssh URL's user without a password (`ssh://git@host/x`) names an account, not a secret: it is kept.
+fn is_plain_ssh_user(scheme: &str, userinfo: &str) -> bool {
+    scheme.to_ascii_lowercase().contains("ssh") && !userinfo.contains(':')
 }
 
 /// Replaces every `scheme://user:password@` in free text by `scheme://`, for error messages that quote URLs.

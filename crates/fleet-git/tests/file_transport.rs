@@ -299,3 +299,49 @@ fn a_missing_repository_is_reported() {
         "{err:?}"
     );
 }
+
+#[test]
+fn concurrent_fetches_of_one_repository_are_serialized() {
+    let remote = sample_remote();
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = GitCache::new(cache_dir.path());
+    let source = source(remote.url(), Some("main"), None);
+    let expected = snapshot(&LocalTree::new(remote.work()));
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    let commit = cache.resolve(&source).unwrap();
+                    cache.fetch(&source, &commit).unwrap();
+                    snapshot(&cache.tree(&source, &commit).unwrap())
+                })
+            })
+            .collect();
+        for worker in workers {
+            assert_eq!(worker.join().unwrap(), expected);
+        }
+    });
+}
+
+#[test]
+fn an_unreadable_cache_is_recreated() {
+    let remote = sample_remote();
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = GitCache::new(cache_dir.path());
+    let source = source(remote.url(), Some("main"), None);
+    let commit = cache.resolve(&source).unwrap();
+    cache.fetch(&source, &commit).unwrap();
+
+    let repo_dir = cache.repo_dir(&source.url);
+    std::fs::remove_dir_all(repo_dir.join("objects")).unwrap();
+    std::fs::write(repo_dir.join("config"), "[core\nthis is not git config").unwrap();
+    let stats = cache.fetch(&source, &commit).unwrap();
+    assert!(
+        !stats.already_present,
+        "the cache was rebuilt and the commit fetched again"
+    );
+    assert_eq!(
+        snapshot(&cache.tree(&source, &commit).unwrap()),
+        snapshot(&LocalTree::new(remote.work()))
+    );
+}

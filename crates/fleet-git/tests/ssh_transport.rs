@@ -37,6 +37,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 host="${{1#*@}}"; shift
+if [ "$host" = "unreachable.test" ]; then
+  echo "ssh: connect to host $host port 22: Connection refused" >&2; exit 255
+fi
 if [ "$strict" = "yes" ] && ! grep -q "^$host " "$known" 2>/dev/null; then
   echo "Host key verification failed." >&2; exit 255
 fi
@@ -189,5 +192,20 @@ fn a_wrong_key_is_authentication_failed_without_the_key() {
     assert!(
         !format!("{err} {err:?}").contains("NOT-THE-RIGHT-KEY"),
         "{err:?}"
+    );
+}
+
+#[test]
+fn a_refused_connection_is_unreachable() {
+    let setup = Setup::new();
+    let mut source = ssh_source(&setup.remote, KEY, None, true);
+    source.url = "ssh://git@unreachable.test/srv/repo.git".into();
+    let err = setup.cache().resolve(&source).unwrap_err();
+    assert_eq!(
+        err,
+        GitError::Unreachable {
+            url: source.url.clone(),
+            reason: "ssh: connect to host unreachable.test port 22: Connection refused".into()
+        }
     );
 }
