@@ -134,11 +134,14 @@ fn check(schema: &Value, value: &Value, path: &str, causes: &mut Vec<(String, St
 
 /// Structural-schema treatment of a custom resource before validation, as kube-apiserver does: fields the
 /// schema does not declare are pruned (unless `x-kubernetes-preserve-unknown-fields`), and missing fields
-/// with a `default` get it.
-pub fn prune_and_default(rt: &ResourceType, obj: &mut Value) {
-    let Some(schema) = &rt.schema else { return };
+/// with a `default` get it. Returns the paths of the pruned fields.
+pub fn prune_and_default(rt: &ResourceType, obj: &mut Value) -> Vec<String> {
+    let mut pruned = Vec::new();
+    let Some(schema) = &rt.schema else {
+        return pruned;
+    };
     let Some(map) = obj.as_object_mut() else {
-        return;
+        return pruned;
     };
     let props = schema.get("properties").and_then(Value::as_object);
     if schema
@@ -147,8 +150,12 @@ pub fn prune_and_default(rt: &ResourceType, obj: &mut Value) {
         != Some(true)
     {
         map.retain(|k, _| {
-            matches!(k.as_str(), "apiVersion" | "kind" | "metadata")
-                || props.is_some_and(|p| p.contains_key(k))
+            let keep = matches!(k.as_str(), "apiVersion" | "kind" | "metadata")
+                || props.is_some_and(|p| p.contains_key(k));
+            if !keep {
+                pruned.push(k.clone());
+            }
+            keep
         });
     }
     for (key, value) in map.iter_mut() {
@@ -156,13 +163,14 @@ pub fn prune_and_default(rt: &ResourceType, obj: &mut Value) {
             continue;
         }
         if let Some(sub) = props.and_then(|p| p.get(key)) {
-            shape(sub, value);
+            shape(sub, value, key, &mut pruned);
         }
     }
     add_defaults(schema, obj, true);
+    pruned
 }
 
-fn shape(schema: &Value, value: &mut Value) {
+fn shape(schema: &Value, value: &mut Value, path: &str, pruned: &mut Vec<String>) {
     match value {
         Value::Object(map) => {
             let preserve = schema
@@ -180,21 +188,25 @@ fn shape(schema: &Value, value: &mut Value) {
                     .and_then(Value::as_bool)
                     == Some(true);
                 map.retain(|k, _| {
-                    props.is_some_and(|p| p.contains_key(k))
-                        || embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata")
+                    let keep = props.is_some_and(|p| p.contains_key(k))
+                        || embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata");
+                    if !keep {
+                        pruned.push(format!("{path}.{k}"));
+                    }
+                    keep
                 });
             }
             for (k, v) in map.iter_mut() {
                 if let Some(sub) = props.and_then(|p| p.get(k)).or(additional) {
-                    shape(sub, v);
+                    shape(sub, v, &format!("{path}.{k}"), pruned);
                 }
             }
             add_defaults(schema, value, false);
         }
         Value::Array(items) => {
             if let Some(sub) = schema.get("items") {
-                for item in items {
-                    shape(sub, item);
+                for (i, item) in items.iter_mut().enumerate() {
+                    shape(sub, item, &format!("{path}[{i}]"), pruned);
                 }
             }
         }
@@ -217,8 +229,23 @@ fn add_defaults(schema: &Value, value: &mut Value, top: bool) {
             && let Some(default) = sub.get("default")
         {
             let mut v = default.clone();
-            shape(sub, &mut v);
+            shape(sub, &mut v, key, &mut Vec::new());
             map.insert(key.clone(), v);
         }
     }
+}
+
+/// `fieldValidation=Strict` turns pruned (unknown) fields into a 400, as kube-apiserver does.
+pub fn reject_unknown_fields(field_validation: Option<&str>, pruned: &[String]) -> ApiResult<()> {
+    if field_validation != Some("Strict") || pruned.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = pruned
+        .iter()
+        .map(|p| format!("unknown field \"{p}\""))
+        .collect();
+    Err(ApiError::bad_request(format!(
+        "strict decoding error: {}",
+        list.join(", ")
+    )))
 }

@@ -245,6 +245,15 @@ fn fleet_crds_get_columns_and_wait() {
     ]);
     let gitrepo = "apiVersion: fleet.cattle.io/v1alpha1\nkind: GitRepo\nmetadata:\n  name: sample\nspec:\n  repo: https://example.invalid/repo\n  paths: [simple]\n";
     c.ok_with(&["apply", "-f", "-"], Some(gitrepo));
+    // kubectl asks for strict field validation: a misspelt field is refused, not silently dropped.
+    let typo = gitrepo
+        .replace("name: sample", "name: typo")
+        .replace("paths:", "pathz:");
+    let err = c.fails(&["apply", "-f", "-"], Some(&typo));
+    assert!(
+        err.contains("strict decoding error: unknown field \"spec.pathz\""),
+        "{err}"
+    );
     let table = c.ok(&["get", "gitrepos"]);
     let header = table.lines().next().unwrap();
     assert!(

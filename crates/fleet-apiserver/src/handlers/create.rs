@@ -98,7 +98,8 @@ pub fn create_object(
     defaults::on_create(rt, &mut obj);
     crate::tokens::fill_secret(inner, rt, &mut obj);
     if rt.crd.is_some() || rt.schema.is_some() {
-        crate::validate::prune_and_default(rt, &mut obj);
+        let pruned = crate::validate::prune_and_default(rt, &mut obj);
+        crate::validate::reject_unknown_fields(req.query.get("fieldValidation"), &pruned)?;
         crate::validate::against_schema(rt, &obj)?;
     }
     if kind == WriteKind::Update {

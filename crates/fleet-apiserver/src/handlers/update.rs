@@ -69,7 +69,8 @@ pub fn write_existing(
         }
         let mut new = merge_with_old(&old, proposed, rt.status_subresource, status_only, kind);
         if rt.crd.is_some() || rt.schema.is_some() {
-            crate::validate::prune_and_default(rt, &mut new);
+            let pruned = crate::validate::prune_and_default(rt, &mut new);
+            crate::validate::reject_unknown_fields(req.query.get("fieldValidation"), &pruned)?;
             crate::validate::against_schema(rt, &new)?;
         }
         if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
