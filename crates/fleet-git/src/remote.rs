@@ -4,6 +4,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use gix::protocol::transport::client::blocking_io::http;
 use gix::remote::Direction;
@@ -115,10 +116,13 @@ impl Session {
                 url: self.source.display_url(),
                 reason,
             })?;
+            let timeout = http_timeout(operation);
             let backend = http::reqwest::Options {
                 configure_client: Some(Box::new(
                     move |builder: reqwest::blocking::ClientBuilder| {
-                        Ok(builder.tls_backend_preconfigured(tls.clone()))
+                        Ok(builder
+                            .tls_backend_preconfigured(tls.clone())
+                            .timeout(timeout))
                     },
                 )),
                 configure_request: None,
@@ -140,6 +144,15 @@ impl Session {
             .map(SshSession::stderr)
             .unwrap_or_default();
         classify(err, &self.source, operation, &stderr)
+    }
+}
+
+/// How long one HTTP request may take: listing refs gets Fleet's `gitClientTimeout` (30 s); a pack download
+/// may take longer.
+fn http_timeout(operation: Operation) -> Duration {
+    match operation {
+        Operation::ListRefs => Duration::from_secs(30),
+        Operation::Fetch | Operation::Read => Duration::from_secs(600),
     }
 }
 
