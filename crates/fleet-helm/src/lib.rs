@@ -24,6 +24,9 @@ pub mod template;
 pub mod value;
 pub mod yaml;
 
-pub use chart::{ChartError, FileMap, Manifest, RenderOptions, Rendered, render_chart};
+pub use chart::{
+    ChartError, FileMap, Manifest, RenderOptions, Rendered, SetKind, apply_set, merge_maps,
+    render_chart, values_from_json,
+};
 pub use template::{TemplateError, TemplateSet};
 pub use value::Value;

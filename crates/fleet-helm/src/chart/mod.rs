@@ -69,4 +69,4 @@ impl Default for RenderOptions {
 pub use load::{Chart, FileMap, load_chart};
 pub use render::{Manifest, Rendered, render_chart};
 pub use setvalues::{SetKind, apply_set};
-pub use values::merge_maps;
+pub use values::{merge_maps, values_from_json};

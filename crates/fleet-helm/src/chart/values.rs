@@ -7,6 +7,12 @@ use std::sync::Arc;
 use super::load::Chart;
 use crate::value::{GoMap, Value, as_map, deep_copy, is_map, is_nil, map_value};
 
+/// User values from JSON data (e.g. fleet.yaml `helm.values`), with Go's JSON number semantics (float64), as Helm
+/// holds values read from YAML or JSON.
+pub fn values_from_json(v: &serde_json::Value) -> Value {
+    crate::funcs::encoding::from_json_floats(v)
+}
+
 /// Helm's `mergeMaps`: `over` wins, nested tables merge. Returns a new map.
 pub fn merge_maps(base: &Value, over: &Value) -> Value {
     let out = as_map(base).map(|m| m.snapshot()).unwrap_or_default();
