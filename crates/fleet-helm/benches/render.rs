@@ -1,7 +1,9 @@
 //! Render time per corpus chart: in-process (`render_chart`), and — when the binaries are there — the whole
 //! `fleet helm template` process and the real `helm template`, with the ratios. Prints figures; asserts nothing.
 //! `cargo bench -p fleet-helm --bench render` (corpus: `FLEET_HELM_CORPUS`, default `../shared/charts`;
-//! `HELM` and `FLEET_BIN` name the binaries, defaulting to `.tools/bin/helm` and `target/release/fleet`).
+//! `HELM` and `FLEET_BIN` name the binaries, defaulting to `.tools/bin/helm` and `target/release/fleet`; when there
+//! is no release `fleet`, `FLEET_RENDER_EXAMPLE` (this crate's release `render` example, the same render path without
+//! the CLI) stands in for the whole-process figure).
 
 #[path = "../tests/support/mod.rs"]
 #[allow(dead_code)]
@@ -44,6 +46,9 @@ fn main() {
     let fleet = std::env::var("FLEET_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|_| root.join("target/release/fleet"));
+    let example = std::env::var("FLEET_RENDER_EXAMPLE")
+        .map(PathBuf::from)
+        .ok();
     let runs: usize = std::env::var("BENCH_RUNS")
         .ok()
         .and_then(|r| r.parse().ok())
@@ -82,12 +87,19 @@ fn main() {
             .is_file()
             .then(|| time_process(&helm, &args, runs))
             .flatten();
-        let mut fleet_args = vec!["helm"];
-        fleet_args.extend(args.iter().copied());
-        let fleet_t = fleet
-            .is_file()
-            .then(|| time_process(&fleet, &fleet_args, runs))
-            .flatten();
+        let fleet_t = if fleet.is_file() {
+            let mut fleet_args = vec!["helm"];
+            fleet_args.extend(args.iter().copied());
+            time_process(&fleet, &fleet_args, runs)
+        } else if let Some(ex) = example.as_ref().filter(|e| e.is_file()) {
+            let mut ex_args = vec![dir_s.as_str()];
+            if let Some(v) = &vs {
+                ex_args.push(v.as_str());
+            }
+            time_process(ex, &ex_args, runs)
+        } else {
+            None
+        };
         let fmt = |d: Option<Duration>| {
             d.map(|d| format!("{:.1}", ms(d)))
                 .unwrap_or_else(|| "-".into())
