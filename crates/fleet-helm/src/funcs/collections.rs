@@ -338,6 +338,9 @@ fn deep_eq(a: &Value, b: &Value) -> bool {
     crate::value::to_json(a).ok() == crate::value::to_json(b).ok()
 }
 
+/// Most elements `until`, `untilStep` and `seq` generate (they cost no fuel per element).
+const MAX_GENERATED: usize = 1_000_000;
+
 fn until_step(start: i64, stop: i64, step: i64) -> FuncResult {
     let mut out = Vec::new();
     if step == 0 {
@@ -345,7 +348,7 @@ fn until_step(start: i64, stop: i64, step: i64) -> FuncResult {
     }
     let mut i = start;
     while (step > 0 && i < stop) || (step < 0 && i > stop) {
-        if out.len() >= 10_000_000 {
+        if out.len() >= MAX_GENERATED {
             return err("untilStep: too many elements");
         }
         out.push(Value::from(i));
@@ -368,7 +371,7 @@ fn seq(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
     }
     let mut i = start;
     while (step > 0 && i <= end) || (step < 0 && i >= end) {
-        if out.len() >= 10_000_000 {
+        if out.len() >= MAX_GENERATED {
             return err("seq: too many elements");
         }
         out.push(i.to_string());
