@@ -202,6 +202,74 @@ mod tests {
     use super::*;
     use crate::source::GitAuth;
 
+    fn classified(message: &str, operation: Operation, ssh_stderr: &str) -> GitError {
+        let err = gix::error::Error::from_error(std::io::Error::other(message.to_string()));
+        let mut source = GitSource::new("https://fleet:hunter2@git.example/org/repo");
+        source.auth = GitAuth::Basic {
+            username: "fleet".into(),
+            password: "hunter2".into(),
+        };
+        classify(&err, &source, operation, ssh_stderr)
+    }
+
+    #[test]
+    fn messages_are_classified() {
+        let url = "https://git.example/org/repo".to_string();
+        assert_eq!(
+            classified(
+                "Will not send credentials in clear text over http",
+                Operation::ListRefs,
+                ""
+            ),
+            GitError::InsecureCredentials { url: url.clone() }
+        );
+        assert_eq!(
+            classified(
+                "early EOF",
+                Operation::ListRefs,
+                "Host key verification failed.\n"
+            ),
+            GitError::HostKeyMismatch { url: url.clone() }
+        );
+        assert_eq!(
+            classified("HTTP status 401", Operation::Fetch, ""),
+            GitError::AuthenticationFailed { url: url.clone() }
+        );
+        assert!(matches!(
+            classified(
+                "invalid peer certificate: UnknownIssuer",
+                Operation::ListRefs,
+                ""
+            ),
+            GitError::Tls { .. }
+        ));
+        assert_eq!(
+            classified(
+                "upload-pack: not our ref 4010000000000000000000000000000000000401",
+                Operation::Fetch,
+                ""
+            ),
+            GitError::RefNotFound {
+                url: url.clone(),
+                reference: "the requested commit".into()
+            },
+            "a SHA containing 401 is not an authentication failure"
+        );
+        assert!(matches!(
+            classified("Connection refused (os error 111)", Operation::ListRefs, ""),
+            GitError::Unreachable { .. }
+        ));
+        let other = classified(
+            "server said hunter2 at https://fleet:hunter2@git.example",
+            Operation::Fetch,
+            "",
+        );
+        assert!(
+            !format!("{other} {other:?}").contains("hunter2"),
+            "{other:?}"
+        );
+    }
+
     #[test]
     fn scrub_removes_passwords_keys_and_userinfo() {
         let mut source = GitSource::new("https://u:hunter2@example.com/r");
