@@ -31,7 +31,13 @@ pub fn delete(
     key: &ObjKey,
     propagation: Propagation,
 ) -> ApiResult<Deleted> {
-    let current = txn.get(key).expect("caller checked existence");
+    let Some(current) = txn.get(key) else {
+        return Err(crate::error::ApiError::not_found(
+            "",
+            &key.resource,
+            &key.name,
+        ));
+    };
     if key.resource == "/namespaces" {
         return Ok(terminate_namespace(txn, inner, key, &current));
     }
@@ -47,7 +53,7 @@ pub fn delete(
         finalizers.push(FOREGROUND.into());
     }
     if finalizers.is_empty() {
-        let removed = txn.remove(key).expect("exists");
+        let removed = txn.remove(key).unwrap_or(current);
         after_removal(txn, inner, key, &removed);
         return Ok(Deleted { object: removed });
     }
@@ -169,37 +175,39 @@ fn terminate_namespace(
     current: &Arc<Value>,
 ) -> Deleted {
     let name = key.name.clone();
+    let mut last = current.clone();
     if !object::is_deleting(current) {
         let mut marked = (**current).clone();
         let meta = object::metadata_mut(&mut marked);
         meta.insert("deletionTimestamp".into(), json!(object::now_rfc3339()));
         meta.insert("deletionGracePeriodSeconds".into(), json!(0));
         marked["status"] = json!({"phase": "Terminating"});
-        txn.put(key, marked);
+        last = txn.put(key, marked);
     }
     for content in txn.keys_in_namespace(&name) {
         if txn.get(&content).is_some_and(|o| !object::is_deleting(&o)) {
             let _ = delete(txn, inner, &content, Propagation::Background);
         }
     }
-    let object = finish_namespace(txn, inner, key);
+    // Removing the last content may already have finished the namespace.
+    let object = finish_namespace(txn, inner, key).unwrap_or(last);
     Deleted { object }
 }
 
 /// Removes a terminating namespace once it is empty and its finalizers are gone.
-fn finish_namespace(txn: &mut Txn<'_>, inner: &Inner, key: &ObjKey) -> Arc<Value> {
-    let ns = txn.get(key).expect("namespace exists");
+fn finish_namespace(txn: &mut Txn<'_>, inner: &Inner, key: &ObjKey) -> Option<Arc<Value>> {
+    let ns = txn.get(key)?;
     if !txn.keys_in_namespace(&key.name).is_empty() {
-        return ns;
+        return Some(ns);
     }
     let mut next = (*ns).clone();
     if let Some(spec) = next.get_mut("spec").and_then(Value::as_object_mut) {
         spec.remove("finalizers");
     }
     if object::finalizers(&next).is_empty() {
-        let removed = txn.remove(key).expect("exists");
+        let removed = txn.remove(key)?;
         after_removal(txn, inner, key, &removed);
-        return removed;
+        return Some(removed);
     }
-    if next != *ns { txn.put(key, next) } else { ns }
+    Some(if next != *ns { txn.put(key, next) } else { ns })
 }

@@ -149,6 +149,9 @@ pub fn token_request(inner: &Inner, req: &Request) -> ApiResult<Response> {
     meta.insert("name".into(), json!(name));
     meta.insert("namespace".into(), json!(namespace));
     meta.insert("creationTimestamp".into(), Value::Null);
+    if !response.get("spec").is_some_and(Value::is_object) {
+        response["spec"] = json!({});
+    }
     response["spec"]["expirationSeconds"] = json!(seconds);
     response["status"] = json!({"token": token, "expirationTimestamp": expires.format("%Y-%m-%dT%H:%M:%SZ").to_string()});
     Ok((StatusCode::CREATED, axum::Json(response)).into_response())

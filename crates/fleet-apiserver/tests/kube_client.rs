@@ -312,6 +312,29 @@ async fn finalizers_hold_deletion_and_namespaces_cascade() {
         )
     );
 
+    // A namespace whose content has no finalizers goes at once, content included.
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "simple"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let simple: Api<ConfigMap> = Api::namespaced(client.clone(), "simple");
+    simple
+        .create(&PostParams::default(), &cm("only", json!({})))
+        .await
+        .unwrap();
+    namespaces
+        .delete("simple", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        api_error(namespaces.get("simple").await.unwrap_err()).0,
+        404
+    );
+    assert_eq!(api_error(simple.get("only").await.unwrap_err()).0, 404);
+
     // Removing the finalizer deletes the object, and then the namespace.
     cms.patch(
         "held",
