@@ -16,6 +16,23 @@
 //! `include`/`tpl` with access to the template set. The render budget is our own fuel counter (minijinja's fuel
 //! only counts its own VM's instructions), plus a nesting limit for `template`/`include`/`tpl` and an output cap.
 //! Printing follows Go's `fmt` ([`gofmt`]); YAML reading and `toYaml` come from `fleet-yaml` ([`yaml`]).
+//!
+//! # Use
+//!
+//! ```
+//! use fleet_helm::{FileMap, RenderOptions, render_chart, values_from_json};
+//!
+//! let mut files = FileMap::new();
+//! files.insert("Chart.yaml".into(), b"apiVersion: v2\nname: web\nversion: 1.0.0\n".to_vec());
+//! files.insert("values.yaml".into(), b"replicas: 1\n".to_vec());
+//! files.insert("templates/cm.yaml".into(), b"kind: ConfigMap\nreplicas: {{ .Values.replicas }}\n".to_vec());
+//! let user = values_from_json(&serde_json::json!({"replicas": 3}));
+//! let opts = RenderOptions { release_name: "rel".into(), ..Default::default() };
+//! let rendered = render_chart(&files, &user, &opts).unwrap();
+//! let docs: Vec<_> = rendered.documents().collect();
+//! assert_eq!(docs, [("web/templates/cm.yaml", "kind: ConfigMap\nreplicas: 3")]);
+//! assert_eq!(rendered.to_helm_output(), "---\n# Source: web/templates/cm.yaml\nkind: ConfigMap\nreplicas: 3\n");
+//! ```
 
 pub mod chart;
 pub mod funcs;
