@@ -430,6 +430,19 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<Kustomization> {
             });
         }
     }
+    if let Some(Value::Array(patches)) = map.get("patches")
+        && let Some(i) = patches.iter().position(Value::is_string)
+    {
+        return Err(Error::Invalid {
+            file: file.to_string(),
+            location: located.location(&format!("/patches/{i}")),
+            message: format!(
+                "`patches` entries are objects; write `- path: {}` (or list the file under \
+                 `patchesStrategicMerge`)",
+                patches[i].as_str().unwrap_or_default()
+            ),
+        });
+    }
     let mut k: Kustomization = serde_json::from_value(value.clone()).map_err(|e| {
         let message = e.to_string();
         // serde names the unknown field but not where it is: find the first key of that name.
@@ -502,6 +515,16 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "app/kustomization.yaml:2:1: unknown field `namePrefx` in kustomization; did you mean `namePrefix`?"
+        );
+    }
+
+    #[test]
+    fn string_patches_get_a_fix_hint() {
+        let err = parse(b"resources: [a.yaml]\npatches:\n- p.yaml\n", "k.yaml").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "k.yaml:3:3: `patches` entries are objects; write `- path: p.yaml` (or list the file under \
+             `patchesStrategicMerge`)"
         );
     }
 
