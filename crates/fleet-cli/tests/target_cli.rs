@@ -12,8 +12,13 @@ fn case_dir(case: &str) -> PathBuf {
 }
 
 fn fleet_in(case: &str, args: &[&str]) -> Output {
+    let mut all = vec!["target"];
+    all.extend_from_slice(args);
+    fleet_command_in(case, &all)
+}
+
+fn fleet_command_in(case: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fleet"))
-        .arg("target")
         .args(args)
         .current_dir(case_dir(case))
         .env_remove("KUBECONFIG")
@@ -168,4 +173,69 @@ fn help_documents_the_clusters_file() {
         assert!(help.contains(key), "--help lacks {key}");
     }
     insta::assert_snapshot!("help", help);
+}
+
+#[test]
+fn bundle_files_from_fleet_apply_give_the_same_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let exported = dir.path().join("bundles.yaml");
+    let exported = exported.to_str().unwrap();
+    let apply = fleet_command_in(
+        "label-targets",
+        &[
+            "apply",
+            "-o",
+            exported,
+            "-n",
+            "fleet-default",
+            "--targets-file",
+            "targets.yaml",
+            "--commit",
+            "abc",
+            "test",
+            "bundles",
+        ],
+    );
+    assert!(
+        apply.status.success(),
+        "{}",
+        String::from_utf8_lossy(&apply.stderr)
+    );
+    let from_file = fleet_in("label-targets", &["-c", "clusters.yaml", "-b", exported]);
+    assert!(
+        from_file.status.success(),
+        "{}",
+        String::from_utf8_lossy(&from_file.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(from_file.stdout).unwrap(),
+        stdout_of("label-targets", &[])
+    );
+    // The same bundle from a file and a directory is one bundle too many.
+    let twice = failure_of(
+        "label-targets",
+        &[
+            "-c",
+            "clusters.yaml",
+            "--targets-file",
+            "targets.yaml",
+            "-b",
+            exported,
+            "bundles",
+        ],
+    );
+    assert_eq!(twice, "error: bundle test-bundles-app is given twice\n");
+}
+
+#[test]
+fn a_bundle_file_must_hold_bundles() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cm.yaml");
+    std::fs::write(&file, "apiVersion: v1\nkind: Bundle\nmetadata: {name: a}\nspec: {}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n").unwrap();
+    let file = file.to_str().unwrap();
+    let err = failure_of("label-targets", &["-c", "clusters.yaml", "-b", file]);
+    assert_eq!(
+        err,
+        format!("error: {file}:6:1: kind \"ConfigMap\" is not a Bundle\n")
+    );
 }

@@ -3,17 +3,13 @@
 //! which clusters each bundle lands on and why the others do not. No kubeconfig, no cluster, no clock: the time
 //! comes from the file or `--now`, so the output is the same on every run.
 
+mod bundles;
 mod clusters_file;
 mod output;
 mod report;
 
 use std::collections::BTreeSet;
 use std::io::Write;
-
-use anyhow::Context;
-use fleet_bundle::{ReadError, ReadOptions, TargetsSpec};
-
-use super::bundle_input::{locate, parse_labels, progress_reporter};
 
 pub const LONG_ABOUT: &str = "\
 Show, offline, which clusters each bundle lands on and why the others do not.
@@ -68,15 +64,19 @@ Errors in the file name the file, line, column and field.";
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Bundle directories or globs to read (default `.`).
+    /// Bundle directories or globs to read (default `.`, unless bundle files are given).
     pub paths: Vec<String>,
+    /// A file of Bundle resources (YAML, `---` separated, e.g. from `fleet apply -o -`), instead of or besides
+    /// directories (repeatable).
+    #[arg(short = 'b', long = "bundle-file", value_name = "FILE")]
+    pub bundle_files: Vec<String>,
     /// The clusters file (format: see `fleet target --help`).
     #[arg(short = 'c', long, value_name = "FILE")]
     pub clusters: String,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     pub output: output::Format,
-    /// Namespace of the Bundles (the Fleet workspace whose clusters they target).
+    /// Namespace of the Bundles read from directories (the Fleet workspace whose clusters they target).
     #[arg(short = 'n', long, default_value = "fleet-default")]
     pub namespace: String,
     /// Name of the GitRepo (prefix of every bundle name).
@@ -94,8 +94,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let mut bundles = read_bundles(&args)?;
-    bundles.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    let bundles = bundles::read(&args)?;
     let names: BTreeSet<String> = bundles
         .iter()
         .filter_map(|b| b.metadata.name.clone())
@@ -111,48 +110,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let text = output::render(args.output, fleet.now, &reports);
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(())
-}
-
-fn read_bundles(args: &Args) -> anyhow::Result<Vec<fleet_api::Bundle>> {
-    let targets = match &args.targets_file {
-        Some(file) => {
-            let text = std::fs::read_to_string(file)
-                .with_context(|| format!("reading targets file {file}"))?;
-            TargetsSpec::parse(&text, file)?
-        }
-        None => fleet_bundle::render::target::gitrepo_default_targets(),
-    };
-    let options = ReadOptions {
-        repo_name: args.name.clone(),
-        namespace: args.namespace.clone(),
-        labels: parse_labels(&args.labels)?,
-        targets: Some(targets),
-        ..ReadOptions::default()
-    };
-    let paths = if args.paths.is_empty() {
-        vec![".".to_string()]
-    } else {
-        args.paths.clone()
-    };
-    let mut progress = progress_reporter();
-    let mut bundles = Vec::new();
-    for path in &paths {
-        let (tree, inside) = locate(path)?;
-        match fleet_bundle::read::read_bundles_with_progress(
-            &tree,
-            &[inside],
-            &options,
-            &mut progress,
-        ) {
-            Ok(found) => bundles.extend(found),
-            Err(ReadError::NothingFound { .. }) => {}
-            Err(err) => return Err(err.into()),
-        }
-    }
-    if bundles.is_empty() {
-        return Err(ReadError::NothingFound { paths }.into());
-    }
-    Ok(bundles)
 }
 
 #[cfg(test)]
