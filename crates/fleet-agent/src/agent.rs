@@ -21,6 +21,7 @@ use crate::depends_on;
 use crate::downstream::Downstream;
 use crate::error::{Error, Result};
 use crate::fetch;
+use crate::heartbeat::{self, ClusterRef};
 use crate::inventory::{self, Entry, Inventory, object_key};
 use crate::monitor::{self, Report};
 use crate::prune;
@@ -41,6 +42,10 @@ pub struct AgentConfig {
     pub monitor_interval: Duration,
     /// How soon a BundleDeployment whose reconcile hit a hub error is tried again.
     pub retry_interval: Duration,
+    /// The Cluster to check in on, when known (from registration).
+    pub cluster: Option<ClusterRef>,
+    /// How often the agent checks in (Fleet's `CHECKIN_INTERVAL`, 15 minutes).
+    pub checkin_interval: Duration,
 }
 
 impl AgentConfig {
@@ -52,6 +57,8 @@ impl AgentConfig {
             scope,
             monitor_interval: Duration::from_secs(60),
             retry_interval: Duration::from_secs(5),
+            cluster: None,
+            checkin_interval: Duration::from_secs(15 * 60),
         }
     }
 }
@@ -99,6 +106,7 @@ impl Agent {
         let mut monitor = tokio::time::interval(self.config.monitor_interval);
         monitor.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut retry = tokio::time::interval(self.config.retry_interval);
+        let mut checkin = tokio::time::interval(self.config.checkin_interval);
         let mut listing: Option<BTreeSet<String>> = None;
         let mut dirty = BTreeSet::new();
         loop {
@@ -132,6 +140,7 @@ impl Agent {
                 },
                 _ = monitor.tick() => dirty.extend(self.known.keys().cloned()),
                 _ = retry.tick() => dirty.append(&mut self.failed),
+                _ = checkin.tick() => self.check_in().await,
             }
             for name in std::mem::take(&mut dirty) {
                 if let Err(err) = self.reconcile(&name).await {
@@ -160,6 +169,19 @@ impl Agent {
             dirty.extend(self.waiting.iter().cloned());
         }
         self.known.insert(name, bd);
+    }
+
+    async fn check_in(&self) {
+        if let Some(cluster) = &self.config.cluster
+            && let Err(err) = heartbeat::check_in(
+                &self.config.hub,
+                cluster,
+                &self.config.scope.agent_namespace,
+            )
+            .await
+        {
+            warn!(error = %err, "check-in failed");
+        }
     }
 
     async fn ensure_agent_namespace(&self) {

@@ -423,3 +423,95 @@ async fn two_agent_scopes_share_a_cluster_without_harming_each_other() {
         "parent"
     );
 }
+
+#[tokio::test]
+async fn hub_outage_keeps_the_last_state_and_catches_up_without_reapplying() {
+    let hub = hub().await;
+    let (hub_addr, _) = hub.serve_loopback().await;
+    let link = Link::to(hub_addr).await;
+    let agent_hub =
+        client_from_kubeconfig(&hub.server.kubeconfig(&format!("http://{}", link.addr))).await;
+    let downstream = fleet_testing::TestCluster::empty();
+    start_agent(&agent_hub, &downstream, default_scope());
+    let stable = config_map("stable", "1");
+    let id = publish(
+        &hub.client,
+        "app",
+        &[("stable.yaml", &stable)],
+        options_in("apps"),
+        |_| {},
+    )
+    .await;
+    wait_status(&hub.client, "app", "applied", |s| {
+        s.applied_deployment_id == id && s.ready
+    })
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "apps");
+    let before = cms.get("stable").await.unwrap().metadata.resource_version;
+
+    link.cut();
+    let changing = config_map("new", "2");
+    let id = publish(
+        &hub.client,
+        "app",
+        &[("stable.yaml", &stable), ("new.yaml", &changing)],
+        options_in("apps"),
+        |_| {},
+    )
+    .await;
+    // The agent keeps trying (and failing) to reach the hub; meanwhile nothing downstream is touched.
+    wait_for("the agent retrying against the cut link", || {
+        let refused = link.refused();
+        async move { (refused >= 2).then_some(()) }
+    })
+    .await;
+    assert!(cms.get_opt("new").await.unwrap().is_none());
+    assert_eq!(
+        cms.get("stable").await.unwrap().metadata.resource_version,
+        before
+    );
+
+    link.restore();
+    wait_status(&hub.client, "app", "caught up", |s| {
+        s.applied_deployment_id == id && s.ready
+    })
+    .await;
+    assert!(cms.get_opt("new").await.unwrap().is_some());
+    assert_eq!(
+        cms.get("stable").await.unwrap().metadata.resource_version,
+        before,
+        "the unchanged object was not reapplied"
+    );
+}
+
+#[tokio::test]
+async fn the_agent_checks_in_on_its_cluster() {
+    let hub = hub().await;
+    create_namespace(&hub.client, "fleet-default").await;
+    let cluster: fleet_api::Cluster = serde_json::from_value(
+        json!({"apiVersion": fleet_api::API_VERSION, "kind": "Cluster",
+            "metadata": {"name": "c1", "namespace": "fleet-default"}, "spec": {}}),
+    )
+    .unwrap();
+    let clusters: Api<fleet_api::Cluster> = Api::namespaced(hub.client.clone(), "fleet-default");
+    clusters
+        .create(&Default::default(), &cluster)
+        .await
+        .unwrap();
+    let downstream = fleet_testing::TestCluster::empty();
+    let mut config = fleet_agent::AgentConfig::new(hub.client.clone(), CLUSTER_NS, default_scope());
+    config.cluster = Some(fleet_agent::heartbeat::ClusterRef {
+        namespace: "fleet-default".into(),
+        name: "c1".into(),
+    });
+    tokio::spawn(fleet_agent::Agent::new(config, downstream_of(&downstream)).run());
+    let agent = wait_for("lastSeen", || {
+        let clusters = clusters.clone();
+        async move {
+            let agent = clusters.get("c1").await.ok()?.status?.agent?;
+            agent.last_seen.is_some().then_some(agent)
+        }
+    })
+    .await;
+    assert_eq!(agent.namespace, "cattle-fleet-system");
+}

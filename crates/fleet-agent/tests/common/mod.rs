@@ -197,3 +197,130 @@ pub async fn make_available(client: &kube::Client, namespace: &str, name: &str) 
         .await
         .unwrap();
 }
+
+/// A TCP proxy in front of a hub that can be cut (every connection dropped, new ones refused) and restored:
+/// the hub becomes unreachable for the agent, as in a network outage or a hub restart.
+pub struct Link {
+    pub addr: std::net::SocketAddr,
+    up: Arc<std::sync::atomic::AtomicBool>,
+    refused: Arc<std::sync::atomic::AtomicUsize>,
+    connections: Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+}
+
+impl Link {
+    pub async fn to(target: std::net::SocketAddr) -> Link {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let up = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let connections: Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>> = Arc::default();
+        let refused = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (up2, conns2, refused2) = (up.clone(), connections.clone(), refused.clone());
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                if !up2.load(std::sync::atomic::Ordering::SeqCst) {
+                    refused2.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    continue; // dropped: connection refused by closing
+                }
+                let handle = tokio::spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+                conns2.lock().unwrap().push(handle);
+            }
+        });
+        Link {
+            addr,
+            up,
+            refused,
+            connections,
+        }
+    }
+
+    pub fn cut(&self) {
+        self.up.store(false, std::sync::atomic::Ordering::SeqCst);
+        for connection in self.connections.lock().unwrap().drain(..) {
+            connection.abort();
+        }
+    }
+
+    /// Connection attempts refused while cut.
+    pub fn refused(&self) -> usize {
+        self.refused.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub fn restore(&self) {
+        self.up.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A kube client from a kubeconfig text.
+pub async fn client_from_kubeconfig(text: &str) -> kube::Client {
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(text).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+/// Plays the hub's part of registration by hand (the controller's is not wired in yet): a ServiceAccount
+/// `namespace/name` granted `rules` in each listed namespace (a Role and RoleBinding there), plus a ClusterRole
+/// with `cluster_rules` when given, and a token issued for it through the TokenRequest API.
+pub async fn service_account_token(
+    hub: &kube::Client,
+    namespace: &str,
+    name: &str,
+    grants: &[(&str, serde_json::Value)],
+    cluster_rules: Option<serde_json::Value>,
+) -> String {
+    use k8s_openapi::api::authentication::v1::TokenRequest;
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+    let sas: Api<ServiceAccount> = Api::namespaced(hub.clone(), namespace);
+    let sa: ServiceAccount = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+    sas.create(&PostParams::default(), &sa).await.unwrap();
+    let subject = json!([{"kind": "ServiceAccount", "name": name, "namespace": namespace}]);
+    let role_name = format!("{namespace}-{name}");
+    for (grant_ns, rules) in grants {
+        let role: Role =
+            serde_json::from_value(json!({"metadata": {"name": role_name}, "rules": rules}))
+                .unwrap();
+        Api::<Role>::namespaced(hub.clone(), grant_ns)
+            .create(&PostParams::default(), &role)
+            .await
+            .unwrap();
+        let binding: RoleBinding = serde_json::from_value(json!({"metadata": {"name": role_name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role_name},
+            "subjects": subject}))
+        .unwrap();
+        Api::<RoleBinding>::namespaced(hub.clone(), grant_ns)
+            .create(&PostParams::default(), &binding)
+            .await
+            .unwrap();
+    }
+    if let Some(rules) = cluster_rules {
+        let role: ClusterRole =
+            serde_json::from_value(json!({"metadata": {"name": role_name}, "rules": rules}))
+                .unwrap();
+        Api::<ClusterRole>::all(hub.clone())
+            .create(&PostParams::default(), &role)
+            .await
+            .unwrap();
+        let binding: ClusterRoleBinding = serde_json::from_value(json!({"metadata": {"name": role_name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role_name},
+            "subjects": subject}))
+        .unwrap();
+        Api::<ClusterRoleBinding>::all(hub.clone())
+            .create(&PostParams::default(), &binding)
+            .await
+            .unwrap();
+    }
+    let request: TokenRequest =
+        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 3600}}))
+            .unwrap();
+    let issued: TokenRequest = sas
+        .create_subresource("token", name, &PostParams::default(), &request)
+        .await
+        .unwrap();
+    issued.status.unwrap().token
+}

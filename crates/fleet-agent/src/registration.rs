@@ -1,0 +1,321 @@
+//! Agent-initiated registration (Fleet's `register.go`): from the bootstrap Secret `fleet-agent-bootstrap`
+//! in the agent's namespace (hub URL and CA, a registration token, the registration and system registration
+//! namespaces) the agent creates a `ClusterRegistration` (`generateName: request-`, its clientID and a fresh
+//! clientRandom), waits until the hub grants it by writing the Secret `c-<sha256(clientID‖clientRandom)>` in the
+//! system registration namespace, stores the granted credentials as a kubeconfig in the Secret `fleet-agent`,
+//! and deletes the bootstrap Secret. The clientID comes from the config or the `kube-system` namespace UID.
+//! Secrets' values never appear in errors or logs.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use fleet_api::ClusterRegistration;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result, is_not_found};
+use crate::heartbeat::ClusterRef;
+
+/// The Secret a registration starts from.
+pub const BOOTSTRAP_SECRET: &str = "fleet-agent-bootstrap";
+/// The Secret holding the granted credentials.
+pub const CREDENTIALS_SECRET: &str = "fleet-agent";
+
+/// What the bootstrap Secret says.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Bootstrap {
+    pub api_server_url: String,
+    pub api_server_ca: String,
+    pub token: String,
+    /// Where the ClusterRegistration is created (the Clusters' namespace on the hub).
+    pub cluster_namespace: String,
+    /// Where the hub writes the grant.
+    pub system_registration_namespace: String,
+}
+
+/// The granted identity of this agent on the hub.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    /// A kubeconfig for the hub, with the granted token and the cluster namespace as its namespace.
+    pub kubeconfig: String,
+    /// The cluster namespace holding this cluster's BundleDeployments.
+    pub deployment_namespace: String,
+    /// The Cluster object representing this cluster.
+    pub cluster: ClusterRef,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("deployment_namespace", &self.deployment_namespace)
+            .field("cluster", &self.cluster)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Fleet's registration Secret name: `("c-" + hex(sha256(clientID‖clientRandom)))[:63]`.
+pub fn grant_secret_name(client_id: &str, client_random: &str) -> String {
+    let mut name = format!(
+        "c-{}",
+        hex::encode(Sha256::digest(
+            format!("{client_id}{client_random}").as_bytes()
+        ))
+    );
+    name.truncate(63);
+    name
+}
+
+/// The clientID: the configured one, else the UID of the `kube-system` namespace.
+pub async fn client_id(downstream: &kube::Client, configured: Option<&str>) -> Result<String> {
+    if let Some(id) = configured.filter(|id| !id.is_empty()) {
+        return Ok(id.to_string());
+    }
+    let api: Api<Namespace> = Api::all(downstream.clone());
+    let ns = api
+        .get("kube-system")
+        .await
+        .map_err(|err| Error::kube("reading the kube-system namespace for the clientID", err))?;
+    Ok(ns.metadata.uid.unwrap_or_default())
+}
+
+fn text(data: &BTreeMap<String, ByteString>, key: &str) -> String {
+    data.get(key)
+        .map(|b| String::from_utf8_lossy(&b.0).into_owned())
+        .unwrap_or_default()
+}
+
+fn secret_error(name: &str, message: &str) -> Error {
+    Error::Content {
+        name: format!("secret {name}"),
+        message: message.to_string(),
+    }
+}
+
+/// Reads the bootstrap Secret, if there is one.
+pub async fn bootstrap(
+    downstream: &kube::Client,
+    agent_namespace: &str,
+) -> Result<Option<Bootstrap>> {
+    let api: Api<Secret> = Api::namespaced(downstream.clone(), agent_namespace);
+    let Some(secret) = api
+        .get_opt(BOOTSTRAP_SECRET)
+        .await
+        .map_err(|err| Error::kube("reading the bootstrap secret", err))?
+    else {
+        return Ok(None);
+    };
+    let data = secret.data.unwrap_or_default();
+    let bootstrap = Bootstrap {
+        api_server_url: text(&data, "apiServerURL"),
+        api_server_ca: text(&data, "apiServerCA"),
+        token: text(&data, "token"),
+        cluster_namespace: text(&data, "clusterNamespace"),
+        system_registration_namespace: text(&data, "systemRegistrationNamespace"),
+    };
+    for (key, value) in [
+        ("apiServerURL", &bootstrap.api_server_url),
+        ("token", &bootstrap.token),
+        ("clusterNamespace", &bootstrap.cluster_namespace),
+        (
+            "systemRegistrationNamespace",
+            &bootstrap.system_registration_namespace,
+        ),
+    ] {
+        if value.is_empty() {
+            return Err(secret_error(
+                BOOTSTRAP_SECRET,
+                &format!("key {key} is missing or empty"),
+            ));
+        }
+    }
+    Ok(Some(bootstrap))
+}
+
+/// A kubeconfig (YAML) for the hub.
+pub fn kubeconfig(url: &str, ca_pem: &str, token: &str, namespace: &str) -> String {
+    use base64::Engine;
+    let ca = if ca_pem.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "    certificate-authority-data: {}\n",
+            base64::engine::general_purpose::STANDARD.encode(ca_pem)
+        )
+    };
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: hub\n  cluster:\n    server: {url}\n{ca}contexts:\n- name: hub\n  context:\n    cluster: hub\n    user: agent\n    namespace: {namespace}\ncurrent-context: hub\nusers:\n- name: agent\n  user:\n    token: {token}\n"
+    )
+}
+
+/// A kube client from a kubeconfig text.
+pub async fn client_from_kubeconfig(text: &str) -> Result<kube::Client> {
+    let invalid = |message: String| secret_error(CREDENTIALS_SECRET, &message);
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(text)
+        .map_err(|err| invalid(format!("kubeconfig: {err}")))?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .map_err(|err| invalid(format!("kubeconfig: {err}")))?;
+    kube::Client::try_from(config).map_err(|err| Error::kube("building the hub client", err))
+}
+
+/// The stored credentials, if the agent registered before.
+pub async fn credentials(
+    downstream: &kube::Client,
+    agent_namespace: &str,
+) -> Result<Option<Credentials>> {
+    let api: Api<Secret> = Api::namespaced(downstream.clone(), agent_namespace);
+    let Some(secret) = api
+        .get_opt(CREDENTIALS_SECRET)
+        .await
+        .map_err(|err| Error::kube("reading the credentials secret", err))?
+    else {
+        return Ok(None);
+    };
+    let data = secret.data.unwrap_or_default();
+    Ok(Some(Credentials {
+        kubeconfig: text(&data, "kubeconfig"),
+        deployment_namespace: text(&data, "deploymentNamespace"),
+        cluster: ClusterRef {
+            namespace: text(&data, "clusterNamespace"),
+            name: text(&data, "clusterName"),
+        },
+    }))
+}
+
+/// Registers with the hub named in the bootstrap Secret and stores the granted credentials; gives up after
+/// `timeout` (Fleet waits 30 minutes).
+pub async fn register(
+    downstream: &kube::Client,
+    agent_namespace: &str,
+    bootstrap: &Bootstrap,
+    client_id: &str,
+    cluster_labels: BTreeMap<String, String>,
+    timeout: Duration,
+) -> Result<Credentials> {
+    let import_config = kubeconfig(
+        &bootstrap.api_server_url,
+        &bootstrap.api_server_ca,
+        &bootstrap.token,
+        &bootstrap.cluster_namespace,
+    );
+    let hub = client_from_kubeconfig(&import_config).await?;
+    let client_random = hex::encode(rand::random::<[u8; 32]>());
+    let registration: ClusterRegistration = serde_json::from_value(serde_json::json!({
+        "apiVersion": fleet_api::API_VERSION,
+        "kind": "ClusterRegistration",
+        "metadata": {"generateName": "request-", "namespace": bootstrap.cluster_namespace},
+        "spec": {"clientID": client_id, "clientRandom": client_random, "clusterLabels": cluster_labels},
+    }))
+    .expect("a valid ClusterRegistration");
+    let registrations: Api<ClusterRegistration> =
+        Api::namespaced(hub.clone(), &bootstrap.cluster_namespace);
+    registrations
+        .create(&PostParams::default(), &registration)
+        .await
+        .map_err(|err| Error::kube("creating the ClusterRegistration on the hub", err))?;
+    let grant_name = grant_secret_name(client_id, &client_random);
+    let grants: Api<Secret> =
+        Api::namespaced(hub.clone(), &bootstrap.system_registration_namespace);
+    let deadline = tokio::time::Instant::now() + timeout;
+    let grant = loop {
+        match grants.get_opt(&grant_name).await {
+            Ok(Some(secret)) => break secret,
+            Ok(None) => {}
+            Err(err) if is_not_found(&err) => {}
+            Err(err) => tracing::debug!(error = %err, "waiting for the registration grant"),
+        }
+        if tokio::time::Instant::now() > deadline {
+            return Err(secret_error(
+                &grant_name,
+                "the hub did not grant the registration in time",
+            ));
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    };
+    let data = grant.data.unwrap_or_default();
+    let credentials = Credentials {
+        kubeconfig: kubeconfig(
+            &bootstrap.api_server_url,
+            &bootstrap.api_server_ca,
+            &text(&data, "token"),
+            &text(&data, "deploymentNamespace"),
+        ),
+        deployment_namespace: text(&data, "deploymentNamespace"),
+        cluster: ClusterRef {
+            namespace: text(&data, "clusterNamespace"),
+            name: text(&data, "clusterName"),
+        },
+    };
+    store(downstream, agent_namespace, &credentials).await?;
+    let secrets: Api<Secret> = Api::namespaced(downstream.clone(), agent_namespace);
+    match secrets
+        .delete(BOOTSTRAP_SECRET, &DeleteParams::default())
+        .await
+    {
+        Ok(_) => {}
+        Err(err) if is_not_found(&err) => {}
+        Err(err) => return Err(Error::kube("deleting the bootstrap secret", err)),
+    }
+    Ok(credentials)
+}
+
+async fn store(
+    downstream: &kube::Client,
+    agent_namespace: &str,
+    credentials: &Credentials,
+) -> Result<()> {
+    let secrets: Api<Secret> = Api::namespaced(downstream.clone(), agent_namespace);
+    let body = serde_json::json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": CREDENTIALS_SECRET, "namespace": agent_namespace},
+        "data": {
+            "kubeconfig": encode(&credentials.kubeconfig),
+            "deploymentNamespace": encode(&credentials.deployment_namespace),
+            "clusterNamespace": encode(&credentials.cluster.namespace),
+            "clusterName": encode(&credentials.cluster.name),
+        },
+    });
+    secrets
+        .patch(
+            CREDENTIALS_SECRET,
+            &PatchParams::apply("fleet-agent").force(),
+            &Patch::Apply(body),
+        )
+        .await
+        .map_err(|err| Error::kube("writing the credentials secret", err))?;
+    Ok(())
+}
+
+/// Secret data encoding (base64); `stringData` is not used because not every API server folds it into `data`.
+fn encode(value: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grant_names_follow_fleet() {
+        let name = grant_secret_name("id", "random");
+        assert_eq!(name.len(), 63);
+        assert!(name.starts_with("c-"));
+        assert_eq!(&name[2..], &hex::encode(Sha256::digest(b"idrandom"))[..61]);
+    }
+
+    #[test]
+    fn credentials_never_print_the_kubeconfig() {
+        let credentials = Credentials {
+            kubeconfig: "token: sekret".into(),
+            deployment_namespace: "ns".into(),
+            cluster: ClusterRef {
+                namespace: "fleet-default".into(),
+                name: "c1".into(),
+            },
+        };
+        assert!(!format!("{credentials:?}").contains("sekret"));
+    }
+}
