@@ -114,6 +114,15 @@ fn no_schedule_taint_with_and_without_toleration() {
 }
 
 #[test]
+fn namespace_mapping_reaches_another_namespace() {
+    let out = stdout_of("namespace-mapping", &[]);
+    let team_a = out.split("bundle test-bundles-team-a-app").nth(1).unwrap();
+    assert!(team_a.contains("deploy  team-a/a-1"), "{team_a}");
+    assert!(team_a.contains("skip    team-b/b-1"), "{team_a}");
+    insta::assert_snapshot!("namespace_mapping", out);
+}
+
+#[test]
 fn json_and_yaml_carry_the_same_report() {
     let json = stdout_of("pick-fixed-missing", &["-o", "json"]);
     insta::assert_snapshot!("pick_fixed_missing_json", json);

@@ -59,6 +59,13 @@ CLUSTERS FILE (YAML; every key optional, unknown keys are errors):
     state: Bound                 # Scheduled, Bound (default) or Unscheduled
     obsolete: false              # made under an older policy
     score: {topologySpread: 0, affinity: 0, existingPlacement: 0}
+  namespaces:                    # namespace labels, for namespace mappings (unlisted: no labels)
+  - {name: team-a, labels: {team: a}}
+  namespaceMappings:             # BundleNamespaceMappings: more namespaces a bundle may target
+  - name: team-a
+    namespace: fleet-default     # the bundles' namespace
+    bundleSelector: {matchLabels: {team: a}}
+    namespaceSelector: {matchLabels: {team: a}}
 
 Errors in the file name the file, line, column and field.";
 

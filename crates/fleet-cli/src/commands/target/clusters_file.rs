@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Context;
 use fleet_target::index::ClusterIndex;
+use fleet_target::mapping::{NamespaceInfo, NamespaceMapping};
 use fleet_target::model::{ClusterGroupInfo, ClusterInfo, ClusterKey, UnixSeconds};
 use fleet_target::placement::{ClusterScore, ExistingPlacement, PlacementState};
 use fleet_yaml::parse::Located;
@@ -24,6 +25,10 @@ struct RawFile {
     groups: Vec<ClusterGroupInfo>,
     #[serde(default)]
     placements: Vec<PlacementEntry>,
+    #[serde(default)]
+    namespaces: Vec<NamespaceInfo>,
+    #[serde(default)]
+    namespace_mappings: Vec<NamespaceMapping>,
 }
 
 /// One existing placement: a bundle already placed on a cluster.
@@ -53,6 +58,10 @@ pub struct ClustersFile {
     pub index: ClusterIndex,
     /// Every namespace that holds a cluster, sorted.
     pub namespaces: BTreeSet<String>,
+    /// Namespaces with their labels (those listed, and those of clusters, unlabelled), for namespace mappings.
+    pub namespace_infos: Vec<NamespaceInfo>,
+    /// BundleNamespaceMappings: which other namespaces' clusters a bundle may target.
+    pub namespace_mappings: Vec<NamespaceMapping>,
     /// The time placements are scheduled at (Unix seconds).
     pub now: UnixSeconds,
     /// Existing placements by bundle name.
@@ -95,7 +104,7 @@ pub fn parse(
     check_unique(
         &located,
         "clusters",
-        raw.clusters.iter().map(ClusterInfo::key),
+        raw.clusters.iter().map(|c| c.key().to_string()),
         &at,
     )?;
     check_unique(
@@ -103,7 +112,7 @@ pub fn parse(
         "groups",
         raw.groups
             .iter()
-            .map(|g| ClusterKey::new(&g.namespace, &g.name)),
+            .map(|g| ClusterKey::new(&g.namespace, &g.name).to_string()),
         &at,
     )?;
     let cluster_keys: BTreeSet<ClusterKey> = raw.clusters.iter().map(ClusterInfo::key).collect();
@@ -140,8 +149,27 @@ pub fn parse(
                 score: entry.score,
             });
     }
-    let namespaces = raw.clusters.iter().map(|c| c.namespace.clone()).collect();
+    check_unique(
+        &located,
+        "namespaces",
+        raw.namespaces.iter().map(|n| n.name.clone()),
+        &at,
+    )?;
+    let namespaces: BTreeSet<String> = raw.clusters.iter().map(|c| c.namespace.clone()).collect();
+    let mut namespace_infos = raw.namespaces;
+    let listed: BTreeSet<String> = namespace_infos.iter().map(|n| n.name.clone()).collect();
+    namespace_infos.extend(
+        namespaces
+            .iter()
+            .filter(|ns| !listed.contains(*ns))
+            .map(|ns| NamespaceInfo {
+                name: ns.clone(),
+                labels: Default::default(),
+            }),
+    );
     Ok(ClustersFile {
+        namespace_infos,
+        namespace_mappings: raw.namespace_mappings,
         index: ClusterIndex::new(raw.clusters, raw.groups),
         namespaces,
         now: raw.now.unwrap_or(0),
@@ -153,7 +181,7 @@ pub fn parse(
 fn check_unique(
     located: &Located,
     key: &str,
-    keys: impl Iterator<Item = ClusterKey>,
+    keys: impl Iterator<Item = String>,
     at: &dyn Fn(&str, String) -> anyhow::Error,
 ) -> anyhow::Result<()> {
     let mut seen = BTreeMap::new();

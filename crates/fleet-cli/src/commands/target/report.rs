@@ -102,7 +102,12 @@ pub fn report(bundle: &Bundle, fleet: &ClustersFile) -> anyhow::Result<BundleRep
     let spec = serde_json::to_value(&bundle.spec)?;
     let parts = read_bundle_spec(&namespace, &name, &labels, &spec)
         .with_context(|| format!("bundle {name}"))?;
-    let namespaces = bundle_namespaces(&namespace, &labels, &[], &[]);
+    let namespaces = bundle_namespaces(
+        &namespace,
+        &labels,
+        &fleet.namespace_mappings,
+        &fleet.namespace_infos,
+    );
     let existing = fleet.placements.get(&name).map_or(&[][..], Vec::as_slice);
     let deployments = BTreeMap::new();
     let input = BundlePlanInput {
