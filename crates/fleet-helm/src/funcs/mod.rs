@@ -422,7 +422,7 @@ mod tests {
             "urlParse",
             "urlJoin",
         ];
-        let late_bound = ["and", "or", "include", "tpl"];
+        let late_bound = crate::template::parse::LATE_BOUND;
         let missing: Vec<&&str> = HELM
             .iter()
             .filter(|n| !late_bound.contains(n) && !Funcs::helm().contains(n))

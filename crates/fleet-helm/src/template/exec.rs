@@ -545,7 +545,7 @@ impl<'a> Exec<'a> {
             }
             return Ok(v);
         }
-        if !self.funcs.contains(name) && !matches!(name, "include" | "tpl") {
+        if !self.funcs.contains(name) && !super::parse::LATE_BOUND.contains(&name) {
             return Err(self.error(scope, pos, name, format!("function {name:?} not defined")));
         }
         let mut values = Vec::with_capacity(args.len() + 1);

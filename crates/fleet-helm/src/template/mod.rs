@@ -50,6 +50,11 @@ impl TemplateError {
     /// The error as `helm template` (v4) prints it after `Error: `.
     pub fn helm_message(&self) -> String {
         match self {
+            TemplateError::Parse {
+                name,
+                line,
+                message,
+            } => format!("parse error at ({name}:{line}): {message}"),
             TemplateError::At(at) => {
                 format!(
                     "{}\n  executing {:?} at <{}>:\n    {}",

@@ -41,6 +41,13 @@ pub fn parse(name: &str, src: &str) -> Result<Parsed, TemplateError> {
     })
 }
 
+/// Functions bound by the evaluator itself rather than the function table.
+pub const LATE_BOUND: &[&str] = &["and", "or", "include", "tpl"];
+
+fn is_function(name: &str) -> bool {
+    LATE_BOUND.contains(&name) || crate::funcs::Funcs::helm().contains(name)
+}
+
 fn keyword_name(k: Keyword) -> &'static str {
     match k {
         Keyword::Block => "block",
@@ -448,7 +455,13 @@ impl<'a> Parser<'a> {
     fn term(&mut self) -> Result<Arg, TemplateError> {
         let t = self.next();
         Ok(match t.kind {
-            Tok::Identifier(name) => Arg::Identifier { pos: t.pos, name },
+            Tok::Identifier(name) => {
+                // Go resolves function names while parsing.
+                if !is_function(&name) {
+                    return Err(self.error(t.pos, format!("function {name:?} not defined")));
+                }
+                Arg::Identifier { pos: t.pos, name }
+            }
             Tok::Dot => Arg::Dot(t.pos),
             Tok::Nil => Arg::Nil(t.pos),
             Tok::Bool(b) => Arg::Bool(b),

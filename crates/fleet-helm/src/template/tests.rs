@@ -407,3 +407,18 @@ fn sprig_slice_replaces_the_builtin() {
     );
     assert_eq!(render("{{ slice .l 1 2 }}", "l: [a, b, c]"), "[b]");
 }
+
+#[test]
+fn unknown_functions_fail_at_parse_time_like_go() {
+    let e = TemplateSet::new()
+        .add_file("c/t.yaml", "a: 1\n{{ nope . }}")
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "template: c/t.yaml:2: function \"nope\" not defined"
+    );
+    assert_eq!(
+        e.helm_message(),
+        "parse error at (c/t.yaml:2): function \"nope\" not defined"
+    );
+}
