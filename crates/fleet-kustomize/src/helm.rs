@@ -74,6 +74,12 @@ pub fn inflate(
             "helmCharts entry without a name; give the chart's `name`",
         ));
     }
+    if !chart.name_template.is_empty() {
+        return Err(Error::invalid(
+            kfile,
+            format!("{what}: nameTemplate is not supported; set releaseName instead"),
+        ));
+    }
     let home = globals
         .map(|g| g.chart_home.as_str())
         .filter(|h| !h.is_empty())

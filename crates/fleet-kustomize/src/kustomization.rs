@@ -105,6 +105,7 @@ pub struct Image {
     pub new_tag: String,
     #[serde(default)]
     pub digest: String,
+    /// Accepted and, as in kustomize v5.7's `images` transformer, not applied.
     #[serde(default)]
     pub tag_suffix: String,
 }

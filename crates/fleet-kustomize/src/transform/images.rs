@@ -32,15 +32,12 @@ pub fn rewrite(current: &str, rule: &Image) -> Option<String> {
     } else {
         rule.new_name.as_str()
     };
-    let (mut tag, digest) = match (rule.new_tag.is_empty(), rule.digest.is_empty()) {
+    let (tag, digest) = match (rule.new_tag.is_empty(), rule.digest.is_empty()) {
         (false, false) => (rule.new_tag.clone(), rule.digest.as_str()),
         (false, true) => (rule.new_tag.clone(), ""),
         (true, false) => (String::new(), rule.digest.as_str()),
         (true, true) => (tag.to_string(), digest),
     };
-    if !rule.tag_suffix.is_empty() {
-        tag.push_str(&rule.tag_suffix);
-    }
     let mut out = name.to_string();
     if !tag.is_empty() {
         out.push(':');
