@@ -387,6 +387,54 @@ mod tests {
         assert!(glob_match("[a-c]?.txt", "bx.txt"));
     }
 
+    fn tgz(prefix: &str, files: &[(&str, &str)]) -> Vec<u8> {
+        let mut builder = tar::Builder::new(Vec::new());
+        for (path, body) in files {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(body.len() as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            builder
+                .append_data(&mut header, format!("{prefix}/{path}"), body.as_bytes())
+                .unwrap();
+        }
+        let tar = builder.into_inner().unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, &tar).unwrap();
+        gz.finish().unwrap()
+    }
+
+    #[test]
+    fn v1_charts_with_requirements_and_tgz_subcharts() {
+        let sub = tgz(
+            "db",
+            &[
+                ("Chart.yaml", "apiVersion: v1\nname: db\nversion: 2.0.0\n"),
+                ("values.yaml", "port: 5432\n"),
+            ],
+        );
+        let mut files = FileMap::new();
+        files.insert(
+            "Chart.yaml".into(),
+            b"apiVersion: v1\nname: app\nversion: 1.0.0\n".to_vec(),
+        );
+        files.insert(
+            "requirements.yaml".into(),
+            b"dependencies:\n- name: db\n  version: 2.x\n  condition: db.enabled\n".to_vec(),
+        );
+        files.insert("charts/db-2.0.0.tgz".into(), sub);
+        files.insert("files/a.txt".into(), b"x".to_vec());
+        let chart = load_chart(&files, "app").unwrap();
+        assert_eq!(chart.dependencies[0].condition, "db.enabled");
+        assert_eq!(chart.subcharts.len(), 1);
+        assert_eq!(chart.subcharts[0].name, "db");
+        assert!(
+            chart.files.contains_key("files/a.txt")
+                && !chart.files.contains_key("requirements.yaml")
+        );
+        assert!(unpack_archive("x.tgz", b"not gzip").is_err());
+    }
+
     #[test]
     fn helmignore_rules() {
         let i = Ignore::parse("# c\n.git/\n*.swp\nci/\n!keep.swp\n");
