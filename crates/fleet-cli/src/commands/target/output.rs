@@ -97,7 +97,7 @@ fn bundle_data(report: &BundleReport) -> Value {
     let unselected: Vec<Value> = report
         .unselected
         .iter()
-        .map(|u| json!({"cluster": u.cluster, "reason": u.kind.as_str(), "message": u.message}))
+        .map(|u| json!({"cluster": u.cluster, "reason": u.kind.name(), "message": u.message}))
         .collect();
     let scheduled = report.scheduled.as_ref().map(|c| {
         json!({

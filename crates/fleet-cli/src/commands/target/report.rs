@@ -13,7 +13,7 @@ use fleet_target::bundle_spec::read_bundle_spec;
 use fleet_target::explain::{Verdict, explain};
 use fleet_target::mapping::bundle_namespaces;
 use fleet_target::model::ClusterKey;
-use fleet_target::pipeline::{BundlePlan, BundlePlanInput, PlacementStage, plan_bundle};
+use fleet_target::pipeline::{BundlePlanInput, PlacementStage, plan_bundle};
 use fleet_target::placement::status::Stage;
 use fleet_target::placement::{
     ClusterScore, Origin, PlacementPolicy, PlacementType, ScheduleResult, ScheduledCondition,
@@ -86,7 +86,7 @@ pub enum ReasonKind {
 }
 
 impl ReasonKind {
-    pub fn as_str(self) -> String {
+    pub fn name(self) -> String {
         match self {
             ReasonKind::Filtered(stage) => format!("Filtered{stage:?}"),
             other => format!("{other:?}"),
@@ -127,10 +127,18 @@ pub fn report(bundle: &Bundle, fleet: &ClustersFile) -> anyhow::Result<BundleRep
     let plan = plan_bundle(&fleet.index, &input, &BuiltinTemplater, &id)
         .with_context(|| format!("bundle {name}"))?;
 
+    let targets: BTreeMap<&ClusterKey, &Target> =
+        plan.targets.iter().map(|t| (&t.cluster, t)).collect();
+    let origins: BTreeMap<&ClusterKey, Origin> = plan
+        .schedule
+        .iter()
+        .flat_map(|s| &s.selected)
+        .map(|d| (&d.cluster, d.origin))
+        .collect();
     let mut selected = Vec::new();
     let mut unselected = Vec::new();
     for explained in explain(&fleet.index, &parts.targeting, &namespaces, &plan) {
-        let line = explained.to_string() + origin_note(plan.schedule.as_ref(), &explained.cluster);
+        let line = explained.to_string() + origin_note(origins.get(&explained.cluster));
         let key = explained.cluster;
         match explained.verdict {
             Verdict::Deployed {
@@ -139,7 +147,9 @@ pub fn report(bundle: &Bundle, fleet: &ClustersFile) -> anyhow::Result<BundleRep
                 score,
                 deferred,
             } => selected.push(Selected {
-                deployment_id: selected_id(&plan, &key, &id)?,
+                deployment_id: id(targets
+                    .get(&key)
+                    .with_context(|| format!("no target planned for {key}"))?)?,
                 cluster: key,
                 line,
                 target,
@@ -192,25 +202,9 @@ fn deployment_id(manifest_id: &str, target: &Target) -> Result<String, TargetErr
     Ok(fleet_bundle::hash::deployment_id(manifest_id, &options))
 }
 
-fn selected_id(
-    plan: &BundlePlan,
-    key: &ClusterKey,
-    id: &dyn Fn(&Target) -> Result<String, TargetError>,
-) -> anyhow::Result<String> {
-    let target = plan
-        .targets
-        .iter()
-        .find(|t| &t.cluster == key)
-        .with_context(|| format!("no target planned for {key}"))?;
-    Ok(id(target)?)
-}
-
 /// How an existing placement came to be selected again, for the cluster's line.
-fn origin_note(schedule: Option<&ScheduleResult>, key: &ClusterKey) -> &'static str {
-    match schedule
-        .and_then(|s| s.selected.iter().find(|d| &d.cluster == key))
-        .map(|d| d.origin)
-    {
+fn origin_note(origin: Option<&Origin>) -> &'static str {
+    match origin {
         Some(Origin::Kept) => " (existing placement, kept)",
         Some(Origin::Reselected(_)) => " (existing placement, picked again)",
         Some(Origin::New) | None => "",
