@@ -53,7 +53,7 @@ CLUSTERS FILE (YAML; every key optional, unknown keys are errors):
     labels: {tier: gold}         # matched by clusterGroupSelector
     selector: {matchLabels: {env: prod}}   # absent: no members; {}: every cluster
   placements:                    # placements that exist already
-  - bundle: repo-app             # the bundle's name
+  - bundle: repo-app             # the bundle's name (unknown ones: a note)
     cluster: eu-1
     namespace: fleet-default     # default: the bundles' namespace (-n)
     state: Bound                 # Scheduled, Bound (default) or Unscheduled
@@ -107,6 +107,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .filter_map(|b| b.metadata.name.clone())
         .collect();
     let mut fleet = clusters_file::read(&args.clusters, &args.namespace, &names)?;
+    for note in &fleet.notes {
+        eprintln!("note: {note}");
+    }
     if let Some(now) = args.now {
         fleet.now = now;
     }

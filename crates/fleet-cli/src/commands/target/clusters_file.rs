@@ -66,10 +66,12 @@ pub struct ClustersFile {
     pub now: UnixSeconds,
     /// Existing placements by bundle name.
     pub placements: BTreeMap<String, Vec<ExistingPlacement>>,
+    /// What was read but not used, for stderr (placements of bundles that were not read).
+    pub notes: Vec<String>,
 }
 
-/// Reads `path`; existing placements of clusters without a namespace are taken to be in `bundle_namespace`, and
-/// must name one of `bundle_names`.
+/// Reads `path`; existing placements of clusters without a namespace are taken to be in `bundle_namespace`.
+/// Placements of bundles other than `bundle_names` are left out, with a note.
 pub fn read(
     path: &str,
     bundle_namespace: &str,
@@ -93,14 +95,15 @@ pub fn parse(
     } else {
         located.deserialize()?
     };
-    let at = |pointer: &str, message: String| -> anyhow::Error {
+    let describe = |pointer: &str, message: String| -> String {
         let location = located
             .location(pointer)
             .map(|l| format!(":{l}"))
             .unwrap_or_default();
         let field = pointer.trim_start_matches('/').replace('/', ".");
-        anyhow::anyhow!("{origin}{location}: {}: {message}", dotted_indices(&field))
+        format!("{origin}{location}: {}: {message}", dotted_indices(&field))
     };
+    let at = |pointer: &str, message: String| anyhow::anyhow!(describe(pointer, message));
     check_unique(
         &located,
         "clusters",
@@ -117,18 +120,8 @@ pub fn parse(
     )?;
     let cluster_keys: BTreeSet<ClusterKey> = raw.clusters.iter().map(ClusterInfo::key).collect();
     let mut placements: BTreeMap<String, Vec<ExistingPlacement>> = BTreeMap::new();
+    let mut notes = Vec::new();
     for (i, entry) in raw.placements.into_iter().enumerate() {
-        if !bundle_names.contains(&entry.bundle) {
-            let known: Vec<&str> = bundle_names.iter().map(String::as_str).collect();
-            return Err(at(
-                &format!("/placements/{i}/bundle"),
-                format!(
-                    "no bundle {:?} was read (bundles: {})",
-                    entry.bundle,
-                    known.join(", ")
-                ),
-            ));
-        }
         let namespace = entry
             .namespace
             .unwrap_or_else(|| bundle_namespace.to_string());
@@ -138,6 +131,18 @@ pub fn parse(
                 &format!("/placements/{i}/cluster"),
                 format!("no cluster {cluster} in the clusters list"),
             ));
+        }
+        if !bundle_names.contains(&entry.bundle) {
+            let known: Vec<&str> = bundle_names.iter().map(String::as_str).collect();
+            notes.push(describe(
+                &format!("/placements/{i}/bundle"),
+                format!(
+                    "no bundle {:?} was read (bundles: {}); placement ignored",
+                    entry.bundle,
+                    known.join(", ")
+                ),
+            ));
+            continue;
         }
         placements
             .entry(entry.bundle)
@@ -170,6 +175,7 @@ pub fn parse(
     Ok(ClustersFile {
         namespace_infos,
         namespace_mappings: raw.namespace_mappings,
+        notes,
         index: ClusterIndex::new(raw.clusters, raw.groups),
         namespaces,
         now: raw.now.unwrap_or(0),
@@ -261,6 +267,19 @@ mod tests {
     }
 
     #[test]
+    fn placements_of_other_bundles_are_noted_and_left_out() {
+        let text = "clusters:\n- {name: a, namespace: fleet-default}\nplacements:\n- {bundle: nope, cluster: a}\n";
+        let file = parse(text, "c.yaml", "fleet-default", &names()).unwrap();
+        assert!(file.placements.is_empty());
+        assert_eq!(
+            file.notes,
+            [
+                "c.yaml:4:4: placements[0].bundle: no bundle \"nope\" was read (bundles: app); placement ignored"
+            ]
+        );
+    }
+
+    #[test]
     fn an_empty_file_is_an_empty_fleet() {
         let file = parse("", "c.yaml", "ns", &names()).unwrap();
         assert!(file.index.is_empty());
@@ -277,10 +296,6 @@ mod tests {
             (
                 "clusters:\n- {name: a, namespace: x}\n- {name: a, namespace: x}\n",
                 "c.yaml:3:4: clusters[1].name: x/a is listed twice (first at line 2)",
-            ),
-            (
-                "clusters:\n- {name: a, namespace: fleet-default}\nplacements:\n- {bundle: nope, cluster: a}\n",
-                "c.yaml:4:4: placements[0].bundle: no bundle \"nope\" was read (bundles: app)",
             ),
             (
                 "clusters:\n- {name: a, namespace: fleet-default}\nplacements:\n- {bundle: app, cluster: b}\n",
