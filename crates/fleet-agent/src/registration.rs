@@ -288,6 +288,43 @@ async fn store(
     Ok(())
 }
 
+/// The hub connection of an agent: the stored credentials, or a new registration from the bootstrap Secret
+/// when there are none. Returns the hub client and the credentials.
+pub async fn connect(
+    downstream: &kube::Client,
+    agent_namespace: &str,
+    configured_client_id: Option<&str>,
+    cluster_labels: BTreeMap<String, String>,
+    timeout: Duration,
+) -> Result<(kube::Client, Credentials)> {
+    let credentials = match credentials(downstream, agent_namespace).await? {
+        Some(credentials) if bootstrap(downstream, agent_namespace).await?.is_none() => credentials,
+        // A bootstrap Secret next to credentials means re-registration was asked for (revoked credentials).
+        _ => {
+            let Some(bootstrap) = bootstrap(downstream, agent_namespace).await? else {
+                return Err(secret_error(
+                    BOOTSTRAP_SECRET,
+                    &format!(
+                        "neither {CREDENTIALS_SECRET} nor {BOOTSTRAP_SECRET} exists in {agent_namespace}"
+                    ),
+                ));
+            };
+            let id = client_id(downstream, configured_client_id).await?;
+            register(
+                downstream,
+                agent_namespace,
+                &bootstrap,
+                &id,
+                cluster_labels,
+                timeout,
+            )
+            .await?
+        }
+    };
+    let hub = client_from_kubeconfig(&credentials.kubeconfig).await?;
+    Ok((hub, credentials))
+}
+
 /// Secret data encoding (base64); `stringData` is not used because not every API server folds it into `data`.
 fn encode(value: &str) -> String {
     use base64::Engine;

@@ -1,5 +1,6 @@
 //! The subcommands of `fleet`, one module each, and the dispatch between them.
 
+mod agent;
 mod apiserver;
 mod apply;
 mod bundle_input;
@@ -32,6 +33,8 @@ enum Command {
     Helm(helm::Command),
     /// Run the embedded Kubernetes-compatible API server.
     Apiserver(apiserver::Args),
+    /// Run the downstream agent: deploy this cluster's BundleDeployments from the hub.
+    Agent(agent::Args),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -41,5 +44,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Target(args) => target::run(args),
         Command::Helm(cmd) => helm::run(cmd),
         Command::Apiserver(args) => apiserver::run(args),
+        Command::Agent(args) => agent::run(args),
     }
 }
