@@ -47,8 +47,29 @@ pub fn ensure_defaults(inner: &Inner) {
                     "status": {"phase": "Active"},
                 });
                 txn.put(&key(name), ns);
+                add_default_service_account(txn, name);
             }
         }
         Ok(())
     });
+}
+
+/// The `default` ServiceAccount every namespace gets (kube-controller-manager creates it in a real cluster).
+pub fn add_default_service_account(txn: &mut Txn<'_>, namespace: &str) {
+    let sa_key = ObjKey::new("/serviceaccounts", namespace, "default");
+    if txn.get(&sa_key).is_none() {
+        txn.put(
+            &sa_key,
+            json!({
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {
+                    "name": "default",
+                    "namespace": namespace,
+                    "uid": uuid::Uuid::new_v4().to_string(),
+                    "creationTimestamp": object::now_rfc3339(),
+                },
+            }),
+        );
+    }
 }

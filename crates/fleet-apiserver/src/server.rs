@@ -218,8 +218,30 @@ impl ApiServer {
     }
 }
 
+/// Every request: a handler that panics (a bug) still gets a 500 Status, never a dropped connection.
 async fn dispatch(
     State(server): State<ApiServer>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    use futures::FutureExt;
+    let path = uri.path().to_string();
+    match std::panic::AssertUnwindSafe(serve_request(server, method, uri, headers, body))
+        .catch_unwind()
+        .await
+    {
+        Ok(response) => response,
+        Err(_) => {
+            tracing::error!(%path, "request handler panicked");
+            ApiError::internal("an internal error occurred").into_response()
+        }
+    }
+}
+
+async fn serve_request(
+    server: ApiServer,
     method: Method,
     uri: Uri,
     headers: HeaderMap,

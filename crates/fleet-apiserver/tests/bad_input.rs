@@ -228,11 +228,29 @@ async fn random_bytes_never_cause_a_server_error() {
                 }
             })
             .collect();
-        let ct = content_types[i % content_types.len()];
-        let (method, uri) = match i % 3 {
+        let ct = if i % 7 == 0 {
+            "application/vnd.kubernetes.protobuf"
+        } else {
+            content_types[i % content_types.len()]
+        };
+        let body = if ct.contains("protobuf") {
+            [b"k8s\0".to_vec(), body].concat()
+        } else {
+            body
+        };
+        let (method, uri) = match i % 6 {
             0 => (Method::POST, CMS.to_string()),
             1 => (Method::PATCH, format!("{CMS}/target?fieldManager=fuzz")),
-            _ => (Method::PUT, format!("{CMS}/target")),
+            2 => (Method::PUT, format!("{CMS}/target")),
+            3 => (
+                Method::POST,
+                "/api/v1/namespaces/default/serviceaccounts/default/token".to_string(),
+            ),
+            4 => (
+                Method::POST,
+                "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews".to_string(),
+            ),
+            _ => (Method::DELETE, format!("{CMS}/target?dryRun=All")),
         };
         let (status, body) = call(&server, method, &uri, ct, body).await;
         assert!(status.as_u16() < 500, "{status} for {ct}: {body}");

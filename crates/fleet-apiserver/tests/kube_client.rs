@@ -272,6 +272,12 @@ async fn finalizers_hold_deletion_and_namespaces_cascade() {
         )
         .await
         .unwrap();
+    let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+        Api::namespaced(client.clone(), "team");
+    assert!(
+        accounts.get_opt("default").await.unwrap().is_some(),
+        "every namespace gets a default ServiceAccount"
+    );
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "team");
     let mut held = cm("held", json!({}));
     held.metadata.finalizers = Some(vec!["example.com/hold".into()]);

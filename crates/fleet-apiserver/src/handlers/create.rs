@@ -128,7 +128,11 @@ pub fn create_object(
         if txn.get(&key).is_some() {
             return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
         }
-        Ok(txn.put(&key, obj))
+        let stored = txn.put(&key, obj);
+        if rt.group.is_empty() && rt.plural == "namespaces" {
+            namespaces::add_default_service_account(txn, &name);
+        }
+        Ok(stored)
     })?;
     crd::after_write(inner, rt, &stored);
     Ok(stored)
