@@ -292,7 +292,7 @@ fn get_watch_streams_changes() {
     let mut cmd = Command::new(&c.kubectl);
     cmd.arg("--kubeconfig")
         .arg(c.dir.path().join("kubeconfig"))
-        .args(["get", "cm", "-w", "--request-timeout=4s"]);
+        .args(["get", "cm", "-w", "--request-timeout=8s"]);
     cmd.env("HOME", c.dir.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
