@@ -19,13 +19,13 @@ use serde_json::json;
 
 pub const CLUSTER_NS: &str = "cluster-fleet-default-c1-0123456789ab";
 
-/// Waits until `check` returns `Some`, polling, for at most 20 seconds.
+/// Waits until `check` returns `Some`, polling, for at most 60 seconds.
 pub async fn wait_for<T, F, Fut>(what: &str, mut check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
         if let Some(value) = check().await {
             return value;
