@@ -240,7 +240,15 @@ impl Store {
         }
         drop(state);
         if durable_mode {
-            self.sync_through(seq, compacted)?;
+            // fsync blocks: on a multi-threaded runtime, let other requests move to other workers meanwhile
+            // (they then queue their writes behind this sync and share the next one).
+            let multi_thread = tokio::runtime::Handle::try_current()
+                .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+            if multi_thread {
+                tokio::task::block_in_place(|| self.sync_through(seq, compacted))?;
+            } else {
+                self.sync_through(seq, compacted)?;
+            }
         }
         result
     }
