@@ -280,7 +280,34 @@ struct Head {
     hook: Option<String>,
 }
 
+/// The `kind` of a document whose top level is a plain block mapping, read without a full YAML parse: the
+/// unindented `kind:` line with a plain value. `None` when the document needs the real parser.
+fn quick_kind(doc: &str) -> Option<String> {
+    let first = doc
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))?;
+    if first.starts_with([' ', '-', '{', '[', '&', '!', '?', '%', '|', '>']) {
+        return None;
+    }
+    let mut kinds = doc.lines().filter_map(|l| l.strip_prefix("kind:"));
+    let value = kinds.next()?.trim();
+    if kinds.next().is_some()
+        || value.is_empty()
+        || !value.chars().all(|c| c.is_ascii_alphanumeric())
+    {
+        return None;
+    }
+    Some(value.to_string())
+}
+
 fn parse_head(path: &str, doc: &str) -> Result<Head, ChartError> {
+    // Large documents (CRDs) make a full parse the costliest step of a render; without any hook annotation only
+    // `kind` matters. (Helm would also reject malformed YAML here; that check is skipped on this path.)
+    if !doc.contains("helm.sh/hook")
+        && let Some(kind) = quick_kind(doc)
+    {
+        return Ok(Head { kind, hook: None });
+    }
     let v = crate::yaml::parse_json(doc).map_err(|e| ChartError::Manifest {
         path: path.to_string(),
         message: format!("YAML parse error on {path}: {e}"),
@@ -486,6 +513,18 @@ mod tests {
             ]
         );
         assert_eq!(r.notes.as_deref(), Some("Installed release-name"));
+    }
+
+    #[test]
+    fn quick_kind_only_for_plain_documents() {
+        assert_eq!(
+            quick_kind("# c\napiVersion: v1\nkind: ConfigMap\ndata:\n  kind: x\n").as_deref(),
+            Some("ConfigMap")
+        );
+        assert_eq!(quick_kind("{kind: A}"), None);
+        assert_eq!(quick_kind("kind: \"A\"\n"), None);
+        assert_eq!(quick_kind("kind: A\nkind: B\n"), None);
+        assert_eq!(quick_kind("- kind: A\n"), None);
     }
 
     #[test]
