@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::fetch;
 use crate::heartbeat::{self, ClusterRef};
 use crate::inventory::{self, Entry, Inventory, object_key};
-use crate::monitor::{self, Report};
+use crate::monitor::{self, ListCache, Report};
 use crate::prune;
 use crate::render::{self, Desired};
 use crate::scope::Scope;
@@ -79,6 +79,10 @@ pub struct Agent {
     rendered: BTreeMap<String, Rendered>,
     waiting: BTreeSet<String>,
     failed: BTreeSet<String>,
+    /// The inventories this agent wrote (it is their only writer), so monitoring needs no reads.
+    inventory_cache: BTreeMap<String, Inventory>,
+    /// Downstream lists shared by the reconciles of one pass.
+    lists: ListCache,
 }
 
 impl Agent {
@@ -92,6 +96,8 @@ impl Agent {
             rendered: BTreeMap::new(),
             waiting: BTreeSet::new(),
             failed: BTreeSet::new(),
+            lists: ListCache::default(),
+            inventory_cache: BTreeMap::new(),
         }
     }
 
@@ -142,6 +148,7 @@ impl Agent {
                 _ = retry.tick() => dirty.append(&mut self.failed),
                 _ = checkin.tick() => self.check_in().await,
             }
+            self.lists = ListCache::default();
             for name in std::mem::take(&mut dirty) {
                 if let Err(err) = self.reconcile(&name).await {
                     warn!(bundle_deployment = %name, error = %err, "reconcile failed; retrying");
@@ -217,6 +224,7 @@ impl Agent {
     /// Removes everything a deleted BundleDeployment deployed (as its inventory says).
     pub async fn uninstall(&mut self, name: &str) {
         self.rendered.remove(name);
+        self.inventory_cache.remove(name);
         self.waiting.remove(name);
         self.failed.remove(name);
         let inventory = match self.inventories.load(name).await {
@@ -310,15 +318,18 @@ impl Agent {
         let name = bd.metadata.name.clone().unwrap_or_default();
         let previous = bd.status.clone().unwrap_or_default();
         let deployment_id = bd.spec.deployment_id.clone();
-        let inventory = self
-            .inventories
-            .load(&name)
-            .await
-            .map_err(downstream_error)?
-            .unwrap_or_else(|| Inventory {
-                bundle_deployment: name.clone(),
-                ..Default::default()
-            });
+        let inventory = match self.inventory_cache.get(&name) {
+            Some(inventory) => inventory.clone(),
+            None => self
+                .inventories
+                .load(&name)
+                .await
+                .map_err(downstream_error)?
+                .unwrap_or_else(|| Inventory {
+                    bundle_deployment: name.clone(),
+                    ..Default::default()
+                }),
+        };
         let options = bd.spec.options.clone();
         let force_sync = (options.force_sync_generation > 0
             && previous.sync_generation != Some(options.force_sync_generation))
@@ -332,9 +343,10 @@ impl Agent {
         let objects = rendered.objects.clone();
         let render_options = rendered.options.clone();
         let mut applied_id = inventory.deployment_id.clone();
+        self.inventory_cache.insert(name.clone(), inventory.clone());
         let mut deploy_error = None;
         if needs_apply {
-            let failures = apply_and_prune(
+            let (next, failures) = apply_and_prune(
                 &downstream,
                 &store,
                 &scope,
@@ -348,13 +360,25 @@ impl Agent {
             )
             .await
             .map_err(downstream_error)?;
+            self.inventory_cache.insert(name.clone(), next);
             if failures.is_empty() {
                 applied_id = deployment_id.clone();
             } else {
                 deploy_error = Some(failure_message(&failures));
             }
         }
-        let mut report = monitor::observe(&downstream, &set_id, &objects, &render_options).await;
+        if needs_apply {
+            self.lists.invalidate(&objects);
+        }
+        let mut report = monitor::observe(
+            &downstream,
+            &mut self.lists,
+            &scope,
+            &set_id,
+            &objects,
+            &render_options,
+        )
+        .await;
         let correct_drift: CorrectDrift = bd
             .spec
             .correct_drift
@@ -363,7 +387,16 @@ impl Agent {
             .unwrap_or_default();
         if correct_drift.enabled && deploy_error.is_none() && !report.drifted.is_empty() {
             correct(&downstream, &scope, &objects, &report, correct_drift.force).await;
-            report = monitor::observe(&downstream, &set_id, &objects, &render_options).await;
+            self.lists.invalidate(&objects);
+            report = monitor::observe(
+                &downstream,
+                &mut self.lists,
+                &scope,
+                &set_id,
+                &objects,
+                &render_options,
+            )
+            .await;
         }
         Ok(Observation {
             applied_deployment_id: applied_id,
@@ -406,14 +439,14 @@ struct Target<'a> {
 }
 
 /// Applies the target's objects, prunes what the previous inventory had and they lack, and saves the new
-/// inventory. Returns the objects that failed (to apply or to prune).
+/// inventory. Returns it and the objects that failed (to apply or to prune).
 async fn apply_and_prune(
     downstream: &Downstream,
     store: &inventory::Store,
     scope: &Scope,
     previous: &Inventory,
     target: Target<'_>,
-) -> Result<Vec<(fleet_api::ObjectRef, String)>> {
+) -> Result<(Inventory, Vec<(fleet_api::ObjectRef, String)>)> {
     let Target {
         deployment_id,
         objects,
@@ -504,7 +537,7 @@ async fn apply_and_prune(
     if !outcome.patched.is_empty() {
         info!(bundle_deployment = %previous.bundle_deployment, patched = outcome.patched.len(), "applied");
     }
-    Ok(failures)
+    Ok((next, failures))
 }
 
 /// Re-applies drifted objects with force; with `force`, an object the API refuses to update is re-created.

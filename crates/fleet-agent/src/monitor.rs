@@ -1,6 +1,8 @@
-//! Observing what a BundleDeployment deployed: one list per kind and namespace, selected by this scope's
-//! object-set hash label (so another agent's objects are never seen as ours), plus a read by name for
-//! desired objects the list did not return (missing, or present but someone else's). Each object gets a
+//! Observing what a BundleDeployment deployed: one list per kind and namespace, selected by this agent's
+//! scope label and shared by every BundleDeployment observed in the same pass ([`ListCache`]), so an idle
+//! agent makes a handful of requests per pass however many BundleDeployments it has; objects are then told
+//! apart by their object-set ID (another agent's objects are never seen as ours). Desired objects the list
+//! did not return are read by name (missing, or present but someone else's). Each object gets a
 //! readiness summary ([`crate::readiness`]) and a drift check ([`crate::drift`]); objects of our set that are
 //! no longer desired are reported as extra.
 
@@ -17,7 +19,48 @@ use crate::downstream::Downstream;
 use crate::drift::{diff, ignored_for};
 use crate::readiness::{is_ready, summarize};
 use crate::render::Desired;
-use crate::scope::{SET_HASH_LABEL, SET_ID_ANNOTATION, Scope};
+use crate::scope::{SCOPE_LABEL, SET_ID_ANNOTATION, Scope};
+
+/// Lists of this scope's objects per `(apiVersion, kind, namespace)`, filled on first use in a pass.
+#[derive(Default)]
+pub struct ListCache {
+    lists: BTreeMap<(String, String, String), BTreeMap<String, DynamicObject>>,
+}
+
+impl ListCache {
+    /// Forgets the lists of the groups `objects` belong to (after they were written).
+    pub fn invalidate(&mut self, objects: &[Desired]) {
+        for object in objects {
+            let r = &object.object_ref;
+            self.lists
+                .remove(&(r.api_version.clone(), r.kind.clone(), r.namespace.clone()));
+        }
+    }
+
+    async fn list(
+        &mut self,
+        downstream: &Downstream,
+        scope: &Scope,
+        key: &(String, String, String),
+    ) -> &BTreeMap<String, DynamicObject> {
+        if !self.lists.contains_key(key) {
+            let selector = format!("{SCOPE_LABEL}={}", scope.label_value());
+            let listed = match downstream.api_for_kind(&key.0, &key.1, &key.2).await {
+                Ok(api) => match api.list(&ListParams::default().labels(&selector)).await {
+                    Ok(list) => list
+                        .items
+                        .into_iter()
+                        .filter_map(|o| o.metadata.name.clone().map(|n| (n, o)))
+                        .collect(),
+                    Err(_) => BTreeMap::new(),
+                },
+                Err(_) => BTreeMap::new(),
+            };
+            self.lists.insert(key.clone(), listed);
+        }
+        &self.lists[key]
+    }
+}
 
 /// What the downstream cluster looks like for one BundleDeployment.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -30,14 +73,15 @@ pub struct Report {
     pub drifted: Vec<ObjectRef>,
 }
 
-/// Observes the live state of `desired` (the objects of `set_id`).
+/// Observes the live state of `desired` (the objects of `set_id` in `scope`).
 pub async fn observe(
     downstream: &Downstream,
+    cache: &mut ListCache,
+    scope: &Scope,
     set_id: &str,
     desired: &[Desired],
     options: &BundleDeploymentOptions,
 ) -> Report {
-    let selector = format!("{SET_HASH_LABEL}={}", Scope::set_hash(set_id));
     let mut groups: BTreeMap<(String, String, String), Vec<&Desired>> = BTreeMap::new();
     for object in desired {
         let r = &object.object_ref;
@@ -47,21 +91,15 @@ pub async fn observe(
             .push(object);
     }
     let mut report = Report::default();
-    for ((api_version, kind, namespace), objects) in groups {
-        let listed: BTreeMap<String, DynamicObject> = match downstream
-            .api_for_kind(&api_version, &kind, &namespace)
+    for (key, objects) in groups {
+        let (api_version, kind, _) = &key;
+        let listed: BTreeMap<String, DynamicObject> = cache
+            .list(downstream, scope, &key)
             .await
-        {
-            Ok(api) => match api.list(&ListParams::default().labels(&selector)).await {
-                Ok(list) => list
-                    .items
-                    .into_iter()
-                    .filter_map(|o| o.metadata.name.clone().map(|n| (n, o)))
-                    .collect(),
-                Err(_) => BTreeMap::new(),
-            },
-            Err(_) => BTreeMap::new(),
-        };
+            .iter()
+            .filter(|(_, live)| annotation(live) == Some(set_id))
+            .map(|(name, live)| (name.clone(), live.clone()))
+            .collect();
         let wanted: BTreeSet<&str> = objects.iter().map(|o| o.object_ref.name.as_str()).collect();
         for object in &objects {
             let live = match listed.get(&object.object_ref.name) {
@@ -71,7 +109,7 @@ pub async fn observe(
             observe_one(&mut report, object, live, set_id, options, desired);
         }
         for (name, live) in &listed {
-            if wanted.contains(name.as_str()) || annotation(live) != Some(set_id) {
+            if wanted.contains(name.as_str()) {
                 continue;
             }
             report.counts.orphaned += 1;

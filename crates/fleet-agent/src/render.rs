@@ -1,13 +1,13 @@
 //! Rendering at the agent: the bundle's resources and the BundleDeployment's options go through
 //! [`fleet_bundle::render::render`] (the code `fleet test` uses), then every object is checked to be a
 //! Kubernetes object and marked as ours: the object-set ID annotation and hash label of this agent's
-//! scope, and `helm.sh/resource-policy: keep` on CRDs unless `deleteCRDResources`.
+//! scope, the scope label, and `helm.sh/resource-policy: keep` on CRDs unless `deleteCRDResources`.
 
 use fleet_api::{BundleDeploymentOptions, BundleResource, ObjectRef};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::scope::{SET_HASH_LABEL, SET_ID_ANNOTATION, Scope};
+use crate::scope::{SCOPE_LABEL, SET_HASH_LABEL, SET_ID_ANNOTATION, Scope};
 
 /// Annotation that keeps an object on uninstall (Helm's).
 pub const RESOURCE_POLICY: &str = "helm.sh/resource-policy";
@@ -51,8 +51,12 @@ pub fn render(
                 .expect("checked by object_ref");
             string_map(metadata, "annotations")
                 .insert(SET_ID_ANNOTATION.to_string(), Value::String(set_id.clone()));
-            string_map(metadata, "labels")
-                .insert(SET_HASH_LABEL.to_string(), Value::String(set_hash.clone()));
+            let labels = string_map(metadata, "labels");
+            labels.insert(SET_HASH_LABEL.to_string(), Value::String(set_hash.clone()));
+            labels.insert(
+                SCOPE_LABEL.to_string(),
+                Value::String(scope.label_value().to_string()),
+            );
             if object_ref.kind == "CustomResourceDefinition" && !options.delete_crd_resources {
                 string_map(metadata, "annotations")
                     .entry(RESOURCE_POLICY)

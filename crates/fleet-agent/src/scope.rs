@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 pub const SET_ID_ANNOTATION: &str = "objectset.rio.cattle.io/id";
 /// Label carrying the object-set hash on every applied object (Fleet's `objectset.rio.cattle.io/hash`).
 pub const SET_HASH_LABEL: &str = "objectset.rio.cattle.io/hash";
-/// Label on inventories naming the agent scope that owns them.
+/// Label on inventories and applied objects naming the agent scope that owns them.
 pub const SCOPE_LABEL: &str = "fleet.cattle.io/agent-scope";
 
 /// One agent's identity on the downstream cluster.
