@@ -315,8 +315,7 @@ impl<'a> Exec<'a> {
                 self.eval_function(scope, dot, cmd, name, *pos, rest, fin)
             }
             Arg::Field { pos, idents } => {
-                let ctx = first.to_string();
-                self.eval_field_chain(scope, dot, dot.clone(), idents, rest, fin, *pos, &ctx)
+                self.eval_field_chain(scope, dot, dot.clone(), idents, rest, fin, *pos, first)
             }
             Arg::Variable { pos, name, idents } => {
                 let v = self.var(scope, name, *pos)?;
@@ -324,13 +323,11 @@ impl<'a> Exec<'a> {
                     self.no_args(scope, first, rest, &fin)?;
                     return Ok(v);
                 }
-                let ctx = first.to_string();
-                self.eval_field_chain(scope, dot, v, idents, rest, fin, *pos, &ctx)
+                self.eval_field_chain(scope, dot, v, idents, rest, fin, *pos, first)
             }
             Arg::Chain { pos, node, fields } => {
                 let v = self.eval_arg(scope, dot, node)?;
-                let ctx = first.to_string();
-                self.eval_field_chain(scope, dot, v, fields, rest, fin, *pos, &ctx)
+                self.eval_field_chain(scope, dot, v, fields, rest, fin, *pos, first)
             }
             Arg::Pipe(p) => {
                 self.no_args(scope, first, rest, &fin)?;
@@ -377,22 +374,19 @@ impl<'a> Exec<'a> {
                 Number::Float(f) => Value::from(*f),
             },
             Arg::Field { pos, idents } => {
-                let ctx = arg.to_string();
-                self.eval_field_chain(scope, dot, dot.clone(), idents, &[], None, *pos, &ctx)?
+                self.eval_field_chain(scope, dot, dot.clone(), idents, &[], None, *pos, arg)?
             }
             Arg::Variable { pos, name, idents } => {
                 let v = self.var(scope, name, *pos)?;
                 if idents.is_empty() {
                     v
                 } else {
-                    let ctx = arg.to_string();
-                    self.eval_field_chain(scope, dot, v, idents, &[], None, *pos, &ctx)?
+                    self.eval_field_chain(scope, dot, v, idents, &[], None, *pos, arg)?
                 }
             }
             Arg::Chain { pos, node, fields } => {
                 let v = self.eval_arg(scope, dot, node)?;
-                let ctx = arg.to_string();
-                self.eval_field_chain(scope, dot, v, fields, &[], None, *pos, &ctx)?
+                self.eval_field_chain(scope, dot, v, fields, &[], None, *pos, arg)?
             }
             Arg::Pipe(p) => {
                 let mark = scope.vars.len();
@@ -420,7 +414,7 @@ impl<'a> Exec<'a> {
         args: &[Arg],
         fin: Option<Value>,
         pos: usize,
-        ctx: &str,
+        node: &Arg,
     ) -> R<Value> {
         // Go turns a nil produced by a variable, a parenthesized pipeline or dot into an invalid value, and a field of
         // an invalid value is simply missing; only a nil met inside the chain is a "nil pointer" error.
@@ -461,7 +455,7 @@ impl<'a> Exec<'a> {
                         return Err(self.error(
                             scope,
                             pos,
-                            ctx,
+                            &node.to_string(),
                             format!("error calling {field}: {detail}"),
                         ));
                     }
@@ -473,7 +467,7 @@ impl<'a> Exec<'a> {
                         return Err(self.error(
                             scope,
                             pos,
-                            ctx,
+                            &node.to_string(),
                             format!("{field} is not a method but has arguments"),
                         ));
                     }
@@ -490,7 +484,7 @@ impl<'a> Exec<'a> {
                     return Err(self.error(
                         scope,
                         pos,
-                        ctx,
+                        &node.to_string(),
                         format!("nil pointer evaluating interface {{}}.{field}"),
                     ));
                 }
@@ -498,7 +492,7 @@ impl<'a> Exec<'a> {
                     return Err(self.error(
                         scope,
                         pos,
-                        ctx,
+                        &node.to_string(),
                         format!(
                             "can't evaluate field {field} in type {}",
                             crate::value::type_name(&receiver)
@@ -522,7 +516,6 @@ impl<'a> Exec<'a> {
         fin: Option<Value>,
     ) -> R<Value> {
         self.burn(scope, 1)?;
-        let cmd_ctx = cmd.to_string();
         if name == "and" || name == "or" {
             let want = name == "or";
             if args.is_empty() && fin.is_none() {
@@ -567,7 +560,7 @@ impl<'a> Exec<'a> {
             FuncError::Msg(m) => self.error(
                 scope,
                 cmd.pos,
-                &cmd_ctx,
+                &cmd.to_string(),
                 format!("error calling {name}: {m}"),
             ),
             FuncError::Fail(m) => TemplateError::Fail {
