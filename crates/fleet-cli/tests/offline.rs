@@ -125,20 +125,38 @@ fn apply_with_targets_file_and_compression() {
 
 #[test]
 fn apply_labels_the_checked_out_commit_by_default() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    if !root.join(".git").exists() {
-        // A source tarball has no repository, hence no commit to record.
-        return;
-    }
-    let out = stdout_of(&["apply", "-o", "-", "example", "testdata/bundles/simple"]);
-    let label = out
-        .lines()
-        .find_map(|line| line.trim().strip_prefix("fleet.cattle.io/commit: "))
-        .unwrap_or_else(|| panic!("no commit label in {out}"));
+    // A checkout of its own, so the expectation does not depend on the state of this repository.
+    let checkout = tempfile::tempdir().unwrap();
+    let git = checkout.path().join(".git");
+    std::fs::create_dir_all(git.join("refs/heads")).unwrap();
+    std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    let sha = "89abcdef0123456789abcdef0123456789abcdef";
+    std::fs::write(git.join("refs/heads/main"), format!("{sha}\n")).unwrap();
+    std::fs::write(checkout.path().join("cm.yaml"), "kind: ConfigMap\n").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_fleet"))
+        .args(["apply", "-o", "-", "example"])
+        .current_dir(checkout.path())
+        .env_remove("COMMIT")
+        .output()
+        .unwrap();
     assert!(
-        label.len() == 40 && label.bytes().all(|b| b.is_ascii_hexdigit()),
-        "{label}"
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
     );
+    let out = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        out.contains(&format!("    fleet.cattle.io/commit: {sha}\n")),
+        "{out}"
+    );
+    // An explicit commit wins.
+    let output = Command::new(env!("CARGO_BIN_EXE_fleet"))
+        .args(["apply", "-o", "-", "example"])
+        .current_dir(checkout.path())
+        .env("COMMIT", "from-env")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&output.stdout).contains("fleet.cattle.io/commit: from-env\n"));
 }
 
 #[test]
