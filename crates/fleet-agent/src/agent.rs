@@ -119,7 +119,13 @@ impl Agent {
             tokio::select! {
                 event = events.next() => match event {
                     None => return Ok(()),
-                    Some(Err(err)) => warn!(error = %err, "watching BundleDeployments on the hub"),
+                    Some(Err(err)) => {
+                        if let Some(message) = unauthorized(&err) {
+                            warn!(%message, "the hub refuses this agent's credentials; they may have been revoked");
+                            return Err(Error::Revoked(message));
+                        }
+                        warn!(error = %err, "watching BundleDeployments on the hub");
+                    }
                     Some(Ok(Event::Init)) => listing = Some(BTreeSet::new()),
                     Some(Ok(Event::InitApply(bd))) => {
                         if let Some(names) = &mut listing {
@@ -151,6 +157,15 @@ impl Agent {
             self.lists = ListCache::default();
             for name in std::mem::take(&mut dirty) {
                 if let Err(err) = self.reconcile(&name).await {
+                    if let Error::Kube {
+                        source: kube::Error::Api(status),
+                        ..
+                    } = &err
+                        && status.code == 401
+                    {
+                        warn!(message = %status.message, "the hub refuses this agent's credentials; they may have been revoked");
+                        return Err(Error::Revoked(status.message.clone()));
+                    }
                     warn!(bundle_deployment = %name, error = %err, "reconcile failed; retrying");
                     self.failed.insert(name);
                 }
@@ -571,6 +586,18 @@ async fn correct(
             warn!(object = %object_ref, %reason, "correcting drift");
         }
     }
+}
+
+/// The API's message when a watch failed because the credentials are not accepted (401).
+fn unauthorized(err: &watcher::Error) -> Option<String> {
+    let status = match err {
+        watcher::Error::InitialListFailed(kube::Error::Api(status))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(status))
+        | watcher::Error::WatchFailed(kube::Error::Api(status)) => status.as_ref(),
+        watcher::Error::WatchError(status) => status.as_ref(),
+        _ => return None,
+    };
+    (status.code == 401).then(|| status.message.clone())
 }
 
 fn failure_message(failures: &[(fleet_api::ObjectRef, String)]) -> String {

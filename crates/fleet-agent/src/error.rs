@@ -24,6 +24,10 @@ pub enum Error {
         name: String,
         message: String,
     },
+    /// The hub refuses the agent's credentials (401): they were revoked. Re-register with a new bootstrap
+    /// Secret.
+    #[error("the hub refuses this agent's credentials (revoked?): {0}")]
+    Revoked(String),
     /// The inventory record is unreadable.
     #[error("inventory {name}: {message}")]
     Inventory { name: String, message: String },

@@ -515,3 +515,108 @@ async fn the_agent_checks_in_on_its_cluster() {
     .await;
     assert_eq!(agent.namespace, "cattle-fleet-system");
 }
+
+#[tokio::test]
+async fn namespace_options_service_account_and_keep_resources() {
+    let hub = hub().await;
+    let downstream = fleet_testing::TestCluster::empty();
+    start_agent(&hub.client, &downstream, default_scope());
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> =
+        Api::all(downstream.client.clone());
+
+    // namespaceLabels/namespaceAnnotations on the created target namespace; deleteNamespace on uninstall.
+    let mut options = options_in("labelled");
+    options.namespace_labels = Some([("team".to_string(), "a".to_string())].into());
+    options.namespace_annotations = Some([("note".to_string(), "fleet".to_string())].into());
+    options.delete_namespace = true;
+    let cm = config_map("cm", "1");
+    let id = publish(
+        &hub.client,
+        "labelled",
+        &[("cm.yaml", &cm)],
+        options,
+        |_| {},
+    )
+    .await;
+    wait_status(&hub.client, "labelled", "applied", |s| {
+        s.applied_deployment_id == id
+    })
+    .await;
+    let ns = namespaces.get("labelled").await.unwrap();
+    assert_eq!(ns.metadata.labels.unwrap()["team"], "a");
+    assert_eq!(ns.metadata.annotations.unwrap()["note"], "fleet");
+
+    // createNamespace: false refuses a missing namespace, in status.
+    let mut options = options_in("absent");
+    options.create_namespace = Some(false);
+    publish(&hub.client, "no-ns", &[("cm.yaml", &cm)], options, |_| {}).await;
+    let status = wait_status(&hub.client, "no-ns", "refused", |s| {
+        fleet_api::find_condition(&s.conditions, "Deployed").is_some_and(|c| c.status == "False")
+    })
+    .await;
+    assert!(
+        condition(&status, "Deployed")
+            .message
+            .contains("namespace absent does not exist and createNamespace is false"),
+        "{:?}",
+        status.conditions
+    );
+
+    // serviceAccount: the agent deploys as that account; without RBAC the API server refuses (403) and the
+    // refusal is the status.
+    let mut options = options_in("apps");
+    options.service_account = "deployer".into();
+    publish(
+        &hub.client,
+        "as-sa",
+        &[("cm.yaml", &config_map("sa-cm", "1"))],
+        options,
+        |_| {},
+    )
+    .await;
+    let status = wait_status(&hub.client, "as-sa", "forbidden", |s| {
+        fleet_api::find_condition(&s.conditions, "Deployed").is_some_and(|c| c.status == "False")
+    })
+    .await;
+    let message = &condition(&status, "Deployed").message;
+    assert!(
+        message.contains("system:serviceaccount:cattle-fleet-system:deployer")
+            && message.contains("forbidden"),
+        "{message}"
+    );
+
+    // keepResources: deleting the BundleDeployment leaves its objects.
+    let mut options = options_in("kept");
+    options.keep_resources = true;
+    let id = publish(
+        &hub.client,
+        "kept",
+        &[("cm.yaml", &config_map("kept", "1"))],
+        options,
+        |_| {},
+    )
+    .await;
+    wait_status(&hub.client, "kept", "applied", |s| {
+        s.applied_deployment_id == id
+    })
+    .await;
+    let bds: Api<BundleDeployment> = Api::namespaced(hub.client.clone(), CLUSTER_NS);
+    bds.delete("kept", &DeleteParams::default()).await.unwrap();
+    bds.delete("labelled", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_for("labelled namespace deleted", || {
+        let namespaces = namespaces.clone();
+        async move {
+            let ns = namespaces.get_opt("labelled").await.unwrap();
+            (ns.is_none() || ns.is_some_and(|ns| ns.metadata.deletion_timestamp.is_some()))
+                .then_some(())
+        }
+    })
+    .await;
+    let kept: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "kept");
+    assert!(
+        kept.get_opt("kept").await.unwrap().is_some(),
+        "keepResources leaves the object"
+    );
+}

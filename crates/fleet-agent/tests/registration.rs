@@ -1,6 +1,6 @@
 //! Agent-side registration against an embedded hub. The controller's side of the protocol (granting) is not
-//! wired in yet, so this test plays the hub's part by hand: it sees the ClusterRegistration and writes the
-//! grant Secret where Fleet's controller writes it.
+//! wired in yet, so these tests play the hub's part by hand: they see the ClusterRegistration, create the
+//! ServiceAccount and RBAC Fleet's controller grants, and write the grant Secret where Fleet writes it.
 
 mod common;
 
@@ -9,10 +9,14 @@ use std::time::Duration;
 
 use common::*;
 use fleet_agent::registration::{self, BOOTSTRAP_SECRET};
+use fleet_agent::{Agent, AgentConfig, Error, Scope};
 use fleet_api::ClusterRegistration;
-use k8s_openapi::api::core::v1::{Namespace, Secret};
-use kube::api::{Api, PostParams};
+use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
+use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::json;
+
+const AGENT_NS: &str = "cattle-fleet-system";
+const OTHER_CLUSTER_NS: &str = "cluster-fleet-default-other-000000000000";
 
 fn data(pairs: &[(&str, &str)]) -> serde_json::Value {
     use base64::Engine;
@@ -28,12 +32,17 @@ fn data(pairs: &[(&str, &str)]) -> serde_json::Value {
         .into()
 }
 
-#[tokio::test]
-async fn registers_with_a_bootstrap_token_and_stores_the_grant() {
+/// A hub with the registration namespaces, served on loopback, and an "import" token allowed to create
+/// ClusterRegistrations and read grants.
+async fn registration_hub() -> (fleet_testing::TestCluster, String, String) {
     let hub = hub().await;
-    create_namespace(&hub.client, "fleet-default").await;
-    create_namespace(&hub.client, "cattle-fleet-clusters-system").await;
-    create_namespace(&hub.client, "cluster-fleet-default-other-000000000000").await;
+    for ns in [
+        "fleet-default",
+        "cattle-fleet-clusters-system",
+        OTHER_CLUSTER_NS,
+    ] {
+        create_namespace(&hub.client, ns).await;
+    }
     let (addr, _) = hub.serve_loopback().await;
     let import_token = service_account_token(
         &hub.client,
@@ -46,21 +55,70 @@ async fn registers_with_a_bootstrap_token_and_stores_the_grant() {
         None,
     )
     .await;
-    let downstream = fleet_testing::TestCluster::empty();
-    create_namespace(&downstream.client, "cattle-fleet-system").await;
-    let secrets: Api<Secret> = Api::namespaced(downstream.client.clone(), "cattle-fleet-system");
+    (hub, format!("http://{addr}"), import_token)
+}
+
+async fn write_bootstrap(downstream: &kube::Client, url: &str, token: &str) {
+    let secrets: Api<Secret> = Api::namespaced(downstream.clone(), AGENT_NS);
     let bootstrap: Secret = serde_json::from_value(json!({
         "metadata": {"name": BOOTSTRAP_SECRET},
-        "data": data(&[("apiServerURL", &format!("http://{addr}")), ("token", &import_token),
-            ("clusterNamespace", "fleet-default"), ("systemRegistrationNamespace", "cattle-fleet-clusters-system")]),
+        "data": data(&[("apiServerURL", url), ("token", token), ("clusterNamespace", "fleet-default"),
+            ("systemRegistrationNamespace", "cattle-fleet-clusters-system")]),
     }))
     .unwrap();
     secrets
         .create(&PostParams::default(), &bootstrap)
         .await
         .unwrap();
+}
 
-    let read = registration::bootstrap(&downstream.client, "cattle-fleet-system")
+/// The hub's part: waits for the `nth` ClusterRegistration and grants it with a fresh ServiceAccount.
+async fn grant(hub: &kube::Client, nth: usize) -> ClusterRegistration {
+    let registrations: Api<ClusterRegistration> = Api::namespaced(hub.clone(), "fleet-default");
+    let request = wait_for("a ClusterRegistration", || {
+        let registrations = registrations.clone();
+        async move {
+            let mut items = registrations.list(&Default::default()).await.ok()?.items;
+            items.sort_by_key(|r| r.metadata.creation_timestamp.clone());
+            (items.len() >= nth).then(|| items.swap_remove(nth - 1))
+        }
+    })
+    .await;
+    // Fleet's grant: BundleDeployments of this cluster's namespace (read, status), its secrets, and Content.
+    let token = service_account_token(
+        hub,
+        CLUSTER_NS,
+        &format!("request-{nth}"),
+        &[(CLUSTER_NS, json!([
+            {"apiGroups": ["fleet.cattle.io"], "resources": ["bundledeployments"], "verbs": ["get", "list", "watch"]},
+            {"apiGroups": ["fleet.cattle.io"], "resources": ["bundledeployments/status"], "verbs": ["update", "patch"]},
+            {"apiGroups": [""], "resources": ["secrets", "configmaps"], "verbs": ["get"]}]))],
+        Some(json!([{"apiGroups": ["fleet.cattle.io"], "resources": ["contents"], "verbs": ["get"]}])),
+    )
+    .await;
+    let name =
+        registration::grant_secret_name(&request.spec.client_id, &request.spec.client_random);
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "data": data(&[("token", &token), ("deploymentNamespace", CLUSTER_NS),
+            ("clusterNamespace", "fleet-default"), ("clusterName", "c1"), ("systemNamespace", AGENT_NS)]),
+    }))
+    .unwrap();
+    Api::<Secret>::namespaced(hub.clone(), "cattle-fleet-clusters-system")
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    request
+}
+
+#[tokio::test]
+async fn registers_with_a_bootstrap_token_and_stores_the_grant() {
+    let (hub, url, import_token) = registration_hub().await;
+    let downstream = fleet_testing::TestCluster::empty();
+    create_namespace(&downstream.client, AGENT_NS).await;
+    write_bootstrap(&downstream.client, &url, &import_token).await;
+
+    let read = registration::bootstrap(&downstream.client, AGENT_NS)
         .await
         .unwrap()
         .expect("bootstrap secret");
@@ -77,31 +135,15 @@ async fn registers_with_a_bootstrap_token_and_stores_the_grant() {
     let registering = tokio::spawn(async move {
         registration::register(
             &downstream_client,
-            "cattle-fleet-system",
+            AGENT_NS,
             &read,
             &client_id,
             labels,
-            Duration::from_secs(20),
+            Duration::from_secs(60),
         )
         .await
     });
-
-    // The hub's part: grant the registration.
-    let registrations: Api<ClusterRegistration> =
-        Api::namespaced(hub.client.clone(), "fleet-default");
-    let request = wait_for("the ClusterRegistration", || {
-        let registrations = registrations.clone();
-        async move {
-            registrations
-                .list(&Default::default())
-                .await
-                .ok()?
-                .items
-                .into_iter()
-                .next()
-        }
-    })
-    .await;
+    let request = grant(&hub.client, 1).await;
     assert!(
         request
             .metadata
@@ -111,66 +153,135 @@ async fn registers_with_a_bootstrap_token_and_stores_the_grant() {
             .starts_with("request-")
     );
     assert_eq!(request.spec.cluster_labels["env"], "test");
-    // Fleet's grant: BundleDeployments of this cluster's namespace (read, status), its secrets, and Content.
-    let granted_token = service_account_token(
-        &hub.client,
-        CLUSTER_NS,
-        "request-1",
-        &[(CLUSTER_NS, json!([
-            {"apiGroups": ["fleet.cattle.io"], "resources": ["bundledeployments"], "verbs": ["get", "list", "watch"]},
-            {"apiGroups": ["fleet.cattle.io"], "resources": ["bundledeployments/status"], "verbs": ["update", "patch"]},
-            {"apiGroups": [""], "resources": ["secrets", "configmaps"], "verbs": ["get"]}]))],
-        Some(json!([{"apiGroups": ["fleet.cattle.io"], "resources": ["contents"], "verbs": ["get"]}])),
-    )
-    .await;
-    let grant_name =
-        registration::grant_secret_name(&request.spec.client_id, &request.spec.client_random);
-    let grant: Secret = serde_json::from_value(json!({
-        "metadata": {"name": grant_name},
-        "data": data(&[("token", &granted_token), ("deploymentNamespace", CLUSTER_NS),
-            ("clusterNamespace", "fleet-default"), ("clusterName", "c1"), ("systemNamespace", "cattle-fleet-system")]),
-    }))
-    .unwrap();
-    Api::<Secret>::namespaced(hub.client.clone(), "cattle-fleet-clusters-system")
-        .create(&PostParams::default(), &grant)
-        .await
-        .unwrap();
 
     let credentials = registering.await.unwrap().unwrap();
     assert_eq!(credentials.deployment_namespace, CLUSTER_NS);
     assert_eq!(credentials.cluster.name, "c1");
+    let secrets: Api<Secret> = Api::namespaced(downstream.client.clone(), AGENT_NS);
     assert!(
         secrets.get_opt(BOOTSTRAP_SECRET).await.unwrap().is_none(),
         "bootstrap removed"
     );
-    let stored = registration::credentials(&downstream.client, "cattle-fleet-system")
+    let stored = registration::credentials(&downstream.client, AGENT_NS)
         .await
         .unwrap()
         .expect("credentials secret");
     assert_eq!(stored, credentials);
-    assert!(stored.kubeconfig.contains(&granted_token));
     assert!(
         stored
             .kubeconfig
             .contains(&format!("namespace: {CLUSTER_NS}"))
     );
-    // The stored credentials read this cluster's BundleDeployments and are refused (403) another cluster's.
+
     let agent_hub = registration::client_from_kubeconfig(&stored.kubeconfig)
         .await
         .unwrap();
-    Api::<fleet_api::BundleDeployment>::namespaced(agent_hub.clone(), CLUSTER_NS)
+    // The agent runs with nothing but the granted credentials: watch, Content, status.
+    start_agent(&agent_hub, &downstream, Scope::new(AGENT_NS, ""));
+    let cm = config_map("granted", "1");
+    let id = publish(
+        &hub.client,
+        "granted",
+        &[("cm.yaml", &cm)],
+        options_in("apps"),
+        |_| {},
+    )
+    .await;
+    wait_status(
+        &hub.client,
+        "granted",
+        "deployed with granted credentials",
+        |s| s.applied_deployment_id == id && s.ready,
+    )
+    .await;
+    // The same credentials are refused (403) another cluster's BundleDeployments.
+    let refused = Api::<fleet_api::BundleDeployment>::namespaced(agent_hub, OTHER_CLUSTER_NS)
         .list(&Default::default())
         .await
-        .unwrap();
-    let refused = Api::<fleet_api::BundleDeployment>::namespaced(
-        agent_hub,
-        "cluster-fleet-default-other-000000000000",
-    )
-    .list(&Default::default())
-    .await
-    .unwrap_err();
+        .unwrap_err();
     assert!(
         matches!(&refused, kube::Error::Api(status) if status.code == 403),
         "{refused}"
     );
+}
+
+#[tokio::test]
+async fn revoked_credentials_are_reported_and_a_new_bootstrap_secret_re_registers() {
+    let (hub, url, import_token) = registration_hub().await;
+    let downstream = fleet_testing::TestCluster::empty();
+    create_namespace(&downstream.client, AGENT_NS).await;
+    write_bootstrap(&downstream.client, &url, &import_token).await;
+    let connecting = {
+        let downstream = downstream.client.clone();
+        tokio::spawn(async move {
+            registration::connect(
+                &downstream,
+                AGENT_NS,
+                Some("client-1"),
+                BTreeMap::new(),
+                Duration::from_secs(60),
+            )
+            .await
+        })
+    };
+    grant(&hub.client, 1).await;
+    let (agent_hub, _) = connecting.await.unwrap().unwrap();
+    let mut config = AgentConfig::new(agent_hub, CLUSTER_NS, Scope::new(AGENT_NS, ""));
+    config.monitor_interval = Duration::from_millis(200);
+    config.retry_interval = Duration::from_millis(100);
+    let running = tokio::spawn(Agent::new(config, downstream_of(&downstream)).run());
+    let id = publish(
+        &hub.client,
+        "app",
+        &[("cm.yaml", &config_map("app", "1"))],
+        options_in("apps"),
+        |_| {},
+    )
+    .await;
+    wait_status(&hub.client, "app", "deployed", |s| {
+        s.applied_deployment_id == id
+    })
+    .await;
+
+    // The hub revokes the agent: its ServiceAccount (and so its token) is deleted.
+    Api::<ServiceAccount>::namespaced(hub.client.clone(), CLUSTER_NS)
+        .delete("request-1", &DeleteParams::default())
+        .await
+        .unwrap();
+    publish(
+        &hub.client,
+        "app",
+        &[("cm.yaml", &config_map("app", "2"))],
+        options_in("apps"),
+        |_| {},
+    )
+    .await;
+    let stopped = tokio::time::timeout(Duration::from_secs(60), running)
+        .await
+        .expect("the agent stops on revoked credentials")
+        .unwrap();
+    assert!(matches!(stopped, Err(Error::Revoked(_))), "{stopped:?}");
+
+    // A new bootstrap Secret: connecting registers again, although credentials are stored.
+    write_bootstrap(&downstream.client, &url, &import_token).await;
+    let connecting = {
+        let downstream = downstream.client.clone();
+        tokio::spawn(async move {
+            registration::connect(
+                &downstream,
+                AGENT_NS,
+                Some("client-1"),
+                BTreeMap::new(),
+                Duration::from_secs(60),
+            )
+            .await
+        })
+    };
+    grant(&hub.client, 2).await;
+    let (agent_hub, credentials) = connecting.await.unwrap().unwrap();
+    assert!(credentials.kubeconfig.contains("namespace: "));
+    Api::<fleet_api::BundleDeployment>::namespaced(agent_hub, CLUSTER_NS)
+        .list(&Default::default())
+        .await
+        .expect("the new credentials work");
 }

@@ -60,39 +60,65 @@ async fn run_agent(args: Args) -> anyhow::Result<()> {
             .context("finding the downstream cluster (KUBECONFIG or in-cluster)")?,
     };
     let downstream = Downstream::from_config(downstream_config)?;
-    let (hub, cluster_namespace, cluster) = match &args.hub_kubeconfig {
-        Some(path) => {
-            let hub_config = config_from(path).await?;
-            let namespace = hub_config.default_namespace.clone();
-            let hub = kube::Client::try_from(hub_config).context("building the hub client")?;
-            (hub, namespace, None)
+    if let Some(path) = &args.hub_kubeconfig {
+        let hub_config = config_from(path).await?;
+        let namespace = args
+            .cluster_namespace
+            .clone()
+            .unwrap_or_else(|| hub_config.default_namespace.clone());
+        let hub = kube::Client::try_from(hub_config).context("building the hub client")?;
+        Agent::new(agent_config(&args, hub, namespace, None), downstream)
+            .run()
+            .await?;
+        return Ok(());
+    }
+    loop {
+        let (hub, credentials) = connect(&args, &downstream).await?;
+        let namespace = args
+            .cluster_namespace
+            .clone()
+            .unwrap_or(credentials.deployment_namespace);
+        let config = agent_config(&args, hub, namespace, Some(credentials.cluster));
+        match Agent::new(config, downstream.clone()).run().await {
+            Err(fleet_agent::Error::Revoked(message)) => {
+                tracing::error!(%message, "credentials revoked; waiting for a new fleet-agent-bootstrap secret to register again");
+                while registration::bootstrap(downstream.client(), &args.namespace)
+                    .await?
+                    .is_none()
+                {
+                    tokio::time::sleep(Duration::from_secs(10)).await;
+                }
+            }
+            other => return other.map_err(Into::into),
         }
-        None => {
-            let (hub, credentials) = registration::connect(
-                downstream.client(),
-                &args.namespace,
-                args.client_id.as_deref(),
-                Default::default(),
-                Duration::from_secs(30 * 60),
-            )
-            .await
-            .context("registering with the hub")?;
-            (
-                hub,
-                credentials.deployment_namespace,
-                Some(credentials.cluster),
-            )
-        }
-    };
-    let cluster_namespace = args.cluster_namespace.clone().unwrap_or(cluster_namespace);
-    let mut config = AgentConfig::new(
-        hub,
-        cluster_namespace,
-        Scope::new(args.namespace, args.scope),
-    );
+    }
+}
+
+async fn connect(
+    args: &Args,
+    downstream: &Downstream,
+) -> anyhow::Result<(kube::Client, registration::Credentials)> {
+    registration::connect(
+        downstream.client(),
+        &args.namespace,
+        args.client_id.as_deref(),
+        Default::default(),
+        Duration::from_secs(30 * 60),
+    )
+    .await
+    .context("registering with the hub")
+}
+
+fn agent_config(
+    args: &Args,
+    hub: kube::Client,
+    cluster_namespace: String,
+    cluster: Option<fleet_agent::heartbeat::ClusterRef>,
+) -> AgentConfig {
+    let scope = Scope::new(args.namespace.clone(), args.scope.clone());
+    let mut config = AgentConfig::new(hub, cluster_namespace, scope);
     config.monitor_interval = Duration::from_secs(args.monitor_interval.max(1));
     config.cluster = cluster;
     tracing::info!(cluster_namespace = %config.cluster_namespace, "agent starting");
-    Agent::new(config, downstream).run().await?;
-    Ok(())
+    config
 }
