@@ -1,0 +1,152 @@
+//! The Bundle reconciler: plan the Bundle against the index ([`target`]), make sure its Content exists
+//! ([`content`]), write and delete BundleDeployments ([`deploy`]), then write its status when it changed.
+//! A finalizer removes the Bundle's BundleDeployments (and, through GC, its Content) when it is deleted.
+
+pub mod content;
+pub mod deploy;
+pub mod target;
+
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use std::time::Duration;
+
+use fleet_api::Bundle;
+use kube::api::{Api, ListParams};
+use kube::runtime::controller::Action;
+use kube::runtime::finalizer::{Event, finalizer};
+use kube::{Resource, ResourceExt};
+
+use crate::context::{Context, lock};
+use crate::error::{Error, Result};
+use crate::status::bundle::bundle_status;
+use crate::status::{apply_status, conditions};
+
+/// Fleet's finalizer on Bundles.
+pub const FINALIZER: &str = "fleet.cattle.io/bundle-finalizer";
+
+/// Reconciles one Bundle.
+pub fn reconcile(bundle: Arc<Bundle>, ctx: Arc<Context>) -> BoxFuture<'static, Result<Action>> {
+    reconcile_inner(bundle, ctx).boxed()
+}
+
+async fn reconcile_inner(bundle: Arc<Bundle>, ctx: Arc<Context>) -> Result<Action> {
+    ctx.index.wait_synced().await;
+    let api: Api<Bundle> =
+        Api::namespaced(ctx.client.clone(), &bundle.namespace().unwrap_or_default());
+    let object = format!(
+        "Bundle {}/{}",
+        bundle.namespace().unwrap_or_default(),
+        bundle.name_any()
+    );
+    finalizer(&api, FINALIZER, bundle, |event| {
+        let ctx = ctx.clone();
+        async move {
+            match event {
+                Event::Apply(bundle) => apply(&bundle, &ctx).await,
+                Event::Cleanup(bundle) => cleanup(&bundle, &ctx).await,
+            }
+        }
+    })
+    .await
+    .map_err(|err| match err {
+        kube::runtime::finalizer::Error::ApplyFailed(e)
+        | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
+        other => Error::Finalizer {
+            object,
+            message: other.to_string(),
+        },
+    })
+}
+
+async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
+    let key = (bundle.namespace().unwrap_or_default(), bundle.name_any());
+    let planned = ctx.index.read(|state| target::plan(bundle, state));
+    let previous = bundle.status.clone().unwrap_or_default();
+    let now = conditions::now();
+    let generation = bundle.meta().generation.unwrap_or_default();
+    let work = match planned {
+        Ok(work) => work,
+        Err(err) => {
+            let message = format!("targeting failed: {err}");
+            let status = bundle_status(
+                &previous,
+                &[],
+                &Default::default(),
+                generation,
+                Some(&message),
+                &now,
+            );
+            write_status(ctx, bundle, &previous, status).await?;
+            return Ok(Action::await_change());
+        }
+    };
+    content::ensure(ctx, &work.manifest_id, &bundle.spec.resources).await?;
+    let manifest_changed = lock(&ctx.manifests).insert(key.clone(), work.manifest_id.clone())
+        != Some(work.manifest_id.clone());
+    let deleted_any = !work.deletes.is_empty();
+    deploy::apply_all(&ctx.client, work.writes).await?;
+    deploy::delete_all(&ctx.client, work.deletes).await?;
+    if manifest_changed || deleted_any {
+        content::collect_garbage(ctx).await?;
+    }
+    let read_error = bundle
+        .annotations()
+        .get(crate::gitrepo::apply::READ_ERROR_ANNOTATION)
+        .map(|e| format!("the bundle's files in the current commit could not be read, the last good version stays deployed: {e}"));
+    let status = bundle_status(
+        &previous,
+        &work.targets,
+        &work.rollout,
+        generation,
+        read_error.as_deref(),
+        &now,
+    );
+    write_status(ctx, bundle, &previous, status).await?;
+    // Deferred creations (maxNew) continue when the new BundleDeployments' watch events arrive; the requeue
+    // only guards against a missed event.
+    Ok(if work.deferred > 0 {
+        Action::requeue(Duration::from_secs(5))
+    } else {
+        Action::await_change()
+    })
+}
+
+async fn cleanup(bundle: &Bundle, ctx: &Context) -> Result<Action> {
+    let namespace = bundle.namespace().unwrap_or_default();
+    let name = bundle.name_any();
+    // Listed from the API, not the index, so that one written a moment ago is not missed.
+    let selector = format!(
+        "{}={name},{}={namespace}",
+        fleet_api::labels::BUNDLE_NAME,
+        fleet_api::labels::BUNDLE_NAMESPACE
+    );
+    let deletes: Vec<(String, String)> =
+        Api::<fleet_api::BundleDeployment>::all(ctx.client.clone())
+            .list_metadata(&ListParams::default().labels(&selector))
+            .await?
+            .items
+            .iter()
+            .map(|bd| (bd.namespace().unwrap_or_default(), bd.name_any()))
+            .collect();
+    deploy::delete_all(&ctx.client, deletes).await?;
+    lock(&ctx.manifests).remove(&(namespace, name));
+    ctx.triggers.content_gc.notify_one();
+    Ok(Action::await_change())
+}
+
+/// Writes the Bundle's status when it changed.
+async fn write_status(
+    ctx: &Context,
+    bundle: &Bundle,
+    previous: &fleet_api::BundleStatus,
+    status: fleet_api::BundleStatus,
+) -> Result<()> {
+    if &status == previous {
+        return Ok(());
+    }
+    let api: Api<Bundle> =
+        Api::namespaced(ctx.client.clone(), &bundle.namespace().unwrap_or_default());
+    apply_status(&api, &bundle.name_any(), &status).await
+}

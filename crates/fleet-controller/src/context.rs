@@ -1,0 +1,81 @@
+//! What every reconcile shares: the client, the index, the git cache, the reconcile triggers, metrics and
+//! the controller's settings.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fleet_git::GitCache;
+use kube::Client;
+
+use crate::index::{BundleKey, FleetIndex};
+use crate::metrics::Metrics;
+use crate::watches::Triggers;
+
+/// The field manager of every write the controller makes (server-side apply).
+pub const FIELD_MANAGER: &str = "fleet-controller";
+
+/// Settings of one controller process.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Where bare git repositories are cached.
+    pub git_cache_dir: PathBuf,
+    /// Polling interval of GitRepos that set none (Fleet: 15 s).
+    pub default_polling_interval: Duration,
+    /// Namespace of the controller (webhook secret, lease).
+    pub system_namespace: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            git_cache_dir: std::env::temp_dir().join("fleet-git-cache"),
+            default_polling_interval: Duration::from_secs(15),
+            system_namespace: "cattle-fleet-system".to_string(),
+        }
+    }
+}
+
+/// Shared by all reconciles.
+pub struct Context {
+    pub client: Client,
+    pub index: FleetIndex,
+    pub git: Arc<GitCache>,
+    pub triggers: Triggers,
+    pub metrics: Arc<Metrics>,
+    pub settings: Settings,
+    /// Content objects known to exist (so a reconcile does not re-create them).
+    pub contents: Mutex<HashSet<String>>,
+    /// The manifest ID each Bundle currently deploys (Content GC keeps these).
+    pub manifests: Mutex<BTreeMap<BundleKey, String>>,
+    /// GitRepos (namespace/name) a webhook asked to fetch now.
+    pub webhook_requests: Mutex<HashSet<String>>,
+}
+
+impl Context {
+    pub fn new(
+        client: Client,
+        index: FleetIndex,
+        triggers: Triggers,
+        metrics: Arc<Metrics>,
+        settings: Settings,
+    ) -> Self {
+        Context {
+            client,
+            index,
+            git: Arc::new(GitCache::new(settings.git_cache_dir.clone())),
+            triggers,
+            metrics,
+            settings,
+            contents: Mutex::default(),
+            manifests: Mutex::default(),
+            webhook_requests: Mutex::default(),
+        }
+    }
+}
+
+/// Locks a mutex, recovering the data if a panicking thread poisoned it.
+pub fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}

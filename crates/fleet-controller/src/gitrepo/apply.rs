@@ -1,0 +1,100 @@
+//! Writing a commit's Bundles: server-side apply of each Bundle read (owned by the GitRepo, labelled with
+//! its name and the commit), the read error recorded on a broken Bundle (whose last good spec stays), and
+//! pruning of the GitRepo's Bundles whose directory is gone.
+
+use std::collections::BTreeSet;
+
+use fleet_api::{Bundle, GitRepo, labels};
+use futures::{StreamExt, TryStreamExt, stream};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::{Resource, ResourceExt};
+use serde_json::json;
+
+use crate::bundle::content::ignore_missing;
+use crate::context::{Context, FIELD_MANAGER};
+use crate::error::Result;
+use crate::gitrepo::render::Rendered;
+
+/// Annotation on a Bundle whose directory failed to read in the GitRepo's current commit (our addition:
+/// Fleet's git job fails as a whole instead). The Bundle keeps its last good spec.
+pub const READ_ERROR_ANNOTATION: &str = "fleet.cattle.io/read-error";
+/// The field manager that writes [`READ_ERROR_ANNOTATION`], apart from the Bundle's spec.
+const READ_ERROR_MANAGER: &str = "fleet-controller-read-error";
+
+const PARALLEL_WRITES: usize = 8;
+
+/// Applies `rendered` for `repo`: writes the Bundles read, marks the broken ones, prunes the vanished.
+pub async fn apply(ctx: &Context, repo: &GitRepo, rendered: &Rendered) -> Result<()> {
+    let namespace = repo.namespace().unwrap_or_default();
+    let api: Api<Bundle> = Api::namespaced(ctx.client.clone(), &namespace);
+    let existing = api
+        .list_metadata(&ListParams::default().labels(&format!(
+            "{}={}",
+            labels::REPO_NAME,
+            repo.name_any()
+        )))
+        .await?;
+    let marked: BTreeSet<String> = existing
+        .items
+        .iter()
+        .filter(|m| m.annotations().contains_key(READ_ERROR_ANNOTATION))
+        .map(ResourceExt::name_any)
+        .collect();
+    let owner = repo.controller_owner_ref(&());
+    let mut writes = Vec::new();
+    for bundle in &rendered.bundles {
+        let api = api.clone();
+        let mut bundle = bundle.clone();
+        bundle.metadata.owner_references = owner.clone().map(|o| vec![o]);
+        let was_marked = marked.contains(&bundle.name_any());
+        writes.push(async move {
+            let name = bundle.name_any();
+            api.patch(
+                &name,
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(&bundle),
+            )
+            .await?;
+            if was_marked {
+                set_read_error(&api, &name, None).await?;
+            }
+            Ok::<_, crate::error::Error>(())
+        });
+    }
+    stream::iter(writes)
+        .buffer_unordered(PARALLEL_WRITES)
+        .try_collect::<Vec<()>>()
+        .await?;
+
+    for meta in existing.items {
+        let name = meta.name_any();
+        if !rendered.names.contains(&name) {
+            ignore_missing(
+                api.delete(&name, &DeleteParams::default())
+                    .await
+                    .map(|_| ()),
+            )?;
+        } else if let Some(error) = rendered.errors.get(&name)
+            && meta.annotations().get(READ_ERROR_ANNOTATION) != Some(error)
+        {
+            set_read_error(&api, &name, Some(error)).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Sets or (with `None`) removes the read-error annotation.
+async fn set_read_error(api: &Api<Bundle>, name: &str, error: Option<&str>) -> Result<()> {
+    let patch = json!({
+        "apiVersion": fleet_api::API_VERSION,
+        "kind": "Bundle",
+        "metadata": {"annotations": error.map(|e| json!({READ_ERROR_ANNOTATION: e})).unwrap_or(json!({}))},
+    });
+    api.patch(
+        name,
+        &PatchParams::apply(READ_ERROR_MANAGER).force(),
+        &Patch::Apply(&patch),
+    )
+    .await?;
+    Ok(())
+}

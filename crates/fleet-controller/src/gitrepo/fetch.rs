@@ -1,0 +1,84 @@
+//! From a GitRepo to git: its [`GitSource`] (repo, branch or revision, TLS settings, credentials from the
+//! `clientSecretName` Secret) and the blocking `fleet-git` calls run on the blocking pool, timed into the
+//! metrics.
+
+use std::collections::BTreeMap;
+
+use fleet_api::GitRepo;
+use fleet_git::{GitAuth, GitError, GitSource, GitTree};
+use k8s_openapi::api::core::v1::Secret;
+use kube::ResourceExt;
+use kube::api::Api;
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+
+/// The source to fetch for `repo`, with credentials read from its secret.
+pub async fn source(ctx: &Context, repo: &GitRepo) -> Result<GitSource> {
+    let spec = &repo.spec;
+    let mut source = GitSource::new(spec.repo.clone());
+    source.branch = Some(spec.branch.clone()).filter(|b| !b.is_empty());
+    source.revision = Some(spec.revision.clone()).filter(|r| !r.is_empty());
+    source.ca_bundle = spec.ca_bundle.as_ref().map(|b| b.0.clone());
+    source.insecure_skip_tls_verify = spec.insecure_skip_tls_verify;
+    if !spec.client_secret_name.is_empty() {
+        let namespace = repo.namespace().unwrap_or_default();
+        let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
+        let secret = secrets
+            .get_opt(&spec.client_secret_name)
+            .await?
+            .ok_or_else(|| {
+                Error::invalid(
+                    format!("GitRepo {namespace}/{}", repo.name_any()),
+                    format!(
+                        "clientSecretName: secret {:?} not found",
+                        spec.client_secret_name
+                    ),
+                )
+            })?;
+        let data: BTreeMap<String, Vec<u8>> = secret
+            .data
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k, v.0))
+            .collect();
+        source.auth = GitAuth::from_secret(secret.type_.as_deref().unwrap_or(""), &data)?;
+    }
+    Ok(source)
+}
+
+/// The commit the GitRepo's branch or revision points at (an ls-remote, nothing fetched).
+pub async fn resolve(ctx: &Context, source: &GitSource) -> Result<String, GitError> {
+    let (git, source) = (ctx.git.clone(), source.clone());
+    blocking(move || git.resolve(&source)).await
+}
+
+/// Fetches `commit` (shallow) and opens its tree.
+pub async fn checkout(
+    ctx: &Context,
+    source: &GitSource,
+    commit: &str,
+) -> Result<GitTree, GitError> {
+    let (git, source, commit) = (ctx.git.clone(), source.clone(), commit.to_string());
+    let metrics = ctx.metrics.clone();
+    blocking(move || {
+        let stats = git.fetch(&source, &commit)?;
+        metrics
+            .git_fetch_seconds
+            .observe(stats.duration.as_secs_f64());
+        metrics.git_fetch_bytes.inc_by(stats.bytes);
+        git.tree(&source, &commit)
+    })
+    .await
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, GitError> + Send + 'static,
+) -> Result<T, GitError> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|join| {
+        Err(GitError::Other {
+            url: String::new(),
+            reason: format!("git task failed: {join}"),
+        })
+    })
+}

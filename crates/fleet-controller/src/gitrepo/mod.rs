@@ -1,0 +1,225 @@
+//! The GitRepo reconciler: poll the remote when due ([`poll`]), fetch and read a new commit
+//! ([`fetch`], [`render`]), write its Bundles ([`apply`]), and aggregate status. A poll is due when the
+//! interval passed, the spec changed, `forceSyncGeneration` moved, a webhook asked, or no commit is known
+//! yet; a commit is read again only when it, the spec or `forceSyncGeneration` changed, so a restart
+//! rewrites nothing. Errors go into conditions (`GitPolling`, `Stalled`, `Ready`), scrubbed of secrets by
+//! `fleet-git`. A finalizer deletes the GitRepo's Bundles when it is deleted.
+
+pub mod apply;
+pub mod fetch;
+pub mod poll;
+pub mod render;
+
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
+use fleet_api::{Bundle, GitRepo, GitRepoStatus, labels};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, DeleteParams, ListParams};
+use kube::runtime::controller::Action;
+use kube::runtime::finalizer::{Event, finalizer};
+use kube::{Resource, ResourceExt};
+
+use crate::bundle::content::ignore_missing;
+use crate::context::{Context, lock};
+use crate::error::{Error, Result};
+use crate::status::gitrepo::{GIT_POLLING, STALLED, aggregate};
+use crate::status::{apply_status, conditions};
+
+/// Fleet's finalizer on GitRepos.
+pub const FINALIZER: &str = "fleet.cattle.io/gitrepo-finalizer";
+
+/// Reconciles one GitRepo.
+pub fn reconcile(repo: Arc<GitRepo>, ctx: Arc<Context>) -> BoxFuture<'static, Result<Action>> {
+    reconcile_inner(repo, ctx).boxed()
+}
+
+async fn reconcile_inner(repo: Arc<GitRepo>, ctx: Arc<Context>) -> Result<Action> {
+    ctx.index.wait_synced().await;
+    let namespace = repo.namespace().unwrap_or_default();
+    let api: Api<GitRepo> = Api::namespaced(ctx.client.clone(), &namespace);
+    let object = format!("GitRepo {namespace}/{}", repo.name_any());
+    finalizer(&api, FINALIZER, repo, |event| {
+        let ctx = ctx.clone();
+        async move {
+            match event {
+                Event::Apply(repo) => sync(&repo, &ctx).await,
+                Event::Cleanup(repo) => cleanup(&repo, &ctx).await,
+            }
+        }
+    })
+    .await
+    .map_err(|err| match err {
+        kube::runtime::finalizer::Error::ApplyFailed(e)
+        | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
+        other => Error::Finalizer {
+            object,
+            message: other.to_string(),
+        },
+    })
+}
+
+async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
+    let namespace = repo.namespace().unwrap_or_default();
+    let name = repo.name_any();
+    let previous = repo.status.clone().unwrap_or_default();
+    let mut status = previous.clone();
+    let now = Timestamp::now();
+    let now_text = conditions::now();
+    let generation = repo.meta().generation.unwrap_or_default();
+    let interval = poll::interval(repo, ctx.settings.default_polling_interval);
+    let webhook = lock(&ctx.webhook_requests).remove(&format!("{namespace}/{name}"));
+    let spec_changed = previous.observed_generation != generation;
+    let forced = repo.spec.force_sync_generation != previous.update_generation;
+    let polling_due = !repo.spec.disable_polling
+        && poll::is_due(previous.last_polling_triggered.as_ref(), interval, now);
+    if webhook || spec_changed || forced || previous.commit.is_empty() || polling_due {
+        poll_and_read(
+            repo,
+            ctx,
+            &mut status,
+            generation,
+            spec_changed || forced,
+            &now_text,
+        )
+        .await?;
+        status.last_polling_triggered = Some(Time(now));
+    }
+    let deployments = ctx.index.read(|state| {
+        state
+            .deployments_labelled(labels::REPO_NAME, &name)
+            .filter(|bd| bd.labels().get(labels::BUNDLE_NAMESPACE) == Some(&namespace))
+            .cloned()
+            .collect::<Vec<_>>()
+    });
+    aggregate(&mut status, &deployments, &now_text);
+    if status != previous {
+        let api: Api<GitRepo> = Api::namespaced(ctx.client.clone(), &namespace);
+        apply_status(&api, &name, &status).await?;
+    }
+    if repo.spec.disable_polling {
+        return Ok(Action::await_change());
+    }
+    let last = status.last_polling_triggered.as_ref();
+    Ok(Action::requeue(poll::jittered(poll::remaining(
+        last,
+        interval,
+        Timestamp::now(),
+    ))))
+}
+
+/// Resolves the remote ref and, when the commit (or the spec) changed, reads and writes the Bundles.
+async fn poll_and_read(
+    repo: &GitRepo,
+    ctx: &Context,
+    status: &mut GitRepoStatus,
+    generation: i64,
+    must_read: bool,
+    now: &str,
+) -> Result<()> {
+    let conditions = &mut status.base.conditions;
+    let resolved = match fetch::source(ctx, repo).await {
+        Ok(source) => fetch::resolve(ctx, &source)
+            .await
+            .map(|c| (source, c))
+            .map_err(Error::from),
+        Err(err) => Err(err),
+    };
+    let (source, commit) = match resolved {
+        Ok(found) => found,
+        Err(Error::Kube(err)) => return Err(Error::Kube(err)),
+        Err(err) => {
+            conditions::set(
+                conditions,
+                GIT_POLLING,
+                false,
+                "Error",
+                &err.to_string(),
+                now,
+            );
+            return Ok(());
+        }
+    };
+    conditions::set(conditions, GIT_POLLING, true, "", "", now);
+    status.polling_commit = commit.clone();
+    if commit == status.commit && !must_read {
+        return Ok(());
+    }
+    let tree = match fetch::checkout(ctx, &source, &commit).await {
+        Ok(tree) => tree,
+        Err(err) => {
+            // Not read: the commit stays unprocessed, so the next poll tries again.
+            conditions::set(
+                &mut status.base.conditions,
+                GIT_POLLING,
+                false,
+                "Error",
+                &err.to_string(),
+                now,
+            );
+            return Ok(());
+        }
+    };
+    let rendered = {
+        let (repo, commit) = (repo.clone(), commit.clone());
+        tokio::task::spawn_blocking(move || render::render(&tree, &repo, &commit))
+            .await
+            .map_err(|e| Error::Task(e.to_string()))?
+    };
+    match rendered {
+        Ok(rendered) => {
+            apply::apply(ctx, repo, &rendered).await?;
+            let errors: Vec<String> = rendered
+                .errors
+                .iter()
+                .map(|(bundle, error)| format!("bundle {bundle}: {error}"))
+                .collect();
+            let conditions = &mut status.base.conditions;
+            conditions::set(
+                conditions,
+                STALLED,
+                !errors.is_empty(),
+                "",
+                &errors.join("; "),
+                now,
+            );
+        }
+        Err(error) => {
+            let message = format!("commit {commit}: {error}");
+            conditions::set(
+                &mut status.base.conditions,
+                STALLED,
+                true,
+                "Error",
+                &message,
+                now,
+            );
+        }
+    }
+    conditions::set(&mut status.base.conditions, "Accepted", true, "", "", now);
+    status.commit = commit;
+    status.observed_generation = generation;
+    status.update_generation = repo.spec.force_sync_generation;
+    Ok(())
+}
+
+async fn cleanup(repo: &GitRepo, ctx: &Context) -> Result<Action> {
+    let api: Api<Bundle> =
+        Api::namespaced(ctx.client.clone(), &repo.namespace().unwrap_or_default());
+    let selector = format!("{}={}", labels::REPO_NAME, repo.name_any());
+    for bundle in api
+        .list_metadata(&ListParams::default().labels(&selector))
+        .await?
+        .items
+    {
+        ignore_missing(
+            api.delete(&bundle.name_any(), &DeleteParams::default())
+                .await
+                .map(|_| ()),
+        )?;
+    }
+    Ok(Action::await_change())
+}

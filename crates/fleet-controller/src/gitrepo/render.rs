@@ -1,0 +1,151 @@
+//! Reading a commit's tree into Bundles as `fleet apply` does in Fleet's git job, one bundle directory at a
+//! time: a broken directory becomes an error naming its file and line, and the other bundles still come
+//! through. The GitRepo's settings become the reader's options (labels, targets file, service account,
+//! target namespace, paused, keepResources, deleteNamespace, correctDrift, forceSyncGeneration).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use fleet_api::{Bundle, BundleTarget, GitRepo, GitTarget, labels};
+use fleet_bundle::discover;
+use fleet_bundle::read::{ReadOptions, TargetsSpec, bundle_id, read_bundle};
+use fleet_bundle::tree::FileTree;
+use kube::ResourceExt;
+
+/// The Bundles of one commit.
+#[derive(Debug, Default)]
+pub struct Rendered {
+    pub bundles: Vec<Bundle>,
+    /// Bundle name → why it could not be read.
+    pub errors: BTreeMap<String, String>,
+    /// Every bundle name the commit still has (read or broken): the rest are pruned.
+    pub names: BTreeSet<String>,
+}
+
+/// Reads every bundle of `tree`; `Err` only when the paths themselves cannot be searched.
+pub fn render(tree: &dyn FileTree, repo: &GitRepo, commit: &str) -> Result<Rendered, String> {
+    let options = read_options(repo, commit);
+    let paths = if repo.spec.paths.is_empty() {
+        discover::default_paths()
+    } else {
+        repo.spec.paths.clone()
+    };
+    let locations = discover::discover(tree, &paths).map_err(|e| e.to_string())?;
+    let mut rendered = Rendered::default();
+    for location in &locations {
+        let name = bundle_id(&options.repo_name, location);
+        match read_bundle(tree, location, &options) {
+            Ok(Some(bundle)) => {
+                rendered.names.insert(bundle.name_any());
+                rendered.bundles.push(bundle);
+            }
+            Ok(None) => {}
+            Err(err) => {
+                rendered.names.insert(name.clone());
+                rendered.errors.insert(name, err.to_string());
+            }
+        }
+    }
+    if rendered.bundles.is_empty() && rendered.errors.is_empty() {
+        return Err(format!(
+            "no resource found at the following paths to deploy: [{}]",
+            paths.join(" ")
+        ));
+    }
+    Ok(rendered)
+}
+
+/// The reader options Fleet's git job passes to `fleet apply` for this GitRepo.
+pub fn read_options(repo: &GitRepo, commit: &str) -> ReadOptions {
+    let spec = &repo.spec;
+    let mut bundle_labels = repo.labels().clone();
+    bundle_labels.insert(labels::REPO_NAME.to_string(), repo.name_any());
+    ReadOptions {
+        repo_name: repo.name_any(),
+        namespace: repo.namespace().unwrap_or_default(),
+        labels: bundle_labels,
+        commit: Some(commit.to_string()),
+        service_account: spec.service_account.clone(),
+        target_namespace: spec.target_namespace.clone(),
+        paused: spec.paused,
+        keep_resources: spec.keep_resources,
+        delete_namespace: spec.delete_namespace,
+        correct_drift: spec.correct_drift.clone(),
+        sync_generation: spec.force_sync_generation,
+        targets: Some(targets_file(&spec.targets)),
+        ..ReadOptions::default()
+    }
+}
+
+/// Fleet's targets file: the GitRepo's targets as both targets and restrictions; with none, the
+/// ClusterGroup `default`.
+fn targets_file(targets: &[GitTarget]) -> TargetsSpec {
+    let restrictions: Vec<GitTarget> = if targets.is_empty() {
+        vec![GitTarget {
+            name: "default".to_string(),
+            cluster_group: "default".to_string(),
+            ..GitTarget::default()
+        }]
+    } else {
+        targets.to_vec()
+    };
+    TargetsSpec {
+        targets: restrictions
+            .iter()
+            .map(|t| BundleTarget {
+                name: t.name.clone(),
+                cluster_name: t.cluster_name.clone(),
+                cluster_selector: t.cluster_selector.clone(),
+                cluster_group: t.cluster_group.clone(),
+                cluster_group_selector: t.cluster_group_selector.clone(),
+                ..BundleTarget::default()
+            })
+            .collect(),
+        target_restrictions: restrictions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleet_bundle::tree::MemoryTree;
+
+    #[test]
+    fn a_broken_bundle_does_not_hold_back_the_others() {
+        let mut tree = MemoryTree::new();
+        tree.add_file(
+            "good/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+        );
+        tree.add_file("bad/fleet.yaml", "defaultNamespace: [unclosed\n");
+        tree.add_file("bad/cm.yaml", "kind: ConfigMap\n");
+        let mut repo = GitRepo::new("repo", Default::default());
+        repo.metadata.namespace = Some("fleet-local".into());
+        repo.spec.paths = vec!["good".into(), "bad".into()];
+        let rendered = render(&tree, &repo, "abc").unwrap();
+        assert_eq!(rendered.bundles.len(), 1);
+        assert_eq!(rendered.bundles[0].name_any(), "repo-good");
+        assert_eq!(
+            rendered.bundles[0]
+                .labels()
+                .get(labels::COMMIT)
+                .map(String::as_str),
+            Some("abc")
+        );
+        assert_eq!(
+            rendered.bundles[0]
+                .labels()
+                .get(labels::REPO_NAME)
+                .map(String::as_str),
+            Some("repo")
+        );
+        let error = &rendered.errors["repo-bad"];
+        assert!(error.contains("bad/fleet.yaml:1:"), "{error}");
+        assert_eq!(rendered.names.len(), 2);
+        // Without targets the default ClusterGroup is both target and restriction.
+        assert_eq!(rendered.bundles[0].spec.targets[0].cluster_group, "default");
+        assert_eq!(
+            rendered.bundles[0].spec.target_restrictions[0].cluster_group,
+            "default"
+        );
+    }
+}

@@ -1,0 +1,73 @@
+//! A Bundle's status from its targets and rollout: summary over targets (a target without a
+//! BundleDeployment is Pending), rollout counters and partitions, `display`, and the Ready condition
+//! with Fleet's ready message (or the error that stopped targeting).
+
+use std::sync::Arc;
+
+use fleet_api::{BundleDeployment, BundleDisplay, BundleStatus, BundleSummary, PartitionStatus};
+use fleet_target::model::ClusterKey;
+use fleet_target::rollout::RolloutStatus;
+
+use crate::status::{conditions, deployment_state, increment, ready_message, summary_state};
+
+/// The new status, starting from `previous` (whose conditions keep their times).
+pub fn bundle_status(
+    previous: &BundleStatus,
+    targets: &[(ClusterKey, Option<Arc<BundleDeployment>>)],
+    rollout: &RolloutStatus,
+    generation: i64,
+    error: Option<&str>,
+    now: &str,
+) -> BundleStatus {
+    let mut summary = BundleSummary::default();
+    for (cluster, bd) in targets {
+        let bd = bd.as_deref();
+        increment(
+            &mut summary,
+            &cluster.to_string(),
+            &deployment_state(bd),
+            bd,
+        );
+    }
+    let mut status = BundleStatus {
+        conditions: previous.conditions.clone(),
+        newly_created: rollout.newly_created,
+        unavailable: rollout.unavailable,
+        unavailable_partitions: rollout.unavailable_partitions,
+        max_unavailable: rollout.max_unavailable,
+        max_unavailable_partitions: rollout.max_unavailable_partitions,
+        partitions: rollout
+            .partitions
+            .iter()
+            .map(|p| PartitionStatus {
+                name: p.name.clone(),
+                count: p.count as i64,
+                max_unavailable: p.max_unavailable,
+                unavailable: p.unavailable,
+                summary: BundleSummary::default(),
+            })
+            .collect(),
+        display: BundleDisplay {
+            ready_clusters: format!("{}/{}", summary.ready, summary.desired_ready),
+            state: summary_state(&summary),
+        },
+        observed_generation: generation,
+        ..BundleStatus::default()
+    };
+    match error {
+        Some(error) => conditions::set(&mut status.conditions, "Ready", false, "Error", error, now),
+        None => {
+            let message = ready_message(&summary, "Cluster");
+            conditions::set(
+                &mut status.conditions,
+                "Ready",
+                message.is_empty(),
+                "",
+                &message,
+                now,
+            );
+        }
+    }
+    status.summary = summary;
+    status
+}

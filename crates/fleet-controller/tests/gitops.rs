@@ -1,0 +1,266 @@
+//! End to end against the embedded API server with real git repositories: a commit becomes Bundles and
+//! BundleDeployments on exactly the targeted clusters (with targetCustomizations), a cluster label change
+//! re-targets, a broken bundle keeps its last good version without holding back the others, a force-push
+//! goes back, and deleting the GitRepo removes Bundles, BundleDeployments and Content.
+
+mod support;
+
+use fleet_api::{Bundle, Content};
+use fleet_testing::GitFixture;
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams};
+use serde_json::json;
+
+use support::*;
+
+const CONFIGMAP: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  version: \"1\"\n";
+
+fn bundle_commit(bundle: &Bundle) -> String {
+    bundle
+        .labels()
+        .get("fleet.cattle.io/commit")
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_become_deployments_on_exactly_the_targeted_clusters() {
+    let hub = hub().await;
+    let client = hub.client.clone();
+    put_cluster(&client, "a", &[("env", "prod")]).await;
+    put_cluster(&client, "b", &[("env", "prod"), ("region", "eu")]).await;
+    put_cluster(&client, "c", &[("env", "dev")]).await;
+
+    let git = GitFixture::new();
+    git.write("web/configmap.yaml", CONFIGMAP);
+    git.write("api/configmap.yaml", CONFIGMAP);
+    git.write(
+        "api/fleet.yaml",
+        "defaultNamespace: api\ntargetCustomizations:\n- name: eu\n  clusterSelector:\n    matchLabels:\n      region: eu\n  defaultNamespace: api-eu\n",
+    );
+    let first = git.commit("first");
+    create_gitrepo(
+        &client,
+        "repo",
+        json!({
+            "repo": git.url(),
+            "branch": "main",
+            "paths": ["web", "api"],
+            "targets": [{"name": "prod", "clusterSelector": {"matchLabels": {"env": "prod"}}}],
+        }),
+    )
+    .await;
+    let controller = RunningController::start(client.clone()).await;
+
+    // Exactly clusters a and b get both bundles; the eu customization reaches only b.
+    let bds = eventually("4 BundleDeployments", || async {
+        let bds = deployments(&client).await;
+        (bds.len() == 4).then_some(bds)
+    })
+    .await;
+    let keys: Vec<(String, String)> = bds.keys().cloned().collect();
+    assert_eq!(
+        keys,
+        [
+            ("a", "repo-api"),
+            ("a", "repo-web"),
+            ("b", "repo-api"),
+            ("b", "repo-web")
+        ]
+        .map(|(c, b)| (c.to_string(), b.to_string()))
+    );
+    assert_eq!(
+        bds[&("a".into(), "repo-api".into())]
+            .spec
+            .options
+            .default_namespace,
+        "api"
+    );
+    assert_eq!(
+        bds[&("b".into(), "repo-api".into())]
+            .spec
+            .options
+            .default_namespace,
+        "api-eu"
+    );
+    let bd = &bds[&("a".into(), "repo-web".into())];
+    assert_eq!(
+        bd.namespace().unwrap(),
+        fleet_controller::cluster::cluster_namespace(NS, "a")
+    );
+    assert_eq!(bd.spec.deployment_id, bd.spec.staged_deployment_id);
+    let manifest_id = bd.spec.deployment_id.split(':').next().unwrap().to_string();
+    assert_eq!(bd.labels()["fleet.cattle.io/content-name"], manifest_id);
+    assert_eq!(bd.labels()["fleet.cattle.io/repo-name"], "repo");
+    let contents: Api<Content> = Api::all(client.clone());
+    assert!(contents.get_opt(&manifest_id).await.unwrap().is_some());
+
+    let bundles: Api<Bundle> = Api::namespaced(client.clone(), NS);
+    let web = bundles.get("repo-web").await.unwrap();
+    assert_eq!(bundle_commit(&web), first);
+    assert_eq!(web.owner_references()[0].name, "repo");
+    let repo = eventually("GitRepo status", || async {
+        let repo = gitrepo(&client, "repo").await;
+        let status = repo.status.clone()?;
+        (status.commit == first && status.base.display.ready_bundle_deployments == "0/4")
+            .then_some(repo)
+    })
+    .await;
+    assert_eq!(condition(&repo, "GitPolling").unwrap().0, "True");
+
+    // The agent reports everything ready: the GitRepo and Bundles say so.
+    for bd in deployments(&client).await.values() {
+        report_ready(&client, bd).await;
+    }
+    eventually("all ready", || async {
+        let repo = gitrepo(&client, "repo").await;
+        let status = repo.status.clone()?;
+        let ready = condition(&repo, "Ready")?;
+        (status.base.display.ready_bundle_deployments == "4/4"
+            && status.base.ready_clusters == 2
+            && ready.0 == "True")
+            .then_some(())
+    })
+    .await;
+
+    // Cluster c joins prod, a leaves: BundleDeployments follow; b's stay untouched.
+    let before_b = deployments(&client).await[&("b".into(), "repo-web".into())].clone();
+    put_cluster(&client, "c", &[("env", "prod")]).await;
+    put_cluster(&client, "a", &[("env", "staging")]).await;
+    let bds = eventually("re-targeted", || async {
+        let bds = deployments(&client).await;
+        let clusters: std::collections::BTreeSet<String> =
+            bds.keys().map(|k| k.0.clone()).collect();
+        (clusters == ["b".to_string(), "c".to_string()].into()).then_some(bds)
+    })
+    .await;
+    assert_eq!(bds.len(), 4);
+    let after_b = &bds[&("b".into(), "repo-web".into())];
+    assert_eq!(
+        after_b.metadata.resource_version,
+        before_b.metadata.resource_version
+    );
+
+    // A broken fleet.yaml in api and a change in web: web moves on, api keeps its last good spec.
+    let before_api = bundles.get("repo-api").await.unwrap();
+    git.write("web/configmap.yaml", &CONFIGMAP.replace("\"1\"", "\"2\""));
+    git.write("api/fleet.yaml", "defaultNamespace: [broken\n");
+    let second = git.commit("second");
+    let repo = eventually("the broken commit processed", || async {
+        let repo = gitrepo(&client, "repo").await;
+        (repo.status.as_ref()?.commit == second).then_some(repo)
+    })
+    .await;
+    let (stalled, message) = condition(&repo, "Stalled").unwrap();
+    assert_eq!(stalled, "True");
+    assert!(message.contains("api/fleet.yaml:1:"), "{message}");
+    let ready = condition(&repo, "Ready").unwrap();
+    assert_eq!(ready.0, "False");
+    assert!(ready.1.contains("api/fleet.yaml"), "{}", ready.1);
+    assert_eq!(
+        bundle_commit(&bundles.get("repo-web").await.unwrap()),
+        second
+    );
+    let api_bundle = bundles.get("repo-api").await.unwrap();
+    assert_eq!(api_bundle.spec, before_api.spec);
+    assert_eq!(bundle_commit(&api_bundle), first);
+    eventually("the broken bundle's Ready condition", || async {
+        let bundle = bundles.get("repo-api").await.ok()?;
+        let ready = bundle
+            .status?
+            .conditions
+            .into_iter()
+            .find(|c| c.type_ == "Ready")?;
+        (ready.status == "False" && ready.message.contains("api/fleet.yaml")).then_some(())
+    })
+    .await;
+
+    // A force-push back to the first commit restores everything from it.
+    git.git(&["reset", "-q", "--hard", &first]);
+    eventually("force-push followed", || async {
+        let repo = gitrepo(&client, "repo").await;
+        let web = bundles.get("repo-web").await.ok()?;
+        let api = bundles.get("repo-api").await.ok()?;
+        (repo.status?.commit == first
+            && bundle_commit(&web) == first
+            && bundle_commit(&api) == first
+            && !api.annotations().contains_key("fleet.cattle.io/read-error"))
+        .then_some(())
+    })
+    .await;
+
+    // Deleting the GitRepo removes its Bundles, BundleDeployments and Content.
+    Api::<fleet_api::GitRepo>::namespaced(client.clone(), NS)
+        .delete("repo", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("everything removed", || async {
+        let bundles_left = bundles.list(&Default::default()).await.ok()?.items.len();
+        let bds_left = deployments(&client).await.len();
+        let contents_left = contents.list(&Default::default()).await.ok()?.items.len();
+        let repo_gone = Api::<fleet_api::GitRepo>::namespaced(client.clone(), NS)
+            .get_opt("repo")
+            .await
+            .ok()?
+            .is_none();
+        (bundles_left == 0 && bds_left == 0 && contents_left == 0 && repo_gone).then_some(())
+    })
+    .await;
+    controller.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn git_errors_are_reported_without_touching_bundles() {
+    let hub = hub().await;
+    let client = hub.client.clone();
+    put_cluster(&client, "a", &[("env", "prod")]).await;
+    let git = GitFixture::new();
+    git.write("app/configmap.yaml", CONFIGMAP);
+    git.commit("first");
+    git.git(&["branch", "feature"]);
+    let all = json!([{"clusterSelector": {}}]);
+    create_gitrepo(
+        &client,
+        "feature",
+        json!({"repo": git.url(), "branch": "feature", "targets": all}),
+    )
+    .await;
+    create_gitrepo(
+        &client,
+        "unreachable",
+        json!({"repo": "http://127.0.0.1:9/nothing.git", "targets": all}),
+    )
+    .await;
+    let controller = RunningController::start(client.clone()).await;
+    let bundles: Api<Bundle> = Api::namespaced(client.clone(), NS);
+    eventually("bundle of the feature branch", || async {
+        bundles.get_opt("feature").await.ok()?.map(|_| ())
+    })
+    .await;
+
+    let message = eventually("unreachable remote reported", || async {
+        let repo = gitrepo(&client, "unreachable").await;
+        let (status, message) = condition(&repo, "GitPolling")?;
+        (status == "False").then_some(message)
+    })
+    .await;
+    assert!(
+        message.contains("cannot reach http://127.0.0.1:9/nothing.git"),
+        "{message}"
+    );
+    let ready = condition(&gitrepo(&client, "unreachable").await, "Ready").unwrap();
+    assert_eq!(ready, ("False".to_string(), message));
+
+    // Deleting the branch: polling fails with "not found", the last Bundles stay.
+    git.git(&["branch", "-D", "feature"]);
+    let message = eventually("deleted branch reported", || async {
+        let repo = gitrepo(&client, "feature").await;
+        let (status, message) = condition(&repo, "GitPolling")?;
+        (status == "False").then_some(message)
+    })
+    .await;
+    assert!(message.contains("not found"), "{message}");
+    assert!(bundles.get_opt("feature").await.unwrap().is_some());
+    controller.stop().await;
+}

@@ -1,0 +1,198 @@
+//! Shared pieces of the controller's integration tests: a controller running against an embedded API
+//! server, a bounded wait for conditions, Fleet objects to create, and a simulated agent that reports a
+//! BundleDeployment applied and ready.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fleet_api::{BundleDeployment, Cluster, GitRepo};
+use fleet_controller::metrics::Metrics;
+use fleet_controller::{Context, Settings};
+use fleet_testing::TestCluster;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::{Client, ResourceExt};
+use serde_json::json;
+use tokio::sync::oneshot;
+
+pub const NS: &str = "fleet-default";
+
+/// Waits up to 60 s for `check` to return `Some`, checking again after each short pause; panics naming
+/// `what` when time runs out.
+pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A controller running in this process until stopped.
+pub struct RunningController {
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+    pub context: Arc<Context>,
+    _cache: tempfile::TempDir,
+}
+
+impl RunningController {
+    pub async fn start(client: Client) -> Self {
+        let cache = tempfile::tempdir().expect("temp dir");
+        let settings = Settings {
+            git_cache_dir: cache.path().to_path_buf(),
+            default_polling_interval: Duration::from_millis(300),
+            ..Settings::default()
+        };
+        let (stop, stopped) = oneshot::channel::<()>();
+        let (started_tx, started_rx) = oneshot::channel();
+        let task = tokio::spawn(fleet_controller::run(
+            client,
+            settings,
+            Arc::new(Metrics::new()),
+            async move {
+                let _ = stopped.await;
+            },
+            move |ctx| {
+                let _ = started_tx.send(ctx);
+            },
+        ));
+        let context = started_rx.await.expect("controller started");
+        RunningController {
+            stop: Some(stop),
+            task,
+            context,
+            _cache: cache,
+        }
+    }
+
+    /// Stops the controller and waits for its in-flight reconciles to finish.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        tokio::time::timeout(Duration::from_secs(30), &mut self.task)
+            .await
+            .expect("controller stops")
+            .expect("controller task");
+    }
+}
+
+/// A hub with Fleet's CRDs and the workspace namespace.
+pub async fn hub() -> TestCluster {
+    let hub = TestCluster::with_fleet_crds().await;
+    create_namespace(&hub.client, NS).await;
+    hub
+}
+
+pub async fn create_namespace(client: &Client, name: &str) {
+    let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    let ns = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+    api.create(&PostParams::default(), &ns)
+        .await
+        .expect("create namespace");
+}
+
+/// Creates (or relabels) Cluster `name` in [`NS`].
+pub async fn put_cluster(client: &Client, name: &str, labels: &[(&str, &str)]) {
+    let api: Api<Cluster> = Api::namespaced(client.clone(), NS);
+    let labels: serde_json::Map<String, serde_json::Value> = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), json!(v)))
+        .collect();
+    let cluster = json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": name, "namespace": NS, "labels": labels},
+        "spec": {},
+    });
+    api.patch(
+        name,
+        &PatchParams::apply("test").force(),
+        &Patch::Apply(&cluster),
+    )
+    .await
+    .expect("apply cluster");
+}
+
+/// Creates a GitRepo from its spec (JSON).
+pub async fn create_gitrepo(client: &Client, name: &str, spec: serde_json::Value) {
+    let api: Api<GitRepo> = Api::namespaced(client.clone(), NS);
+    let repo = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1",
+        "kind": "GitRepo",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": spec,
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &repo)
+        .await
+        .expect("create gitrepo");
+}
+
+pub async fn gitrepo(client: &Client, name: &str) -> GitRepo {
+    Api::<GitRepo>::namespaced(client.clone(), NS)
+        .get(name)
+        .await
+        .expect("get gitrepo")
+}
+
+/// Every BundleDeployment, as `(cluster, bundle) → object`, cluster taken from its label.
+pub async fn deployments(
+    client: &Client,
+) -> std::collections::BTreeMap<(String, String), BundleDeployment> {
+    Api::<BundleDeployment>::all(client.clone())
+        .list(&Default::default())
+        .await
+        .expect("list bundledeployments")
+        .items
+        .into_iter()
+        .map(|bd| {
+            let cluster = bd
+                .labels()
+                .get("fleet.cattle.io/cluster")
+                .cloned()
+                .unwrap_or_default();
+            ((cluster, bd.name_any()), bd)
+        })
+        .collect()
+}
+
+/// What an agent reports after applying the BundleDeployment's current deploymentID successfully.
+pub async fn report_ready(client: &Client, bd: &BundleDeployment) {
+    let api: Api<BundleDeployment> =
+        Api::namespaced(client.clone(), &bd.namespace().unwrap_or_default());
+    let status = json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1",
+        "kind": "BundleDeployment",
+        "status": {
+            "appliedDeploymentID": bd.spec.deployment_id,
+            "ready": true,
+            "nonModified": true,
+            "conditions": [{"type": "Deployed", "status": "True"}, {"type": "Ready", "status": "True"}],
+        },
+    });
+    api.patch_status(
+        &bd.name_any(),
+        &PatchParams::apply("simulated-agent").force(),
+        &Patch::Apply(&status),
+    )
+    .await
+    .expect("report status");
+}
+
+/// Condition `type_` of a GitRepo, as (status, message).
+pub fn condition(repo: &GitRepo, type_: &str) -> Option<(String, String)> {
+    repo.status
+        .as_ref()
+        .and_then(|s| s.base.conditions.iter().find(|c| c.type_ == type_))
+        .map(|c| (c.status.clone(), c.message.clone()))
+}
