@@ -41,7 +41,7 @@ pub struct Chart {
     /// `crds/…` path → contents.
     pub crds: BTreeMap<String, String>,
     /// Every other file, for `.Files`.
-    pub files: BTreeMap<String, Vec<u8>>,
+    pub files: BTreeMap<String, std::sync::Arc<Vec<u8>>>,
     pub subcharts: Vec<Chart>,
 }
 
@@ -344,7 +344,7 @@ fn load_depth(files: &FileMap, origin: &str, depth: usize) -> Result<Chart, Char
                 | "requirements.lock"
                 | "Chart.lock"
         ) {
-            other.insert(path.clone(), data.clone());
+            other.insert(path.clone(), std::sync::Arc::new(data.clone()));
         }
     }
     let mut subcharts = Vec::new();

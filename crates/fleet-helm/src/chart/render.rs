@@ -159,13 +159,7 @@ fn collect(
     };
     let top_map = as_map(top);
     let subcharts = crate::value::GoMap::default();
-    let files = Files(
-        chart
-            .files
-            .iter()
-            .map(|(k, v)| (k.clone(), std::sync::Arc::new(v.clone())))
-            .collect(),
-    );
+    let files = Files(chart.files.clone());
     let mut scope = BTreeMap::new();
     scope.insert("Chart".to_string(), chart_object(chart, is_root));
     scope.insert("Files".to_string(), Value::from_object(files));
