@@ -37,7 +37,7 @@ pub struct Chart {
     pub values: Value,
     pub schema: Option<String>,
     /// `templates/…` path → source.
-    pub templates: BTreeMap<String, String>,
+    pub templates: BTreeMap<String, std::sync::Arc<str>>,
     /// `crds/…` path → contents.
     pub crds: BTreeMap<String, String>,
     /// Every other file, for `.Files`.
@@ -332,7 +332,10 @@ fn load_depth(files: &FileMap, origin: &str, depth: usize) -> Result<Chart, Char
             continue;
         }
         if path.starts_with("templates/") {
-            templates.insert(path.clone(), utf8(&format!("{origin}/{path}"), data)?);
+            templates.insert(
+                path.clone(),
+                std::sync::Arc::from(utf8(&format!("{origin}/{path}"), data)?),
+            );
         } else if path.starts_with("crds/") {
             crds.insert(path.clone(), String::from_utf8_lossy(data).into_owned());
         } else if !matches!(

@@ -135,7 +135,7 @@ fn kind_less(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// A template to render: its source, the scope object of its chart, and its base path.
 struct Renderable {
-    src: String,
+    src: std::sync::Arc<str>,
     scope: Value,
     base_path: String,
 }
