@@ -47,3 +47,16 @@ async fn receive(
 ) -> (StatusCode, String) {
     crate::webhook::handle(&ctx, &method, &headers, &body).await
 }
+
+/// Serves `router` on `addr` until `shutdown` resolves.
+pub async fn serve(
+    addr: std::net::SocketAddr,
+    router: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    tracing::info!(%addr, "listening");
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+}

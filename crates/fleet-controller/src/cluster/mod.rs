@@ -2,6 +2,8 @@
 //! with the Cluster, labelled managed) and records it in `status.namespace`, then aggregates the
 //! BundleDeployments in that namespace into the Cluster's summary and `display`.
 
+pub mod bootstrap;
+
 use std::sync::Arc;
 
 use futures::FutureExt;
