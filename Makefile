@@ -11,8 +11,9 @@ build:
 run:
 	$(CARGO) run -q -p fleet-cli -- apply -o - example $(EXAMPLE)
 
-## Every test in the workspace (unit, snapshot, CLI, compatibility goldens).
-test:
+## Every test in the workspace (unit, snapshot, CLI, compatibility goldens). Installs the real kubectl first:
+## the API server's tests drive it as a client.
+test: tools
 	$(CARGO) test --workspace
 
 lint:
@@ -38,6 +39,14 @@ snapshots:
 ## The test oracles (real helm and kubectl), for goldens and compatibility runs. Never used by the product.
 tools:
 	scripts/install-tools.sh
+
+## Renders the whole Helm corpus (../shared/charts) with our engine and with the real helm; fails below 95%.
+helm-corpus: tools
+	PATH="$(CURDIR)/.tools/bin:$$PATH" scripts/helm-corpus.sh ../shared/charts 95
+
+## Regenerates the kustomize goldens with the real `kubectl kustomize`.
+kustomize-goldens: tools
+	scripts/kustomize-goldens.sh
 
 bench:
 	$(CARGO) bench --workspace
