@@ -23,4 +23,4 @@ for tool in helm kubectl; do
   install -m 0755 "$found" "$dest/bin/$tool"
 done
 "$dest/bin/helm" version --short >&2
-"$dest/bin/kubectl" version --client=true 2>/dev/null | head -n 1 >&2
+"$dest/bin/kubectl" version --client=true >&2
