@@ -208,12 +208,15 @@ if "$fleet" controller --help >/dev/null 2>&1; then
     resolved+=("$arg")
   done
   [ "${resolved[0]}" = controller ] || fail "the rendered Deployment's first argument is '${resolved[0]}', not 'controller'"
-  NAMESPACE="$release_ns" POD_NAME=fleet-controller-check "$fleet" "${resolved[@]}" >"$work/controller.log" 2>&1 &
+  # The kubelet sets HOSTNAME to the pod name; the controller's Lease identity starts with it.
+  HOSTNAME=fleet-controller-check NAMESPACE="$release_ns" POD_NAME=fleet-controller-check \
+    "$fleet" "${resolved[@]}" >"$work/controller.log" 2>&1 &
   controller_pid=$!
   deadline=$((SECONDS + timeout_s))
-  until holder=$(kubectl get -n "$release_ns" leases -o 'jsonpath={.items[*].spec.holderIdentity}' 2>/dev/null) && [ -n "$holder" ]; do
+  until holder=$(kubectl get -n "$release_ns" lease/fleet-controller -o 'jsonpath={.spec.holderIdentity}' 2>/dev/null) &&
+    [ "${holder#fleet-controller-check}" != "$holder" ]; do
     kill -0 "$controller_pid" 2>/dev/null || { cat "$work/controller.log" >&2; fail "fleet ${resolved[*]} exited"; }
-    [ "$SECONDS" -lt "$deadline" ] || { cat "$work/controller.log" >&2; fail "fleet controller took no Lease in $release_ns within ${timeout_s}s"; }
+    [ "$SECONDS" -lt "$deadline" ] || { cat "$work/controller.log" >&2; fail "fleet controller did not take Lease $release_ns/fleet-controller within ${timeout_s}s (holder: '${holder:-}')"; }
     sleep 0.5
   done
   step "the controller holds the lease (holder: $holder)"
