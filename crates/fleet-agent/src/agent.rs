@@ -22,6 +22,7 @@ use crate::downstream::Downstream;
 use crate::error::{Error, Result};
 use crate::fetch;
 use crate::heartbeat::{self, ClusterRef};
+use crate::hooks;
 use crate::inventory::{self, Entry, Inventory, object_key};
 use crate::monitor::{self, ListCache, Report};
 use crate::prune;
@@ -68,6 +69,8 @@ struct Rendered {
     deployment_id: String,
     options: BundleDeploymentOptions,
     objects: Vec<Desired>,
+    /// Helm hooks the agent does not run (reported in the `Installed` condition).
+    hooks_not_run: Vec<String>,
 }
 
 /// One agent.
@@ -287,6 +290,7 @@ impl Agent {
                 deploy_error: Some(message),
                 report: None,
                 sync_generation: None,
+                installed_note: String::new(),
             };
             return self.write_status(&bd, &previous, &observation).await;
         }
@@ -301,6 +305,7 @@ impl Agent {
                 deploy_error: Some(other.to_string()),
                 report: None,
                 sync_generation: None,
+                installed_note: String::new(),
             },
         };
         self.write_status(&bd, &previous, &observation).await
@@ -316,13 +321,21 @@ impl Agent {
         if !fresh {
             let resources = fetch::content(&self.config.hub, id).await?;
             let options = fetch::options(&self.config.hub, bd).await?;
-            let objects = render::render(&resources, &options, &self.config.scope, &name)?;
+            let rendered = render::render(&resources, &options, &self.config.scope, &name)?;
+            // Hooks exist only in Helm charts; raw manifests with hook annotations are plain objects, as in Fleet.
+            let files = fleet_bundle::render::decode_files(&resources)?;
+            let (objects, hooks_not_run) =
+                match fleet_bundle::render::detect_style(&files, &options) {
+                    fleet_bundle::render::Style::Helm { .. } => hooks::split(rendered),
+                    _ => (rendered, Vec::new()),
+                };
             self.rendered.insert(
                 name.clone(),
                 Rendered {
                     deployment_id: id.clone(),
                     options: bd.spec.options.clone(),
                     objects,
+                    hooks_not_run,
                 },
             );
         }
@@ -357,6 +370,14 @@ impl Agent {
         let rendered = self.rendered_for(bd).await?;
         let objects = rendered.objects.clone();
         let render_options = rendered.options.clone();
+        let installed_note = if rendered.hooks_not_run.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "Helm hooks not run by the agent: {}",
+                rendered.hooks_not_run.join(", ")
+            )
+        };
         let mut applied_id = inventory.deployment_id.clone();
         self.inventory_cache.insert(name.clone(), inventory.clone());
         let mut deploy_error = None;
@@ -418,6 +439,7 @@ impl Agent {
             deploy_error,
             report: Some(report),
             sync_generation: force_sync,
+            installed_note,
         })
     }
 

@@ -15,6 +15,7 @@ pub mod drift;
 pub mod error;
 pub mod fetch;
 pub mod heartbeat;
+pub mod hooks;
 pub mod inventory;
 pub mod monitor;
 pub mod order;

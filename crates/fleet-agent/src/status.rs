@@ -25,6 +25,8 @@ pub struct Observation {
     pub report: Option<Report>,
     /// `options.forceSyncGeneration` that was synced.
     pub sync_generation: Option<i64>,
+    /// A note for the `Installed` condition when installed (e.g. Helm hooks not run).
+    pub installed_note: String,
 }
 
 /// The new status, starting from `previous` (for condition timestamps).
@@ -45,7 +47,7 @@ pub fn build(
         &mut status.conditions,
         "Installed",
         deployed.is_none(),
-        deployed.as_deref().unwrap_or(""),
+        deployed.as_deref().unwrap_or(&observation.installed_note),
         now,
     );
     set_condition(

@@ -620,3 +620,41 @@ async fn namespace_options_service_account_and_keep_resources() {
         "keepResources leaves the object"
     );
 }
+
+#[tokio::test]
+async fn extra_objects_of_the_set_are_reported() {
+    let hub = hub().await;
+    let downstream = fleet_testing::TestCluster::empty();
+    start_agent(&hub.client, &downstream, default_scope());
+    let id = publish(
+        &hub.client,
+        "set",
+        &[("a.yaml", &config_map("a", "1"))],
+        options_in("apps"),
+        |_| {},
+    )
+    .await;
+    wait_status(&hub.client, "set", "applied", |s| {
+        s.applied_deployment_id == id && s.ready
+    })
+    .await;
+
+    // An object carrying this set's marks that the bundle does not deploy (e.g. a prune that failed).
+    let scope = default_scope();
+    let set_id = scope.set_id("set");
+    let stray: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "stray",
+        "annotations": {fleet_agent::scope::SET_ID_ANNOTATION: set_id},
+        "labels": {fleet_agent::scope::SCOPE_LABEL: scope.label_value(),
+                   fleet_agent::scope::SET_HASH_LABEL: Scope::set_hash(&set_id)}}}))
+    .unwrap();
+    Api::<ConfigMap>::namespaced(downstream.client.clone(), "apps")
+        .create(&Default::default(), &stray)
+        .await
+        .unwrap();
+    let status = wait_status(&hub.client, "set", "extra reported", |s| !s.non_modified).await;
+    assert_eq!(status.resource_counts.orphaned, 1);
+    assert_eq!(
+        status.modified_status[0].to_string(),
+        "configmap.v1 apps/stray extra"
+    );
+}
