@@ -4,6 +4,7 @@ mod agent;
 mod apiserver;
 mod apply;
 mod bundle_input;
+mod controller;
 mod helm;
 mod target;
 mod test;
@@ -33,6 +34,8 @@ enum Command {
     Helm(helm::Command),
     /// Run the embedded Kubernetes-compatible API server.
     Apiserver(apiserver::Args),
+    /// Run the hub controller: GitRepos → Bundles → BundleDeployments, with status and webhooks.
+    Controller(controller::Args),
     /// Run the downstream agent: deploy this cluster's BundleDeployments from the hub.
     Agent(agent::Args),
 }
@@ -45,5 +48,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Helm(cmd) => helm::run(cmd),
         Command::Apiserver(args) => apiserver::run(args),
         Command::Agent(args) => agent::run(args),
+        Command::Controller(args) => controller::run(args),
     }
 }
