@@ -285,13 +285,7 @@ impl Agent {
         let all: Vec<&BundleDeployment> = self.known.values().collect();
         if let Err(message) = depends_on::check(&bd, &all) {
             self.waiting.insert(name.to_string());
-            let observation = Observation {
-                applied_deployment_id: previous.applied_deployment_id.clone(),
-                deploy_error: Some(message),
-                report: None,
-                sync_generation: None,
-                installed_note: String::new(),
-            };
+            let observation = Observation::failed(&previous.applied_deployment_id, message);
             return self.write_status(&bd, &previous, &observation).await;
         }
         self.waiting.remove(name);
@@ -300,13 +294,7 @@ impl Agent {
             Err(Error::Kube { action, source }) if !is_downstream(&action) => {
                 return Err(Error::Kube { action, source });
             }
-            Err(other) => Observation {
-                applied_deployment_id: previous.applied_deployment_id.clone(),
-                deploy_error: Some(other.to_string()),
-                report: None,
-                sync_generation: None,
-                installed_note: String::new(),
-            },
+            Err(other) => Observation::failed(&previous.applied_deployment_id, other.to_string()),
         };
         self.write_status(&bd, &previous, &observation).await
     }
@@ -403,18 +391,9 @@ impl Agent {
                 deploy_error = Some(failure_message(&failures));
             }
         }
-        if needs_apply {
-            self.lists.invalidate(&objects);
-        }
-        let mut report = monitor::observe(
-            &downstream,
-            &mut self.lists,
-            &scope,
-            &set_id,
-            &objects,
-            &render_options,
-        )
-        .await;
+        let mut report = self
+            .observe(&set_id, &objects, &render_options, needs_apply)
+            .await;
         let correct_drift: CorrectDrift = bd
             .spec
             .correct_drift
@@ -423,16 +402,7 @@ impl Agent {
             .unwrap_or_default();
         if correct_drift.enabled && deploy_error.is_none() && !report.drifted.is_empty() {
             correct(&downstream, &scope, &objects, &report, correct_drift.force).await;
-            self.lists.invalidate(&objects);
-            report = monitor::observe(
-                &downstream,
-                &mut self.lists,
-                &scope,
-                &set_id,
-                &objects,
-                &render_options,
-            )
-            .await;
+            report = self.observe(&set_id, &objects, &render_options, true).await;
         }
         Ok(Observation {
             applied_deployment_id: applied_id,
@@ -441,6 +411,28 @@ impl Agent {
             sync_generation: force_sync,
             installed_note,
         })
+    }
+
+    /// Observes a BundleDeployment's objects; `written` drops the cached lists they were just changed in.
+    async fn observe(
+        &mut self,
+        set_id: &str,
+        objects: &[Desired],
+        options: &BundleDeploymentOptions,
+        written: bool,
+    ) -> Report {
+        if written {
+            self.lists.invalidate(objects);
+        }
+        monitor::observe(
+            &self.downstream,
+            &mut self.lists,
+            &self.config.scope,
+            set_id,
+            objects,
+            options,
+        )
+        .await
     }
 
     async fn write_status(

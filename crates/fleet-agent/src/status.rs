@@ -29,6 +29,17 @@ pub struct Observation {
     pub installed_note: String,
 }
 
+impl Observation {
+    /// A reconcile that could not deploy: the previously applied deploymentID stays, with `message`.
+    pub fn failed(applied_deployment_id: &str, message: String) -> Self {
+        Observation {
+            applied_deployment_id: applied_deployment_id.to_string(),
+            deploy_error: Some(message),
+            ..Default::default()
+        }
+    }
+}
+
 /// The new status, starting from `previous` (for condition timestamps).
 pub fn build(
     previous: &BundleDeploymentStatus,
