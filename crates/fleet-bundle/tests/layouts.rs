@@ -113,7 +113,11 @@ fn describe(layout: &Path) -> String {
                         hash::deployment_id(&hash::manifest_id(&spec.resources), &matched.options)
                     )
                     .unwrap();
-                    match render::render(&spec.resources, &matched.options) {
+                    match render::render_bundle(
+                        &spec.resources,
+                        &matched.options,
+                        bundle.metadata.name.as_deref().unwrap_or_default(),
+                    ) {
                         Ok(objects) => {
                             for object in objects {
                                 writeln!(out, "    {}", serde_json::to_string(&object).unwrap())

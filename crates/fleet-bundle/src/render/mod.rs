@@ -1,10 +1,13 @@
 //! Rendering a bundle into the Kubernetes objects it deploys, for `fleet test` (and later the agent).
 //!
 //! [`detect_style`] decides how a bundle renders, as Fleet's `DetermineStyle` does; [`render`] dispatches.
-//! Raw YAML (with `yaml.overlays`) renders here ([`overlay`], [`raw`]). Helm and kustomize bundles are the
-//! plug-in points for `fleet-helm` and `fleet-kustomize`: until those are wired in, they fail with
-//! [`RenderError::NotSupportedYet`] rather than render something wrong.
+//! Raw YAML (with `yaml.overlays`) renders here ([`overlay`], [`raw`]); Helm charts (a Helm-style bundle's chart, or
+//! a raw bundle's `templates/`) through `fleet-helm` ([`helm`]); kustomizations, and Helm output post-rendered by a
+//! kustomization, through `fleet-kustomize` ([`kustomize`]). Charts from remote repositories and OCI registries
+//! need the network and fail with a clear error.
 
+pub mod helm;
+pub mod kustomize;
 pub mod namespace;
 pub mod overlay;
 pub mod raw;
@@ -44,6 +47,10 @@ pub enum RenderError {
     },
     #[error("{object}: {message}")]
     Namespace { object: String, message: String },
+    #[error("helm chart {chart:?}: {message}")]
+    Helm { chart: String, message: String },
+    #[error("kustomize {dir:?}: {message}")]
+    Kustomize { dir: String, message: String },
 }
 
 /// The bundle's files by name, decoded.
@@ -111,46 +118,60 @@ pub fn detect_style(files: &Files, options: &BundleDeploymentOptions) -> Style {
     Style::RawYaml
 }
 
-/// Renders a bundle's resources with the given (merged) options into objects, in file then document order.
+/// Renders a bundle's resources with the given (merged) options into objects, in file then document order. Helm
+/// charts render with `helm.releaseName` or Helm's default `release-name`; use [`render_bundle`] to pass the
+/// bundle's name, which Fleet uses as the default release name.
 pub fn render(
     resources: &[BundleResource],
     options: &BundleDeploymentOptions,
 ) -> Result<Vec<Value>, RenderError> {
+    render_bundle(resources, options, "")
+}
+
+/// Renders a bundle (deployment) named `bundle_name` with the given (merged) options into objects: Helm output
+/// in Helm's install order (post-rendered by `<kustomize.dir>/kustomization.yaml` when there is one), a
+/// kustomization's output, or raw manifests in file then document order (after a raw bundle's `templates/`
+/// rendered as a chart). Namespaces are then set as Fleet sets them.
+pub fn render_bundle(
+    resources: &[BundleResource],
+    options: &BundleDeploymentOptions,
+    bundle_name: &str,
+) -> Result<Vec<Value>, RenderError> {
     let mut files = decode_files(resources)?;
-    match detect_style(&files, options) {
-        Style::Helm { chart_dir } => Err(RenderError::NotSupportedYet {
-            style: "Helm",
-            detail: format!(
-                "chart {:?}; Helm rendering lands with fleet-helm",
-                if chart_dir.is_empty() {
-                    "."
-                } else {
-                    &chart_dir
-                }
-            ),
-        }),
-        Style::Kustomize { dir } => Err(RenderError::NotSupportedYet {
-            style: "kustomize",
-            detail: format!(
-                "kustomization in {:?}; kustomize rendering lands with fleet-kustomize",
-                if dir.is_empty() { "." } else { &dir }
-            ),
-        }),
+    let kustomize_dir = options.kustomize.as_ref().map_or("", |k| k.dir.as_str());
+    let mut objects = match detect_style(&files, options) {
+        Style::Helm { chart_dir } => {
+            let output = helm::render_bundle_chart(&files, &chart_dir, options, bundle_name)?;
+            match kustomize::post_render(&files, kustomize_dir, &output)? {
+                Some(objects) => objects,
+                None => helm::objects(&output, &join(&chart_dir, "templates"))?,
+            }
+        }
+        Style::Kustomize { dir } => kustomize::build(&files, &dir)?,
         Style::RawYaml => {
             let overlays = options
                 .yaml
                 .as_ref()
                 .map_or(&[][..], |yaml| yaml.overlays.as_slice());
             overlay::apply_overlays(&mut files, overlays)?;
-            let mut objects = raw::objects(&files)?;
-            namespace::apply(
-                &mut objects,
-                &options.default_namespace,
-                &options.target_namespace,
-            )?;
-            Ok(objects)
+            let templates = raw::template_names(&files);
+            let mut objects = if templates.is_empty() {
+                Vec::new()
+            } else {
+                let chart = helm::raw_templates_chart(&files, &templates, bundle_name);
+                let output = helm::render_text(&chart, "templates", options, bundle_name)?;
+                helm::objects(&output, "templates")?
+            };
+            objects.extend(raw::objects(&files)?);
+            objects
         }
-    }
+    };
+    namespace::apply(
+        &mut objects,
+        &options.default_namespace,
+        &options.target_namespace,
+    )?;
+    Ok(objects)
 }
 
 /// Test helper: a file map from `(name, content)` pairs.
@@ -212,17 +233,138 @@ mod tests {
         );
     }
 
+    fn resources(entries: &[(&str, &str)]) -> Vec<BundleResource> {
+        entries
+            .iter()
+            .map(|(name, content)| BundleResource {
+                name: name.to_string(),
+                content: content.to_string(),
+                encoding: String::new(),
+            })
+            .collect()
+    }
+
+    fn helm_options(chart: &str, values: serde_json::Value) -> BundleDeploymentOptions {
+        BundleDeploymentOptions {
+            helm: Some(HelmOptions {
+                chart: chart.into(),
+                values: serde_json::from_value(values).unwrap(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    const CHART: &str = "apiVersion: v2\nname: c\nversion: 1.0.0\n";
+    const TEMPLATE: &str = "kind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  v: {{ .Values.v | quote }}\n  ns: {{ .Release.Namespace }}\n";
+
     #[test]
-    fn helm_and_kustomize_are_not_rendered_silently() {
-        let resources = vec![BundleResource {
-            name: "Chart.yaml".into(),
-            content: "name: x\n".into(),
-            encoding: String::new(),
-        }];
-        let err = render(&resources, &BundleDeploymentOptions::default()).unwrap_err();
+    fn helm_bundles_render_their_chart_with_values_release_and_namespace() {
+        let res = resources(&[
+            ("chart/Chart.yaml", CHART),
+            ("chart/values.yaml", "v: chart\n"),
+            ("chart/templates/cm.yaml", TEMPLATE),
+        ]);
+        let mut options = helm_options("./chart", serde_json::json!({"v": "bundle"}));
+        options.default_namespace = "apps".into();
+        let objects = render_bundle(&res, &options, "my-bundle").unwrap();
         assert_eq!(
-            err.to_string(),
-            "Helm bundles are not supported by `fleet test` yet (chart \".\"; Helm rendering lands with fleet-helm)"
+            objects,
+            [
+                serde_json::json!({"kind": "ConfigMap", "metadata": {"name": "my-bundle", "namespace": "apps"},
+                "data": {"v": "bundle", "ns": "apps"}})
+            ]
         );
+        options.helm.as_mut().unwrap().release_name = "rel".into();
+        options.target_namespace = "target".into();
+        let objects = render_bundle(&res, &options, "my-bundle").unwrap();
+        assert_eq!(objects[0]["metadata"]["name"], "rel");
+        assert_eq!(objects[0]["data"]["ns"], "target");
+        assert_eq!(
+            render(&res, &helm_options("chart", serde_json::json!({}))).unwrap()[0]["metadata"]["name"],
+            "release-name"
+        );
+    }
+
+    #[test]
+    fn template_errors_and_remote_charts_fail_clearly() {
+        let res = resources(&[
+            ("Chart.yaml", CHART),
+            (
+                "templates/cm.yaml",
+                "a: {{ required \"v is required\" .Values.v }}\n",
+            ),
+        ]);
+        let err = render(&res, &BundleDeploymentOptions::default()).unwrap_err();
+        assert!(matches!(err, RenderError::Helm { .. }), "{err}");
+        assert!(err.to_string().contains("v is required"), "{err}");
+        let res = resources(&[("a.yaml", "kind: A\n")]);
+        let err = render(
+            &res,
+            &helm_options("oci://registry.example/chart", serde_json::json!({})),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("needs the network"), "{err}");
+    }
+
+    #[test]
+    fn helm_output_is_post_rendered_by_the_kustomization() {
+        let res = resources(&[
+            ("chart/Chart.yaml", CHART),
+            ("chart/templates/cm.yaml", TEMPLATE),
+            ("k/kustomization.yaml", "namePrefix: pre-\n"),
+        ]);
+        let mut options = helm_options("chart", serde_json::json!({"v": 1}));
+        options.kustomize = Some(KustomizeOptions { dir: "k".into() });
+        let objects = render_bundle(&res, &options, "b").unwrap();
+        assert_eq!(objects.len(), 1);
+        assert_eq!(objects[0]["metadata"]["name"], "pre-b");
+        assert_eq!(
+            objects[0]["data"]["ns"], "default",
+            "Helm's release namespace"
+        );
+    }
+
+    #[test]
+    fn kustomize_bundles_and_raw_templates_render() {
+        let res = resources(&[
+            (
+                "base/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+            ),
+            ("base/kustomization.yaml", "resources: [cm.yaml]\n"),
+            (
+                "dev/kustomization.yaml",
+                "resources: [../base]\nnameSuffix: -dev\n",
+            ),
+        ]);
+        let options = BundleDeploymentOptions {
+            kustomize: Some(KustomizeOptions {
+                dir: "./dev".into(),
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            render(&res, &options).unwrap()[0]["metadata"]["name"],
+            "x-dev"
+        );
+        let err = render(
+            &resources(&[("kustomization.yaml", "resources: [missing.yaml]\n")]),
+            &Default::default(),
+        )
+        .unwrap_err();
+        assert!(matches!(err, RenderError::Kustomize { .. }), "{err}");
+
+        let res = resources(&[
+            ("a.yaml", "kind: Plain\nv: '{{ x }}'\n"),
+            (
+                "templates/t.yaml",
+                "kind: Templated\nname: {{ .Chart.Name }}-{{ .Values.v }}\n",
+            ),
+        ]);
+        let objects =
+            render_bundle(&res, &helm_options("", serde_json::json!({"v": 2})), "bun").unwrap();
+        assert_eq!(objects[0]["name"], "bun-2");
+        assert_eq!(objects[1]["v"], "{{ x }}");
     }
 }

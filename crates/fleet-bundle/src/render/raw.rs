@@ -1,5 +1,6 @@
 //! Raw-YAML bundles: which files are manifests (`.yaml`, `.yml`, `.json`, not inside a nested bundle or chart
 //! directory) and the objects they hold, in file-name then document order, as Fleet's post-renderer emits them.
+//! Manifests under `templates/` are Helm templates (see [`super::helm`]).
 
 use serde_json::Value;
 
@@ -34,17 +35,26 @@ pub fn manifest_names(files: &Files) -> Vec<&str> {
         .collect()
 }
 
-/// Parses every manifest into objects.
+/// Whether a manifest is a Helm template (Fleet renders `templates/` of a raw bundle as a chart).
+fn is_template(name: &str) -> bool {
+    name.starts_with("templates/")
+}
+
+/// The manifests under `templates/`, which render through Helm rather than being parsed as they are.
+pub fn template_names(files: &Files) -> Vec<&str> {
+    manifest_names(files)
+        .into_iter()
+        .filter(|name| is_template(name))
+        .collect()
+}
+
+/// Parses every manifest outside `templates/` into objects.
 pub fn objects(files: &Files) -> Result<Vec<Value>, RenderError> {
-    let names = manifest_names(files);
-    if let Some(template) = names.iter().find(|name| name.starts_with("templates/")) {
-        return Err(RenderError::NotSupportedYet {
-            style: "Raw bundles with Helm templates",
-            detail: format!("{template} is a Helm template; Helm rendering lands with fleet-helm"),
-        });
-    }
     let mut objects = Vec::new();
-    for name in names {
+    for name in manifest_names(files)
+        .into_iter()
+        .filter(|name| !is_template(name))
+    {
         let text = std::str::from_utf8(&files[name]).map_err(|_| RenderError::Resource {
             file: name.to_string(),
             message: "not valid UTF-8".to_string(),

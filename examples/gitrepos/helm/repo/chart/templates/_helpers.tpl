@@ -1,0 +1,4 @@
+{{- define "guestbook.labels" -}}
+app: {{ .Release.Name }}
+environment: {{ .Values.environment }}
+{{- end -}}
