@@ -2,55 +2,14 @@
 //! everything that may live in them), unknown kinds last, input order kept within a kind. Uninstall
 //! runs the reverse.
 
-/// Helm's `InstallOrder` (pkg/release/util/kind_sorter.go), with CustomResourceDefinition moved to the
-/// front next to Namespace so that custom resources in the same bundle find their kind.
-const INSTALL_ORDER: &[&str] = &[
-    "CustomResourceDefinition",
-    "PriorityClass",
-    "Namespace",
-    "NetworkPolicy",
-    "ResourceQuota",
-    "LimitRange",
-    "PodSecurityPolicy",
-    "PodDisruptionBudget",
-    "ServiceAccount",
-    "Secret",
-    "SecretList",
-    "ConfigMap",
-    "StorageClass",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "ClusterRole",
-    "ClusterRoleList",
-    "ClusterRoleBinding",
-    "ClusterRoleBindingList",
-    "Role",
-    "RoleList",
-    "RoleBinding",
-    "RoleBindingList",
-    "Service",
-    "DaemonSet",
-    "Pod",
-    "ReplicationController",
-    "ReplicaSet",
-    "Deployment",
-    "HorizontalPodAutoscaler",
-    "StatefulSet",
-    "Job",
-    "CronJob",
-    "IngressClass",
-    "Ingress",
-    "APIService",
-    "MutatingWebhookConfiguration",
-    "ValidatingWebhookConfiguration",
-];
-
-/// The install rank of a kind; unknown kinds rank after every known one.
+/// The install rank of a kind: Helm's install order (`fleet_helm::install_rank`), with
+/// CustomResourceDefinition moved to the front so that custom resources in the same bundle find their kind;
+/// kinds Helm does not list rank after every listed one.
 pub fn install_rank(kind: &str) -> usize {
-    INSTALL_ORDER
-        .iter()
-        .position(|known| *known == kind)
-        .unwrap_or(INSTALL_ORDER.len())
+    match kind {
+        "CustomResourceDefinition" => 0,
+        _ => fleet_helm::install_rank(kind).map_or(usize::MAX, |rank| rank + 1),
+    }
 }
 
 /// Sorts items into install order by their kind, keeping the input order within a kind.

@@ -41,6 +41,7 @@ pub mod template;
 pub mod value;
 pub mod yaml;
 
+pub use chart::render::install_rank;
 pub use chart::{
     ChartError, FileMap, Manifest, RenderOptions, Rendered, SetKind, apply_set, merge_maps,
     render_chart, values_from_json,

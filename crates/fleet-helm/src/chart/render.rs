@@ -121,10 +121,16 @@ const HOOK_EVENTS: &[&str] = &[
     "test-success",
 ];
 
+/// Where `kind` stands in Helm's install order (`pkg/release/util/kind_sorter.go`); `None` for kinds Helm does not
+/// list, which it installs after every listed kind.
+pub fn install_rank(kind: &str) -> Option<usize> {
+    INSTALL_ORDER.iter().position(|known| *known == kind)
+}
+
 fn kind_less(a: &str, b: &str) -> std::cmp::Ordering {
     use std::cmp::Ordering;
-    let ia = INSTALL_ORDER.iter().position(|k| *k == a);
-    let ib = INSTALL_ORDER.iter().position(|k| *k == b);
+    let ia = install_rank(a);
+    let ib = install_rank(b);
     match (ia, ib) {
         (None, None) => a.cmp(b),
         (None, Some(_)) => Ordering::Greater,
