@@ -29,6 +29,7 @@ pub fn create_object(
 ) -> ApiResult<Arc<Value>> {
     let rt = &req.rt;
     check_type(req, &obj)?;
+    crate::core_kinds::decode_and_prepare(rt, &mut obj)?;
     obj["apiVersion"] = json!(rt.api_version());
     obj["kind"] = json!(rt.kind);
     let url_name = req.path.name.clone();
