@@ -248,17 +248,65 @@ fn test_groups_names_and_targets() {
 }
 
 #[test]
-fn test_refuses_what_it_cannot_render_yet() {
-    let err = failure_of(&["test", "testdata/bundles/kustomize"]);
-    assert!(
-        err.contains("kustomize bundles are not supported by `fleet test` yet"),
-        "{err}"
+fn test_renders_helm_charts_per_customization() {
+    for (env, matched, snapshot) in [
+        ("dev", "dev", "test_helm_local_chart_dev"),
+        ("prod", "prod", "test_helm_local_chart_prod"),
+    ] {
+        let output = fleet(&[
+            "test",
+            "testdata/bundles/helm-local-chart",
+            "-l",
+            &format!("env={env}"),
+        ]);
+        assert!(output.status.success());
+        assert_eq!(
+            String::from_utf8_lossy(&output.stderr),
+            format!("# Matched: {matched}\n")
+        );
+        insta::assert_snapshot!(snapshot, String::from_utf8(output.stdout).unwrap());
+    }
+    insta::assert_snapshot!(
+        "test_raw_templates",
+        stdout_of(&["test", "testdata/bundles/raw-templates"])
     );
-    let err = failure_of(&["test", "testdata/bundles/helm-values-files"]);
-    assert!(
-        err.contains("Helm bundles are not supported by `fleet test` yet"),
-        "{err}"
+    insta::assert_snapshot!(
+        "test_helm_values_files",
+        stdout_of(&["test", "testdata/bundles/helm-values-files"])
     );
+}
+
+#[test]
+fn test_renders_kustomize_overlays_and_helm_post_rendering() {
+    insta::assert_snapshot!(
+        "test_kustomize_overlays_default",
+        stdout_of(&["test", "testdata/bundles/kustomize-overlays"])
+    );
+    insta::assert_snapshot!(
+        "test_kustomize_overlays_prod",
+        stdout_of(&[
+            "test",
+            "testdata/bundles/kustomize-overlays",
+            "-l",
+            "env=prod"
+        ])
+    );
+    insta::assert_snapshot!(
+        "test_helm_kustomize_default",
+        stdout_of(&["test", "testdata/bundles/helm-kustomize"])
+    );
+    insta::assert_snapshot!(
+        "test_helm_kustomize_prod",
+        stdout_of(&["test", "testdata/bundles/helm-kustomize", "-l", "env=prod"])
+    );
+    insta::assert_snapshot!(
+        "test_kustomize",
+        stdout_of(&["test", "testdata/bundles/kustomize"])
+    );
+}
+
+#[test]
+fn test_render_errors_name_the_file() {
     let err = failure_of(&["test", "testdata/bundles/error-malformed-manifest"]);
     assert_eq!(
         err,

@@ -65,7 +65,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bail!("no target of the bundle matches the cluster");
     };
     eprintln!("# Matched: {}", matched.display_name());
-    let objects = render::render(&bundle.spec.resources, &matched.options)?;
+    let objects = render::render_bundle(
+        &bundle.spec.resources,
+        &matched.options,
+        bundle.metadata.name.as_deref().unwrap_or_default(),
+    )?;
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(yaml_out::documents(&objects).as_bytes())?;
     Ok(())
