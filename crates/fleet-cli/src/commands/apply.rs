@@ -7,11 +7,11 @@ use std::io::Write;
 
 use anyhow::{Context, bail};
 use fleet_api::CorrectDrift;
-use fleet_bundle::{ReadError, ReadOptions, TargetsSpec};
+use fleet_bundle::{ReadOptions, TargetsSpec};
 use serde_json::Value;
 
 use self::git_head::head_commit;
-use super::bundle_input::{locate, parse_labels, progress_reporter};
+use super::bundle_input::{parse_labels, read_paths};
 use super::yaml_out;
 
 #[derive(Debug, clap::Args)]
@@ -125,29 +125,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     };
     let options = read_options(&args)?;
-    let paths = if args.paths.is_empty() {
-        vec![".".to_string()]
-    } else {
-        args.paths.clone()
-    };
-    let mut progress = progress_reporter();
-    let mut bundles = Vec::new();
-    for path in &paths {
-        let (tree, inside) = locate(path)?;
-        match fleet_bundle::read::read_bundles_with_progress(
-            &tree,
-            &[inside],
-            &options,
-            &mut progress,
-        ) {
-            Ok(found) => bundles.extend(found),
-            Err(ReadError::NothingFound { .. }) => {}
-            Err(err) => return Err(err.into()),
-        }
-    }
-    if bundles.is_empty() {
-        return Err(ReadError::NothingFound { paths }.into());
-    }
+    let bundles = read_paths(&args.paths, &options)?;
     let values = bundles
         .iter()
         .map(exported)

@@ -1,12 +1,15 @@
-//! What `fleet apply` and `fleet test` share: command-line label parsing, mapping PATH arguments onto file
-//! trees, and progress on stderr (only when stderr is a terminal).
+//! What `fleet apply`, `fleet test` and `fleet target` share: command-line label parsing, mapping PATH arguments
+//! onto file trees, reading the bundles under PATH arguments, and progress on stderr (only when stderr is a
+//! terminal).
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use fleet_api::Bundle;
 use fleet_bundle::tree::{LocalTree, TreePath};
+use fleet_bundle::{ReadError, ReadOptions};
 
 /// Parses `key=value` pairs (repeatable `-l` flags).
 pub fn parse_labels(pairs: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
@@ -39,6 +42,35 @@ pub fn locate(path: &str) -> anyhow::Result<(LocalTree, String)> {
         cwd.join(path)
     };
     Ok((LocalTree::new(root), ".".to_string()))
+}
+
+/// The bundles under every PATH argument (`.` when there is none), with progress on a terminal. A path without
+/// bundles is skipped; an error only when no path holds any.
+pub fn read_paths(paths: &[String], options: &ReadOptions) -> anyhow::Result<Vec<Bundle>> {
+    let paths = if paths.is_empty() {
+        vec![".".to_string()]
+    } else {
+        paths.to_vec()
+    };
+    let mut progress = progress_reporter();
+    let mut bundles = Vec::new();
+    for path in &paths {
+        let (tree, inside) = locate(path)?;
+        match fleet_bundle::read::read_bundles_with_progress(
+            &tree,
+            &[inside],
+            options,
+            &mut progress,
+        ) {
+            Ok(found) => bundles.extend(found),
+            Err(ReadError::NothingFound { .. }) => {}
+            Err(err) => return Err(err.into()),
+        }
+    }
+    if bundles.is_empty() {
+        return Err(ReadError::NothingFound { paths }.into());
+    }
+    Ok(bundles)
 }
 
 /// A progress callback that redraws one stderr line when stderr is a terminal, and does nothing otherwise.

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use anyhow::{Context, bail};
 use fleet_api::Bundle;
-use fleet_bundle::{ReadError, ReadOptions, TargetsSpec};
+use fleet_bundle::{ReadOptions, TargetsSpec};
 
 use super::Args;
-use crate::commands::bundle_input::{locate, parse_labels, progress_reporter};
+use crate::commands::bundle_input::{parse_labels, read_paths};
 
 /// Every bundle the arguments name, sorted by name.
 pub fn read(args: &Args) -> anyhow::Result<Vec<Bundle>> {
@@ -46,30 +46,7 @@ fn from_dirs(args: &Args) -> anyhow::Result<Vec<Bundle>> {
         targets: Some(targets),
         ..ReadOptions::default()
     };
-    let paths = if args.paths.is_empty() {
-        vec![".".to_string()]
-    } else {
-        args.paths.clone()
-    };
-    let mut progress = progress_reporter();
-    let mut bundles = Vec::new();
-    for path in &paths {
-        let (tree, inside) = locate(path)?;
-        match fleet_bundle::read::read_bundles_with_progress(
-            &tree,
-            &[inside],
-            &options,
-            &mut progress,
-        ) {
-            Ok(found) => bundles.extend(found),
-            Err(ReadError::NothingFound { .. }) => {}
-            Err(err) => return Err(err.into()),
-        }
-    }
-    if bundles.is_empty() {
-        return Err(ReadError::NothingFound { paths }.into());
-    }
-    Ok(bundles)
+    read_paths(&args.paths, &options)
 }
 
 /// The Bundles of a `---` separated YAML file; a Bundle without a namespace is put in `namespace`.
