@@ -307,6 +307,17 @@ fn test_renders_kustomize_overlays_and_helm_post_rendering() {
 
 #[test]
 fn test_render_errors_name_the_file() {
+    let err = failure_of(&["test", "testdata/bundles/error-helm-template"]);
+    assert_eq!(
+        err,
+        "# Matched: default\nerror: helm chart \".\": execution error at (broken/templates/cm.yaml:6:11): \
+         set .Values.host in fleet.yaml helm.values\n"
+    );
+    let err = failure_of(&["test", "testdata/bundles/error-remote-chart"]);
+    assert!(
+        err.contains("helm chart \"web\" from \"https://charts.example.com\" is not in the bundle"),
+        "{err}"
+    );
     let err = failure_of(&["test", "testdata/bundles/error-malformed-manifest"]);
     assert_eq!(
         err,
