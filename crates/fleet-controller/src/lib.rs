@@ -27,7 +27,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fleet_api::{Bundle, Cluster, GitRepo};
+use fleet_api::{Bundle, Cluster, ClusterRegistration, ClusterRegistrationToken, GitRepo};
 use futures::{FutureExt, StreamExt};
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
@@ -91,7 +91,26 @@ pub async fn run(
         ctx.clone(),
         cluster::reconcile,
     );
-    futures::join!(gitrepos, bundles, clusters);
+    // Registrations and tokens are woken only by their own watches (and requeues).
+    let (_registration_wake, registration_triggers) = tokio::sync::mpsc::unbounded_channel();
+    let registrations = controller::<ClusterRegistration, _, _>(
+        &client,
+        "clusterregistration",
+        registration_triggers,
+        shutdown.clone(),
+        ctx.clone(),
+        cluster::registration::reconcile,
+    );
+    let (_token_wake, token_triggers) = tokio::sync::mpsc::unbounded_channel();
+    let tokens = controller::<ClusterRegistrationToken, _, _>(
+        &client,
+        "clusterregistrationtoken",
+        token_triggers,
+        shutdown.clone(),
+        ctx.clone(),
+        cluster::token::reconcile,
+    );
+    futures::join!(gitrepos, bundles, clusters, registrations, tokens);
     watches.abort();
     collector.abort();
     tracing::info!("controller stopped");

@@ -3,6 +3,8 @@
 //! BundleDeployments in that namespace into the Cluster's summary and `display`.
 
 pub mod bootstrap;
+pub mod registration;
+pub mod token;
 
 use std::sync::Arc;
 
