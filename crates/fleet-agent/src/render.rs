@@ -1,5 +1,6 @@
 //! Rendering at the agent: the bundle's resources and the BundleDeployment's options go through
-//! [`fleet_bundle::render::render`] (the code `fleet test` uses), then every object is checked to be a
+//! [`fleet_bundle::render::render_bundle`] (the code `fleet test` uses; a BundleDeployment is named after its
+//! bundle, which is Helm's default release name), then every object is checked to be a
 //! Kubernetes object and marked as ours: the object-set ID annotation and hash label of this agent's
 //! scope, the scope label, and `helm.sh/resource-policy: keep` on CRDs unless `deleteCRDResources`.
 
@@ -37,7 +38,7 @@ pub fn render(
     scope: &Scope,
     bundle_deployment: &str,
 ) -> Result<Vec<Desired>> {
-    let objects = fleet_bundle::render::render(resources, options)?;
+    let objects = fleet_bundle::render::render_bundle(resources, options, bundle_deployment)?;
     let set_id = scope.set_id(bundle_deployment);
     let set_hash = Scope::set_hash(&set_id);
     objects
