@@ -52,7 +52,7 @@ async fn register(client: &Client, name: &str, client_id: &str) -> ClusterRegist
         .unwrap()
 }
 
-async fn grant(client: &Client, registration: &ClusterRegistration) -> Secret {
+async fn wait_for_grant(client: &Client, registration: &ClusterRegistration) -> Secret {
     let name = grant_secret_name(
         &registration.spec.client_id,
         &registration.spec.client_random,
@@ -166,7 +166,7 @@ async fn a_registration_is_granted_exactly_its_own_cluster() {
     put_cluster(&admin, "other", &[]).await;
     let controller = RunningController::start(admin.clone()).await;
     let registration = register(&admin, "request-1", "client-1").await;
-    let grant = grant(&admin, &registration).await;
+    let grant = wait_for_grant(&admin, &registration).await;
 
     let cluster_name = text(&grant, "clusterName");
     let cluster_ns = text(&grant, "deploymentNamespace");
@@ -283,6 +283,36 @@ async fn a_registration_is_granted_exactly_its_own_cluster() {
         matches!(&content, Err(kube::Error::Api(s)) if s.code == 404),
         "{content:?}"
     );
+
+    // Registering again with the same clientID finds the same Cluster and replaces the older request.
+    let again = register(&admin, "request-2", "client-1").await;
+    assert_eq!(
+        text(&wait_for_grant(&admin, &again).await, "clusterName"),
+        cluster_name
+    );
+    let registrations: Api<ClusterRegistration> = Api::namespaced(admin.clone(), NS);
+    eventually("the older registration removed", || {
+        let registrations = registrations.clone();
+        async move {
+            registrations
+                .get_opt("request-1")
+                .await
+                .ok()?
+                .is_none()
+                .then_some(())
+        }
+    })
+    .await;
+    let clients: Vec<String> = Api::<Cluster>::namespaced(admin.clone(), NS)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|c| c.spec.client_id)
+        .filter(|id| id == "client-1")
+        .collect();
+    assert_eq!(clients.len(), 1, "one Cluster per clientID");
     controller.stop().await;
 }
 

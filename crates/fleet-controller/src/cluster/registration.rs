@@ -3,7 +3,8 @@
 //! ServiceAccount there, grants it exactly what an agent needs (its BundleDeployments and their status,
 //! secrets and configmaps of its cluster namespace, Content, its own Cluster's status), writes the grant
 //! Secret `c-<sha256(clientID‖clientRandom)>` with a token for that ServiceAccount into the system
-//! registration namespace and marks the registration granted.
+//! registration namespace, marks the registration granted and deletes older registrations of the same
+//! clientID.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -247,7 +248,30 @@ async fn reconcile_inner(
     )
     .await?;
     tracing::info!(registration = %object, cluster = %cluster_name, "registration granted");
+    remove_older_registrations(&ctx.client, &registration).await?;
     Ok(Action::await_change())
+}
+
+/// Deletes the registrations with the same clientID made before `granted` (Fleet keeps only the newest).
+async fn remove_older_registrations(
+    client: &kube::Client,
+    granted: &ClusterRegistration,
+) -> Result<()> {
+    let api: Api<ClusterRegistration> =
+        Api::namespaced(client.clone(), &granted.namespace().unwrap_or_default());
+    // Creation times have second precision: the name breaks ties, so two requests never remove each other.
+    let age = |r: &ClusterRegistration| (r.metadata.creation_timestamp.clone(), r.name_any());
+    let granted_age = age(granted);
+    for older in api.list(&Default::default()).await?.items {
+        if older.spec.client_id == granted.spec.client_id && age(&older) < granted_age {
+            match api.delete(&older.name_any(), &Default::default()).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(status)) if status.code == 404 => {}
+                Err(err) => return Err(err.into()),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Creates a namespace if it is missing.
