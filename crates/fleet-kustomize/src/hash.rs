@@ -26,8 +26,7 @@ pub fn suffix(obj: &Value) -> String {
     } else if let Some(Value::Object(bd)) = obj.get("binaryData") {
         m.insert("binaryData".into(), Value::Object(bd.clone()));
     }
-    let mut encoded = String::new();
-    go_json(&Value::Object(m), &mut encoded);
+    let encoded = fleet_yaml::gojson::to_json_go_sorted(&Value::Object(m));
     encode(&Sha256::digest(encoded.as_bytes()))
 }
 
@@ -47,59 +46,6 @@ fn encode(digest: &[u8]) -> String {
         .collect()
 }
 
-/// Go's `json.Marshal` of a decoded JSON value: map keys sorted, HTML characters escaped.
-pub fn go_json(v: &Value, out: &mut String) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&n.to_string()),
-        Value::String(s) => go_string(s, out),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                go_json(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                go_string(k, out);
-                out.push(':');
-                go_json(&map[k.as_str()], out);
-            }
-            out.push('}');
-        }
-    }
-}
-
-fn go_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                out.push_str(&format!("\\u{:04x}", c as u32))
-            }
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,12 +58,5 @@ mod tests {
         assert_eq!(suffix(&cm), "5m9tg7g54f");
         let s = json!({"apiVersion":"v1","kind":"Secret","metadata":{"name":"sec"},"type":"Opaque","data":{"k":"dg=="}});
         assert_eq!(suffix(&s), "ftgtgc4t9f");
-    }
-
-    #[test]
-    fn go_escaping() {
-        let mut out = String::new();
-        go_json(&json!({"b":"<&>\u{1}","a":[1,true,null]}), &mut out);
-        assert_eq!(out, r#"{"a":[1,true,null],"b":"\u003c\u0026\u003e\u0001"}"#);
     }
 }

@@ -1,6 +1,7 @@
 //! JSON text exactly as Go's `encoding/json` `Marshal` writes it (what Fleet hashes): no spaces, `<`, `>`, `&`,
 //! U+2028 and U+2029 escaped as `\u003c`…, control characters as `\n`/`\t`/… or `\u00XX`, floats in Go's
-//! shortest form. Object members are written in the order given (Go sorts map keys; sort first if you need that).
+//! shortest form. [`to_json_go`] writes object members in the order given (a Go struct's field order);
+//! [`to_json_go_sorted`] sorts them, as Go does for maps.
 
 use serde_json::Value;
 
@@ -9,11 +10,26 @@ use crate::gofmt;
 /// Encodes `value` as Go's `json.Marshal` would.
 pub fn to_json_go(value: &Value) -> String {
     let mut out = String::new();
-    write_value(&mut out, value);
+    write_value(&mut out, value, MemberOrder::AsGiven);
     out
 }
 
-fn write_value(out: &mut String, value: &Value) {
+/// Encodes `value` as Go's `json.Marshal` encodes a decoded `interface{}`: every object is a Go map, so its
+/// members come sorted by key.
+pub fn to_json_go_sorted(value: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value, MemberOrder::Sorted);
+    out
+}
+
+/// How object members are ordered in the output.
+#[derive(Clone, Copy)]
+enum MemberOrder {
+    AsGiven,
+    Sorted,
+}
+
+fn write_value(out: &mut String, value: &Value, order: MemberOrder) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -28,19 +44,23 @@ fn write_value(out: &mut String, value: &Value) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_value(out, item);
+                write_value(out, item, order);
             }
             out.push(']');
         }
         Value::Object(map) => {
+            let mut members: Vec<(&String, &Value)> = map.iter().collect();
+            if let MemberOrder::Sorted = order {
+                members.sort_by(|a, b| a.0.cmp(b.0));
+            }
             out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
+            for (i, (k, v)) in members.into_iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
                 write_string(out, k);
                 out.push(':');
-                write_value(out, v);
+                write_value(out, v, order);
             }
             out.push('}');
         }
@@ -95,6 +115,19 @@ mod tests {
         assert_eq!(
             to_json_go(&v),
             r#"{"z":[1,-2,1.5,1e+21,1e-7,1000000,18446744073709551615],"a":null,"b":true,"e":{},"l":[]}"#
+        );
+    }
+
+    #[test]
+    fn sorted_encoding_orders_members_at_every_level_like_go_maps() {
+        let v = json!({"b": "<&>\u{1}", "a": [1, true, null, {"y": 1, "x": 2}]});
+        assert_eq!(
+            to_json_go_sorted(&v),
+            r#"{"a":[1,true,null,{"x":2,"y":1}],"b":"\u003c\u0026\u003e\u0001"}"#
+        );
+        assert_eq!(
+            to_json_go(&v),
+            r#"{"b":"\u003c\u0026\u003e\u0001","a":[1,true,null,{"y":1,"x":2}]}"#
         );
     }
 }
