@@ -31,13 +31,23 @@ done
 work=$(mktemp -d)
 server_pid=""
 controller_pid=""
-cleanup() {
-  for pid in "$controller_pid" "$server_pid"; do
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-      kill "$pid" 2>/dev/null || true
-      wait "$pid" 2>/dev/null || true
-    fi
+stop() { # stop <pid>: SIGTERM, then SIGKILL after 10 s (as the kubelet would after its grace period)
+  local pid=$1 waited=0
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+  kill "$pid" 2>/dev/null || true
+  while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt 20 ]; do
+    sleep 0.5
+    waited=$((waited + 1))
   done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "check-charts: warning: pid $pid ignored SIGTERM for 10s; killing it" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+cleanup() {
+  stop "$controller_pid"
+  stop "$server_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -175,13 +185,7 @@ for check in "create leases.coordination.k8s.io -n $release_ns" "list gitrepos.f
   [ "$answer" = yes ] || fail "the chart's RBAC does not let $sa '$check' (kubectl auth can-i said: $answer)"
 done
 
-for rendered in "${ci_renders[@]}"; do
-  step "kubectl apply (client-side) ${rendered##*/}"
-  kube "${rendered##*/} rejected" apply -f "$rendered"
-  check_listed "$rendered"
-done
-
-if [ -f "$work/ci-nondefault-values.yaml" ]; then
+check_nondefault() { # the fields ci/nondefault-values.yaml sets reached the API server
   image=$(jsonpath -n "$ci_release_ns" deployment/fleet-controller -o 'jsonpath={.spec.template.spec.containers[0].image}')
   expect "ci controller image" "$image" "mirror.example.com/registry.example.com/fleet/fleet:v9.9.9"
   replicas=$(jsonpath -n "$ci_release_ns" deployment/fleet-controller -o 'jsonpath={.spec.replicas}')
@@ -191,7 +195,14 @@ if [ -f "$work/ci-nondefault-values.yaml" ]; then
   agent_args=$(jsonpath -n cattle-fleet-system deployment/fleet-agent -o 'jsonpath={.spec.template.spec.containers[0].args}')
   case "$agent_args" in *--scope*) fail "ci local agent in cattle-fleet-system has a scope: $agent_args" ;; esac
   expect "ci local agent cluster namespace" "$agent_args" '--cluster-namespace=cluster-fleet-home-local-aaf7c26e0a9a'
-fi
+}
+
+for rendered in "${ci_renders[@]}"; do
+  step "kubectl apply (client-side) ${rendered##*/}"
+  kube "${rendered##*/} rejected" apply -f "$rendered"
+  check_listed "$rendered"
+  if [ "${rendered##*/}" = ci-nondefault-values.yaml ]; then check_nondefault; fi
+done
 
 # ---- 4. the controller from the rendered arguments becomes leader -----------------------------------------
 if "$fleet" controller --help >/dev/null 2>&1; then
