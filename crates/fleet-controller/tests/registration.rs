@@ -7,31 +7,13 @@ mod support;
 use std::collections::BTreeSet;
 
 use fleet_api::{BundleDeployment, Cluster, ClusterRegistration, ClusterRegistrationToken};
-use fleet_apiserver::{ApiServer, Config};
 use fleet_controller::cluster::registration::{SYSTEM_REGISTRATION_NAMESPACE, grant_secret_name};
-use fleet_testing::TestCluster;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 use support::*;
-
-/// A hub that refuses requests without a valid bearer token.
-async fn authenticated_hub() -> TestCluster {
-    let server = ApiServer::new(Config {
-        require_auth: true,
-        ..Config::default()
-    })
-    .expect("api server");
-    let hub = TestCluster {
-        client: server.client(),
-        server,
-    };
-    hub.install_crds(fleet_api::crds()).await;
-    create_namespace(&hub.client, NS).await;
-    hub
-}
 
 fn text(secret: &Secret, key: &str) -> String {
     let data = secret.data.clone().unwrap_or_default();

@@ -12,7 +12,6 @@ use std::time::Duration;
 use fleet_agent::registration::{self, BOOTSTRAP_SECRET};
 use fleet_agent::{Agent, AgentConfig, Downstream, Scope};
 use fleet_api::{Bundle, ClusterRegistrationToken};
-use fleet_apiserver::{ApiServer, Config};
 use fleet_testing::TestCluster;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, PostParams};
@@ -55,17 +54,7 @@ fn encoded(pairs: &[(&str, &str)]) -> serde_json::Value {
 
 #[tokio::test]
 async fn an_agent_registers_with_a_token_and_deploys_through_its_grant() {
-    let server = ApiServer::new(Config {
-        require_auth: true,
-        ..Config::default()
-    })
-    .expect("api server");
-    let hub = TestCluster {
-        client: server.client(),
-        server,
-    };
-    hub.install_crds(fleet_api::crds()).await;
-    create_namespace(&hub.client, NS).await;
+    let hub = authenticated_hub().await;
     create_namespace(&hub.client, AGENT_NS).await;
     let (addr, _) = hub.serve_loopback().await;
     let url = format!("http://{addr}");

@@ -86,6 +86,23 @@ impl RunningController {
     }
 }
 
+/// A hub that refuses requests without a valid bearer token (the admin client carries the admin token),
+/// with Fleet's CRDs and the workspace namespace.
+pub async fn authenticated_hub() -> TestCluster {
+    let server = fleet_apiserver::ApiServer::new(fleet_apiserver::Config {
+        require_auth: true,
+        ..fleet_apiserver::Config::default()
+    })
+    .expect("api server");
+    let hub = TestCluster {
+        client: server.client(),
+        server,
+    };
+    hub.install_crds(fleet_api::crds()).await;
+    create_namespace(&hub.client, NS).await;
+    hub
+}
+
 /// A hub with Fleet's CRDs and the workspace namespace.
 pub async fn hub() -> TestCluster {
     let hub = TestCluster::with_fleet_crds().await;
