@@ -13,7 +13,6 @@ use fleet_api::ClusterRegistration;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result, is_not_found};
 use crate::heartbeat::ClusterRef;
@@ -55,17 +54,8 @@ impl std::fmt::Debug for Credentials {
     }
 }
 
-/// Fleet's registration Secret name: `("c-" + hex(sha256(clientID‖clientRandom)))[:63]`.
-pub fn grant_secret_name(client_id: &str, client_random: &str) -> String {
-    let mut name = format!(
-        "c-{}",
-        hex::encode(Sha256::digest(
-            format!("{client_id}{client_random}").as_bytes()
-        ))
-    );
-    name.truncate(63);
-    name
-}
+/// Name of the grant Secret for a registration (Fleet's naming rule, shared with the controller).
+pub use fleet_bundle::names::grant_secret_name;
 
 /// The clientID: the configured one, else the UID of the `kube-system` namespace.
 pub async fn client_id(downstream: &kube::Client, configured: Option<&str>) -> Result<String> {
@@ -334,14 +324,6 @@ fn encode(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn grant_names_follow_fleet() {
-        let name = grant_secret_name("id", "random");
-        assert_eq!(name.len(), 63);
-        assert!(name.starts_with("c-"));
-        assert_eq!(&name[2..], &hex::encode(Sha256::digest(b"idrandom"))[..61]);
-    }
 
     #[test]
     fn credentials_never_print_the_kubeconfig() {

@@ -95,6 +95,17 @@ pub fn key_hash(s: &str) -> String {
     sha256_hex(&bytes[..bytes.len().min(100)])[..12].to_string()
 }
 
+/// Name of the Secret in which the hub grants a registering agent its credentials (Fleet's registration
+/// protocol): `c-` and the hex sha256 of the clientID followed by the clientRandom, cut to 63 characters.
+pub fn grant_secret_name(client_id: &str, client_random: &str) -> String {
+    let mut name = format!(
+        "c-{}",
+        sha256_hex(format!("{client_id}{client_random}").as_bytes())
+    );
+    name.truncate(63);
+    name
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,5 +223,13 @@ mod tests {
         assert_eq!(key_hash(&long), key_hash(&long[..100]));
         assert_eq!(key_hash("abc"), &sha256_hex(b"abc")[..12]);
         assert_eq!(key_hash("abc"), "ba7816bf8f01");
+    }
+
+    #[test]
+    fn grant_secret_names_follow_fleet() {
+        let name = grant_secret_name("id", "random");
+        assert_eq!(name.len(), 63);
+        assert!(name.starts_with("c-"));
+        assert_eq!(&name[2..], &hex::encode(Sha256::digest(b"idrandom"))[..61]);
     }
 }

@@ -22,7 +22,6 @@ use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::context::{Context, FIELD_MANAGER};
 use crate::error::{Error, Result};
@@ -37,17 +36,8 @@ pub const CONTENT_ROLE: &str = "fleet-content";
 /// How long a granted token is valid (seconds).
 const TOKEN_SECONDS: i64 = 10 * 365 * 24 * 3600;
 
-/// Fleet's grant Secret name: `("c-" + hex(sha256(clientID‖clientRandom)))[:63]`.
-pub fn grant_secret_name(client_id: &str, client_random: &str) -> String {
-    let mut name = format!(
-        "c-{}",
-        hex::encode(Sha256::digest(
-            format!("{client_id}{client_random}").as_bytes()
-        ))
-    );
-    name.truncate(63);
-    name
-}
+/// Name of the grant Secret for a registration (Fleet's naming rule, shared with the agent).
+pub use fleet_bundle::names::grant_secret_name;
 
 /// The name of a Cluster created for `client_id`.
 pub fn cluster_name_for(client_id: &str) -> String {
@@ -294,13 +284,6 @@ pub fn encode(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn grant_names_follow_fleet() {
-        let name = grant_secret_name("id", "random");
-        assert_eq!(name.len(), 63);
-        assert_eq!(&name[2..], &hex::encode(Sha256::digest(b"idrandom"))[..61]);
-    }
 
     #[test]
     fn reserved_labels_are_dropped() {
