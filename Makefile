@@ -1,6 +1,6 @@
 # Developer entry points. `make test` is the README's test command and what CI runs.
 CARGO ?= cargo
-EXAMPLE ?= examples/gitrepos/multi-cluster
+EXAMPLE ?= examples/gitrepos/multi-cluster/repo
 
 .PHONY: build run test lint fmt crds crds-check snapshots tools helm-corpus kustomize-goldens bench ci
 
