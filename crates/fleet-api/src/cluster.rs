@@ -1,6 +1,8 @@
 //! Cluster: a downstream Kubernetes cluster registered with Fleet, with its agent's
 //! deployment settings and the aggregated state of the bundles deployed to it.
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::core::v1::{
     Affinity, EnvVar, LocalObjectReference, ResourceRequirements, Toleration,
 };
@@ -9,6 +11,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::cluster_properties::{PropertyValue, ResourceUsage};
 use crate::condition::Condition;
 use crate::generic_map::GenericMap;
 use crate::omit::{is_false, is_zero, null_as_zero};
@@ -283,6 +286,13 @@ pub struct ClusterStatus {
         deserialize_with = "null_as_zero"
     )]
     pub scores: Vec<ClusterScore>,
+    /// Our addition: properties the agent observed (node count, Kubernetes version, and
+    /// each custom claim under its name), keyed by property name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub properties: Option<BTreeMap<String, PropertyValue>>,
+    /// Our addition: CPU and memory summed over the cluster's nodes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_usage: Option<ResourceUsage>,
 }
 
 /// Display fields of a Cluster.

@@ -8,6 +8,7 @@
 pub mod bundle;
 pub mod bundledeployment;
 pub mod cluster;
+pub mod cluster_properties;
 pub mod clustergroup;
 pub mod condition;
 pub mod content;
@@ -31,6 +32,7 @@ mod validation;
 pub use bundle::*;
 pub use bundledeployment::*;
 pub use cluster::*;
+pub use cluster_properties::*;
 pub use clustergroup::*;
 pub use condition::*;
 pub use content::*;
