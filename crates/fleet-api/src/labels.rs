@@ -33,6 +33,12 @@ pub const CLUSTER_DISPLAY_NAME: &str = "management.cattle.io/cluster-display-nam
 /// Label on Clusters created by an agent's registration.
 pub const CREATED_BY_AGENT_POD: &str = "fleet.cattle.io/created-by-agent-pod";
 
+/// Annotation on BundleDeployments (our addition): how the agent uninstalls when the BundleDeployment is
+/// deleted; [`UNINSTALL_ORPHAN`] leaves the applied objects in place and forgets them.
+pub const UNINSTALL: &str = "fleet.cattle.io/uninstall";
+/// Value of [`UNINSTALL`]: leave the objects, forget the inventory.
+pub const UNINSTALL_ORPHAN: &str = "orphan";
+
 /// Annotation on deployed objects: the object set they belong to.
 pub const OBJECTSET_ID: &str = "objectset.rio.cattle.io/id";
 /// Label on deployed objects: sha1 of the object-set ID.

@@ -45,7 +45,7 @@ pub use placement::*;
 pub use registration::*;
 pub use restriction::*;
 pub use selector::*;
-pub use state::BundleState;
+pub use state::{BundleState, deployment_state};
 pub use status::*;
 pub use summary::*;
 
