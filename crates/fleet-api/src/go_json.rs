@@ -1,33 +1,14 @@
-//! Go `encoding/json` compatible encoding of our serde types.
+//! Go `encoding/json` compatible encoding of our serde types, for hashing as Fleet hashes.
 //!
-//! Field order and `omitempty` are handled by the type definitions. What remains is Go's
-//! escaping: `json.Marshal` and `json.Encoder` (with the default `SetEscapeHTML(true)`) write
-//! `<`, `>` and `&` as `\u003c`, `\u003e`, `\u0026`, and always escape U+2028 and U+2029.
-//! These characters can only occur inside JSON strings, so escaping the compact serde_json
-//! output is exact.
+//! Field order and `omitempty` are handled by the type definitions; the escaping and number formatting of Go's
+//! `json.Marshal` are [`fleet_yaml::gojson`]'s, so there is one Go JSON encoder in the workspace.
 
 use serde::Serialize;
 
 /// Serializes `value` to compact JSON exactly as Go's `json.Marshal` would (no trailing
 /// newline; `json.Encoder.Encode` adds one `\n`).
 pub fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, serde_json::Error> {
-    serde_json::to_string(value).map(|json| escape_like_go(&json))
-}
-
-/// Applies Go's HTML-safe escaping to compact JSON text.
-pub fn escape_like_go(json: &str) -> String {
-    let mut escaped = String::with_capacity(json.len());
-    for character in json.chars() {
-        match character {
-            '<' => escaped.push_str("\\u003c"),
-            '>' => escaped.push_str("\\u003e"),
-            '&' => escaped.push_str("\\u0026"),
-            '\u{2028}' => escaped.push_str("\\u2028"),
-            '\u{2029}' => escaped.push_str("\\u2029"),
-            other => escaped.push(other),
-        }
-    }
-    escaped
+    serde_json::to_value(value).map(|value| fleet_yaml::gojson::to_json_go(&value))
 }
 
 #[cfg(test)]
