@@ -369,3 +369,212 @@ fn typed_commands_auth_can_i_and_create_token() {
     let out = as_robot(&["auth", "whoami"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("system:serviceaccount:team:robot"));
 }
+
+#[test]
+fn create_built_in_kinds_from_protobuf_bodies() {
+    let c = Cluster::start();
+    c.ok(&["create", "namespace", "apps"]);
+    c.ok(&[
+        "create",
+        "deployment",
+        "web",
+        "-n",
+        "apps",
+        "--image=nginx:1",
+        "--replicas=3",
+        "--port=8080",
+    ]);
+    assert_eq!(
+        c.ok(&[
+            "get", "deploy", "web", "-n", "apps", "-o",
+            "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].ports[0].containerPort} {.spec.selector.matchLabels.app}",
+        ]),
+        "3 nginx:1 8080 web"
+    );
+    c.ok(&[
+        "create",
+        "deployment",
+        "idle",
+        "-n",
+        "apps",
+        "--image=busybox",
+        "--replicas=0",
+    ]);
+    assert_eq!(
+        c.ok(&[
+            "get",
+            "deploy",
+            "idle",
+            "-n",
+            "apps",
+            "-o",
+            "jsonpath={.spec.replicas}"
+        ]),
+        "0"
+    );
+    c.ok(&[
+        "create",
+        "role",
+        "reader",
+        "-n",
+        "apps",
+        "--verb=get,list",
+        "--resource=pods,deployments.apps",
+    ]);
+    assert_eq!(
+        c.ok(&[
+            "get",
+            "role",
+            "reader",
+            "-n",
+            "apps",
+            "-o",
+            "jsonpath={.rules[*].apiGroups}"
+        ]),
+        r#"[""] ["apps"]"#
+    );
+    c.ok(&[
+        "create",
+        "rolebinding",
+        "reader",
+        "-n",
+        "apps",
+        "--role=reader",
+        "--serviceaccount=apps:bot",
+    ]);
+    assert_eq!(
+        c.ok(&[
+            "get",
+            "rolebinding",
+            "reader",
+            "-n",
+            "apps",
+            "-o",
+            "jsonpath={.roleRef.name} {.subjects[0].kind} {.subjects[0].name}"
+        ]),
+        "reader ServiceAccount bot"
+    );
+    c.ok(&[
+        "create",
+        "clusterrole",
+        "node-reader",
+        "--verb=get",
+        "--resource=nodes",
+    ]);
+    c.ok(&[
+        "create",
+        "clusterrolebinding",
+        "node-reader",
+        "--clusterrole=node-reader",
+        "--user=alice",
+    ]);
+    assert_eq!(
+        c.ok(&[
+            "get",
+            "clusterrolebinding",
+            "node-reader",
+            "-o",
+            "jsonpath={.subjects[0].name}"
+        ]),
+        "alice"
+    );
+    c.ok(&[
+        "create",
+        "job",
+        "once",
+        "-n",
+        "apps",
+        "--image=busybox",
+        "--",
+        "echo",
+        "hi",
+    ]);
+    assert_eq!(
+        c.ok(&[
+            "get",
+            "job",
+            "once",
+            "-n",
+            "apps",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].command}"
+        ]),
+        r#"["echo","hi"]"#
+    );
+    c.ok(&[
+        "create",
+        "cronjob",
+        "tick",
+        "-n",
+        "apps",
+        "--image=busybox",
+        "--schedule=*/5 * * * *",
+    ]);
+    assert_eq!(
+        c.ok(&[
+            "get",
+            "cronjob",
+            "tick",
+            "-n",
+            "apps",
+            "-o",
+            "jsonpath={.spec.schedule}"
+        ]),
+        "*/5 * * * *"
+    );
+    c.ok(&[
+        "create",
+        "secret",
+        "docker-registry",
+        "pull",
+        "-n",
+        "apps",
+        "--docker-server=registry.test",
+        "--docker-username=u",
+        "--docker-password=p",
+    ]);
+    assert_eq!(
+        c.ok(&[
+            "get",
+            "secret",
+            "pull",
+            "-n",
+            "apps",
+            "-o",
+            "jsonpath={.type}"
+        ]),
+        "kubernetes.io/dockerconfigjson"
+    );
+    c.ok(&[
+        "create",
+        "service",
+        "clusterip",
+        "web",
+        "-n",
+        "apps",
+        "--tcp=80:8080",
+    ]);
+    assert_eq!(
+        c.ok(&[
+            "get",
+            "svc",
+            "web",
+            "-n",
+            "apps",
+            "-o",
+            "jsonpath={.spec.ports[0].port} {.spec.ports[0].targetPort}"
+        ]),
+        "80 8080"
+    );
+    // A timestamp travels too: the created object reads back with the server's own creation time.
+    let created = c.ok(&[
+        "get",
+        "deploy",
+        "web",
+        "-n",
+        "apps",
+        "-o",
+        "jsonpath={.metadata.creationTimestamp}",
+    ]);
+    assert!(created.ends_with('Z') && created.len() == 20, "{created}");
+}
