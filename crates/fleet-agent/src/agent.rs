@@ -1,6 +1,8 @@
 //! The agent loop: one watch on the BundleDeployments of the agent's cluster namespace on the hub (it reads
 //! nothing else upstream but their Content and options Secrets), a queue of BundleDeployments to reconcile,
-//! and a monitor tick that re-observes every deployed BundleDeployment. Hub errors are retried with
+//! watches on the applied kinds downstream ([`crate::watch`]) that re-check only the BundleDeployment whose
+//! object changed (readiness and drift), and a slow resync tick that re-observes every BundleDeployment as a
+//! safety net. Hub errors are retried with
 //! backoff while the downstream cluster keeps its last applied state; after a reconnect only
 //! BundleDeployments whose spec changed are deployed again. Errors about one BundleDeployment (content,
 //! rendering, downstream API) become its status, never a crash.
@@ -14,6 +16,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
+use tokio::sync::mpsc;
 use tracing::{info, warn};
 
 use crate::apply::{apply_all, apply_one, release_namespace};
@@ -25,10 +28,12 @@ use crate::heartbeat::{self, ClusterRef};
 use crate::hooks;
 use crate::inventory::{self, Entry, Inventory, object_key};
 use crate::monitor::{self, ListCache, Report};
+use crate::properties;
 use crate::prune;
 use crate::render::{self, Desired};
 use crate::scope::Scope;
 use crate::status::{self, Observation};
+use crate::watch::{Change, Watches};
 
 /// How an agent runs.
 #[derive(Clone)]
@@ -39,24 +44,26 @@ pub struct AgentConfig {
     pub cluster_namespace: String,
     /// Who this agent is on the downstream cluster.
     pub scope: Scope,
-    /// How often deployed BundleDeployments are observed again (readiness and drift).
+    /// How often every deployed BundleDeployment is observed again regardless of watch events (a safety
+    /// net; readiness and drift changes arrive through watches).
     pub monitor_interval: Duration,
     /// How soon a BundleDeployment whose reconcile hit a hub error is tried again.
     pub retry_interval: Duration,
     /// The Cluster to check in on, when known (from registration).
     pub cluster: Option<ClusterRef>,
-    /// How often the agent checks in (Fleet's `CHECKIN_INTERVAL`, 15 minutes).
+    /// How often the agent checks in (Fleet's `CHECKIN_INTERVAL`, 15 minutes) and collects the cluster's
+    /// properties (written to the Cluster's status only when they changed).
     pub checkin_interval: Duration,
 }
 
 impl AgentConfig {
-    /// A config with a 60s monitor tick and a 5s retry.
+    /// A config with a 30-minute resync, a 5s retry and Fleet's 15-minute check-in.
     pub fn new(hub: kube::Client, cluster_namespace: impl Into<String>, scope: Scope) -> Self {
         AgentConfig {
             hub,
             cluster_namespace: cluster_namespace.into(),
             scope,
-            monitor_interval: Duration::from_secs(60),
+            monitor_interval: Duration::from_secs(30 * 60),
             retry_interval: Duration::from_secs(5),
             cluster: None,
             checkin_interval: Duration::from_secs(15 * 60),
@@ -86,11 +93,18 @@ pub struct Agent {
     inventory_cache: BTreeMap<String, Inventory>,
     /// Downstream lists shared by the reconciles of one pass.
     lists: ListCache,
+    /// The cluster properties last written to the hub.
+    reported: Option<properties::Observed>,
+    /// Watches on the applied kinds downstream.
+    watches: Watches,
+    /// Their changes (taken by [`Agent::run`]).
+    changes: Option<mpsc::UnboundedReceiver<Change>>,
 }
 
 impl Agent {
     pub fn new(config: AgentConfig, downstream: Downstream) -> Self {
         let inventories = inventory::Store::new(downstream.client().clone(), config.scope.clone());
+        let (watches, changes) = Watches::new(downstream.clone(), &config.scope);
         Agent {
             config,
             downstream,
@@ -101,6 +115,9 @@ impl Agent {
             failed: BTreeSet::new(),
             lists: ListCache::default(),
             inventory_cache: BTreeMap::new(),
+            reported: None,
+            watches,
+            changes: Some(changes),
         }
     }
 
@@ -116,6 +133,7 @@ impl Agent {
         monitor.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut retry = tokio::time::interval(self.config.retry_interval);
         let mut checkin = tokio::time::interval(self.config.checkin_interval);
+        let mut changes = self.changes.take().expect("run is called once");
         let mut listing: Option<BTreeSet<String>> = None;
         let mut dirty = BTreeSet::new();
         loop {
@@ -141,8 +159,8 @@ impl Agent {
                         let gone: Vec<String> =
                             self.known.keys().filter(|n| !names.contains(*n)).cloned().collect();
                         for name in gone {
-                            self.known.remove(&name);
-                            self.uninstall(&name).await;
+                            let orphan = self.known.remove(&name).is_some_and(|bd| orphaned(&bd));
+                            self.uninstall(&name, orphan).await;
                         }
                         self.collect_garbage().await;
                     }
@@ -150,10 +168,16 @@ impl Agent {
                     Some(Ok(Event::Delete(bd))) => {
                         let name = bd.metadata.name.clone().unwrap_or_default();
                         self.known.remove(&name);
-                        self.uninstall(&name).await;
+                        self.uninstall(&name, orphaned(&bd)).await;
                     }
                 },
                 _ = monitor.tick() => dirty.extend(self.known.keys().cloned()),
+                Some(change) = changes.recv() => {
+                    self.note_change(change, &mut dirty);
+                    while let Ok(change) = changes.try_recv() {
+                        self.note_change(change, &mut dirty);
+                    }
+                }
                 _ = retry.tick() => dirty.append(&mut self.failed),
                 _ = checkin.tick() => self.check_in().await,
             }
@@ -186,6 +210,7 @@ impl Agent {
                 old.spec != bd.spec
                     || old.metadata.labels != bd.metadata.labels
                     || old.metadata.generation != bd.metadata.generation
+                    || orphaned(old) != orphaned(&bd)
             }
         };
         if changed {
@@ -196,16 +221,50 @@ impl Agent {
         self.known.insert(name, bd);
     }
 
-    async fn check_in(&self) {
-        if let Some(cluster) = &self.config.cluster
-            && let Err(err) = heartbeat::check_in(
-                &self.config.hub,
-                cluster,
-                &self.config.scope.agent_namespace,
-            )
-            .await
+    /// Queues the BundleDeployment a downstream change belongs to (all of them after a resync).
+    fn note_change(&self, change: Change, dirty: &mut BTreeSet<String>) {
+        match change {
+            Change::Resync => dirty.extend(self.known.keys().cloned()),
+            Change::Object(set_id) => {
+                let scope = &self.config.scope;
+                if let Some(name) = self.known.keys().find(|name| scope.set_id(name) == set_id) {
+                    dirty.insert(name.clone());
+                }
+            }
+        }
+    }
+
+    /// Checks in on the Cluster, and reports its properties when they changed since the last report.
+    async fn check_in(&mut self) {
+        let Some(cluster) = &self.config.cluster else {
+            return;
+        };
+        if let Err(err) = heartbeat::check_in(
+            &self.config.hub,
+            cluster,
+            &self.config.scope.agent_namespace,
+        )
+        .await
         {
             warn!(error = %err, "check-in failed");
+            return;
+        }
+        let observed = match properties::observe(self.downstream.client()).await {
+            Ok(observed) => observed,
+            Err(err) => {
+                warn!(error = %err, "collecting cluster properties");
+                return;
+            }
+        };
+        if self.reported.as_ref() == Some(&observed) {
+            return;
+        }
+        let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            k8s_openapi::jiff::Timestamp::now(),
+        );
+        match properties::report(&self.config.hub, cluster, &observed, &now).await {
+            Ok(()) => self.reported = Some(observed),
+            Err(err) => warn!(error = %err, "reporting cluster properties"),
         }
     }
 
@@ -231,7 +290,7 @@ impl Agent {
             Ok(inventories) => {
                 for inventory in inventories {
                     if !self.known.contains_key(&inventory.bundle_deployment) {
-                        self.uninstall(&inventory.bundle_deployment).await;
+                        self.uninstall(&inventory.bundle_deployment, false).await;
                     }
                 }
             }
@@ -239,8 +298,9 @@ impl Agent {
         }
     }
 
-    /// Removes everything a deleted BundleDeployment deployed (as its inventory says).
-    pub async fn uninstall(&mut self, name: &str) {
+    /// Removes everything a deleted BundleDeployment deployed (as its inventory says); when it was orphaned
+    /// (now, or as its inventory recorded), only forgets the inventory and leaves the objects in place.
+    pub async fn uninstall(&mut self, name: &str, orphan: bool) {
         self.rendered.remove(name);
         self.inventory_cache.remove(name);
         self.waiting.remove(name);
@@ -253,6 +313,16 @@ impl Agent {
                 return;
             }
         };
+        if orphan || inventory.orphan {
+            match self.inventories.delete(name).await {
+                Ok(()) => info!(bundle_deployment = %name, "orphaned: objects left in place"),
+                Err(err) => {
+                    warn!(bundle_deployment = %name, error = %err, "deleting the inventory");
+                    self.failed.insert(name.to_string());
+                }
+            }
+            return;
+        }
         let set_id = self.config.scope.set_id(name);
         let failed = prune::uninstall(&self.downstream, &set_id, &inventory).await;
         if failed.is_empty() {
@@ -334,7 +404,7 @@ impl Agent {
         let name = bd.metadata.name.clone().unwrap_or_default();
         let previous = bd.status.clone().unwrap_or_default();
         let deployment_id = bd.spec.deployment_id.clone();
-        let inventory = match self.inventory_cache.get(&name) {
+        let mut inventory = match self.inventory_cache.get(&name) {
             Some(inventory) => inventory.clone(),
             None => self
                 .inventories
@@ -346,6 +416,13 @@ impl Agent {
                     ..Default::default()
                 }),
         };
+        if inventory.orphan != orphaned(bd) {
+            inventory.orphan = orphaned(bd);
+            self.inventories
+                .save(&inventory)
+                .await
+                .map_err(downstream_error)?;
+        }
         let options = bd.spec.options.clone();
         let force_sync = (options.force_sync_generation > 0
             && previous.sync_generation != Some(options.force_sync_generation))
@@ -366,6 +443,7 @@ impl Agent {
                 rendered.hooks_not_run.join(", ")
             )
         };
+        self.watches.ensure(&objects).await;
         let mut applied_id = inventory.deployment_id.clone();
         self.inventory_cache.insert(name.clone(), inventory.clone());
         let mut deploy_error = None;
@@ -548,6 +626,7 @@ async fn apply_and_prune(
         release_namespace: release_namespace(options),
         keep_resources: options.keep_resources,
         delete_namespace: options.delete_namespace,
+        orphan: previous.orphan,
     };
     next.created_namespaces
         .extend(outcome.created_namespaces.iter().cloned());
@@ -600,6 +679,15 @@ async fn correct(
             warn!(object = %object_ref, %reason, "correcting drift");
         }
     }
+}
+
+/// Whether a BundleDeployment is annotated to be orphaned on deletion (`fleet.cattle.io/uninstall: orphan`).
+fn orphaned(bd: &BundleDeployment) -> bool {
+    bd.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(fleet_api::labels::UNINSTALL))
+        .is_some_and(|value| value == fleet_api::labels::UNINSTALL_ORPHAN)
 }
 
 /// The API's message when a watch failed because the credentials are not accepted (401).

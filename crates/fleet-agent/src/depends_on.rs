@@ -4,8 +4,6 @@
 
 use fleet_api::{BundleDeployment, BundleState};
 
-use crate::status::deployment_state;
-
 /// Label carrying the bundle name on every BundleDeployment.
 const BUNDLE_NAME_LABEL: &str = "fleet.cattle.io/bundle-name";
 
@@ -44,8 +42,7 @@ pub fn check(bd: &BundleDeployment, all: &[&BundleDeployment]) -> Result<(), Str
             continue;
         }
         for other in matched {
-            let status = other.status.clone().unwrap_or_default();
-            let state = deployment_state(&other.spec, &status);
+            let state = other.state();
             if !accepted.contains(&state) {
                 waiting.push(other.metadata.name.clone().unwrap_or_default());
             }
@@ -74,6 +71,7 @@ mod tests {
             name,
             BundleDeploymentSpec {
                 deployment_id: "s-1:a".into(),
+                staged_deployment_id: "s-1:a".into(),
                 ..Default::default()
             },
         );

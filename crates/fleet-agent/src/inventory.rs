@@ -1,7 +1,7 @@
 //! The inventory of one BundleDeployment in the downstream cluster: a ConfigMap in the agent's namespace
 //! (named after the scope's object-set ID) listing every object applied for it with the hash of the applied
 //! configuration, the namespaces the agent created, and the uninstall options (`keepResources`,
-//! `deleteNamespace`) that must outlive the BundleDeployment. It is what pruning and uninstall work from,
+//! `deleteNamespace`, orphaning) that must outlive the BundleDeployment. It is what pruning and uninstall work from,
 //! and what lets a restarted agent skip reapplying unchanged bundles.
 
 use std::collections::BTreeMap;
@@ -52,6 +52,10 @@ pub struct Inventory {
     pub keep_resources: bool,
     #[serde(default)]
     pub delete_namespace: bool,
+    /// The BundleDeployment is annotated `fleet.cattle.io/uninstall: orphan`: its deletion leaves the
+    /// objects in place (recorded so that a deletion seen only after a restart is honoured too).
+    #[serde(default)]
+    pub orphan: bool,
 }
 
 impl Inventory {

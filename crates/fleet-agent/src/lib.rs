@@ -5,7 +5,8 @@
 //!
 //! Data flow: [`agent`] (hub watch, queue) → [`depends_on`] → [`fetch`] (Content, options) → [`render`]
 //! → [`apply`] (ordering, namespaces, SSA) → [`inventory`] / [`prune`] → [`monitor`] ([`readiness`],
-//! [`drift`]) → [`status`]. [`scope`] names everything that must differ between two agents on one cluster.
+//! [`drift`]) → [`status`]; [`watch`] re-checks a BundleDeployment when an object it applied changes, and
+//! [`properties`] reports the cluster's properties with the check-in. [`scope`] names everything that must differ between two agents on one cluster.
 
 pub mod agent;
 pub mod apply;
@@ -19,12 +20,14 @@ pub mod hooks;
 pub mod inventory;
 pub mod monitor;
 pub mod order;
+pub mod properties;
 pub mod prune;
 pub mod readiness;
 pub mod registration;
 pub mod render;
 pub mod scope;
 pub mod status;
+pub mod watch;
 
 pub use agent::{Agent, AgentConfig};
 pub use downstream::Downstream;

@@ -4,8 +4,8 @@
 //! `resourceCounts`, and `display` with the state Fleet's `GetDeploymentState` would compute.
 
 use fleet_api::{
-    BundleDeploymentDisplay, BundleDeploymentSpec, BundleDeploymentStatus, BundleState, Condition,
-    find_condition,
+    BundleDeploymentDisplay, BundleDeploymentSpec, BundleDeploymentStatus, Condition,
+    deployment_state, find_condition,
 };
 use serde_json::Value;
 
@@ -161,31 +161,6 @@ pub fn set_condition(
             ..Default::default()
         }),
     }
-}
-
-/// Fleet's `GetDeploymentState` for one BundleDeployment.
-pub fn deployment_state(
-    spec: &BundleDeploymentSpec,
-    status: &BundleDeploymentStatus,
-) -> BundleState {
-    if status.applied_deployment_id != spec.deployment_id {
-        let failed = find_condition(&status.conditions, "Deployed").is_some_and(|c| !c.is_true());
-        return if failed {
-            BundleState::ErrApplied
-        } else {
-            BundleState::WaitApplied
-        };
-    }
-    if !status.ready {
-        return BundleState::NotReady;
-    }
-    if spec.deployment_id != spec.staged_deployment_id && !spec.staged_deployment_id.is_empty() {
-        return BundleState::OutOfSync;
-    }
-    if !status.non_modified {
-        return BundleState::Modified;
-    }
-    BundleState::Ready
 }
 
 /// The JSON merge patch turning `old` into `new` at `status` (fields that disappeared become `null`), or

@@ -203,6 +203,86 @@ async fn drift_is_reported_then_corrected() {
         data["extra"], "theirs",
         "fields we do not own are left alone"
     );
+
+    // With correctDrift on, a later edit is reverted as soon as the watch reports it.
+    cms.patch(
+        "settings",
+        &edit,
+        &Patch::Merge(json!({"data": {"key": "edited again"}})),
+    )
+    .await
+    .unwrap();
+    wait_for("the edit reverted", || {
+        let cms = cms.clone();
+        async move {
+            let data = cms.get("settings").await.ok()?.data?;
+            (data["key"] == "wanted").then_some(())
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_orphaned_bundle_deployment_leaves_its_objects_when_deleted() {
+    let hub = hub().await;
+    let downstream = fleet_testing::TestCluster::empty();
+    start_agent(&hub.client, &downstream, default_scope());
+    let files = [
+        ("a.yaml", config_map("kept-a", "1")),
+        ("b.yaml", config_map("kept-b", "2")),
+    ];
+    let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
+    let id = publish(&hub.client, "orph", &borrowed, options_in("left"), |_| {}).await;
+    wait_status(&hub.client, "orph", "applied", |s| {
+        s.applied_deployment_id == id && s.ready
+    })
+    .await;
+    let inventories: Api<ConfigMap> =
+        Api::namespaced(downstream.client.clone(), "cattle-fleet-system");
+    let inventory = default_scope().inventory_name("orph");
+    assert!(inventories.get_opt(&inventory).await.unwrap().is_some());
+
+    let bds: Api<BundleDeployment> = Api::namespaced(hub.client.clone(), CLUSTER_NS);
+    bds.patch(
+        "orph",
+        &PatchParams::default(),
+        &Patch::Merge(
+            json!({"metadata": {"annotations": {"fleet.cattle.io/uninstall": "orphan"}}}),
+        ),
+    )
+    .await
+    .unwrap();
+    bds.delete("orph", &DeleteParams::default()).await.unwrap();
+    wait_for("the inventory forgotten", || {
+        let inventories = inventories.clone();
+        let inventory = inventory.clone();
+        async move {
+            inventories
+                .get_opt(&inventory)
+                .await
+                .unwrap()
+                .is_none()
+                .then_some(())
+        }
+    })
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "left");
+    assert_eq!(cms.get("kept-a").await.unwrap().data.unwrap()["key"], "1");
+    assert_eq!(cms.get("kept-b").await.unwrap().data.unwrap()["key"], "2");
+
+    // A new BundleDeployment of the same name starts from nothing: it adopts the objects again, and without
+    // the annotation its deletion uninstalls them.
+    let id = publish(&hub.client, "orph", &borrowed, options_in("left"), |_| {}).await;
+    wait_status(&hub.client, "orph", "applied again", |s| {
+        s.applied_deployment_id == id && s.ready
+    })
+    .await;
+    bds.delete("orph", &DeleteParams::default()).await.unwrap();
+    wait_for("uninstalled", || {
+        let cms = cms.clone();
+        async move { cms.get_opt("kept-a").await.unwrap().is_none().then_some(()) }
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -68,10 +68,11 @@ pub async fn create_namespace(client: &kube::Client, name: &str) {
     let _ = api.create(&PostParams::default(), &ns).await;
 }
 
-/// Starts an agent for `scope` against the hub's cluster namespace; it stops when the test ends.
+/// Starts an agent for `scope` against the hub's cluster namespace; it stops when the test ends. Its resync
+/// tick is an hour, so readiness and drift are seen through its watches alone.
 pub fn start_agent(hub: &kube::Client, downstream: &TestCluster, scope: Scope) {
     let mut config = AgentConfig::new(hub.clone(), CLUSTER_NS, scope);
-    config.monitor_interval = Duration::from_millis(200);
+    config.monitor_interval = Duration::from_secs(3600);
     config.retry_interval = Duration::from_millis(100);
     let agent = Agent::new(config, downstream_of(downstream));
     tokio::spawn(agent.run());

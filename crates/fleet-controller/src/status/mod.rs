@@ -43,29 +43,7 @@ pub const MAX_NON_READY: usize = 10;
 
 /// The state of one BundleDeployment; `None` (no BundleDeployment yet) is `Pending`.
 pub fn deployment_state(bd: Option<&BundleDeployment>) -> BundleState {
-    let Some(bd) = bd else {
-        return BundleState::Pending;
-    };
-    let status = bd.status.clone().unwrap_or_default();
-    if status.applied_deployment_id != bd.spec.deployment_id {
-        let failed =
-            find_condition(&status.conditions, "Deployed").is_some_and(|c| c.status == "False");
-        return if failed {
-            BundleState::ErrApplied
-        } else {
-            BundleState::WaitApplied
-        };
-    }
-    if !status.ready {
-        return BundleState::NotReady;
-    }
-    if bd.spec.deployment_id != bd.spec.staged_deployment_id {
-        return BundleState::OutOfSync;
-    }
-    if !status.non_modified {
-        return BundleState::Modified;
-    }
-    BundleState::Ready
+    bd.map_or(BundleState::Pending, BundleDeployment::state)
 }
 
 /// What a user should read about one BundleDeployment's state.
