@@ -30,9 +30,22 @@ impl GitFixture {
 
     /// Writes (creating directories) a file relative to the work tree.
     pub fn write(&self, relative: &str, contents: &str) -> &Self {
+        self.write_bytes(relative, contents.as_bytes())
+    }
+
+    /// Writes (creating directories) a file of arbitrary bytes relative to the work tree.
+    pub fn write_bytes(&self, relative: &str, contents: &[u8]) -> &Self {
         let path = self.path().join(relative);
         std::fs::create_dir_all(path.parent().expect("a file has a parent")).expect("mkdir");
         std::fs::write(&path, contents).expect("write file");
+        self
+    }
+
+    /// Creates a symlink at `relative` (in the work tree) pointing at `target`.
+    pub fn symlink(&self, relative: &str, target: &str) -> &Self {
+        let path = self.path().join(relative);
+        std::fs::create_dir_all(path.parent().expect("a file has a parent")).expect("mkdir");
+        std::os::unix::fs::symlink(target, path).expect("symlink");
         self
     }
 
@@ -65,26 +78,32 @@ impl GitFixture {
         self.git(&["rev-parse", "HEAD"]).trim().to_string()
     }
 
-    /// Runs `git` with a fixed identity and no user or system config; panics with its stderr on failure.
+    /// Runs `git` in the work tree (see [`run_git`]).
     pub fn git(&self, args: &[&str]) -> String {
-        let output = Command::new("git")
-            .args(args)
-            .current_dir(self.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "Fleet Test")
-            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-            .env("GIT_COMMITTER_NAME", "Fleet Test")
-            .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-            .output()
-            .expect("run git");
-        assert!(
-            output.status.success(),
-            "git {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
+        run_git(self.path(), args)
     }
+}
+
+/// Runs `git` in `dir` with a fixed identity and no user or system config; returns its stdout and panics with its
+/// stderr on failure.
+pub fn run_git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Fleet Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+        .env("GIT_COMMITTER_NAME", "Fleet Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+        .output()
+        .expect("run git");
+    assert!(
+        output.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 impl Default for GitFixture {

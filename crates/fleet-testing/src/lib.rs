@@ -6,4 +6,4 @@ pub mod cluster;
 pub mod git;
 
 pub use cluster::TestCluster;
-pub use git::GitFixture;
+pub use git::{GitFixture, run_git};
