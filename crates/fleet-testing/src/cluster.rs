@@ -38,6 +38,22 @@ impl TestCluster {
         }
     }
 
+    /// An in-process client acting as `user` through the `Impersonate-User` header (as `kubectl --as` does), so RBAC
+    /// applies to it; `None` gives an admin client. This is how tests stand in for an agent's downstream credentials.
+    pub fn client_as(&self, user: Option<&str>) -> kube::Client {
+        let user = user.map(str::to_string);
+        let service = tower::ServiceBuilder::new()
+            .map_request(move |mut request: http::Request<kube::client::Body>| {
+                if let Some(user) = &user {
+                    let value = user.parse().expect("a user name is a valid header value");
+                    request.headers_mut().insert("Impersonate-User", value);
+                }
+                request
+            })
+            .service(self.server.router());
+        kube::Client::new(service, "default")
+    }
+
     /// Serves the cluster on 127.0.0.1 over plain HTTP and returns a kubeconfig (YAML) pointing at it.
     pub async fn serve_loopback(&self) -> (SocketAddr, String) {
         let addr = self.server.spawn_loopback().await.expect("bind 127.0.0.1");
