@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Warning};
 use crate::fieldspec::{FieldSpec, NameReference, TransformerConfig, merge_specs};
 use crate::files::{self, Files};
 use crate::generators::{self, Kind};
@@ -50,6 +50,8 @@ pub(crate) struct Builder<'f, F: Files> {
     pub options: &'f Options,
     /// Directories being built, outermost first (cycle detection).
     stack: Vec<String>,
+    /// What the build accepted but the user should hear about, in build order.
+    pub warnings: Vec<Warning>,
 }
 
 impl<'f, F: Files> Builder<'f, F> {
@@ -58,6 +60,7 @@ impl<'f, F: Files> Builder<'f, F> {
             files,
             options,
             stack: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -324,7 +327,7 @@ impl<'f, F: Files> Builder<'f, F> {
     }
 
     fn transform(
-        &self,
+        &mut self,
         acc: &mut Accumulated,
         dir: &str,
         kfile: &str,
@@ -342,6 +345,7 @@ impl<'f, F: Files> Builder<'f, F> {
             "patches",
             &k.patches,
             self.options.strict_patch_targets,
+            &mut self.warnings,
         )?;
         if let Some(ns) = k.namespace.as_deref().filter(|n| !n.is_empty()) {
             names::set_namespace(&mut m.items, ns, cfg);
@@ -382,6 +386,7 @@ impl<'f, F: Files> Builder<'f, F> {
             "patchesJson6902",
             &k.patches_json6902,
             self.options.strict_patch_targets,
+            &mut self.warnings,
         )?;
         for r in &k.replicas {
             replicas::set_replicas(&mut m.items, r, cfg);

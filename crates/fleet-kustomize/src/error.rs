@@ -1,5 +1,5 @@
-//! The one error type of the crate. Every variant names the file (or directory) at fault and says what to fix;
-//! none carries document values, which may be secret.
+//! The one error type of the crate, and its warnings. Every variant names the file (or directory) at fault and says
+//! what to fix; none carries document values, which may be secret.
 
 /// Why a kustomization could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -70,6 +70,22 @@ impl Error {
             location: None,
             message: message.into(),
         }
+    }
+}
+
+/// Something the build accepted, as `kubectl kustomize` does, but that probably does not do what its author meant
+/// (a patch whose `target` selects no resource). Shown to the user; never fatal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// The kustomization file at fault.
+    pub file: String,
+    /// What happened and how to fix it.
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.file, self.message)
     }
 }
 

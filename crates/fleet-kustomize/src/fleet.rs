@@ -6,10 +6,10 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::Options;
 use crate::build::Builder;
 use crate::error::{Error, Result};
 use crate::files::{self, Files};
+use crate::{Built, Options};
 
 /// The file Fleet writes the Helm output to.
 pub const MANIFESTS_FILE: &str = "fleet-manifests.yaml";
@@ -54,6 +54,16 @@ pub fn render(
     helm_output: &[u8],
     options: &Options,
 ) -> Result<Option<Vec<Value>>> {
+    Ok(render_reporting(files, dir, helm_output, options)?.map(|b| b.objects))
+}
+
+/// [`render`], also returning the build's warnings (e.g. a patch whose target matches nothing) for the user.
+pub fn render_reporting(
+    files: &impl Files,
+    dir: &str,
+    helm_output: &[u8],
+    options: &Options,
+) -> Result<Option<Built>> {
     let dir = files::join("", dir)
         .ok_or_else(|| Error::invalid(dir, "the directory is outside the file tree"))?;
     let kfile = files::join(&dir, KUSTOMIZATION_FILE).unwrap_or_else(|| KUSTOMIZATION_FILE.into());
@@ -66,8 +76,12 @@ pub fn render(
         content: helm_output,
     };
     let prepend = (!helm_output.is_empty()).then_some(MANIFESTS_FILE);
-    let resmap = Builder::new(&layered, options).build(&dir, prepend)?;
-    Ok(Some(resmap.items.into_iter().map(|r| r.obj).collect()))
+    let mut builder = Builder::new(&layered, options);
+    let resmap = builder.build(&dir, prepend)?;
+    Ok(Some(Built {
+        objects: resmap.items.into_iter().map(|r| r.obj).collect(),
+        warnings: builder.warnings,
+    }))
 }
 
 #[cfg(test)]

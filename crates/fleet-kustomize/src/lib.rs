@@ -29,7 +29,7 @@ mod yaml;
 
 use serde_json::Value;
 
-pub use error::{Error, Result};
+pub use error::{Error, Result, Warning};
 pub use files::Files;
 
 /// Build options.
@@ -37,9 +37,9 @@ pub use files::Files;
 pub struct Options {
     /// Deepest nesting of kustomizations (bases and components). Default 64.
     pub max_depth: usize,
-    /// Make a patch whose `target` selects no resource an error. `kubectl kustomize` skips such patches, so the
-    /// default is `false` (repositories that build with kubectl build here); `fleet test` can turn it on to point
-    /// at patches that do nothing.
+    /// Make a patch whose `target` selects no resource an error. `kubectl kustomize` skips such patches silently;
+    /// by default (`false`) we skip them too, so repositories that build with kubectl build here, but report a
+    /// [`Warning`] naming the kustomization file and the patch ([`build_reporting`]).
     pub strict_patch_targets: bool,
     /// `.Capabilities.KubeVersion` for `helmCharts` entries that set no `kubeVersion` (e.g. the target cluster's
     /// version); `None` uses the Helm engine's default.
@@ -56,12 +56,28 @@ impl Default for Options {
     }
 }
 
+/// A finished build: the objects in output order and the warnings met on the way.
+#[derive(Debug, Clone, Default)]
+pub struct Built {
+    pub objects: Vec<Value>,
+    pub warnings: Vec<Warning>,
+}
+
 /// Builds the kustomization in directory `dir` (`""` for the tree root) into objects, in output order.
 pub fn build(files: &impl Files, dir: &str, options: &Options) -> Result<Vec<Value>> {
+    build_reporting(files, dir, options).map(|b| b.objects)
+}
+
+/// [`build`], also returning the warnings (patches whose target matches nothing, …) for the user to see.
+pub fn build_reporting(files: &impl Files, dir: &str, options: &Options) -> Result<Built> {
     let dir = files::join("", dir)
         .ok_or_else(|| Error::invalid(dir, "the directory is outside the file tree"))?;
-    let resmap = build::Builder::new(files, options).build(&dir, None)?;
-    Ok(resmap.items.into_iter().map(|r| r.obj).collect())
+    let mut builder = build::Builder::new(files, options);
+    let resmap = builder.build(&dir, None)?;
+    Ok(Built {
+        objects: resmap.items.into_iter().map(|r| r.obj).collect(),
+        warnings: builder.warnings,
+    })
 }
 
 /// Whether `dir` holds a kustomization file.

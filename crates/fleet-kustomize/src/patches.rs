@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Warning};
 use crate::files::Files;
 use crate::kustomization::{Patch, Selector};
 use crate::resmap::ResMap;
@@ -188,16 +188,22 @@ fn apply_by_own_id(m: &mut ResMap, patch: &Value, src: &Source) -> Result<()> {
     }
 }
 
-fn no_match(src: &Source, sel: &Selector) -> Error {
-    Error::invalid(
-        src.kfile,
-        format!(
-            "{}: the target of {} ({}) matches no resource; fix the target or remove the patch",
-            src.field,
-            src.name,
-            describe_selector(sel)
-        ),
-    )
+/// A patch whose `target` selects nothing: an error when `strict`, else a warning (kubectl skips it silently).
+fn no_match(src: &Source, sel: &Selector, strict: bool, warnings: &mut Vec<Warning>) -> Result<()> {
+    let message = format!(
+        "{}: the target of {} ({}) matches no resource; fix the target or remove the patch",
+        src.field,
+        src.name,
+        describe_selector(sel)
+    );
+    if strict {
+        return Err(Error::invalid(src.kfile, message));
+    }
+    warnings.push(Warning {
+        file: src.kfile.to_string(),
+        message: format!("{message} (skipped, as `kubectl kustomize` skips it)"),
+    });
+    Ok(())
 }
 
 /// A selector in words.
@@ -225,7 +231,9 @@ pub fn describe_selector(s: &Selector) -> String {
 
 /// Applies the `patches` (or, with `field == "patchesJson6902"`, the legacy JSON patches) of one kustomization.
 ///
-/// A `target` that selects nothing is skipped, as `kubectl kustomize` does, unless `strict` is set.
+/// A `target` that selects nothing is skipped with a warning, as `kubectl kustomize` skips it (silently), unless
+/// `strict` is set, which makes it an error.
+#[allow(clippy::too_many_arguments)]
 pub fn apply_patches(
     m: &mut ResMap,
     files: &impl Files,
@@ -234,6 +242,7 @@ pub fn apply_patches(
     field: &str,
     patches: &[Patch],
     strict: bool,
+    warnings: &mut Vec<Warning>,
 ) -> Result<()> {
     for p in patches {
         let (loaded, name) = load(files, dir, kfile, field, p)?;
@@ -247,8 +256,8 @@ pub fn apply_patches(
         match (loaded, &p.target) {
             (Loaded::Json(ops), Some(target)) => {
                 let hits = select(m, target, &src)?;
-                if hits.is_empty() && strict {
-                    return Err(no_match(&src, target));
+                if hits.is_empty() {
+                    no_match(&src, target, strict, warnings)?;
                 }
                 for i in hits {
                     apply_json(m, i, &ops, &src)?;
@@ -267,8 +276,8 @@ pub fn apply_patches(
             }
             (Loaded::Strategic(docs), Some(target)) => {
                 let hits = select(m, target, &src)?;
-                if hits.is_empty() && strict {
-                    return Err(no_match(&src, target));
+                if hits.is_empty() {
+                    no_match(&src, target, strict, warnings)?;
                 }
                 // Apply from the end so that deletions keep earlier indices valid.
                 for i in hits.into_iter().rev() {

@@ -79,7 +79,7 @@ fn plugins_are_disabled_as_in_fleet() {
 }
 
 #[test]
-fn strict_patch_targets_reports_patches_that_do_nothing() {
+fn patches_that_match_nothing_warn_and_fail_when_strict() {
     let t = tree(&[
         (
             "kustomization.yaml",
@@ -90,7 +90,16 @@ fn strict_patch_targets_reports_patches_that_do_nothing() {
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
         ),
     ]);
-    assert!(build(&t, "", &Options::default()).is_ok());
+    let built = fleet_kustomize::build_reporting(&t, "", &Options::default()).unwrap();
+    assert_eq!(built.objects.len(), 1, "skipped, as kubectl skips it");
+    let warnings: Vec<String> = built.warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(
+        warnings,
+        [
+            "kustomization.yaml: patches: the target of kustomization.yaml (patches inline patch) (kind=Deployment) \
+          matches no resource; fix the target or remove the patch (skipped, as `kubectl kustomize` skips it)"
+        ]
+    );
     let strict = Options {
         strict_patch_targets: true,
         ..Options::default()

@@ -5,7 +5,7 @@
 
 mod support;
 
-use fleet_kustomize::{Options, build, to_yaml_stream};
+use fleet_kustomize::{Options, to_yaml_stream};
 use serde_json::Value;
 
 /// Lowest accepted share of successful fixtures whose objects equal kubectl's, in order.
@@ -15,9 +15,77 @@ const MIN_BYTE_MATCH: f64 = 1.0;
 
 /// Whether a fixture needs the Helm engine (cargo feature `helm`).
 fn uses_helm(f: &support::Fixture) -> bool {
-    f.files.iter().any(|(p, c)| {
-        p.ends_with("kustomization.yaml") && String::from_utf8_lossy(c).contains("helmCharts:")
-    })
+    f.helm_chart.is_some()
+        || f.files.iter().any(|(p, c)| {
+            p.ends_with("kustomization.yaml") && String::from_utf8_lossy(c).contains("helmCharts:")
+        })
+}
+
+/// Builds a fixture as `scripts/kustomize-goldens.sh` did with the real tools: a plain kustomize build, or, for
+/// Fleet's helm-kustomize layout, our Helm render (`helm template rel CHART -n default --kube-version v1.33.0`)
+/// post-rendered by the kustomization as Fleet does.
+fn build_fixture(f: &support::Fixture) -> fleet_kustomize::Result<fleet_kustomize::Built> {
+    let Some(chart) = &f.helm_chart else {
+        return fleet_kustomize::build_reporting(&f.files, &f.build_dir, &Options::default());
+    };
+    let output = render_chart(f, chart);
+    let built = fleet_kustomize::fleet::render_reporting(
+        &f.files,
+        &f.build_dir,
+        output.as_bytes(),
+        &Options::default(),
+    )?;
+    Ok(built.expect("the helm-kustomize fixture has a kustomization.yaml"))
+}
+
+#[cfg(feature = "helm")]
+fn render_chart(f: &support::Fixture, chart: &str) -> String {
+    let prefix = if chart == "." {
+        String::new()
+    } else {
+        format!("{chart}/")
+    };
+    let files: fleet_helm::FileMap = f
+        .files
+        .iter()
+        .filter_map(|(p, c)| Some((p.strip_prefix(&prefix)?.to_string(), c.clone())))
+        .collect();
+    let opts = fleet_helm::RenderOptions {
+        release_name: "rel".into(),
+        ..Default::default()
+    };
+    let user = fleet_helm::values_from_json(&serde_json::json!({}));
+    fleet_helm::render_chart(&files, &user, &opts)
+        .unwrap_or_else(|e| panic!("{}: {e}", f.name))
+        .to_helm_output()
+}
+
+#[cfg(not(feature = "helm"))]
+fn render_chart(f: &support::Fixture, _chart: &str) -> String {
+    unreachable!(
+        "{}: helm fixtures are skipped without the helm feature",
+        f.name
+    )
+}
+
+/// A patch whose target matches nothing is skipped as kubectl skips it, and named in a warning.
+#[cfg(feature = "helm")]
+#[test]
+fn helm_kustomize_layout_warns_about_a_patch_that_matches_nothing() {
+    let f = support::fixtures()
+        .into_iter()
+        .find(|f| f.name == "fleet-helm-post-render")
+        .expect("fixture");
+    let built = build_fixture(&f).unwrap();
+    let warnings: Vec<String> = built.warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(
+        warnings,
+        [
+            "overlays/prod/kustomization.yaml: patches: the target of overlays/prod/kustomization.yaml (patches inline \
+          patch) (kind=Ingress) matches no resource; fix the target or remove the patch (skipped, as `kubectl \
+          kustomize` skips it)"
+        ]
+    );
 }
 
 #[derive(Default)]
@@ -67,7 +135,7 @@ fn goldens_match_kubectl_kustomize() {
             t.skipped += 1;
             continue;
         }
-        let result = build(&f.files, &f.build_dir, &Options::default());
+        let result = build_fixture(f).map(|b| b.objects);
         match (&f.expected, &f.expected_err, result) {
             (Some(expected), _, Ok(objects)) => t.compare(&f.name, expected, &objects),
             (Some(_), _, Err(e)) => {

@@ -44,7 +44,7 @@ pub struct RenderOptions {
     pub include_crds: bool,
     /// Render budget (see [`crate::template::exec::DEFAULT_FUEL`]).
     pub fuel: u64,
-    /// Seed for `rand*`/`uuidv4`; `None` seeds from the clock.
+    /// Seed for every random function (`rand*`, `uuidv4`, keys, certificates, salts); `None` uses the OS CSPRNG.
     pub seed: Option<u64>,
     /// How the chart is named in load errors (e.g. its directory).
     pub chart_origin: Option<String>,

@@ -4,6 +4,7 @@
 
 mod builtins;
 mod collections;
+pub mod crypto;
 mod dates;
 pub(crate) mod encoding;
 mod math;
@@ -53,6 +54,7 @@ impl Funcs {
             math::register(&mut table);
             encoding::register(&mut table);
             random::register(&mut table);
+            crypto::register(&mut table);
             semver::register(&mut table);
             dates::register(&mut table);
             Funcs { table }

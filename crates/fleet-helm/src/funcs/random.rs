@@ -1,34 +1,30 @@
 //! Sprig's random functions (`randAlphaNum`, `randAlpha`, `randNumeric`, `randAscii`, `randInt`, `uuidv4`,
-//! `shuffle`) on a seedable generator, so tests can fix the seed and get stable output. Key and certificate
-//! generators (`genCA`, `genPrivateKey`, …) are registered but report that they are not supported yet.
+//! `shuffle`) on a generator that is the OS CSPRNG unless a seed is set, so tests can fix the seed and get stable
+//! output. The key and certificate functions use the same generator (see [`super::crypto`]).
+
+use rsa::rand_core::{CryptoRng, RngCore};
 
 use super::{FuncResult, Table, arity, err, str_arg, to_i64};
 use crate::template::exec::Exec;
 use crate::value::Value;
 
-/// A small seedable generator (SplitMix64). Not for secrets: Helm's generated passwords are placeholders that a
-/// GitOps render must not rely on anyway.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Default for Rng {
-    fn default() -> Self {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0x9e37_79b9_7f4a_7c15);
-        Rng(seed)
-    }
-}
+/// The generator behind every random function. By default it draws from the operating system's CSPRNG, because
+/// generated passwords, keys and certificates end up in clusters; [`Rng::seeded`] makes a reproducible stream
+/// (SplitMix64, not secure) for tests and `--seed`-style renders.
+#[derive(Debug, Clone, Default)]
+pub struct Rng(Option<u64>);
 
 impl Rng {
     pub fn seeded(seed: u64) -> Self {
-        Rng(seed)
+        Rng(Some(seed))
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
+        let Some(state) = &mut self.0 else {
+            return rsa::rand_core::OsRng.next_u64();
+        };
+        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *state;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
@@ -38,6 +34,32 @@ impl Rng {
         if n == 0 { 0 } else { self.next_u64() % n }
     }
 }
+
+/// The key generators (`rsa`, `p256`) take a `rand_core` generator.
+impl RngCore for Rng {
+    fn next_u32(&mut self) -> u32 {
+        self.next_u64() as u32
+    }
+    fn next_u64(&mut self) -> u64 {
+        Rng::next_u64(self)
+    }
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        if self.0.is_none() {
+            return rsa::rand_core::OsRng.fill_bytes(dest);
+        }
+        for chunk in dest.chunks_mut(8) {
+            let bytes = Rng::next_u64(self).to_le_bytes();
+            chunk.copy_from_slice(&bytes[..chunk.len()]);
+        }
+    }
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rsa::rand_core::Error> {
+        self.fill_bytes(dest);
+        Ok(())
+    }
+}
+
+/// Unseeded, this is the OS CSPRNG; seeded, it is only as strong as the seed, which callers choose knowingly.
+impl CryptoRng for Rng {}
 
 const ALPHA: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const NUMERIC: &[u8] = b"0123456789";
@@ -102,24 +124,4 @@ pub(super) fn register(t: &mut Table) {
         }
         Ok(Value::from(chars.into_iter().collect::<String>()))
     });
-    for name in [
-        "genPrivateKey",
-        "genCA",
-        "genCAWithKey",
-        "genSelfSignedCert",
-        "genSelfSignedCertWithKey",
-        "genSignedCert",
-        "genSignedCertWithKey",
-        "derivePassword",
-        "encryptAES",
-        "decryptAES",
-        "htpasswd",
-        "bcrypt",
-        "randBytes",
-        "buildCustomCert",
-    ] {
-        t.insert(name, |_, _| {
-            err("this crypto function is not supported by fleet's Helm engine yet")
-        });
-    }
 }

@@ -18,6 +18,9 @@ pub struct Fixture {
     pub build_dir: String,
     pub expected: Option<String>,
     pub expected_err: Option<String>,
+    /// Fleet's helm-kustomize layout: the chart directory (relative to the input) whose `helm template` output is
+    /// post-rendered by the kustomization in `build_dir`.
+    pub helm_chart: Option<String>,
 }
 
 fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
@@ -71,6 +74,9 @@ pub fn fixtures() -> Vec<Fixture> {
                 },
                 expected: std::fs::read_to_string(dir.join("expected.yaml")).ok(),
                 expected_err: std::fs::read_to_string(dir.join("expected.err")).ok(),
+                helm_chart: std::fs::read_to_string(dir.join("helm-chart"))
+                    .ok()
+                    .map(|c| c.trim().to_string()),
                 dir,
             }
         })
