@@ -132,7 +132,10 @@ pub fn types_of(crd: &Value) -> Vec<ResourceType> {
                 .and_then(Value::as_array)
                 .map(|cols| cols.iter().map(printer_column).collect())
                 .unwrap_or_default(),
-            schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+            schema: v
+                .pointer("/schema/openAPIV3Schema")
+                .cloned()
+                .map(std::sync::Arc::new),
             virtual_only: false,
             crd: Some(object::name(crd).to_string()),
         })

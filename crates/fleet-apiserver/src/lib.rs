@@ -12,6 +12,7 @@
 mod apply;
 mod auth;
 mod builtin;
+mod builtin_schema;
 mod core_kinds;
 mod crd;
 mod defaults;

@@ -1,11 +1,14 @@
 //! OpenAPI v3 documents: the `/openapi/v3` index and one document per group/version with a path item per
 //! served resource (carrying `x-kubernetes-group-version-kind` and the `fieldValidation` parameter that
-//! tells kubectl the server validates fields) and a schema per kind (a CRD's own `openAPIV3Schema`).
+//! tells kubectl the server validates fields) and a schema per kind: a CRD's own `openAPIV3Schema`, or for a
+//! built-in kind its Kubernetes definition with every definition it refers to (for `kubectl explain`).
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::registry::{Registry, ResourceType};
+
+const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 
 /// `/openapi/v3`.
 pub fn root(registry: &Registry) -> Value {
@@ -60,14 +63,32 @@ pub fn group_version(registry: &Registry, group: &str, version: &str) -> Option<
         return None;
     }
     let mut paths = Map::new();
-    let mut schemas = Map::new();
-    schemas.insert(
-        "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta".into(),
-        json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
-    );
+    let builtin_names: Vec<&str> = types
+        .iter()
+        .filter(|rt| rt.crd.is_none())
+        .filter_map(|rt| crate::builtin_schema::definition_name(&rt.api_version(), &rt.kind))
+        .collect();
+    let mut schemas =
+        crate::builtin_schema::definitions_closure(builtin_names.into_iter().chain([OBJECT_META]));
     for rt in &types {
-        let name = schema_name(rt);
-        schemas.insert(name.clone(), kind_schema(rt));
+        let builtin = rt
+            .crd
+            .is_none()
+            .then(|| crate::builtin_schema::definition_name(&rt.api_version(), &rt.kind))
+            .flatten();
+        let name = match builtin {
+            Some(name) => {
+                if let Some(schema) = schemas.get_mut(name) {
+                    schema["x-kubernetes-group-version-kind"] = json!([gvk(rt)]);
+                }
+                name.to_string()
+            }
+            None => {
+                let name = schema_name(rt);
+                schemas.insert(name.clone(), kind_schema(rt));
+                name
+            }
+        };
         let prefix = format!("/{}", gv_path(group, version));
         let collection = if rt.namespaced {
             format!("{prefix}/namespaces/{{namespace}}/{}", rt.plural)
@@ -138,7 +159,7 @@ fn operation(rt: &ResourceType, action: &str, reference: &Value) -> Value {
 
 fn kind_schema(rt: &ResourceType) -> Value {
     let mut schema = match &rt.schema {
-        Some(s) => s.clone(),
+        Some(s) => s.as_ref().clone(),
         None => json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
     };
     if let Some(map) = schema.as_object_mut() {
@@ -149,7 +170,7 @@ fn kind_schema(rt: &ResourceType) -> Value {
             props.insert("kind".into(), json!({"type": "string"}));
             props.insert(
                 "metadata".into(),
-                json!({"allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}]}),
+                json!({"allOf": [{"$ref": format!("#/components/schemas/{OBJECT_META}")}]}),
             );
         }
         map.insert("x-kubernetes-group-version-kind".into(), json!([gvk(rt)]));

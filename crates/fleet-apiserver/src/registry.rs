@@ -35,8 +35,8 @@ pub struct ResourceType {
     /// Subresources besides `status` (e.g. `token` on serviceaccounts).
     pub other_subresources: Vec<&'static str>,
     pub printer_columns: Vec<PrinterColumn>,
-    /// `openAPIV3Schema` for CRDs; built-ins use the generic schema in `openapi`.
-    pub schema: Option<Value>,
+    /// `openAPIV3Schema` for CRDs; built-ins use `builtin_schema`.
+    pub schema: Option<std::sync::Arc<Value>>,
     /// True for kinds that exist only as requests (reviews): created, never stored.
     pub virtual_only: bool,
     /// Set for resources defined by a CRD (the CRD's name).

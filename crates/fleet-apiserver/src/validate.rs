@@ -1,16 +1,167 @@
-//! Validation of custom resources against their CRD's `openAPIV3Schema`: value types and required fields,
-//! answered with kube-apiserver's 422 message shape.
+//! Validation of written objects against their schema, as kube-apiserver does: fields the schema does not
+//! declare are dropped (and refused under `fieldValidation=Strict`); custom resources are checked against
+//! their CRD's `openAPIV3Schema` (value types and required fields, answered 422), built-in kinds against the
+//! schemas of [`crate::builtin_schema`] with the decoding errors of Go's JSON decoder (answered 400).
 
 use serde_json::Value;
 
+use crate::builtin_schema::GO_TYPE;
 use crate::error::{ApiError, ApiResult};
 use crate::object;
 use crate::registry::ResourceType;
 
-pub fn against_schema(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
-    let Some(schema) = &rt.schema else {
+/// Prunes, defaults and validates an object about to be written.
+pub fn check_write(
+    rt: &ResourceType,
+    obj: &mut Value,
+    field_validation: Option<&str>,
+) -> ApiResult<()> {
+    let schema = match &rt.crd {
+        Some(_) => rt.schema.clone(),
+        None => crate::builtin_schema::inlined(&rt.api_version(), &rt.kind),
+    };
+    let Some(schema) = schema else {
         return Ok(());
     };
+    let pruned = prune_and_default(&schema, obj);
+    reject_unknown_fields(rt, field_validation, &pruned)?;
+    match rt.crd {
+        Some(_) => against_schema(rt, &schema, obj),
+        None => decode_types(rt, &schema, obj),
+    }
+}
+
+/// Built-in kinds: the first value whose JSON type the Go field cannot hold, in `encoding/json`'s words.
+fn decode_types(rt: &ResourceType, schema: &Value, obj: &Value) -> ApiResult<()> {
+    let Some(map) = obj.as_object() else {
+        return Ok(());
+    };
+    let props = schema.get("properties").and_then(Value::as_object);
+    let go_type = schema.get(GO_TYPE).and_then(Value::as_str).unwrap_or("");
+    let struct_name = go_type.rsplit('.').next().unwrap_or(go_type);
+    for (field, value) in map {
+        if matches!(field.as_str(), "apiVersion" | "kind" | "metadata") {
+            continue;
+        }
+        if let Some(sub) = props.and_then(|p| p.get(field))
+            && let Some(message) = go_decode(sub, value, struct_name, field)
+        {
+            return Err(ApiError::bad_request(format!(
+                "{kind} in version \"{version}\" cannot be handled as a {kind}: {message}",
+                kind = rt.kind,
+                version = rt.version,
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn go_decode(schema: &Value, value: &Value, struct_name: &str, path: &str) -> Option<String> {
+    if value.is_null() {
+        return None;
+    }
+    let mismatch = |found: String| {
+        Some(format!(
+            "json: cannot unmarshal {found} into Go struct field {struct_name}.{path} of type {}",
+            go_type_name(schema)
+        ))
+    };
+    if schema
+        .get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
+        return match value {
+            Value::String(_) | Value::Number(_) => None,
+            other => mismatch(json_kind(other).into()),
+        };
+    }
+    match (schema.get("type").and_then(Value::as_str), value) {
+        (Some("integer"), Value::Number(n)) if !(n.is_i64() || n.is_u64()) => {
+            return mismatch(format!("number {n}"));
+        }
+        (Some("integer" | "number"), Value::Number(_))
+        | (Some("string"), Value::String(_))
+        | (Some("boolean"), Value::Bool(_))
+        | (Some("array"), Value::Array(_))
+        | (Some("object") | None, Value::Object(_)) => {}
+        (None, _) => return None,
+        (Some(_), other) => return mismatch(json_kind(other).into()),
+    }
+    match value {
+        Value::Object(map) => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+            let inner = schema
+                .get(GO_TYPE)
+                .and_then(Value::as_str)
+                .map(|t| t.rsplit('.').next().unwrap_or(t))
+                .unwrap_or(struct_name);
+            for (key, item) in map {
+                let found = match (props.and_then(|p| p.get(key)), additional) {
+                    (Some(sub), _) => go_decode(sub, item, inner, &format!("{path}.{key}")),
+                    (None, Some(sub)) => go_decode(sub, item, struct_name, path),
+                    _ => None,
+                };
+                if found.is_some() {
+                    return found;
+                }
+            }
+            None
+        }
+        Value::Array(items) => {
+            let sub = schema.get("items")?;
+            items
+                .iter()
+                .find_map(|item| go_decode(sub, item, struct_name, path))
+        }
+        _ => None,
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn go_type_name(schema: &Value) -> String {
+    if let Some(name) = schema.get(GO_TYPE).and_then(Value::as_str) {
+        return name.to_string();
+    }
+    if schema
+        .get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
+        return "intstr.IntOrString".into();
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("integer") => match schema.get("format").and_then(Value::as_str) {
+            Some("int32") => "int32".into(),
+            _ => "int64".into(),
+        },
+        Some("number") => "float64".into(),
+        Some("boolean") => "bool".into(),
+        Some("string") => "string".into(),
+        Some("array") => format!(
+            "[]{}",
+            schema.get("items").map(go_type_name).unwrap_or_default()
+        ),
+        Some("object") => match schema.get("additionalProperties").filter(|a| a.is_object()) {
+            Some(values) => format!("map[string]{}", go_type_name(values)),
+            None => "map[string]interface {}".into(),
+        },
+        _ => "interface {}".into(),
+    }
+}
+
+fn against_schema(rt: &ResourceType, schema: &Value, obj: &Value) -> ApiResult<()> {
     let mut causes = Vec::new();
     // apiVersion, kind and metadata are validated by the server itself.
     if let (Some(props), Some(map)) = (
@@ -135,11 +286,8 @@ fn check(schema: &Value, value: &Value, path: &str, causes: &mut Vec<(String, St
 /// Structural-schema treatment of a custom resource before validation, as kube-apiserver does: fields the
 /// schema does not declare are pruned (unless `x-kubernetes-preserve-unknown-fields`), and missing fields
 /// with a `default` get it. Returns the paths of the pruned fields.
-pub fn prune_and_default(rt: &ResourceType, obj: &mut Value) -> Vec<String> {
+fn prune_and_default(schema: &Value, obj: &mut Value) -> Vec<String> {
     let mut pruned = Vec::new();
-    let Some(schema) = &rt.schema else {
-        return pruned;
-    };
     let Some(map) = obj.as_object_mut() else {
         return pruned;
     };
@@ -236,7 +384,11 @@ fn add_defaults(schema: &Value, value: &mut Value, top: bool) {
 }
 
 /// `fieldValidation=Strict` turns pruned (unknown) fields into a 400, as kube-apiserver does.
-pub fn reject_unknown_fields(field_validation: Option<&str>, pruned: &[String]) -> ApiResult<()> {
+fn reject_unknown_fields(
+    rt: &ResourceType,
+    field_validation: Option<&str>,
+    pruned: &[String],
+) -> ApiResult<()> {
     if field_validation != Some("Strict") || pruned.is_empty() {
         return Ok(());
     }
@@ -245,7 +397,9 @@ pub fn reject_unknown_fields(field_validation: Option<&str>, pruned: &[String]) 
         .map(|p| format!("unknown field \"{p}\""))
         .collect();
     Err(ApiError::bad_request(format!(
-        "strict decoding error: {}",
-        list.join(", ")
+        "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
+        list.join(", "),
+        kind = rt.kind,
+        version = rt.version,
     )))
 }

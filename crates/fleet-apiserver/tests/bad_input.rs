@@ -256,3 +256,100 @@ async fn random_bytes_never_cause_a_server_error() {
         assert!(status.as_u16() < 500, "{status} for {ct}: {body}");
     }
 }
+
+const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
+
+fn deployment(name: &str, spec_extra: &str) -> Vec<u8> {
+    format!(
+        r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"{name}"}},
+        "spec":{{{spec_extra}"selector":{{"matchLabels":{{"app":"x"}}}},
+        "template":{{"metadata":{{"labels":{{"app":"x"}}}},"spec":{{"containers":[{{"name":"c","image":"i"}}]}}}}}}}}"#
+    )
+    .into_bytes()
+}
+
+#[tokio::test]
+async fn built_in_kinds_get_go_decoding_errors_and_field_validation() {
+    let server = ApiServer::in_memory();
+    let json = "application/json";
+    let (status, body) = call(
+        &server,
+        Method::POST,
+        DEPLOYMENTS,
+        json,
+        deployment("a", r#""replicas":"abc","#),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(
+        body["message"],
+        "Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
+    );
+    let bad_image = deployment("a", "")
+        .iter()
+        .map(|b| *b as char)
+        .collect::<String>()
+        .replace(r#""image":"i""#, r#""image":5"#);
+    let (status, body) = call(
+        &server,
+        Method::POST,
+        DEPLOYMENTS,
+        json,
+        bad_image.into_bytes(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(
+        body["message"],
+        "Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal number into Go struct field Container.spec.template.spec.containers.image of type string"
+    );
+
+    // Unknown fields: refused under Strict, dropped otherwise.
+    let unknown = deployment("b", r#""replicaz":2,"#);
+    let strict = format!("{DEPLOYMENTS}?fieldValidation=Strict");
+    let (status, body) = call(&server, Method::POST, &strict, json, unknown.clone()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(
+        body["message"],
+        "Deployment in version \"v1\" cannot be handled as a Deployment: strict decoding error: unknown field \"spec.replicaz\""
+    );
+    for mode in ["Warn", "Ignore"] {
+        let uri = format!("{DEPLOYMENTS}?fieldValidation={mode}");
+        let body = String::from_utf8(unknown.clone())
+            .unwrap()
+            .replace("\"b\"", &format!("\"{}\"", mode.to_lowercase()));
+        let (status, body) = call(&server, Method::POST, &uri, json, body.into_bytes()).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert!(body["spec"].get("replicaz").is_none(), "{body}");
+        assert_eq!(
+            body["spec"]["template"]["spec"]["containers"][0]["image"],
+            "i"
+        );
+    }
+
+    // Values of open types (int-or-string, quantities, embedded objects) keep their freedom.
+    let ok = deployment(
+        "c",
+        r#""strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":1}},"replicas":null,"#,
+    );
+    let (status, body) = call(&server, Method::POST, &strict, json, ok).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+}
+
+#[tokio::test]
+async fn openapi_serves_the_real_built_in_schemas() {
+    let server = ApiServer::in_memory();
+    let (status, doc) = call(&server, Method::GET, "/openapi/v3/apis/apps/v1", "", vec![]).await;
+    assert_eq!(status, StatusCode::OK);
+    let schemas = &doc["components"]["schemas"];
+    let deployment = &schemas["io.k8s.api.apps.v1.Deployment"];
+    assert_eq!(
+        deployment["x-kubernetes-group-version-kind"][0]["kind"],
+        "Deployment"
+    );
+    assert_eq!(
+        schemas["io.k8s.api.apps.v1.DeploymentSpec"]["properties"]["replicas"]["format"],
+        "int32"
+    );
+    assert!(schemas["io.k8s.api.core.v1.Container"]["properties"]["image"].is_object());
+}

@@ -578,3 +578,34 @@ fn create_built_in_kinds_from_protobuf_bodies() {
     ]);
     assert!(created.ends_with('Z') && created.len() == 20, "{created}");
 }
+
+#[test]
+fn explain_and_apply_validation_of_built_in_kinds() {
+    let c = Cluster::start();
+    let explained = c.ok(&["explain", "deployment.spec.replicas"]);
+    assert!(
+        explained.contains("replicas") && explained.contains("<integer>"),
+        "{explained}"
+    );
+    let explained = c.ok(&["explain", "pods.spec.containers"]);
+    assert!(explained.contains("image\t<string>"), "{explained}");
+
+    let typo = "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  ports: [{port: 80, targetPrt: 8080}]\n";
+    let err = c.fails(&["apply", "-f", "-"], Some(typo));
+    assert!(
+        err.contains("strict decoding error: unknown field \"spec.ports[0].targetPrt\""),
+        "{err}"
+    );
+    let wrong_type = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: abc\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: nginx}]}\n";
+    let err = c.fails(&["apply", "-f", "-"], Some(wrong_type));
+    assert!(
+        err.contains("cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"),
+        "{err}"
+    );
+    // --validate=false sends fieldValidation=Ignore: the unknown field is dropped.
+    c.ok_with(&["apply", "--validate=false", "-f", "-"], Some(typo));
+    assert_eq!(
+        c.ok(&["get", "svc", "web", "-o", "jsonpath={.spec.ports[0].port}"]),
+        "80"
+    );
+}

@@ -98,11 +98,7 @@ pub fn create_object(
     }
     defaults::on_create(rt, &mut obj);
     crate::tokens::fill_secret(inner, rt, &mut obj);
-    if rt.crd.is_some() || rt.schema.is_some() {
-        let pruned = crate::validate::prune_and_default(rt, &mut obj);
-        crate::validate::reject_unknown_fields(req.query.get("fieldValidation"), &pruned)?;
-        crate::validate::against_schema(rt, &obj)?;
-    }
+    crate::validate::check_write(rt, &mut obj, req.query.get("fieldValidation"))?;
     if kind == WriteKind::Update {
         managed::record_update(
             &mut obj,

@@ -69,11 +69,7 @@ pub fn write_existing(
         }
         let mut new = merge_with_old(&old, proposed, rt.status_subresource, status_only, kind);
         crate::core_kinds::decode_and_prepare(rt, &mut new)?;
-        if rt.crd.is_some() || rt.schema.is_some() {
-            let pruned = crate::validate::prune_and_default(rt, &mut new);
-            crate::validate::reject_unknown_fields(req.query.get("fieldValidation"), &pruned)?;
-            crate::validate::against_schema(rt, &new)?;
-        }
+        crate::validate::check_write(rt, &mut new, req.query.get("fieldValidation"))?;
         if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
             crd::validate(&new)?;
         }
