@@ -19,7 +19,7 @@ use kube::runtime::watcher::{self, Event};
 use tokio::sync::mpsc;
 use tracing::{info, warn};
 
-use crate::apply::{apply_all, apply_one, release_namespace};
+use crate::apply::{apply_all, apply_one, ensure_namespaces, release_namespace};
 use crate::depends_on;
 use crate::downstream::Downstream;
 use crate::error::{Error, Result};
@@ -76,6 +76,8 @@ struct Rendered {
     deployment_id: String,
     options: BundleDeploymentOptions,
     objects: Vec<Desired>,
+    /// Helm install and upgrade hooks (not part of the release's objects).
+    hooks: Vec<Desired>,
     /// Helm hooks the agent does not run (reported in the `Installed` condition).
     hooks_not_run: Vec<String>,
 }
@@ -99,6 +101,10 @@ pub struct Agent {
     watches: Watches,
     /// Their changes (taken by [`Agent::run`]).
     changes: Option<mpsc::UnboundedReceiver<Change>>,
+    /// Helm hooks of the current deployment of each BundleDeployment.
+    hook_runs: BTreeMap<String, hooks::Run>,
+    /// BundleDeployments with a hook still running (checked again on the retry tick, for timeouts).
+    hooks_running: BTreeSet<String>,
 }
 
 impl Agent {
@@ -118,6 +124,8 @@ impl Agent {
             reported: None,
             watches,
             changes: Some(changes),
+            hook_runs: BTreeMap::new(),
+            hooks_running: BTreeSet::new(),
         }
     }
 
@@ -178,7 +186,10 @@ impl Agent {
                         self.note_change(change, &mut dirty);
                     }
                 }
-                _ = retry.tick() => dirty.append(&mut self.failed),
+                _ = retry.tick() => {
+                    dirty.append(&mut self.failed);
+                    dirty.extend(self.hooks_running.iter().cloned());
+                }
                 _ = checkin.tick() => self.check_in().await,
             }
             self.lists = ListCache::default();
@@ -302,6 +313,8 @@ impl Agent {
     /// (now, or as its inventory recorded), only forgets the inventory and leaves the objects in place.
     pub async fn uninstall(&mut self, name: &str, orphan: bool) {
         self.rendered.remove(name);
+        self.hook_runs.remove(name);
+        self.hooks_running.remove(name);
         self.inventory_cache.remove(name);
         self.waiting.remove(name);
         self.failed.remove(name);
@@ -382,18 +395,21 @@ impl Agent {
             let rendered = render::render(&resources, &options, &self.config.scope, &name)?;
             // Hooks exist only in Helm charts; raw manifests with hook annotations are plain objects, as in Fleet.
             let files = fleet_bundle::render::decode_files(&resources)?;
-            let (objects, hooks_not_run) =
-                match fleet_bundle::render::detect_style(&files, &options) {
-                    fleet_bundle::render::Style::Helm { .. } => hooks::split(rendered),
-                    _ => (rendered, Vec::new()),
-                };
+            let split = match fleet_bundle::render::detect_style(&files, &options) {
+                fleet_bundle::render::Style::Helm { .. } => hooks::split(rendered),
+                _ => hooks::Split {
+                    release: rendered,
+                    ..Default::default()
+                },
+            };
             self.rendered.insert(
                 name.clone(),
                 Rendered {
                     deployment_id: id.clone(),
                     options: bd.spec.options.clone(),
-                    objects,
-                    hooks_not_run,
+                    objects: split.release,
+                    hooks: split.hooks,
+                    hooks_not_run: split.not_run,
                 },
             );
         }
@@ -434,6 +450,7 @@ impl Agent {
         let store = self.inventories.clone();
         let rendered = self.rendered_for(bd).await?;
         let objects = rendered.objects.clone();
+        let hook_objects = rendered.hooks.clone();
         let render_options = rendered.options.clone();
         let installed_note = if rendered.hooks_not_run.is_empty() {
             String::new()
@@ -444,9 +461,81 @@ impl Agent {
             )
         };
         self.watches.ensure(&objects).await;
+        self.watches.ensure(&hook_objects).await;
         let mut applied_id = inventory.deployment_id.clone();
         self.inventory_cache.insert(name.clone(), inventory.clone());
         let mut deploy_error = None;
+        let generation = options.force_sync_generation;
+        let current_run =
+            |run: &hooks::Run| run.deployment_id == deployment_id && run.generation == generation;
+        if needs_apply && !self.hook_runs.get(&name).is_some_and(current_run) {
+            let event = if inventory.deployment_id.is_empty() {
+                hooks::Event::Install
+            } else {
+                hooks::Event::Upgrade
+            };
+            let run = hooks::Run::new(&deployment_id, generation, event);
+            self.hook_runs.insert(name.clone(), run);
+        }
+        let client =
+            downstream.deploy_client(&scope.agent_namespace, &render_options.service_account);
+        let timeout = render_options
+            .helm
+            .as_ref()
+            .filter(|helm| helm.timeout_seconds > 0)
+            .map_or(hooks::DEFAULT_TIMEOUT, |helm| {
+                Duration::from_secs(helm.timeout_seconds as u64)
+            });
+        let manager = scope.field_manager();
+        self.hooks_running.remove(&name);
+        if needs_apply && !hook_objects.is_empty() {
+            // Pre hooks run before the release's namespaces would be created: create them now.
+            let mut outcome = crate::apply::Outcome::default();
+            let all: Vec<Desired> = hook_objects.iter().chain(&objects).cloned().collect();
+            let missing =
+                ensure_namespaces(&downstream, &manager, &all, &render_options, &mut outcome).await;
+            if !outcome.created_namespaces.is_empty() {
+                inventory
+                    .created_namespaces
+                    .extend(outcome.created_namespaces);
+                inventory.created_namespaces.sort();
+                inventory.created_namespaces.dedup();
+                store.save(&inventory).await.map_err(downstream_error)?;
+                self.inventory_cache.insert(name.clone(), inventory.clone());
+            }
+            if let Some((_, reason)) = missing.into_iter().next() {
+                return Ok(Observation::failed(&previous.applied_deployment_id, reason));
+            }
+        }
+        if needs_apply && let Some(run) = self.hook_runs.get_mut(&name) {
+            let progress = run
+                .advance(
+                    &downstream,
+                    &client,
+                    &manager,
+                    &hook_objects,
+                    hooks::Phase::Pre,
+                    timeout,
+                )
+                .await;
+            match progress {
+                hooks::Progress::Done => {}
+                hooks::Progress::Waiting(message) => {
+                    self.hooks_running.insert(name.clone());
+                    return Ok(Observation::waiting(
+                        &previous.applied_deployment_id,
+                        message,
+                    ));
+                }
+                hooks::Progress::Failed(message) => {
+                    return Ok(Observation::failed(
+                        &previous.applied_deployment_id,
+                        message,
+                    ));
+                }
+            }
+        }
+        let mut waiting = None;
         if needs_apply {
             let (next, failures) = apply_and_prune(
                 &downstream,
@@ -469,6 +558,32 @@ impl Agent {
                 deploy_error = Some(failure_message(&failures));
             }
         }
+        if deploy_error.is_none()
+            && let Some(run) = self.hook_runs.get_mut(&name).filter(|run| current_run(run))
+        {
+            let progress = run
+                .advance(
+                    &downstream,
+                    &client,
+                    &manager,
+                    &hook_objects,
+                    hooks::Phase::Post,
+                    timeout,
+                )
+                .await;
+            match progress {
+                hooks::Progress::Done => {}
+                hooks::Progress::Waiting(message) => {
+                    self.hooks_running.insert(name.clone());
+                    applied_id = previous.applied_deployment_id.clone();
+                    waiting = Some(message);
+                }
+                hooks::Progress::Failed(message) => {
+                    applied_id = previous.applied_deployment_id.clone();
+                    deploy_error = Some(message);
+                }
+            }
+        }
         let mut report = self
             .observe(&set_id, &objects, &render_options, needs_apply)
             .await;
@@ -485,6 +600,7 @@ impl Agent {
         Ok(Observation {
             applied_deployment_id: applied_id,
             deploy_error,
+            waiting,
             report: Some(report),
             sync_generation: force_sync,
             installed_note,

@@ -14,7 +14,6 @@ use sha2::{Digest, Sha256};
 
 use crate::downstream::Downstream;
 use crate::error::{is_conflict, is_not_found};
-use crate::hooks;
 use crate::inventory::object_key;
 use crate::order::sort_for_install;
 use crate::render::Desired;
@@ -61,16 +60,6 @@ pub async fn apply_all(
         ensure_namespaces(downstream, manager, objects, options, &mut outcome).await;
     let mut ordered: Vec<&Desired> = objects.iter().collect();
     sort_for_install(&mut ordered, |desired| desired.object_ref.kind.as_str());
-    // Helm hooks: pre-install/upgrade first, post-install/upgrade last, by weight (stable: kind order kept).
-    ordered.sort_by_key(|desired| {
-        let phase = hooks::phase(&desired.object).unwrap_or(hooks::Phase::Release);
-        let weight = if phase == hooks::Phase::Release {
-            0
-        } else {
-            hooks::weight(&desired.object)
-        };
-        (phase, weight)
-    });
     for desired in ordered {
         let hash = config_hash(&desired.object);
         if let Some(reason) = missing_namespaces.get(&desired.object_ref.namespace) {
@@ -162,7 +151,7 @@ pub fn api_message(err: &kube::Error) -> String {
 }
 
 /// Makes sure every namespace the objects live in exists; returns namespaces that do not, with the reason.
-async fn ensure_namespaces(
+pub async fn ensure_namespaces(
     downstream: &Downstream,
     manager: &str,
     objects: &[Desired],

@@ -4,7 +4,7 @@
 //! apart by their object-set ID (another agent's objects are never seen as ours). Desired objects the list
 //! did not return are read by name (missing, or present but someone else's). Each object gets a
 //! readiness summary ([`crate::readiness`]) and a drift check ([`crate::drift`]); objects of our set that are
-//! no longer desired are reported as extra.
+//! no longer desired are reported as extra (Helm hooks excepted: they are not release objects).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -109,7 +109,7 @@ pub async fn observe(
             observe_one(&mut report, object, live, set_id, options, desired);
         }
         for (name, live) in &listed {
-            if wanted.contains(name.as_str()) {
+            if wanted.contains(name.as_str()) || is_hook(live) {
                 continue;
             }
             report.counts.orphaned += 1;
@@ -127,6 +127,15 @@ pub async fn observe(
     }
     report.counts.desired_ready = desired.len() as i64;
     report
+}
+
+/// Helm hooks carry the set's marks (their watch events must find their BundleDeployment) but are not part
+/// of the release, so they are never reported as extra.
+fn is_hook(live: &DynamicObject) -> bool {
+    live.metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(crate::hooks::HOOK_ANNOTATION))
 }
 
 fn annotation(live: &DynamicObject) -> Option<&str> {

@@ -21,6 +21,8 @@ pub struct Observation {
     pub applied_deployment_id: String,
     /// Why the current deploymentID is not (fully) deployed; `None` when it is.
     pub deploy_error: Option<String>,
+    /// What the deployment is waiting for (a Helm hook), when it is still in progress.
+    pub waiting: Option<String>,
     /// The live state, when it was observed.
     pub report: Option<Report>,
     /// `options.forceSyncGeneration` that was synced.
@@ -30,6 +32,15 @@ pub struct Observation {
 }
 
 impl Observation {
+    /// A reconcile still deploying (waiting for `message`): the previously applied deploymentID stays.
+    pub fn waiting(applied_deployment_id: &str, message: String) -> Self {
+        Observation {
+            applied_deployment_id: applied_deployment_id.to_string(),
+            waiting: Some(message),
+            ..Default::default()
+        }
+    }
+
     /// A reconcile that could not deploy: the previously applied deploymentID stays, with `message`.
     pub fn failed(applied_deployment_id: &str, message: String) -> Self {
         Observation {
@@ -53,18 +64,27 @@ pub fn build(
         sync_generation: observation.sync_generation.or(previous.sync_generation),
         ..Default::default()
     };
-    let deployed = observation.deploy_error.clone();
+    // Not deployed: an error (False), or still in progress (Unknown); the message says which.
+    let deployed = observation
+        .deploy_error
+        .clone()
+        .or_else(|| observation.waiting.clone());
+    let deployed_status = match (&observation.deploy_error, &observation.waiting) {
+        (Some(_), _) => FALSE,
+        (None, Some(_)) => UNKNOWN,
+        (None, None) => TRUE,
+    };
     set_condition(
         &mut status.conditions,
         "Installed",
-        deployed.is_none(),
+        deployed_status,
         deployed.as_deref().unwrap_or(&observation.installed_note),
         now,
     );
     set_condition(
         &mut status.conditions,
         "Deployed",
-        deployed.is_none(),
+        deployed_status,
         deployed.as_deref().unwrap_or(""),
         now,
     );
@@ -96,13 +116,13 @@ pub fn build(
             resources.sort_by_key(|r| r.object.to_string());
             status.resources = resources;
             status.resource_counts = report.counts.clone();
-            set_condition(&mut status.conditions, "Monitored", true, "", now);
+            set_condition(&mut status.conditions, "Monitored", TRUE, "", now);
             let message = deployed.clone().or(ready_message);
             let ready = deployed.is_none() && status.ready && status.non_modified;
             set_condition(
                 &mut status.conditions,
                 "Ready",
-                ready,
+                if ready { TRUE } else { FALSE },
                 message.as_deref().unwrap_or(""),
                 now,
             );
@@ -113,8 +133,8 @@ pub fn build(
             let message = deployed
                 .clone()
                 .unwrap_or_else(|| "not monitored yet".to_string());
-            set_condition(&mut status.conditions, "Monitored", false, "", now);
-            set_condition(&mut status.conditions, "Ready", false, &message, now);
+            set_condition(&mut status.conditions, "Monitored", FALSE, "", now);
+            set_condition(&mut status.conditions, "Ready", FALSE, &message, now);
         }
     }
     status.display = BundleDeploymentDisplay {
@@ -133,15 +153,19 @@ fn display_condition(conditions: &[Condition], type_: &str) -> String {
     }
 }
 
-/// Sets a condition, keeping its timestamps when neither status nor message changed.
+const TRUE: &str = "True";
+const FALSE: &str = "False";
+const UNKNOWN: &str = "Unknown";
+
+/// Sets a condition to `status` (`True`, `False` or `Unknown`), keeping its timestamps when neither status
+/// nor message changed.
 pub fn set_condition(
     conditions: &mut Vec<Condition>,
     type_: &str,
-    ok: bool,
+    status: &str,
     message: &str,
     now: &str,
 ) {
-    let status = if ok { "True" } else { "False" };
     match conditions.iter_mut().find(|c| c.type_ == type_) {
         Some(c) if c.status == status && c.message == message => {}
         Some(c) => {
