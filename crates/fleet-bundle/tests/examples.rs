@@ -143,23 +143,30 @@ fn placement_example_picks_two_clusters() {
     );
 }
 
+/// What `bundle` deploys on a cluster labelled `env=<env>`, after checking that the target customization named
+/// after the environment is the one that matched.
+fn render_for_env(bundle: &Bundle, env: &str) -> Vec<serde_json::Value> {
+    let cluster = target::TestCluster {
+        name: format!("{env}-1"),
+        labels: [("env".to_string(), env.to_string())].into(),
+        group: "default".to_string(),
+        ..Default::default()
+    };
+    let matched = target::match_cluster(bundle, &cluster, None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(matched.display_name(), env);
+    let name = bundle.metadata.name.as_deref().unwrap();
+    render::render_bundle(&bundle.spec.resources, &matched.options, name).unwrap()
+}
+
 #[test]
 fn multi_cluster_example_differs_per_environment() {
     let (gitrepos, _) = manifests("multi-cluster");
     let bundle = bundles_of("multi-cluster", &gitrepos[0]).remove(0);
     let mut replicas = Vec::new();
     for env in ["dev", "staging", "prod"] {
-        let cluster = target::TestCluster {
-            name: format!("{env}-1"),
-            labels: [("env".to_string(), env.to_string())].into(),
-            group: "default".to_string(),
-            ..Default::default()
-        };
-        let matched = target::match_cluster(&bundle, &cluster, None)
-            .unwrap()
-            .unwrap();
-        assert_eq!(matched.display_name(), env);
-        let objects = render::render(&bundle.spec.resources, &matched.options).unwrap();
+        let objects = render_for_env(&bundle, env);
         let config = objects.iter().find(|o| o["kind"] == "ConfigMap").unwrap();
         assert_eq!(config["data"]["environment"], env);
         assert!(
@@ -179,19 +186,7 @@ fn helm_example_renders_its_chart_per_environment() {
     let bundle = bundles_of("helm", &gitrepos[0]).remove(0);
     let mut rendered = Vec::new();
     for env in ["dev", "staging", "prod"] {
-        let cluster = target::TestCluster {
-            name: format!("{env}-1"),
-            labels: [("env".to_string(), env.to_string())].into(),
-            group: "default".to_string(),
-            ..Default::default()
-        };
-        let matched = target::match_cluster(&bundle, &cluster, None)
-            .unwrap()
-            .unwrap();
-        assert_eq!(matched.display_name(), env);
-        let name = bundle.metadata.name.as_deref().unwrap();
-        let objects =
-            render::render_bundle(&bundle.spec.resources, &matched.options, name).unwrap();
+        let objects = render_for_env(&bundle, env);
         let kinds: Vec<_> = objects
             .iter()
             .map(|o| o["kind"].as_str().unwrap())
