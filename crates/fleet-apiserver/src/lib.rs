@@ -29,6 +29,7 @@ mod openapi;
 mod persist;
 mod protobuf;
 mod rbac;
+mod rbac_defaults;
 mod registry;
 mod request;
 mod reviews;

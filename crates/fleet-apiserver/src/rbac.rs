@@ -151,11 +151,15 @@ fn role_rules(inner: &Inner, binding: &Value, namespace: &str) -> Vec<Value> {
         "Role" if !namespace.is_empty() => ObjKey::new(format!("{RBAC}/roles"), namespace, name),
         _ => return vec![],
     };
-    inner
-        .store
-        .get(&key)
-        .and_then(|role| role.get("rules").and_then(Value::as_array).cloned())
-        .unwrap_or_default()
+    match inner.store.get(&key) {
+        Some(role) if kind == "ClusterRole" => crate::rbac_defaults::aggregated_rules(inner, &role),
+        Some(role) => role
+            .get("rules")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        None => vec![],
+    }
 }
 
 fn list_has(rule: &Value, field: &str, wanted: &str) -> bool {
@@ -195,32 +199,6 @@ pub fn rule_allows(rule: &Value, a: &Attributes) -> bool {
         }
         _ => true,
     }
-}
-
-/// The `cluster-admin` ClusterRole and its binding to `system:masters`, as every cluster has them.
-pub fn ensure_defaults(inner: &Inner) {
-    let _ = inner.store.transact(|txn| {
-        let role_key = ObjKey::new(format!("{RBAC}/clusterroles"), "", "cluster-admin");
-        if txn.get(&role_key).is_none() {
-            txn.put(&role_key, json!({
-                "apiVersion": format!("{RBAC}/v1"), "kind": "ClusterRole",
-                "metadata": {"name": "cluster-admin", "uid": uuid::Uuid::new_v4().to_string(), "creationTimestamp": object::now_rfc3339(),
-                    "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
-                "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}, {"nonResourceURLs": ["*"], "verbs": ["*"]}]
-            }));
-        }
-        let binding_key = ObjKey::new(format!("{RBAC}/clusterrolebindings"), "", "cluster-admin");
-        if txn.get(&binding_key).is_none() {
-            txn.put(&binding_key, json!({
-                "apiVersion": format!("{RBAC}/v1"), "kind": "ClusterRoleBinding",
-                "metadata": {"name": "cluster-admin", "uid": uuid::Uuid::new_v4().to_string(), "creationTimestamp": object::now_rfc3339(),
-                    "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
-                "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": "cluster-admin"},
-                "subjects": [{"apiGroup": RBAC, "kind": "Group", "name": "system:masters"}]
-            }));
-        }
-        Ok(())
-    });
 }
 
 #[cfg(test)]

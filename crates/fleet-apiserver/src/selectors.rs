@@ -45,6 +45,54 @@ impl LabelSelector {
         Ok(LabelSelector { requirements })
     }
 
+    /// A `metav1.LabelSelector` object (`matchLabels`, `matchExpressions`).
+    pub fn from_json(selector: &Value) -> Result<Self, ApiError> {
+        let invalid = || ApiError::bad_request(format!("invalid label selector: {selector}"));
+        let mut requirements = Vec::new();
+        for (key, value) in selector
+            .get("matchLabels")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let value = value.as_str().ok_or_else(invalid)?;
+            requirements.push(Requirement {
+                key: key.clone(),
+                op: Op::Eq(value.to_string()),
+            });
+        }
+        for expr in selector
+            .get("matchExpressions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let key = expr
+                .get("key")
+                .and_then(Value::as_str)
+                .ok_or_else(invalid)?;
+            let values: Vec<String> = expr
+                .get("values")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect();
+            let op = match expr.get("operator").and_then(Value::as_str) {
+                Some("In") => Op::In(values),
+                Some("NotIn") => Op::NotIn(values),
+                Some("Exists") => Op::Exists,
+                Some("DoesNotExist") => Op::NotExists,
+                _ => return Err(invalid()),
+            };
+            requirements.push(Requirement {
+                key: key.to_string(),
+                op,
+            });
+        }
+        Ok(LabelSelector { requirements })
+    }
+
     pub fn matches(&self, obj: &Value) -> bool {
         let labels = object::labels(obj);
         let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);

@@ -136,7 +136,7 @@ impl ApiServer {
             crd::register_all(&server.inner);
         }
         namespaces::ensure_defaults(&server.inner);
-        crate::rbac::ensure_defaults(&server.inner);
+        crate::rbac_defaults::ensure(&server.inner);
         Ok(server)
     }
 

@@ -609,3 +609,92 @@ fn explain_and_apply_validation_of_built_in_kinds() {
         "80"
     );
 }
+
+#[test]
+fn default_cluster_roles_answer_auth_can_i() {
+    let c = Cluster::start();
+    let roles = c.ok(&["get", "clusterroles", "-o", "name"]);
+    for role in [
+        "cluster-admin",
+        "admin",
+        "edit",
+        "view",
+        "system:basic-user",
+        "system:discovery",
+    ] {
+        assert!(
+            roles.contains(&format!("clusterrole.rbac.authorization.k8s.io/{role}\n")),
+            "{roles}"
+        );
+    }
+    c.ok(&["create", "namespace", "team"]);
+    c.ok(&[
+        "create",
+        "rolebinding",
+        "viewer",
+        "-n",
+        "team",
+        "--clusterrole=view",
+        "--user=alice",
+    ]);
+    c.ok(&[
+        "create",
+        "rolebinding",
+        "editor",
+        "-n",
+        "team",
+        "--clusterrole=edit",
+        "--user=bob",
+    ]);
+    c.ok(&[
+        "create",
+        "rolebinding",
+        "owner",
+        "-n",
+        "team",
+        "--clusterrole=admin",
+        "--user=carol",
+    ]);
+    let can = |user: &str, args: &[&str]| {
+        let mut full = vec!["auth", "can-i"];
+        full.extend_from_slice(args);
+        let as_user = format!("--as={user}");
+        full.extend_from_slice(&["-n", "team", as_user.as_str()]);
+        String::from_utf8_lossy(&c.run(&full, None).stdout)
+            .trim()
+            .to_string()
+    };
+    assert_eq!(can("alice", &["list", "pods"]), "yes");
+    assert_eq!(can("alice", &["get", "deployments.apps"]), "yes");
+    assert_eq!(can("alice", &["get", "secrets"]), "no");
+    assert_eq!(can("alice", &["create", "deployments.apps"]), "no");
+    assert_eq!(can("bob", &["create", "deployments.apps"]), "yes");
+    assert_eq!(can("bob", &["get", "secrets"]), "yes");
+    assert_eq!(
+        can("bob", &["create", "roles.rbac.authorization.k8s.io"]),
+        "no"
+    );
+    assert_eq!(
+        can(
+            "carol",
+            &["create", "rolebindings.rbac.authorization.k8s.io"]
+        ),
+        "yes"
+    );
+    assert_eq!(can("carol", &["list", "pods", "--all-namespaces"]), "no");
+    // Any authenticated user may ask what it may do.
+    assert_eq!(
+        can(
+            "dave",
+            &["create", "selfsubjectaccessreviews.authorization.k8s.io"]
+        ),
+        "yes"
+    );
+
+    // A ClusterRole labelled for aggregation extends `view` (and so `edit` and `admin`) at once.
+    let leases = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: lease-viewer\n  labels: {rbac.authorization.k8s.io/aggregate-to-view: \"true\"}\nrules:\n- apiGroups: [coordination.k8s.io]\n  resources: [leases]\n  verbs: [get, list]\n";
+    assert_eq!(can("alice", &["list", "leases.coordination.k8s.io"]), "no");
+    c.ok_with(&["apply", "-f", "-"], Some(leases));
+    assert_eq!(can("alice", &["list", "leases.coordination.k8s.io"]), "yes");
+    assert_eq!(can("alice", &["list", "nodes"]), "no");
+}
