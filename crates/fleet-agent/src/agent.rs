@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 use tracing::{info, warn};
 
 use crate::apply::{apply_all, apply_one, ensure_namespaces, release_namespace};
+use crate::copies;
 use crate::depends_on;
 use crate::downstream::Downstream;
 use crate::error::{Error, Result};
@@ -75,6 +76,8 @@ impl AgentConfig {
 struct Rendered {
     deployment_id: String,
     options: BundleDeploymentOptions,
+    /// `downstreamResourcesGeneration` the copies were read at.
+    copies_generation: i64,
     objects: Vec<Desired>,
     /// Helm install and upgrade hooks (not part of the release's objects).
     hooks: Vec<Desired>,
@@ -385,28 +388,41 @@ impl Agent {
     async fn rendered_for(&mut self, bd: &BundleDeployment) -> Result<&Rendered> {
         let name = bd.metadata.name.clone().unwrap_or_default();
         let id = &bd.spec.deployment_id;
-        let fresh = self
-            .rendered
-            .get(&name)
-            .is_some_and(|r| &r.deployment_id == id && r.options == bd.spec.options);
+        let fresh = self.rendered.get(&name).is_some_and(|r| {
+            &r.deployment_id == id
+                && r.options == bd.spec.options
+                && r.copies_generation == bd.spec.downstream_resources_generation
+        });
         if !fresh {
             let resources = fetch::content(&self.config.hub, id).await?;
             let options = fetch::options(&self.config.hub, bd).await?;
             let rendered = render::render(&resources, &options, &self.config.scope, &name)?;
             // Hooks exist only in Helm charts; raw manifests with hook annotations are plain objects, as in Fleet.
             let files = fleet_bundle::render::decode_files(&resources)?;
-            let split = match fleet_bundle::render::detect_style(&files, &options) {
+            let mut split = match fleet_bundle::render::detect_style(&files, &options) {
                 fleet_bundle::render::Style::Helm { .. } => hooks::split(rendered),
                 _ => hooks::Split {
                     release: rendered,
                     ..Default::default()
                 },
             };
+            if !options.downstream_resources.is_empty() {
+                let copies = copies::read(
+                    &self.config.hub,
+                    &self.config.cluster_namespace,
+                    &options.downstream_resources,
+                    &release_namespace(&options),
+                )
+                .await?;
+                let marked = render::mark(copies, &options, &self.config.scope, &name)?;
+                split.release.extend(marked);
+            }
             self.rendered.insert(
                 name.clone(),
                 Rendered {
                     deployment_id: id.clone(),
                     options: bd.spec.options.clone(),
+                    copies_generation: bd.spec.downstream_resources_generation,
                     objects: split.release,
                     hooks: split.hooks,
                     hooks_not_run: split.not_run,
@@ -443,7 +459,10 @@ impl Agent {
         let force_sync = (options.force_sync_generation > 0
             && previous.sync_generation != Some(options.force_sync_generation))
         .then_some(options.force_sync_generation);
-        let needs_apply = inventory.deployment_id != deployment_id || force_sync.is_some();
+        let copies_generation = bd.spec.downstream_resources_generation;
+        let needs_apply = inventory.deployment_id != deployment_id
+            || force_sync.is_some()
+            || previous.downstream_resources_generation != copies_generation;
         let scope = self.config.scope.clone();
         let set_id = scope.set_id(&name);
         let downstream = self.downstream.clone();
@@ -536,6 +555,7 @@ impl Agent {
             }
         }
         let mut waiting = None;
+        let mut copied = None;
         if needs_apply {
             let (next, failures) = apply_and_prune(
                 &downstream,
@@ -554,6 +574,7 @@ impl Agent {
             self.inventory_cache.insert(name.clone(), next);
             if failures.is_empty() {
                 applied_id = deployment_id.clone();
+                copied = Some(copies_generation);
             } else {
                 deploy_error = Some(failure_message(&failures));
             }
@@ -603,6 +624,7 @@ impl Agent {
             waiting,
             report: Some(report),
             sync_generation: force_sync,
+            downstream_resources_generation: copied,
             installed_note,
         })
     }

@@ -28,6 +28,13 @@ pub enum Error {
     /// Secret.
     #[error("the hub refuses this agent's credentials (revoked?): {0}")]
     Revoked(String),
+    /// An object listed in `downstreamResources` cannot be copied.
+    #[error("downstreamResources {kind} {name}: {message}")]
+    DownstreamResource {
+        kind: String,
+        name: String,
+        message: String,
+    },
     /// The inventory record is unreadable.
     #[error("inventory {name}: {message}")]
     Inventory { name: String, message: String },

@@ -10,6 +10,7 @@
 
 pub mod agent;
 pub mod apply;
+pub mod copies;
 pub mod depends_on;
 pub mod downstream;
 pub mod drift;

@@ -4,7 +4,8 @@
 //! apart by their object-set ID (another agent's objects are never seen as ours). Desired objects the list
 //! did not return are read by name (missing, or present but someone else's). Each object gets a
 //! readiness summary ([`crate::readiness`]) and a drift check ([`crate::drift`]); objects of our set that are
-//! no longer desired are reported as extra (Helm hooks excepted: they are not release objects).
+//! no longer desired are reported as extra (Helm hooks excepted: they are not release objects). Secret values
+//! never reach a drift patch.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -138,6 +139,23 @@ fn is_hook(live: &DynamicObject) -> bool {
         .is_some_and(|a| a.contains_key(crate::hooks::HOOK_ANNOTATION))
 }
 
+/// A Secret's drift patch with every value under `data` and `stringData` replaced by `(redacted)`: the
+/// keys that differ are reported, never their contents.
+fn redact_secret(object: &ObjectRef, mut patch: Value) -> Value {
+    if object.kind == "Secret" && object.api_version == "v1" {
+        for field in ["data", "stringData"] {
+            if let Some(values) = patch.get_mut(field).and_then(Value::as_object_mut) {
+                for value in values.values_mut() {
+                    if !value.is_null() {
+                        *value = Value::String("(redacted)".to_string());
+                    }
+                }
+            }
+        }
+    }
+    patch
+}
+
 fn annotation(live: &DynamicObject) -> Option<&str> {
     live.metadata
         .annotations
@@ -197,7 +215,7 @@ fn observe_one(
         report.drifted.push(object_ref.clone());
         report.modified.push(ModifiedStatus {
             object: object_ref.clone(),
-            patch: patch.to_string(),
+            patch: redact_secret(&object_ref, patch).to_string(),
             ..Default::default()
         });
     }
@@ -215,5 +233,31 @@ fn observe_one(
             object: object_ref,
             summary,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn secret_drift_names_keys_but_never_values() {
+        let secret = ObjectRef {
+            kind: "Secret".into(),
+            api_version: "v1".into(),
+            namespace: "ns".into(),
+            name: "s".into(),
+        };
+        let patch = json!({"data": {"password": "aHVudGVyMg==", "gone": null}, "type": "Opaque"});
+        assert_eq!(
+            redact_secret(&secret, patch.clone()),
+            json!({"data": {"password": "(redacted)", "gone": null}, "type": "Opaque"})
+        );
+        let config_map = ObjectRef {
+            kind: "ConfigMap".into(),
+            ..secret
+        };
+        assert_eq!(redact_secret(&config_map, patch.clone()), patch);
     }
 }

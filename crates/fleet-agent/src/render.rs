@@ -39,6 +39,16 @@ pub fn render(
     bundle_deployment: &str,
 ) -> Result<Vec<Desired>> {
     let objects = fleet_bundle::render::render_bundle(resources, options, bundle_deployment)?;
+    mark(objects, options, scope, bundle_deployment)
+}
+
+/// Checks objects and marks them as this scope's objects of a BundleDeployment.
+pub fn mark(
+    objects: Vec<Value>,
+    options: &BundleDeploymentOptions,
+    scope: &Scope,
+    bundle_deployment: &str,
+) -> Result<Vec<Desired>> {
     let set_id = scope.set_id(bundle_deployment);
     let set_hash = Scope::set_hash(&set_id);
     objects

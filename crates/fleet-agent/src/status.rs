@@ -27,6 +27,8 @@ pub struct Observation {
     pub report: Option<Report>,
     /// `options.forceSyncGeneration` that was synced.
     pub sync_generation: Option<i64>,
+    /// `spec.downstreamResourcesGeneration` whose copies were applied.
+    pub downstream_resources_generation: Option<i64>,
     /// A note for the `Installed` condition when installed (e.g. Helm hooks not run).
     pub installed_note: String,
 }
@@ -62,6 +64,9 @@ pub fn build(
         conditions: previous.conditions.clone(),
         applied_deployment_id: observation.applied_deployment_id.clone(),
         sync_generation: observation.sync_generation.or(previous.sync_generation),
+        downstream_resources_generation: observation
+            .downstream_resources_generation
+            .unwrap_or(previous.downstream_resources_generation),
         ..Default::default()
     };
     // Not deployed: an error (False), or still in progress (Unknown); the message says which.
