@@ -5,6 +5,7 @@ mod apiserver;
 mod apply;
 mod bundle_input;
 mod controller;
+mod dev;
 mod helm;
 mod target;
 mod test;
@@ -38,6 +39,8 @@ enum Command {
     Controller(controller::Args),
     /// Run the downstream agent: deploy this cluster's BundleDeployments from the hub.
     Agent(agent::Args),
+    /// Dev mode: hub, controller, local agent and simulated clusters in one process, with a live view.
+    Dev(dev::Args),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -49,5 +52,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Apiserver(args) => apiserver::run(args),
         Command::Agent(args) => agent::run(args),
         Command::Controller(args) => controller::run(args),
+        Command::Dev(args) => dev::run(args),
     }
 }

@@ -1,0 +1,171 @@
+//! Shared pieces of the end-to-end tests: dev mode with three clusters following a real git repository
+//! made in a temp dir, fast timings, bounded waits on conditions, and reads from the downstream clusters.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use fleet_api::{BundleDeployment, GitRepo};
+use fleet_dev::cluster::AgentTiming;
+use fleet_dev::{Dev, DevOptions, RepoRequest, RepoSource, Tuning};
+use fleet_testing::GitFixture;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::ResourceExt;
+use kube::api::{Api, ListParams};
+use serde_json::{Value, json};
+
+/// The GitRepo every test follows.
+pub const REPO: &str = "app";
+pub const WORKSPACE: &str = "fleet-default";
+
+/// Fast timings; polling is slow on purpose, so that only the watched refs make a commit deploy.
+pub fn fast() -> Tuning {
+    Tuning {
+        default_polling_interval: Duration::from_secs(600),
+        agent: AgentTiming {
+            monitor_interval: Duration::from_millis(500),
+            checkin_interval: Duration::from_millis(500),
+        },
+        not_seen_after: Duration::from_secs(3),
+        debounce: Duration::from_millis(50),
+    }
+}
+
+/// Dev mode with three clusters (dev, staging, prod) and the GitRepo [`REPO`] following `repo`, with
+/// `spec` merged into its spec.
+pub struct Running {
+    pub dev: Dev,
+    _state: tempfile::TempDir,
+}
+
+pub async fn start(repo: &GitFixture, spec: Value) -> Running {
+    let state = tempfile::tempdir().expect("temp dir");
+    let request = RepoRequest {
+        source: RepoSource::Git(repo.path().to_path_buf()),
+        name: Some(REPO.to_string()),
+        spec: spec.as_object().cloned().unwrap_or_default(),
+    };
+    let dev = Dev::start(DevOptions {
+        clusters: 3,
+        repos: vec![request],
+        data_dir: state.path().join("dev"),
+        tuning: fast(),
+    })
+    .await
+    .expect("dev mode starts");
+    Running { dev, _state: state }
+}
+
+/// Waits up to 90 s for `check` to return `Some`, checking again every 100 ms.
+pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits until the GitRepo has read `commit` and is Ready on every cluster it targets.
+pub async fn deployed(dev: &Dev, commit: &str) {
+    eventually(&format!("commit {commit} deployed and Ready"), || async {
+        let repo = gitrepo(dev).await;
+        let status = repo.status.clone().unwrap_or_default();
+        (status.commit == commit).then_some(())?;
+        match dev.readiness().await.ok()? {
+            fleet_dev::ready::Readiness::Ready => Some(()),
+            fleet_dev::ready::Readiness::Waiting(_) => None,
+        }
+    })
+    .await;
+}
+
+pub async fn gitrepo(dev: &Dev) -> GitRepo {
+    Api::<GitRepo>::namespaced(dev.hub_client(), WORKSPACE)
+        .get(REPO)
+        .await
+        .expect("get gitrepo")
+}
+
+/// A ConfigMap on a downstream cluster.
+pub async fn configmap(dev: &Dev, cluster: &str, namespace: &str, name: &str) -> Option<ConfigMap> {
+    Api::<ConfigMap>::namespaced(dev.cluster(cluster).unwrap().client(), namespace)
+        .get_opt(name)
+        .await
+        .expect("get configmap")
+}
+
+/// `data[key]` of a ConfigMap on a downstream cluster.
+pub async fn configmap_value(
+    dev: &Dev,
+    cluster: &str,
+    namespace: &str,
+    name: &str,
+    key: &str,
+) -> Option<String> {
+    configmap(dev, cluster, namespace, name)
+        .await
+        .and_then(|cm| cm.data.unwrap_or_default().get(key).cloned())
+}
+
+/// The resourceVersion of a ConfigMap on each of `clusters`.
+pub async fn resource_versions(
+    dev: &Dev,
+    clusters: &[&str],
+    namespace: &str,
+    name: &str,
+) -> BTreeMap<String, String> {
+    let mut versions = BTreeMap::new();
+    for cluster in clusters {
+        let cm = configmap(dev, cluster, namespace, name)
+            .await
+            .unwrap_or_else(|| panic!("{namespace}/{name} on {cluster}"));
+        versions.insert(
+            cluster.to_string(),
+            cm.resource_version().unwrap_or_default(),
+        );
+    }
+    versions
+}
+
+/// deploymentID of every BundleDeployment, keyed by `cluster/bundle`.
+pub async fn deployment_ids(dev: &Dev) -> BTreeMap<String, String> {
+    Api::<BundleDeployment>::all(dev.hub_client())
+        .list(&ListParams::default())
+        .await
+        .expect("list bundledeployments")
+        .items
+        .into_iter()
+        .map(|bd| {
+            let cluster = bd
+                .labels()
+                .get("fleet.cattle.io/cluster")
+                .cloned()
+                .unwrap_or_default();
+            (
+                format!("{cluster}/{}", bd.name_any()),
+                bd.spec.deployment_id.clone(),
+            )
+        })
+        .collect()
+}
+
+/// A ConfigMap manifest.
+pub fn configmap_yaml(name: &str, key: &str, value: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  {key}: \"{value}\"\n"
+    )
+}
+
+/// GitRepo targets selecting clusters whose `env` is one of `envs`.
+pub fn targets(envs: &[&str]) -> Value {
+    json!([{"clusterSelector": {"matchExpressions": [{"key": "env", "operator": "In", "values": envs}]}}])
+}
