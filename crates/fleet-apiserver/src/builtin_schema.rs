@@ -169,6 +169,16 @@ fn inline(definitions: &Map<String, Value>, schema: &Value, stack: &mut Vec<Stri
     Value::Object(out)
 }
 
+/// Builds the schemas on a background thread, so that the first write does not wait for them.
+pub fn prepare_in_background() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let _ = std::thread::Builder::new()
+            .name("apiserver-schemas".into())
+            .spawn(|| LazyLock::force(&SCHEMAS).roots.len());
+    });
+}
+
 /// The inlined schema that objects of a built-in kind are validated against.
 pub fn inlined(api_version: &str, kind: &str) -> Option<Arc<Value>> {
     SCHEMAS

@@ -19,6 +19,7 @@ mod defaults;
 mod discovery;
 mod error;
 mod fieldset;
+mod gc;
 mod handlers;
 mod kubeconfig;
 mod lifecycle;

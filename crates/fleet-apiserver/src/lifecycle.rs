@@ -1,5 +1,5 @@
-//! Deletion: finalizers and deletionTimestamp, propagation policies (ownerReference garbage collection in
-//! background, foreground and orphan modes), namespace termination, and what follows an object's removal.
+//! Deletion: finalizers and deletionTimestamp, propagation policies (background, foreground and orphan, the
+//! collection itself running in [`crate::gc`]), namespace termination, and what follows an object's removal.
 
 use std::sync::Arc;
 
@@ -68,21 +68,23 @@ pub fn delete(
         object::set_finalizers(&mut marked, &finalizers);
         let stored = txn.put(key, marked);
         if finalizers.iter().any(|f| f == FOREGROUND) {
-            delete_dependents(txn, inner, object::uid(&stored), Propagation::Foreground);
-            return Ok(Deleted {
-                object: finish_foreground(txn, inner, key).unwrap_or(stored),
-            });
+            inner
+                .gc
+                .enqueue(object::uid(&stored), Propagation::Foreground);
         }
         return Ok(Deleted { object: stored });
     }
     Ok(Deleted { object: current })
 }
 
-/// Called after an object left the store: collects its dependents, completes foreground deletions waiting
-/// on it, finishes terminating namespaces, and removes the custom resources of a deleted CRD.
+/// Called after an object left the store: hands its dependents to the garbage collector, completes
+/// foreground deletions waiting on it, finishes terminating namespaces, and removes the custom resources of
+/// a deleted CRD.
 pub fn after_removal(txn: &mut Txn<'_>, inner: &Inner, key: &ObjKey, removed: &Value) {
-    let uid = object::uid(removed).to_string();
-    delete_dependents(txn, inner, &uid, Propagation::Background);
+    let uid = object::uid(removed);
+    if !txn.dependents(uid).is_empty() {
+        inner.gc.enqueue(uid, Propagation::Background);
+    }
     for owner_uid in object::owner_uids(removed) {
         if let Some(owner_key) = txn.by_uid(&owner_uid) {
             finish_foreground(txn, inner, &owner_key);
@@ -105,7 +107,20 @@ pub fn after_removal(txn: &mut Txn<'_>, inner: &Inner, key: &ObjKey, removed: &V
     }
 }
 
-/// Deletes (or detaches) the dependents of a removed owner, as the garbage collector would.
+/// The garbage collector's step for one owner: deletes (or detaches) its dependents, then completes the
+/// owner's foreground deletion if nothing blocks it any more.
+pub fn collect_dependents(
+    txn: &mut Txn<'_>,
+    inner: &Inner,
+    owner_uid: &str,
+    propagation: Propagation,
+) {
+    delete_dependents(txn, inner, owner_uid, propagation);
+    if let Some(owner_key) = txn.by_uid(owner_uid) {
+        finish_foreground(txn, inner, &owner_key);
+    }
+}
+
 fn delete_dependents(txn: &mut Txn<'_>, inner: &Inner, owner_uid: &str, propagation: Propagation) {
     for dep_key in txn.dependents(owner_uid) {
         let Some(dep) = txn.get(&dep_key) else {

@@ -70,6 +70,7 @@ pub(crate) struct Inner {
     pub signing_key: crate::tokens::SigningKey,
     /// PEM of the CA that signed the serving certificate, when serving TLS.
     pub ca_pem: Option<String>,
+    pub gc: crate::gc::Collector,
 }
 
 /// A Kubernetes-compatible API server. Cheap to clone; all clones share state.
@@ -120,6 +121,8 @@ impl ApiServer {
                 source,
             })?;
         let ca_pem = config.ca_pem.clone();
+        crate::builtin_schema::prepare_in_background();
+        let (gc, gc_work) = crate::gc::Collector::new();
         let server = ApiServer {
             inner: Arc::new(Inner {
                 registry: Registry::with_builtins(),
@@ -129,8 +132,10 @@ impl ApiServer {
                 admin_token,
                 signing_key,
                 ca_pem,
+                gc,
             }),
         };
+        crate::gc::start(Arc::downgrade(&server.inner), gc_work);
         if let Some(rec) = recovered {
             server.inner.store.restore(rec.rv, rec.objects);
             crd::register_all(&server.inner);

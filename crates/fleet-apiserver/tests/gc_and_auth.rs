@@ -28,6 +28,21 @@ fn code(err: kube::Error) -> (u16, String) {
     }
 }
 
+/// Polls `check` until it holds (the garbage collector works after the request returned).
+async fn eventually<F, Fut>(what: &str, check: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    for _ in 0..500 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("{what}: not within 5 s");
+}
+
 #[tokio::test]
 async fn garbage_collection_policies() {
     let server = ApiServer::in_memory();
@@ -43,14 +58,16 @@ async fn garbage_collection_policies() {
     cms.create(&pp, &cm("grandchild", owner_ref(&child), &[]))
         .await
         .unwrap();
+    // The owner is gone when the request returns; the collector takes its dependents afterwards.
     cms.delete("owner", &DeleteParams::background())
         .await
         .unwrap();
-    for name in ["owner", "child", "grandchild"] {
-        assert!(
-            cms.get_opt(name).await.unwrap().is_none(),
-            "{name} collected"
-        );
+    assert!(cms.get_opt("owner").await.unwrap().is_none());
+    for name in ["child", "grandchild"] {
+        eventually(&format!("{name} collected"), || async {
+            cms.get_opt(name).await.unwrap().is_none()
+        })
+        .await;
     }
 
     // Orphan: dependents stay, without the ownerReference.
@@ -76,6 +93,7 @@ async fn garbage_collection_policies() {
     cms.delete("owner3", &DeleteParams::foreground())
         .await
         .unwrap();
+    // The request returns at once; the owner waits for its dependents.
     let waiting = cms.get("owner3").await.unwrap();
     assert!(waiting.metadata.deletion_timestamp.is_some());
     assert!(
@@ -83,8 +101,19 @@ async fn garbage_collection_policies() {
             .finalizers()
             .contains(&"foregroundDeletion".to_string())
     );
-    let slow = cms.get("slow").await.unwrap();
-    assert!(slow.metadata.deletion_timestamp.is_some());
+    eventually("the collector deletes the blocking dependent", || async {
+        let slow = cms.get("slow").await.unwrap();
+        slow.metadata.deletion_timestamp.is_some()
+    })
+    .await;
+    assert!(
+        cms.get("owner3")
+            .await
+            .unwrap()
+            .metadata
+            .deletion_timestamp
+            .is_some()
+    );
     cms.patch(
         "slow",
         &Default::default(),
