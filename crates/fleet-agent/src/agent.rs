@@ -485,9 +485,14 @@ impl Agent {
         self.inventory_cache.insert(name.clone(), inventory.clone());
         let mut deploy_error = None;
         let generation = options.force_sync_generation;
-        let current_run =
-            |run: &hooks::Run| run.deployment_id == deployment_id && run.generation == generation;
-        if needs_apply && !self.hook_runs.get(&name).is_some_and(current_run) {
+        if !self
+            .hook_runs
+            .get(&name)
+            .is_some_and(|run| run.is_for(&deployment_id, generation))
+        {
+            self.hook_runs.remove(&name);
+        }
+        if needs_apply && !self.hook_runs.contains_key(&name) {
             let event = if inventory.deployment_id.is_empty() {
                 hooks::Event::Install
             } else {
@@ -496,23 +501,33 @@ impl Agent {
             let run = hooks::Run::new(&deployment_id, generation, event);
             self.hook_runs.insert(name.clone(), run);
         }
-        let client =
-            downstream.deploy_client(&scope.agent_namespace, &render_options.service_account);
-        let timeout = render_options
-            .helm
-            .as_ref()
-            .filter(|helm| helm.timeout_seconds > 0)
-            .map_or(hooks::DEFAULT_TIMEOUT, |helm| {
-                Duration::from_secs(helm.timeout_seconds as u64)
-            });
-        let manager = scope.field_manager();
+        let hook_context = hooks::Context {
+            downstream: &downstream,
+            client: downstream
+                .deploy_client(&scope.agent_namespace, &render_options.service_account),
+            manager: scope.field_manager(),
+            hooks: &hook_objects,
+            timeout: render_options
+                .helm
+                .as_ref()
+                .filter(|helm| helm.timeout_seconds > 0)
+                .map_or(hooks::DEFAULT_TIMEOUT, |helm| {
+                    Duration::from_secs(helm.timeout_seconds as u64)
+                }),
+        };
         self.hooks_running.remove(&name);
         if needs_apply && !hook_objects.is_empty() {
             // Pre hooks run before the release's namespaces would be created: create them now.
             let mut outcome = crate::apply::Outcome::default();
             let all: Vec<Desired> = hook_objects.iter().chain(&objects).cloned().collect();
-            let missing =
-                ensure_namespaces(&downstream, &manager, &all, &render_options, &mut outcome).await;
+            let missing = ensure_namespaces(
+                &downstream,
+                &hook_context.manager,
+                &all,
+                &render_options,
+                &mut outcome,
+            )
+            .await;
             if !outcome.created_namespaces.is_empty() {
                 inventory
                     .created_namespaces
@@ -525,22 +540,12 @@ impl Agent {
             if let Some((_, reason)) = missing.into_iter().next() {
                 return Ok(Observation::failed(&previous.applied_deployment_id, reason));
             }
-        }
-        if needs_apply && let Some(run) = self.hook_runs.get_mut(&name) {
-            let progress = run
-                .advance(
-                    &downstream,
-                    &client,
-                    &manager,
-                    &hook_objects,
-                    hooks::Phase::Pre,
-                    timeout,
-                )
-                .await;
-            match progress {
+            match self
+                .run_hooks(&name, &hook_context, hooks::Phase::Pre)
+                .await
+            {
                 hooks::Progress::Done => {}
                 hooks::Progress::Waiting(message) => {
-                    self.hooks_running.insert(name.clone());
                     return Ok(Observation::waiting(
                         &previous.applied_deployment_id,
                         message,
@@ -579,23 +584,13 @@ impl Agent {
                 deploy_error = Some(failure_message(&failures));
             }
         }
-        if deploy_error.is_none()
-            && let Some(run) = self.hook_runs.get_mut(&name).filter(|run| current_run(run))
-        {
-            let progress = run
-                .advance(
-                    &downstream,
-                    &client,
-                    &manager,
-                    &hook_objects,
-                    hooks::Phase::Post,
-                    timeout,
-                )
-                .await;
-            match progress {
+        if deploy_error.is_none() {
+            match self
+                .run_hooks(&name, &hook_context, hooks::Phase::Post)
+                .await
+            {
                 hooks::Progress::Done => {}
                 hooks::Progress::Waiting(message) => {
-                    self.hooks_running.insert(name.clone());
                     applied_id = previous.applied_deployment_id.clone();
                     waiting = Some(message);
                 }
@@ -627,6 +622,24 @@ impl Agent {
             downstream_resources_generation: copied,
             installed_note,
         })
+    }
+
+    /// Advances the hooks of the current run of `name` through `phase` (`Done` when no run is current); a
+    /// running hook keeps the BundleDeployment on the retry tick, so that its timeout is noticed.
+    async fn run_hooks(
+        &mut self,
+        name: &str,
+        context: &hooks::Context<'_>,
+        phase: hooks::Phase,
+    ) -> hooks::Progress {
+        let Some(run) = self.hook_runs.get_mut(name) else {
+            return hooks::Progress::Done;
+        };
+        let progress = run.advance(context, phase).await;
+        if matches!(progress, hooks::Progress::Waiting(_)) {
+            self.hooks_running.insert(name.to_string());
+        }
+        progress
     }
 
     /// Observes a BundleDeployment's objects; `written` drops the cached lists they were just changed in.

@@ -181,6 +181,15 @@ pub enum Progress {
     Failed(String),
 }
 
+/// What running hooks needs: where, as whom, which hooks, and how long each may take.
+pub struct Context<'a> {
+    pub downstream: &'a Downstream,
+    pub client: kube::Client,
+    pub manager: String,
+    pub hooks: &'a [Desired],
+    pub timeout: Duration,
+}
+
 /// The hooks of one deployment of a BundleDeployment (one deploymentID and force-sync generation).
 #[derive(Debug, Clone)]
 pub struct Run {
@@ -204,25 +213,22 @@ impl Run {
         }
     }
 
+    /// Whether this run is for the given deploymentID and force-sync generation.
+    pub fn is_for(&self, deployment_id: &str, generation: i64) -> bool {
+        self.deployment_id == deployment_id && self.generation == generation
+    }
+
     /// Starts or checks the hooks of `phase` in order until one is still running or failed.
-    pub async fn advance(
-        &mut self,
-        downstream: &Downstream,
-        client: &kube::Client,
-        manager: &str,
-        hooks: &[Desired],
-        phase: Phase,
-        timeout: Duration,
-    ) -> Progress {
+    pub async fn advance(&mut self, context: &Context<'_>, phase: Phase) -> Progress {
         if let Some(message) = &self.failed {
             return Progress::Failed(message.clone());
         }
-        for hook in ordered(hooks, self.event, phase) {
+        for hook in ordered(context.hooks, self.event, phase) {
             let key = object_key(&hook.object_ref);
             if self.completed.contains(&key) {
                 continue;
             }
-            let step = self.step(downstream, client, manager, hook, timeout).await;
+            let step = self.step(context, hook).await;
             match step {
                 Progress::Done => {
                     self.completed.insert(key);
@@ -238,14 +244,8 @@ impl Run {
     }
 
     /// One hook: replace a leftover, create it, then wait for it to finish and apply its deletion policy.
-    async fn step(
-        &mut self,
-        downstream: &Downstream,
-        client: &kube::Client,
-        manager: &str,
-        hook: &Desired,
-        timeout: Duration,
-    ) -> Progress {
+    async fn step(&mut self, context: &Context<'_>, hook: &Desired) -> Progress {
+        let (downstream, client) = (context.downstream, &context.client);
         let name = format!(
             "Helm hook {} ({})",
             hook.object_ref,
@@ -268,7 +268,8 @@ impl Run {
                     };
                 }
             }
-            if let Err(reason) = apply_one(downstream, client, manager, hook, false).await {
+            if let Err(reason) = apply_one(downstream, client, &context.manager, hook, false).await
+            {
                 return Progress::Failed(format!("{name}: {reason}"));
             }
             self.started.insert(key, Instant::now());
@@ -282,8 +283,8 @@ impl Run {
         };
         let outcome = match finished(&hook.object_ref.kind, &live) {
             Some(outcome) => outcome,
-            None if started.elapsed() >= timeout => {
-                Err(format!("timed out after {}s", timeout.as_secs()))
+            None if started.elapsed() >= context.timeout => {
+                Err(format!("timed out after {}s", context.timeout.as_secs()))
             }
             None => return Progress::Waiting(format!("waiting for {name}")),
         };

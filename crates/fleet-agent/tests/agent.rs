@@ -223,6 +223,62 @@ async fn drift_is_reported_then_corrected() {
 }
 
 #[tokio::test]
+async fn an_orphaned_bundle_deployment_deleted_while_the_agent_is_away_leaves_its_objects() {
+    let hub = hub().await;
+    let downstream = fleet_testing::TestCluster::empty();
+    let agent = start_agent(&hub.client, &downstream, default_scope());
+    let files = [("a.yaml", config_map("kept", "1"))];
+    let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
+    let id = publish(&hub.client, "away", &borrowed, options_in("left"), |_| {}).await;
+    wait_status(&hub.client, "away", "applied", |s| {
+        s.applied_deployment_id == id && s.ready
+    })
+    .await;
+    let bds: Api<BundleDeployment> = Api::namespaced(hub.client.clone(), CLUSTER_NS);
+    bds.patch(
+        "away",
+        &PatchParams::default(),
+        &Patch::Merge(
+            json!({"metadata": {"annotations": {"fleet.cattle.io/uninstall": "orphan"}}}),
+        ),
+    )
+    .await
+    .unwrap();
+    let inventories: Api<ConfigMap> =
+        Api::namespaced(downstream.client.clone(), "cattle-fleet-system");
+    let inventory = default_scope().inventory_name("away");
+    wait_for("the orphan mark in the inventory", || {
+        let inventories = inventories.clone();
+        let inventory = inventory.clone();
+        async move {
+            let data = inventories.get(&inventory).await.ok()?.data?;
+            data["inventory"].contains("\"orphan\":true").then_some(())
+        }
+    })
+    .await;
+
+    agent.abort();
+    let _ = agent.await;
+    bds.delete("away", &DeleteParams::default()).await.unwrap();
+    start_agent(&hub.client, &downstream, default_scope());
+    wait_for("the inventory forgotten by the new agent", || {
+        let inventories = inventories.clone();
+        let inventory = inventory.clone();
+        async move {
+            inventories
+                .get_opt(&inventory)
+                .await
+                .unwrap()
+                .is_none()
+                .then_some(())
+        }
+    })
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "left");
+    assert_eq!(cms.get("kept").await.unwrap().data.unwrap()["key"], "1");
+}
+
+#[tokio::test]
 async fn an_orphaned_bundle_deployment_leaves_its_objects_when_deleted() {
     let hub = hub().await;
     let downstream = fleet_testing::TestCluster::empty();

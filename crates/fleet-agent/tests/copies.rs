@@ -5,7 +5,6 @@
 mod common;
 
 use common::*;
-use fleet_agent::Scope;
 use fleet_api::{BundleDeployment, BundleDeploymentOptions, DownstreamResource};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -37,13 +36,7 @@ fn password(secret: Secret) -> String {
 
 #[tokio::test]
 async fn listed_secrets_and_config_maps_are_copied_downstream_and_follow_their_generation() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(
-        &hub.client,
-        &downstream,
-        Scope::new("cattle-fleet-system", ""),
-    );
+    let (hub, downstream) = hub_with_agent().await;
     put_secret(&hub.client, "first").await;
     let shared: ConfigMap = serde_json::from_value(
         json!({"metadata": {"name": "shared"}, "data": {"region": "eu-west"}}),
@@ -111,41 +104,32 @@ async fn listed_secrets_and_config_maps_are_copied_downstream_and_follow_their_g
 
 #[tokio::test]
 async fn a_missing_or_unsupported_downstream_resource_is_reported() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(
-        &hub.client,
-        &downstream,
-        Scope::new("cattle-fleet-system", ""),
-    );
-    let files = [("cm.yaml", config_map("own", "1"))];
-    let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
-    let missing = BundleDeploymentOptions {
-        downstream_resources: vec![listed("ConfigMap", "nowhere")],
-        ..options_in("app")
+    let (hub, _downstream) = hub_with_agent().await;
+    let deployed_message = |name: &'static str, resource: DownstreamResource| {
+        let hub = hub.client.clone();
+        async move {
+            let files = [("cm.yaml", config_map("own", "1"))];
+            let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
+            let options = BundleDeploymentOptions {
+                downstream_resources: vec![resource],
+                ..options_in("app")
+            };
+            publish(&hub, name, &borrowed, options, |_| {}).await;
+            let status = wait_status(&hub, name, "reported", |s| {
+                s.conditions.iter().any(|c| c.type_ == "Deployed")
+            })
+            .await;
+            condition(&status, "Deployed").message.clone()
+        }
     };
-    publish(&hub.client, "missing", &borrowed, missing, |_| {}).await;
-    let status = wait_status(&hub.client, "missing", "reported", |s| {
-        s.conditions.iter().any(|c| c.type_ == "Deployed")
-    })
-    .await;
     assert_eq!(
-        condition(&status, "Deployed").message,
+        deployed_message("missing", listed("ConfigMap", "nowhere")).await,
         format!(
             "downstreamResources ConfigMap nowhere: not found in namespace {CLUSTER_NS} on the hub"
         )
     );
-    let unsupported = BundleDeploymentOptions {
-        downstream_resources: vec![listed("ServiceAccount", "robot")],
-        ..options_in("app")
-    };
-    publish(&hub.client, "unsupported", &borrowed, unsupported, |_| {}).await;
-    let status = wait_status(&hub.client, "unsupported", "reported", |s| {
-        s.conditions.iter().any(|c| c.type_ == "Deployed")
-    })
-    .await;
     assert_eq!(
-        condition(&status, "Deployed").message,
+        deployed_message("unsupported", listed("ServiceAccount", "robot")).await,
         "downstreamResources ServiceAccount robot: only Secret and ConfigMap can be copied"
     );
 }

@@ -6,7 +6,6 @@
 mod common;
 
 use common::*;
-use fleet_agent::Scope;
 use fleet_api::{BundleDeploymentOptions, GenericMap, HelmOptions};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -53,13 +52,7 @@ async fn job_exists(jobs: &Api<Job>, name: &str) -> bool {
 
 #[tokio::test]
 async fn hooks_run_in_order_are_waited_for_and_failures_name_the_hook() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(
-        &hub.client,
-        &downstream,
-        Scope::new("cattle-fleet-system", ""),
-    );
+    let (hub, downstream) = hub_with_agent().await;
     let jobs: Api<Job> = Api::namespaced(downstream.client.clone(), "hooked");
     let config_maps: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "hooked");
     let migrate = job(
@@ -176,13 +169,7 @@ async fn hooks_run_in_order_are_waited_for_and_failures_name_the_hook() {
 
 #[tokio::test]
 async fn a_hook_that_does_not_finish_times_out() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(
-        &hub.client,
-        &downstream,
-        Scope::new("cattle-fleet-system", ""),
-    );
+    let (hub, downstream) = hub_with_agent().await;
     let stuck = job("stuck", "pre-install", 0, Some("hook-failed"));
     let files = [
         ("Chart.yaml", CHART),

@@ -68,14 +68,31 @@ pub async fn create_namespace(client: &kube::Client, name: &str) {
     let _ = api.create(&PostParams::default(), &ns).await;
 }
 
-/// Starts an agent for `scope` against the hub's cluster namespace; it stops when the test ends. Its resync
-/// tick is an hour, so readiness and drift are seen through its watches alone.
-pub fn start_agent(hub: &kube::Client, downstream: &TestCluster, scope: Scope) {
+/// Starts an agent for `scope` against the hub's cluster namespace; it stops when the test ends (or when the
+/// returned task is aborted). Its resync tick is an hour, so readiness and drift are seen through its watches
+/// alone.
+pub fn start_agent(
+    hub: &kube::Client,
+    downstream: &TestCluster,
+    scope: Scope,
+) -> tokio::task::JoinHandle<fleet_agent::error::Result<()>> {
     let mut config = AgentConfig::new(hub.clone(), CLUSTER_NS, scope);
     config.monitor_interval = Duration::from_secs(3600);
     config.retry_interval = Duration::from_millis(100);
     let agent = Agent::new(config, downstream_of(downstream));
-    tokio::spawn(agent.run());
+    tokio::spawn(agent.run())
+}
+
+/// A hub, an empty downstream cluster, and the default agent (`cattle-fleet-system`) between them.
+pub async fn hub_with_agent() -> (TestCluster, TestCluster) {
+    let hub = hub().await;
+    let downstream = TestCluster::empty();
+    start_agent(
+        &hub.client,
+        &downstream,
+        Scope::new("cattle-fleet-system", ""),
+    );
+    (hub, downstream)
 }
 
 pub fn resources(files: &[(&str, &str)]) -> Vec<BundleResource> {
