@@ -220,6 +220,21 @@ async fn drift_is_reported_then_corrected() {
         }
     })
     .await;
+
+    // A deleted object is re-created as soon as the watch reports the deletion.
+    let uid = cms.get("settings").await.unwrap().metadata.uid;
+    cms.delete("settings", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_for("the deleted object re-created", || {
+        let cms = cms.clone();
+        let uid = uid.clone();
+        async move {
+            let live = cms.get_opt("settings").await.ok()??;
+            (live.metadata.uid != uid).then_some(())
+        }
+    })
+    .await;
 }
 
 #[tokio::test]
