@@ -1,11 +1,20 @@
 //! Scale benchmark: one GitRepo with B bundles (default 50) targeting C simulated clusters (default 1,000)
 //! on the embedded API server, with a light simulated agent that reports every BundleDeployment applied
 //! and ready. Prints the time until all B×C BundleDeployments exist, until all are Ready, and the peak
-//! resident memory of this process (controller, API server and simulator together).
+//! resident memory of the controller.
+//!
+//! The controller runs in a child process (this same binary, started with
+//! `FLEET_BENCH_CONTROLLER_KUBECONFIG`) talking to the embedded API server over loopback HTTP, exactly as
+//! `fleet controller` would, so its peak RSS (`VmHWM` of the child, read from `/proc/<pid>/status` before
+//! it is stopped) is the controller's own; the API server and the simulated agents run in the parent,
+//! whose peak RSS is printed separately.
 //!
 //! `cargo bench -p fleet-controller --bench scale`; `FLEET_BENCH_CLUSTERS` / `FLEET_BENCH_BUNDLES` scale it.
 
 use std::collections::HashSet;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,8 +37,9 @@ fn env_number(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+/// Peak resident memory (`VmHWM`) of process `pid` (`"self"` for this one), in MiB.
+fn peak_rss_mib(pid: &str) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
         .find_map(|line| line.strip_prefix("VmHWM:"))
@@ -108,7 +118,14 @@ async fn simulate_agents(client: Client, expected: usize, start: Instant) -> (Du
             _ => continue,
         };
         let key = format!("{}/{}", bd.namespace().unwrap_or_default(), bd.name_any());
-        seen.insert(key.clone());
+        let new = seen.insert(key.clone());
+        if new && (seen.len() == 1 || seen.len().is_multiple_of((expected / 10).max(1))) {
+            println!(
+                "{} BundleDeployments after {:.1} s",
+                seen.len(),
+                start.elapsed().as_secs_f64()
+            );
+        }
         if all_created.is_none() && seen.len() >= expected {
             all_created = Some(start.elapsed());
             println!(
@@ -130,7 +147,62 @@ async fn simulate_agents(client: Client, expected: usize, start: Instant) -> (Du
     (all_created.unwrap_or_default(), start.elapsed())
 }
 
+/// The child process: the controller alone, against the hub in the kubeconfig, until stdin closes.
+fn run_controller_child(kubeconfig: &Path, git_cache: &Path) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async move {
+        let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .expect("client config");
+        let client = Client::try_from(config).expect("client");
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        // A plain thread, so that a blocked read never holds the runtime's shutdown.
+        std::thread::spawn(move || {
+            let mut sink = Vec::new();
+            let _ = std::io::stdin().read_to_end(&mut sink);
+            let _ = stop_tx.send(());
+        });
+        let settings = Settings {
+            git_cache_dir: git_cache.to_path_buf(),
+            ..Settings::default()
+        };
+        fleet_controller::run(
+            client,
+            settings,
+            Arc::new(Metrics::new()),
+            async move {
+                let _ = stop_rx.await;
+            },
+            |_| {},
+        )
+        .await;
+    });
+}
+
+fn start_controller_child(kubeconfig: &Path, git_cache: &Path) -> Child {
+    Command::new(std::env::current_exe().expect("bench binary"))
+        .env("FLEET_BENCH_CONTROLLER_KUBECONFIG", kubeconfig)
+        .env("FLEET_BENCH_GIT_CACHE", git_cache)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start the controller process")
+}
+
 fn main() {
+    if let (Some(kubeconfig), Some(cache)) = (
+        std::env::var_os("FLEET_BENCH_CONTROLLER_KUBECONFIG"),
+        std::env::var_os("FLEET_BENCH_GIT_CACHE"),
+    ) {
+        run_controller_child(Path::new(&kubeconfig), Path::new(&cache));
+        return;
+    }
     let clusters = env_number("FLEET_BENCH_CLUSTERS", 1000);
     let bundles = env_number("FLEET_BENCH_BUNDLES", 50);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -165,39 +237,32 @@ fn main() {
         }))
         .expect("gitrepo");
         let cache = tempfile::tempdir().expect("temp dir");
-        let settings = Settings {
-            git_cache_dir: cache.path().to_path_buf(),
-            ..Settings::default()
-        };
-        let rss_before = peak_rss_mib();
+        let (addr, kubeconfig) = hub.serve_loopback().await;
+        let kubeconfig_file = cache.path().join("hub.kubeconfig");
+        std::fs::write(&kubeconfig_file, kubeconfig).expect("write kubeconfig");
+        let git_cache = cache.path().join("git");
         let start = Instant::now();
         Api::<fleet_api::GitRepo>::namespaced(client.clone(), NS)
             .create(&PostParams::default(), &repo)
             .await
             .expect("create gitrepo");
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let controller = tokio::spawn(fleet_controller::run(
-            client.clone(),
-            settings,
-            Arc::new(Metrics::new()),
-            async move {
-                let _ = stop_rx.await;
-            },
-            |_| {},
-        ));
+        let mut controller = start_controller_child(&kubeconfig_file, &git_cache);
         let expected = clusters * bundles;
         let (created, all_ready) = simulate_agents(client.clone(), expected, start).await;
+        let controller_peak = peak_rss_mib(&controller.id().to_string());
         println!(
             "{bundles} bundles x {clusters} clusters = {expected} BundleDeployments: all created after {:.1} s, all Ready after {:.1} s",
             created.as_secs_f64(),
             all_ready.as_secs_f64()
         );
         println!(
-            "peak RSS of the process (controller + embedded API server + simulator): {:.0} MiB (before the GitRepo: {:.0} MiB)",
-            peak_rss_mib(),
-            rss_before
+            "peak RSS of the controller process (talking to the hub at http://{addr}): {controller_peak:.0} MiB"
         );
-        let _ = stop_tx.send(());
-        let _ = controller.await;
+        println!(
+            "peak RSS of the bench process (embedded API server + simulated agents): {:.0} MiB",
+            peak_rss_mib("self")
+        );
+        drop(controller.stdin.take());
+        let _ = controller.wait();
     });
 }

@@ -51,6 +51,10 @@ pub struct Context {
     pub manifests: Mutex<BTreeMap<BundleKey, String>>,
     /// GitRepos (namespace/name) a webhook asked to fetch now.
     pub webhook_requests: Mutex<HashSet<String>>,
+    /// The display state of each Bundle (the `bundles` metric by state).
+    pub bundle_states: Mutex<BTreeMap<BundleKey, String>>,
+    /// Set once shutdown begins: work that cannot be cancelled (a git fetch) is abandoned.
+    pub stopping: tokio::sync::watch::Sender<bool>,
 }
 
 impl Context {
@@ -71,7 +75,23 @@ impl Context {
             contents: Mutex::default(),
             manifests: Mutex::default(),
             webhook_requests: Mutex::default(),
+            bundle_states: Mutex::default(),
+            stopping: tokio::sync::watch::Sender::new(false),
         }
+    }
+}
+
+impl Context {
+    /// Whether shutdown has begun.
+    pub fn is_stopping(&self) -> bool {
+        *self.stopping.borrow()
+    }
+
+    /// Resolves once shutdown begins.
+    pub async fn stopped(&self) {
+        let mut receiver = self.stopping.subscribe();
+        // The sender lives in `self`, so waiting cannot fail while we wait.
+        let _ = receiver.wait_for(|stopping| *stopping).await;
     }
 }
 

@@ -1,9 +1,11 @@
 //! The controller's in-memory view of the hub, fed by watches (see [`crate::watches`]): the targeting
 //! [`ClusterIndex`] (Clusters and ClusterGroups), cluster namespaces, BundleNamespaceMappings, namespace
-//! labels, the targeting input of every Bundle, and every BundleDeployment grouped by its Bundle. Updates
-//! return what they affect, so a change wakes only the reconciles that must run (no periodic resync).
+//! labels, the targeting input of every Bundle, and every BundleDeployment grouped by its Bundle (stored
+//! slimmed: no managedFields, capped status lists) with incremental status tallies per GitRepo and per
+//! cluster namespace. Updates return what they affect, so a change wakes only the reconciles that must run
+//! (no periodic resync).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 
 use fleet_api::{
@@ -21,6 +23,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
+use crate::status::tally::{RepoTally, Tally};
+use crate::status::{MAX_NON_READY, deployment_state};
+
 /// A Bundle, by namespace and name.
 pub type BundleKey = (String, String);
 
@@ -36,6 +41,25 @@ pub struct IndexState {
     pub bundles: BTreeMap<BundleKey, TargetingBundle>,
     /// BundleDeployments by their Bundle (labels `bundle-namespace`/`bundle-name`), then cluster.
     pub deployments: BTreeMap<BundleKey, BTreeMap<ClusterKey, Arc<BundleDeployment>>>,
+    /// BundleDeployments of each GitRepo (bundle namespace, label `repo-name`) by state.
+    pub repos: HashMap<(String, String), RepoTally>,
+    /// BundleDeployments of each cluster namespace by state.
+    pub cluster_tallies: HashMap<String, Tally>,
+    /// How many BundleDeployments are in each state (for metrics).
+    pub states: BTreeMap<String, i64>,
+}
+
+/// What one BundleDeployment event changed (nothing is reported for a replayed or stale event).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeploymentChange {
+    pub bundle: BundleKey,
+    /// `(bundle namespace, repo name)` when the BundleDeployment belongs to a GitRepo.
+    pub repo: Option<(String, String)>,
+    /// The cluster (labels `cluster-namespace`/`cluster`).
+    pub cluster: ClusterKey,
+    /// What planning reads changed: the BundleDeployment appeared or went away, or its spec, labels,
+    /// deployment IDs, readiness or failure changed.
+    pub replan: bool,
 }
 
 impl IndexState {
@@ -65,16 +89,59 @@ impl IndexState {
         self.deployments.get(key)
     }
 
-    /// All BundleDeployments whose label `label` equals `value` (linear; for status aggregation).
-    pub fn deployments_labelled<'a>(
-        &'a self,
-        label: &'a str,
-        value: &'a str,
-    ) -> impl Iterator<Item = &'a Arc<BundleDeployment>> + 'a {
-        self.deployments
-            .values()
-            .flat_map(BTreeMap::values)
-            .filter(move |bd| bd.labels().get(label).map(String::as_str) == Some(value))
+    /// The tally of a GitRepo's BundleDeployments.
+    pub fn repo_tally(&self, namespace: &str, name: &str) -> Option<&RepoTally> {
+        self.repos.get(&(namespace.to_string(), name.to_string()))
+    }
+
+    /// The tally of the BundleDeployments in one cluster namespace.
+    pub fn cluster_tally(&self, cluster_namespace: &str) -> Option<&Tally> {
+        self.cluster_tallies.get(cluster_namespace)
+    }
+
+    /// Adds (or with `add == false` removes) one BundleDeployment to the tallies it belongs to.
+    fn tally(&mut self, bd: &Arc<BundleDeployment>, add: bool) {
+        let state = deployment_state(Some(bd));
+        let namespace = bd.namespace().unwrap_or_default();
+        let name = format!("{namespace}/{}", bd.name_any());
+        let labels = bd.labels();
+        let label = |key: &str| labels.get(key).cloned().unwrap_or_default();
+        let cluster = ClusterKey::new(
+            label(fleet_labels::CLUSTER_NAMESPACE),
+            label(fleet_labels::CLUSTER),
+        );
+        if let Some(repo) = labels.get(fleet_labels::REPO_NAME) {
+            let key = (label(fleet_labels::BUNDLE_NAMESPACE), repo.clone());
+            let tally = self.repos.entry(key.clone()).or_default();
+            if add {
+                tally.add(&name, &cluster, &state, bd);
+            } else {
+                tally.remove(&name, &cluster, &state);
+                if tally.tally.is_empty() {
+                    self.repos.remove(&key);
+                }
+            }
+        }
+        let tally = self.cluster_tallies.entry(namespace.clone()).or_default();
+        let count = self.states.entry(state.to_string()).or_default();
+        if add {
+            tally.add(&name, &state, bd);
+            *count += 1;
+        } else {
+            tally.remove(&name, &state);
+            *count -= 1;
+            if tally.is_empty() {
+                self.cluster_tallies.remove(&namespace);
+            }
+        }
+    }
+
+    /// The ClusterGroups of `namespace`.
+    pub fn groups_in(&self, namespace: &str) -> Vec<String> {
+        self.clusters
+            .groups_in(namespace)
+            .map(|group| group.name.clone())
+            .collect()
     }
 
     fn bundles_in(&self, namespace: &str) -> Vec<BundleKey> {
@@ -266,8 +333,24 @@ impl FleetIndex {
         });
     }
 
-    /// Adds, updates or removes a BundleDeployment; returns its Bundle when it belongs to one.
-    pub fn apply_deployment(&self, bd: &Arc<BundleDeployment>, deleted: bool) -> Option<BundleKey> {
+    /// Adds, updates or (with `deleted`) removes a BundleDeployment, slimmed for storage. Returns the
+    /// stored object and what changed, or `None` when it belongs to no Bundle or the event is stale (an
+    /// older resourceVersion than the one held, a replay, or the delete of an older object).
+    pub fn apply_deployment(
+        &self,
+        bd: BundleDeployment,
+        deleted: bool,
+    ) -> (Arc<BundleDeployment>, Option<DeploymentChange>) {
+        let bd = Arc::new(slim(bd));
+        let change = self.record_deployment(&bd, deleted);
+        (bd, change)
+    }
+
+    fn record_deployment(
+        &self,
+        bd: &Arc<BundleDeployment>,
+        deleted: bool,
+    ) -> Option<DeploymentChange> {
         let labels = bd.labels();
         let bundle = (
             labels.get(fleet_labels::BUNDLE_NAMESPACE)?.clone(),
@@ -277,28 +360,82 @@ impl FleetIndex {
             labels.get(fleet_labels::CLUSTER_NAMESPACE)?.clone(),
             labels.get(fleet_labels::CLUSTER)?.clone(),
         );
-        self.write(|state| {
+        let repo = labels
+            .get(fleet_labels::REPO_NAME)
+            .map(|repo| (bundle.0.clone(), repo.clone()));
+        let replan = self.write(|state| {
+            let previous = state
+                .deployments
+                .get(&bundle)
+                .and_then(|by_cluster| by_cluster.get(&cluster))
+                .cloned();
+            let same_object = previous
+                .as_ref()
+                .is_some_and(|p| p.metadata.uid == bd.metadata.uid);
             if deleted {
+                // A stale delete of an older object with the same cluster must not drop a newer one.
+                let previous = previous.filter(|_| same_object)?;
+                state.tally(&previous, false);
                 if let Some(by_cluster) = state.deployments.get_mut(&bundle) {
-                    // A stale delete of an older object with the same cluster must not drop a newer one.
-                    if by_cluster.get(&cluster).map(|d| d.metadata.uid.clone())
-                        == Some(bd.metadata.uid.clone())
-                    {
-                        by_cluster.remove(&cluster);
-                    }
+                    by_cluster.remove(&cluster);
                     if by_cluster.is_empty() {
                         state.deployments.remove(&bundle);
                     }
                 }
-            } else {
-                state
-                    .deployments
-                    .entry(bundle.clone())
-                    .or_default()
-                    .insert(cluster, Arc::clone(bd));
+                return Some(true);
             }
-        });
-        Some(bundle)
+            if let Some(previous) = &previous {
+                if same_object && !is_newer(bd, previous) {
+                    return None;
+                }
+                state.tally(previous, false);
+            }
+            state.tally(bd, true);
+            state
+                .deployments
+                .entry(bundle.clone())
+                .or_default()
+                .insert(cluster.clone(), Arc::clone(bd));
+            Some(previous.is_none_or(|p| {
+                p.metadata.generation != bd.metadata.generation
+                    || p.metadata.labels != bd.metadata.labels
+                    || p.metadata.namespace != bd.metadata.namespace
+                    || crate::bundle::target::deployment_state(&p)
+                        != crate::bundle::target::deployment_state(bd)
+            }))
+        })?;
+        Some(DeploymentChange {
+            bundle,
+            repo,
+            cluster,
+            replan,
+        })
+    }
+}
+
+/// A BundleDeployment as the index keeps it: without managedFields or the list of deployed resources,
+/// and with the non-ready and modified lists capped as summaries cap them.
+fn slim(mut bd: BundleDeployment) -> BundleDeployment {
+    bd.metadata.managed_fields = None;
+    if let Some(status) = bd.status.as_mut() {
+        status.resources = Vec::new();
+        status.non_ready_status.truncate(MAX_NON_READY);
+        status.modified_status.truncate(MAX_NON_READY);
+    }
+    bd
+}
+
+/// `object` carries a later resourceVersion than `held` (unparseable versions count as later).
+fn is_newer(object: &BundleDeployment, held: &BundleDeployment) -> bool {
+    let version = |bd: &BundleDeployment| {
+        bd.metadata
+            .resource_version
+            .as_deref()
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    match (version(object), version(held)) {
+        (Some(new), Some(old)) => new > old,
+        _ => object.metadata.resource_version != held.metadata.resource_version,
     }
 }
 

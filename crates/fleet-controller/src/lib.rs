@@ -3,9 +3,10 @@
 //!
 //! Data flow: [`gitrepo`] (poll → fetch → read the commit's tree → write Bundles) → [`bundle`] (target the
 //! clusters in the [`index`] → Content + one BundleDeployment per cluster, rolled out by partitions) →
-//! agents write BundleDeployment status → [`status`] (aggregated into Bundle, GitRepo and Cluster) ;
-//! [`cluster`] gives each Cluster its namespace. [`watches`] feeds the index and wakes exactly the
-//! reconciles a change affects. [`server`] serves `/metrics` and the git push webhook ([`webhook`]).
+//! agents write BundleDeployment status → [`status`] (tallied incrementally in the index, aggregated into
+//! Bundle, GitRepo, Cluster and ClusterGroup) ; [`cluster`] gives each Cluster its namespace. [`watches`]
+//! feeds the index and wakes exactly the reconciles a change affects, status ones [`throttle`]d.
+//! [`server`] serves `/metrics` and the git push webhook ([`webhook`]).
 //!
 //! Entry point: [`run`] with a [`kube::Client`] and [`Settings`], until the shutdown future resolves.
 
@@ -20,6 +21,7 @@ pub mod metrics;
 pub mod process;
 pub mod server;
 pub mod status;
+pub mod throttle;
 pub mod watches;
 pub mod webhook;
 
@@ -27,12 +29,16 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fleet_api::{Bundle, Cluster, ClusterRegistration, ClusterRegistrationToken, GitRepo};
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use fleet_api::{
+    Bundle, Cluster, ClusterGroup, ClusterRegistration, ClusterRegistrationToken, GitRepo,
+};
 use futures::{FutureExt, StreamExt};
 use kube::api::Api;
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::watcher;
-use kube::{Client, Resource};
+use kube::runtime::controller::{self as runtime_controller, Action, Controller};
+use kube::runtime::{WatchStreamExt, reflector, watcher};
+use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
@@ -43,8 +49,14 @@ use crate::index::FleetIndex;
 use crate::metrics::Metrics;
 use crate::watches::Triggers;
 
-/// Runs the watches and the GitRepo, Bundle and Cluster controllers until `shutdown` resolves; in-flight
-/// reconciles finish first. `started` receives the shared context once everything is wired (for the
+/// How long status-only requests (after BundleDeployment events) are gathered before they are delivered.
+pub const STATUS_INTERVAL: Duration = Duration::from_millis(300);
+
+/// Reconciles of one controller that run at once.
+const CONCURRENCY: u16 = 16;
+
+/// Runs the watches and the GitRepo, Bundle, Cluster and ClusterGroup controllers until `shutdown`
+/// resolves; in-flight reconciles finish first. `started` receives the shared context once everything is wired (for the
 /// metrics and webhook server).
 pub async fn run(
     client: Client,
@@ -54,7 +66,7 @@ pub async fn run(
     started: impl FnOnce(Arc<Context>),
 ) {
     let index = FleetIndex::new();
-    let (triggers, receivers) = Triggers::new();
+    let (triggers, receivers) = Triggers::new(&metrics);
     let ctx = Arc::new(Context::new(
         client.clone(),
         index.clone(),
@@ -64,9 +76,20 @@ pub async fn run(
     ));
     started(ctx.clone());
     let shutdown = shutdown.boxed().shared();
-    let watches = tokio::spawn(watches::run(client.clone(), index, triggers));
+    let watches = tokio::spawn(watches::run(client.clone(), index, triggers.clone()));
     let collector = tokio::spawn(bundle::content::run_collector(ctx.clone()));
+    let later = tokio::spawn(async move {
+        triggers.later.run(&triggers, STATUS_INTERVAL).await;
+    });
+    {
+        let (ctx, shutdown) = (ctx.clone(), shutdown.clone());
+        tokio::spawn(async move {
+            shutdown.await;
+            ctx.stopping.send_replace(true);
+        });
+    }
 
+    // The controllers write these kinds' status themselves: only spec and metadata changes wake them.
     let gitrepos = controller::<GitRepo, _, _>(
         &client,
         "gitrepo",
@@ -74,6 +97,7 @@ pub async fn run(
         shutdown.clone(),
         ctx.clone(),
         gitrepo::reconcile,
+        true,
     );
     let bundles = controller::<Bundle, _, _>(
         &client,
@@ -82,7 +106,9 @@ pub async fn run(
         shutdown.clone(),
         ctx.clone(),
         bundle::reconcile,
+        true,
     );
+    // Agents write Cluster status (lastSeen), which the Cluster's display depends on.
     let clusters = controller::<Cluster, _, _>(
         &client,
         "cluster",
@@ -90,6 +116,16 @@ pub async fn run(
         shutdown.clone(),
         ctx.clone(),
         cluster::reconcile,
+        false,
+    );
+    let groups = controller::<ClusterGroup, _, _>(
+        &client,
+        "clustergroup",
+        receivers.groups,
+        shutdown.clone(),
+        ctx.clone(),
+        status::group::reconcile,
+        true,
     );
     // Registrations and tokens are woken only by their own watches (and requeues).
     let (_registration_wake, registration_triggers) = tokio::sync::mpsc::unbounded_channel();
@@ -100,6 +136,7 @@ pub async fn run(
         shutdown.clone(),
         ctx.clone(),
         cluster::registration::reconcile,
+        false,
     );
     let (_token_wake, token_triggers) = tokio::sync::mpsc::unbounded_channel();
     let tokens = controller::<ClusterRegistrationToken, _, _>(
@@ -109,14 +146,33 @@ pub async fn run(
         shutdown.clone(),
         ctx.clone(),
         cluster::token::reconcile,
+        false,
     );
-    futures::join!(gitrepos, bundles, clusters, registrations, tokens);
+    futures::join!(gitrepos, bundles, clusters, groups, registrations, tokens);
     watches.abort();
     collector.abort();
+    later.abort();
     tracing::info!("controller stopped");
 }
 
-/// One kube-runtime controller over every `K`, woken by its watch and by `triggers`, measured in metrics.
+/// A hash of what a user or another controller changes (generation, labels, annotations, finalizers,
+/// deletion), so that a controller's own status writes do not wake it again.
+fn spec_or_metadata<K: Resource>(object: &K) -> Option<u64> {
+    let meta = object.meta();
+    let mut hasher = DefaultHasher::new();
+    meta.generation.hash(&mut hasher);
+    meta.labels.hash(&mut hasher);
+    meta.annotations.hash(&mut hasher);
+    meta.finalizers.hash(&mut hasher);
+    meta.deletion_timestamp
+        .as_ref()
+        .map(|t| t.0.to_string())
+        .hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// One kube-runtime controller over every `K`, woken by its watch (with `ignore_status`, only by spec and
+/// metadata changes) and by `triggers`, at most [`CONCURRENCY`] reconciles at once, measured in metrics.
 async fn controller<K, F, Fut>(
     client: &Client,
     name: &'static str,
@@ -124,6 +180,7 @@ async fn controller<K, F, Fut>(
     shutdown: futures::future::Shared<futures::future::BoxFuture<'static, ()>>,
     ctx: Arc<Context>,
     reconcile: F,
+    ignore_status: bool,
 ) where
     K: Resource<DynamicType = ()>
         + Clone
@@ -138,6 +195,11 @@ async fn controller<K, F, Fut>(
     let reconcile = move |object: Arc<K>, ctx: Arc<Context>| {
         let reconcile = reconcile.clone();
         async move {
+            ctx.triggers.waiting.started(
+                name,
+                &object.namespace().unwrap_or_default(),
+                &object.name_any(),
+            );
             let start = Instant::now();
             let result = reconcile(object, ctx.clone()).await;
             ctx.metrics.reconciled(
@@ -157,7 +219,20 @@ async fn controller<K, F, Fut>(
         );
         Action::requeue(Duration::from_secs(5))
     };
-    Controller::new(Api::<K>::all(client.clone()), watcher::Config::default())
+    let (reader, writer) = reflector::store();
+    let objects = watcher::watcher(Api::<K>::all(client.clone()), watcher::Config::default())
+        .default_backoff()
+        .reflect(writer)
+        .applied_objects();
+    let objects = if ignore_status {
+        objects
+            .predicate_filter(spec_or_metadata::<K>, Default::default())
+            .boxed()
+    } else {
+        objects.boxed()
+    };
+    Controller::for_stream(objects, reader)
+        .with_config(runtime_controller::Config::default().concurrency(CONCURRENCY))
         .reconcile_on(UnboundedReceiverStream::new(triggers))
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)

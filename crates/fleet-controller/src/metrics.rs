@@ -123,6 +123,20 @@ impl Metrics {
         }
     }
 
+    /// Sets the by-state gauges from counts (states missing from `counts` go to zero).
+    pub fn set_by_state(
+        family: &Family<StateLabel, Gauge>,
+        counts: impl IntoIterator<Item = (String, i64)>,
+    ) {
+        let mut counts: std::collections::BTreeMap<String, i64> = counts.into_iter().collect();
+        for state in fleet_api::BundleState::KNOWN {
+            counts.entry(state.as_str().to_string()).or_insert(0);
+        }
+        for (state, count) in counts {
+            family.get_or_create(&StateLabel { state }).set(count);
+        }
+    }
+
     /// The text exposition format.
     pub fn encode(&self) -> String {
         let mut text = String::new();

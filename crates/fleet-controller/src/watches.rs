@@ -1,16 +1,16 @@
 //! The watches that feed the [`FleetIndex`] and wake reconciles: Clusters, ClusterGroups,
 //! BundleNamespaceMappings, Namespaces, Bundles and BundleDeployments. Each event updates the index and
 //! sends exactly the reconcile requests it implies (a cluster label change → only the Bundles whose
-//! targeting of that cluster changed; a BundleDeployment status change → its Bundle, GitRepo and Cluster).
+//! targeting of that cluster changed; a BundleDeployment change → its Bundle, GitRepo, Cluster and the
+//! Cluster's groups, throttled so that a burst of status reports costs one reconcile per object).
 //! Objects that vanish while a watch relists are treated as deleted.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Debug;
 use std::sync::Arc;
+use std::sync::Mutex;
 
-use fleet_api::{
-    Bundle, BundleDeployment, BundleNamespaceMapping, Cluster, ClusterGroup, GitRepo, labels,
-};
+use fleet_api::{Bundle, BundleDeployment, BundleNamespaceMapping, Cluster, ClusterGroup, GitRepo};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::Api;
@@ -21,16 +21,95 @@ use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio::sync::{Notify, mpsc};
 
-use crate::index::{BundleKey, FleetIndex};
+use crate::context::lock;
+use crate::index::{BundleKey, DeploymentChange, FleetIndex};
+use crate::metrics::{ControllerLabel, Metrics};
+use crate::throttle::Throttled;
 
-/// Senders of reconcile requests for the three controllers.
+/// Objects with a reconcile requested and not started yet, per controller: the `queue_depth` gauge.
+pub struct Waiting {
+    objects: Mutex<HashMap<&'static str, HashSet<(String, String)>>>,
+    gauge: prometheus_client::metrics::family::Family<
+        ControllerLabel,
+        prometheus_client::metrics::gauge::Gauge,
+    >,
+}
+
+impl Waiting {
+    fn new(metrics: &Metrics) -> Self {
+        Waiting {
+            objects: Mutex::default(),
+            gauge: metrics.queue_depth.clone(),
+        }
+    }
+
+    fn update(
+        &self,
+        controller: &'static str,
+        change: impl FnOnce(&mut HashSet<(String, String)>),
+    ) {
+        let mut objects = lock(&self.objects);
+        let set = objects.entry(controller).or_default();
+        change(set);
+        self.gauge
+            .get_or_create(&ControllerLabel {
+                controller: controller.to_string(),
+            })
+            .set(set.len() as i64);
+    }
+
+    /// A reconcile of `namespace/name` was requested.
+    pub fn requested(&self, controller: &'static str, namespace: &str, name: &str) {
+        self.update(controller, |set| {
+            set.insert((namespace.to_string(), name.to_string()));
+        });
+    }
+
+    /// A reconcile of `namespace/name` started.
+    pub fn started(&self, controller: &'static str, namespace: &str, name: &str) {
+        self.update(controller, |set| {
+            set.remove(&(namespace.to_string(), name.to_string()));
+        });
+    }
+}
+
+/// Senders of reconcile requests for the controllers.
 #[derive(Clone)]
 pub struct Triggers {
     pub bundles: mpsc::UnboundedSender<ObjectRef<Bundle>>,
     pub gitrepos: mpsc::UnboundedSender<ObjectRef<GitRepo>>,
     pub clusters: mpsc::UnboundedSender<ObjectRef<Cluster>>,
+    pub groups: mpsc::UnboundedSender<ObjectRef<ClusterGroup>>,
     /// Wakes the Content garbage collector (a BundleDeployment went away).
     pub content_gc: Arc<Notify>,
+    /// Requests delivered in throttled batches (see [`Later::run`]).
+    pub later: Arc<Later>,
+    pub waiting: Arc<Waiting>,
+}
+
+/// Throttled reconcile requests, one set per controller.
+#[derive(Default)]
+pub struct Later {
+    pub bundles: Throttled,
+    pub gitrepos: Throttled,
+    pub clusters: Throttled,
+    pub groups: Throttled,
+}
+
+impl Later {
+    /// Forwards each batch to the controllers, one `interval` after its first request.
+    pub async fn run(&self, triggers: &Triggers, interval: std::time::Duration) {
+        futures::join!(
+            self.bundles.run(interval, |ns, name| triggers
+                .bundles([(ns.into(), name.into())])),
+            self.gitrepos
+                .run(interval, |ns, name| triggers.gitrepo(ns, name)),
+            self.clusters
+                .run(interval, |ns, name| triggers.cluster(ns, name)),
+            self.groups
+                .run(interval, |ns, name| triggers.group(ns, name)),
+        );
+    }
 }
 
 /// The receiving ends, handed to the controllers' `reconcile_on`.
@@ -38,40 +117,94 @@ pub struct TriggerReceivers {
     pub bundles: mpsc::UnboundedReceiver<ObjectRef<Bundle>>,
     pub gitrepos: mpsc::UnboundedReceiver<ObjectRef<GitRepo>>,
     pub clusters: mpsc::UnboundedReceiver<ObjectRef<Cluster>>,
+    pub groups: mpsc::UnboundedReceiver<ObjectRef<ClusterGroup>>,
 }
 
 impl Triggers {
-    pub fn new() -> (Triggers, TriggerReceivers) {
+    pub fn new(metrics: &Metrics) -> (Triggers, TriggerReceivers) {
         let (bundles, bundles_rx) = mpsc::unbounded_channel();
         let (gitrepos, gitrepos_rx) = mpsc::unbounded_channel();
         let (clusters, clusters_rx) = mpsc::unbounded_channel();
+        let (groups, groups_rx) = mpsc::unbounded_channel();
         (
             Triggers {
                 bundles,
                 gitrepos,
                 clusters,
+                groups,
                 content_gc: Arc::new(Notify::new()),
+                later: Arc::default(),
+                waiting: Arc::new(Waiting::new(metrics)),
             },
             TriggerReceivers {
                 bundles: bundles_rx,
                 gitrepos: gitrepos_rx,
                 clusters: clusters_rx,
+                groups: groups_rx,
             },
         )
+    }
+
+    pub fn group(&self, namespace: &str, name: &str) {
+        self.waiting.requested("clustergroup", namespace, name);
+        let _ = self.groups.send(ObjectRef::new(name).within(namespace));
+    }
+
+    /// Throttled requests for the status of every ClusterGroup in `namespace`.
+    pub fn groups_later(&self, index: &FleetIndex, namespace: &str) {
+        for group in index.read(|state| state.groups_in(namespace)) {
+            self.waiting.requested("clustergroup", namespace, &group);
+            self.later.groups.request(namespace, &group);
+        }
+    }
+
+    /// The throttled requests a BundleDeployment change implies: its GitRepo, Cluster, the Cluster's
+    /// groups and its Bundle (whose status summarises it); Content GC after a deletion.
+    pub fn deployment_changed(&self, index: &FleetIndex, change: &DeploymentChange, deleted: bool) {
+        if let Some((namespace, repo)) = &change.repo {
+            self.gitrepo_later(namespace, repo);
+        }
+        self.cluster_later(&change.cluster.namespace, &change.cluster.name);
+        self.groups_later(index, &change.cluster.namespace);
+        self.bundle_later(&change.bundle.0, &change.bundle.1);
+        if deleted {
+            self.content_gc.notify_one();
+        }
+    }
+
+    /// A throttled request for a Bundle's reconcile.
+    pub fn bundle_later(&self, namespace: &str, name: &str) {
+        self.waiting.requested("bundle", namespace, name);
+        self.later.bundles.request(namespace, name);
+    }
+
+    /// A throttled request for a GitRepo's reconcile.
+    pub fn gitrepo_later(&self, namespace: &str, name: &str) {
+        self.waiting.requested("gitrepo", namespace, name);
+        self.later.gitrepos.request(namespace, name);
+    }
+
+    /// A throttled request for a Cluster's reconcile.
+    pub fn cluster_later(&self, namespace: &str, name: &str) {
+        self.waiting.requested("cluster", namespace, name);
+        self.later.clusters.request(namespace, name);
     }
 
     /// Asks for a reconcile of each Bundle. A closed channel means the controller is shutting down.
     pub fn bundles(&self, keys: impl IntoIterator<Item = BundleKey>) {
         for (namespace, name) in keys {
+            self.waiting.requested("bundle", &namespace, &name);
             let _ = self.bundles.send(ObjectRef::new(&name).within(&namespace));
         }
     }
 
     pub fn gitrepo(&self, namespace: &str, name: &str) {
+        self.waiting.requested("gitrepo", namespace, name);
         let _ = self.gitrepos.send(ObjectRef::new(name).within(namespace));
     }
 
     pub fn cluster(&self, namespace: &str, name: &str) {
+        self.waiting.requested("cluster", namespace, name);
         let _ = self.clusters.send(ObjectRef::new(name).within(namespace));
     }
 }
@@ -91,7 +224,9 @@ pub async fn run(client: Client, index: FleetIndex, triggers: Triggers) {
                     index.apply_cluster(c)
                 };
                 triggers.bundles(affected);
-                triggers.cluster(&c.namespace().unwrap_or_default(), &c.name_any());
+                let namespace = c.namespace().unwrap_or_default();
+                triggers.cluster(&namespace, &c.name_any());
+                triggers.groups_later(&index, &namespace);
             },
         )
     };
@@ -103,6 +238,7 @@ pub async fn run(client: Client, index: FleetIndex, triggers: Triggers) {
             index.clone(),
             move |g, deleted| {
                 triggers.bundles(index.apply_group(g, deleted));
+                triggers.group(&g.namespace().unwrap_or_default(), &g.name_any());
             },
         )
     };
@@ -140,28 +276,16 @@ pub async fn run(client: Client, index: FleetIndex, triggers: Triggers) {
     };
     let deployment_watch = {
         let (index, triggers) = (index.clone(), triggers.clone());
-        watch_arc(
+        watch_stored(
             Api::<BundleDeployment>::all(client.clone()),
             "BundleDeployment",
             index.clone(),
             move |bd, deleted| {
-                let Some(bundle) = index.apply_deployment(bd, deleted) else {
-                    return;
-                };
-                let labels = bd.labels();
-                if let Some(repo) = labels.get(labels::REPO_NAME) {
-                    triggers.gitrepo(&bundle.0, repo);
+                let (stored, change) = index.apply_deployment(bd, deleted);
+                if let Some(change) = change {
+                    triggers.deployment_changed(&index, &change, deleted);
                 }
-                if let (Some(ns), Some(name)) = (
-                    labels.get(labels::CLUSTER_NAMESPACE),
-                    labels.get(labels::CLUSTER),
-                ) {
-                    triggers.cluster(ns, name);
-                }
-                triggers.bundles([bundle]);
-                if deleted {
-                    triggers.content_gc.notify_one();
-                }
+                stored
             },
         )
     };
@@ -183,18 +307,20 @@ async fn watch<K>(
 ) where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
-    watch_arc(api, kind, index, move |object: &Arc<K>, deleted| {
-        handle(object, deleted)
+    watch_stored(api, kind, index, move |object: K, deleted| {
+        handle(&object, deleted);
+        Arc::new(object)
     })
     .await;
 }
 
-/// One watch: applies, deletes, and relists (objects missing from a relist count as deleted).
-async fn watch_arc<K>(
+/// One watch: applies, deletes, and relists (objects missing from a relist count as deleted). `handle`
+/// returns the object as it should be remembered for that (shared with the index, not copied).
+async fn watch_stored<K>(
     api: Api<K>,
     kind: &'static str,
     index: FleetIndex,
-    mut handle: impl FnMut(&Arc<K>, bool) + Send,
+    mut handle: impl FnMut(K, bool) -> Arc<K> + Send,
 ) where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
@@ -211,27 +337,26 @@ async fn watch_arc<K>(
     while let Some(event) = stream.next().await {
         match event {
             Ok(Event::Apply(object)) => {
-                let object = Arc::new(object);
-                known.insert(key(&object), Arc::clone(&object));
-                handle(&object, false);
+                let name = key(&object);
+                known.insert(name, handle(object, false));
             }
             Ok(Event::Delete(object)) => {
                 known.remove(&key(&object));
-                handle(&Arc::new(object), true);
+                handle(object, true);
             }
             Ok(Event::Init) => relisted = Some(HashMap::new()),
             Ok(Event::InitApply(object)) => {
-                let object = Arc::new(object);
+                let name = key(&object);
+                let stored = handle(object, false);
                 if let Some(seen) = relisted.as_mut() {
-                    seen.insert(key(&object), Arc::clone(&object));
+                    seen.insert(name, stored);
                 }
-                handle(&object, false);
             }
             Ok(Event::InitDone) => {
                 let seen = relisted.take().unwrap_or_default();
                 for (name, gone) in &known {
                     if !seen.contains_key(name) {
-                        handle(gone, true);
+                        handle(K::clone(gone), true);
                     }
                 }
                 known = seen;

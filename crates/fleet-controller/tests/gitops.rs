@@ -31,6 +31,18 @@ async fn commits_become_deployments_on_exactly_the_targeted_clusters() {
     put_cluster(&client, "a", &[("env", "prod")]).await;
     put_cluster(&client, "b", &[("env", "prod"), ("region", "eu")]).await;
     put_cluster(&client, "c", &[("env", "dev")]).await;
+    let group: fleet_api::ClusterGroup = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1",
+        "kind": "ClusterGroup",
+        "metadata": {"name": "prod", "namespace": NS},
+        "spec": {"selector": {"matchLabels": {"env": "prod"}}},
+    }))
+    .unwrap();
+    let groups: Api<fleet_api::ClusterGroup> = Api::namespaced(client.clone(), NS);
+    groups
+        .create(&kube::api::PostParams::default(), &group)
+        .await
+        .unwrap();
 
     let git = GitFixture::new();
     git.write("web/configmap.yaml", CONFIGMAP);
@@ -121,6 +133,30 @@ async fn commits_become_deployments_on_exactly_the_targeted_clusters() {
             && status.base.ready_clusters == 2
             && ready.0 == "True")
             .then_some(())
+    })
+    .await;
+    // The group of the two prod clusters sums their BundleDeployments.
+    let group = eventually("ClusterGroup status", || async {
+        let status = groups.get("prod").await.unwrap().status?;
+        (status.display.ready_bundles == "4/4").then_some(status)
+    })
+    .await;
+    assert_eq!(
+        (
+            group.cluster_count,
+            group.non_ready_cluster_count,
+            group.display.ready_clusters.as_str(),
+            group.display.state.as_str(),
+        ),
+        (2, 0, "2/2", "Ready")
+    );
+    // Bundles and BundleDeployments by state, and the (drained) reconcile queue, are exported.
+    eventually("by-state metrics", || async {
+        let text = controller.context.metrics.encode();
+        (text.contains("fleet_controller_bundle_deployments{state=\"Ready\"} 4")
+            && text.contains("fleet_controller_bundles{state=\"Ready\"} 2")
+            && text.contains("fleet_controller_queue_depth{controller=\"bundle\"} 0"))
+        .then_some(())
     })
     .await;
 

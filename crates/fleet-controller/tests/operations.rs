@@ -99,3 +99,36 @@ async fn one_leader_at_a_time_and_takeover_after_expiry() {
     .await;
     assert!(!a.try_take().await.unwrap());
 }
+
+/// A git remote that accepts connections and never answers: a fetch from it hangs.
+async fn silent_git_server() -> (String, tokio::sync::mpsc::UnboundedReceiver<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/repo.git", listener.local_addr().unwrap());
+    let (accepted, connections) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+            let _ = accepted.send(());
+        }
+    });
+    (url, connections)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_does_not_wait_for_a_hung_git_fetch() {
+    let hub = hub().await;
+    let client = hub.client.clone();
+    let (url, mut connections) = silent_git_server().await;
+    create_gitrepo(&client, "hung", json!({"repo": url, "branch": "main"})).await;
+    let controller = RunningController::start(client.clone()).await;
+    // The GitRepo's reconcile is now inside the fetch, which will not return.
+    connections
+        .recv()
+        .await
+        .expect("the controller connects to the remote");
+    controller.stop().await;
+    // Abandoned, not failed: no error was written into the GitRepo's status.
+    let repo = gitrepo(&client, "hung").await;
+    assert_eq!(condition(&repo, "GitPolling"), None);
+}

@@ -20,6 +20,7 @@ use kube::{Resource, ResourceExt};
 
 use crate::context::{Context, lock};
 use crate::error::{Error, Result};
+use crate::metrics::Metrics;
 use crate::status::bundle::bundle_status;
 use crate::status::{apply_status, conditions};
 
@@ -60,13 +61,25 @@ async fn reconcile_inner(bundle: Arc<Bundle>, ctx: Arc<Context>) -> Result<Actio
     })
 }
 
+/// Planning passes one reconcile runs while `maxNew` holds creations back (each pass creates up to
+/// `maxNew` more, as Fleet's requeues would).
+const MAX_PASSES: usize = 1000;
+
 async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
-    let key = (bundle.namespace().unwrap_or_default(), bundle.name_any());
-    let planned = ctx.index.read(|state| target::plan(bundle, state));
     let previous = bundle.status.clone().unwrap_or_default();
     let now = conditions::now();
     let generation = bundle.meta().generation.unwrap_or_default();
-    let work = match planned {
+    let mut passes = 0;
+    let work = loop {
+        passes += 1;
+        match pass(bundle, ctx).await? {
+            Ok((work, written)) if work.deferred > 0 && written > 0 && passes < MAX_PASSES => {
+                continue;
+            }
+            planned => break planned.map(|(work, _)| work),
+        }
+    };
+    let work = match work {
         Ok(work) => work,
         Err(err) => {
             let message = format!("targeting failed: {err}");
@@ -82,15 +95,6 @@ async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
             return Ok(Action::await_change());
         }
     };
-    content::ensure(ctx, &work.manifest_id, &bundle.spec.resources).await?;
-    let manifest_changed = lock(&ctx.manifests).insert(key.clone(), work.manifest_id.clone())
-        != Some(work.manifest_id.clone());
-    let deleted_any = !work.deletes.is_empty();
-    deploy::apply_all(&ctx.client, work.writes).await?;
-    deploy::delete_all(&ctx.client, work.deletes).await?;
-    if manifest_changed || deleted_any {
-        content::collect_garbage(ctx).await?;
-    }
     let read_error = bundle
         .annotations()
         .get(crate::gitrepo::apply::READ_ERROR_ANNOTATION)
@@ -103,6 +107,7 @@ async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
         read_error.as_deref(),
         &now,
     );
+    record_states(ctx, bundle, Some(&status.display.state));
     write_status(ctx, bundle, &previous, status).await?;
     // Deferred creations (maxNew) continue when the new BundleDeployments' watch events arrive; the requeue
     // only guards against a missed event.
@@ -111,6 +116,40 @@ async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
     } else {
         Action::await_change()
     })
+}
+
+/// One planning pass: plan against the index, write what it asks for, and record the written
+/// BundleDeployments in the index at once (their watch events then change nothing), so that the next
+/// pass sees them. Returns the plan and how many BundleDeployments were written; `Ok(Err(_))` is a
+/// targeting error.
+async fn pass(
+    bundle: &Bundle,
+    ctx: &Context,
+) -> Result<Result<(target::BundleWork, usize), fleet_target::TargetError>> {
+    let key = (bundle.namespace().unwrap_or_default(), bundle.name_any());
+    let mut work = match ctx.index.read(|state| {
+        target::plan(bundle, state)
+    }) {
+        Ok(work) => work,
+        Err(err) => return Ok(Err(err)),
+    };
+    content::ensure(ctx, &work.manifest_id, &bundle.spec.resources).await?;
+    let manifest_changed = lock(&ctx.manifests).insert(key, work.manifest_id.clone())
+        != Some(work.manifest_id.clone());
+    let deleted_any = !work.deletes.is_empty();
+    let writes = std::mem::take(&mut work.writes);
+    let written = writes.len();
+    for stored in deploy::apply_all(&ctx.client, writes).await? {
+        let (_, change) = ctx.index.apply_deployment(stored, false);
+        if let Some(change) = change {
+            ctx.triggers.deployment_changed(&ctx.index, &change, false);
+        }
+    }
+    deploy::delete_all(&ctx.client, std::mem::take(&mut work.deletes)).await?;
+    if manifest_changed || deleted_any {
+        content::collect_garbage(ctx).await?;
+    }
+    Ok(Ok((work, written)))
 }
 
 async fn cleanup(bundle: &Bundle, ctx: &Context) -> Result<Action> {
@@ -132,8 +171,30 @@ async fn cleanup(bundle: &Bundle, ctx: &Context) -> Result<Action> {
             .collect();
     deploy::delete_all(&ctx.client, deletes).await?;
     lock(&ctx.manifests).remove(&(namespace, name));
+    record_states(ctx, bundle, None);
     ctx.triggers.content_gc.notify_one();
     Ok(Action::await_change())
+}
+
+/// Updates the by-state metrics: this Bundle's display state (`None` once it is gone) and the
+/// BundleDeployment counts the index keeps.
+fn record_states(ctx: &Context, bundle: &Bundle, state: Option<&str>) {
+    let key = (bundle.namespace().unwrap_or_default(), bundle.name_any());
+    let bundle_counts = {
+        let mut states = lock(&ctx.bundle_states);
+        match state {
+            Some(state) => states.insert(key, state.to_string()),
+            None => states.remove(&key),
+        };
+        let mut counts = std::collections::BTreeMap::<String, i64>::new();
+        for state in states.values() {
+            *counts.entry(state.clone()).or_default() += 1;
+        }
+        counts
+    };
+    Metrics::set_by_state(&ctx.metrics.bundles_by_state, bundle_counts);
+    let deployment_counts = ctx.index.read(|state| state.states.clone());
+    Metrics::set_by_state(&ctx.metrics.deployments_by_state, deployment_counts);
 }
 
 /// Writes the Bundle's status when it changed.

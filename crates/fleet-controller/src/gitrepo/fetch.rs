@@ -1,6 +1,7 @@
 //! From a GitRepo to git: its [`GitSource`] (repo, branch or revision, TLS settings, credentials from the
-//! `clientSecretName` Secret) and the blocking `fleet-git` calls run on the blocking pool, timed into the
-//! metrics.
+//! `clientSecretName` Secret) and the blocking `fleet-git` calls, timed into the metrics. Those run on a
+//! thread of their own and are abandoned when the controller stops, so a hung fetch never holds up
+//! shutdown (a task on tokio's blocking pool would: the runtime waits for it when it is dropped).
 
 use std::collections::BTreeMap;
 
@@ -50,7 +51,7 @@ pub async fn source(ctx: &Context, repo: &GitRepo) -> Result<GitSource> {
 /// The commit the GitRepo's branch or revision points at (an ls-remote, nothing fetched).
 pub async fn resolve(ctx: &Context, source: &GitSource) -> Result<String, GitError> {
     let (git, source) = (ctx.git.clone(), source.clone());
-    blocking(move || git.resolve(&source)).await
+    blocking(ctx, move || git.resolve(&source)).await
 }
 
 /// Fetches `commit` (shallow) and opens its tree.
@@ -61,7 +62,7 @@ pub async fn checkout(
 ) -> Result<GitTree, GitError> {
     let (git, source, commit) = (ctx.git.clone(), source.clone(), commit.to_string());
     let metrics = ctx.metrics.clone();
-    blocking(move || {
+    blocking(ctx, move || {
         let stats = git.fetch(&source, &commit)?;
         metrics
             .git_fetch_seconds
@@ -72,13 +73,27 @@ pub async fn checkout(
     .await
 }
 
+/// Runs `f` on its own thread; gives up on it (the thread finishes on its own) once the controller stops.
 async fn blocking<T: Send + 'static>(
+    ctx: &Context,
     f: impl FnOnce() -> Result<T, GitError> + Send + 'static,
 ) -> Result<T, GitError> {
-    tokio::task::spawn_blocking(f).await.unwrap_or_else(|join| {
-        Err(GitError::Other {
-            url: String::new(),
-            reason: format!("git task failed: {join}"),
+    let failed = |reason: String| GitError::Other {
+        url: String::new(),
+        reason,
+    };
+    let (done, result) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("git".to_string())
+        .spawn(move || {
+            let _ = done.send(f());
         })
-    })
+        .map_err(|e| failed(format!("starting a git thread: {e}")))?;
+    tokio::select! {
+        result = result => result.unwrap_or_else(|_| Err(failed("the git thread panicked".to_string()))),
+        () = ctx.stopped() => Err(failed(STOPPING.to_string())),
+    }
 }
+
+/// Why a git call was abandoned.
+pub const STOPPING: &str = "the controller is stopping";

@@ -88,14 +88,9 @@ async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
         .await?;
         status.last_polling_triggered = Some(Time(now));
     }
-    let deployments = ctx.index.read(|state| {
-        state
-            .deployments_labelled(labels::REPO_NAME, &name)
-            .filter(|bd| bd.labels().get(labels::BUNDLE_NAMESPACE) == Some(&namespace))
-            .cloned()
-            .collect::<Vec<_>>()
+    ctx.index.read(|state| {
+        aggregate(&mut status, state.repo_tally(&namespace, &name), &now_text);
     });
-    aggregate(&mut status, &deployments, &now_text);
     if status != previous {
         let api: Api<GitRepo> = Api::namespaced(ctx.client.clone(), &namespace);
         apply_status(&api, &name, &status).await?;
@@ -131,6 +126,8 @@ async fn poll_and_read(
     let (source, commit) = match resolved {
         Ok(found) => found,
         Err(Error::Kube(err)) => return Err(Error::Kube(err)),
+        // Abandoned, not failed: nothing to report.
+        Err(_) if ctx.is_stopping() => return Err(Error::Task(fetch::STOPPING.to_string())),
         Err(err) => {
             conditions::set(
                 conditions,
@@ -150,6 +147,7 @@ async fn poll_and_read(
     }
     let tree = match fetch::checkout(ctx, &source, &commit).await {
         Ok(tree) => tree,
+        Err(_) if ctx.is_stopping() => return Err(Error::Task(fetch::STOPPING.to_string())),
         Err(err) => {
             // Not read: the commit stays unprocessed, so the next poll tries again.
             conditions::set(

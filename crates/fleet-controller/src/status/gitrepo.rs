@@ -2,55 +2,28 @@
 //! ready and desired clusters, `display`, and the Ready condition, which reports a git or read error first,
 //! then Fleet's ready message.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use fleet_api::{BundleState, GitRepoStatus, find_condition};
 
-use fleet_api::{
-    BundleDeployment, BundleState, BundleSummary, GitRepoStatus, find_condition, labels,
-};
-use kube::ResourceExt;
-
-use crate::status::{conditions, deployment_state, increment, ready_message, summary_state};
+use crate::status::tally::RepoTally;
+use crate::status::{conditions, deployment_message, ready_message, summary_state};
 
 /// Condition reporting ls-remote failures (Fleet's name).
 pub const GIT_POLLING: &str = "GitPolling";
 /// Condition reporting that the current commit could not be (fully) read into Bundles.
 pub const STALLED: &str = "Stalled";
 
-/// Recomputes the aggregated parts of `status` from `deployments` (any order).
-pub fn aggregate(status: &mut GitRepoStatus, deployments: &[Arc<BundleDeployment>], now: &str) {
-    let mut sorted: Vec<&Arc<BundleDeployment>> = deployments.iter().collect();
-    sorted.sort_by_key(|bd| (bd.namespace(), bd.name_any()));
-    let mut summary = BundleSummary::default();
-    let mut clusters: BTreeMap<(String, String), bool> = BTreeMap::new();
-    let mut worst: Option<(BundleState, String)> = None;
-    for bd in sorted {
-        let state = deployment_state(Some(bd));
-        let name = format!("{}/{}", bd.namespace().unwrap_or_default(), bd.name_any());
-        increment(&mut summary, &name, &state, Some(bd));
-        let cluster = (
-            bd.labels()
-                .get(labels::CLUSTER_NAMESPACE)
-                .cloned()
-                .unwrap_or_default(),
-            bd.labels()
-                .get(labels::CLUSTER)
-                .cloned()
-                .unwrap_or_default(),
-        );
-        let ready = clusters.entry(cluster).or_insert(true);
-        *ready &= state == BundleState::Ready;
-        if worst.as_ref().is_none_or(|(w, _)| state.rank() > w.rank()) {
-            let message = crate::status::deployment_message(Some(bd), &state);
-            worst = Some((state, message));
-        }
-    }
+/// Recomputes the aggregated parts of `status` from the tally of the GitRepo's BundleDeployments.
+pub fn aggregate(status: &mut GitRepoStatus, tally: Option<&RepoTally>, now: &str) {
+    let summary = tally.map(|t| t.tally.summary()).unwrap_or_default();
     let base = &mut status.base;
-    base.desired_ready_clusters = clusters.len() as i64;
-    base.ready_clusters = clusters.values().filter(|ready| **ready).count() as i64;
+    base.desired_ready_clusters = tally.map_or(0, RepoTally::desired_clusters);
+    base.ready_clusters = tally.map_or(0, RepoTally::ready_clusters);
     base.display.ready_bundle_deployments = format!("{}/{}", summary.ready, summary.desired_ready);
     base.display.state = summary_state(&summary);
-    let (worst_state, worst_message) = worst.unwrap_or((BundleState::Ready, String::new()));
+    let (worst_state, worst_message) = tally
+        .and_then(|t| t.tally.worst())
+        .map(|(state, bd)| (state.clone(), deployment_message(Some(bd), state)))
+        .unwrap_or((BundleState::Ready, String::new()));
     base.display.error = worst_state == BundleState::ErrApplied;
     base.display.message = worst_message;
 

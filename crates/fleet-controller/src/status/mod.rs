@@ -5,6 +5,8 @@
 pub mod bundle;
 pub mod conditions;
 pub mod gitrepo;
+pub mod group;
+pub mod tally;
 
 use std::fmt::Debug;
 
@@ -98,22 +100,41 @@ pub fn increment(
     };
     *counter += 1;
     if *state != BundleState::Ready && summary.non_ready_resources.len() < MAX_NON_READY {
-        let status = bd.and_then(|bd| bd.status.clone()).unwrap_or_default();
-        summary.non_ready_resources.push(NonReadyResource {
-            name: name.to_string(),
-            bundle_state: Some(state.clone()),
-            message: deployment_message(bd, state),
-            modified_status: status
-                .modified_status
-                .into_iter()
-                .take(MAX_NON_READY)
-                .collect(),
-            non_ready_status: status
-                .non_ready_status
-                .into_iter()
-                .take(MAX_NON_READY)
-                .collect(),
-        });
+        summary
+            .non_ready_resources
+            .push(non_ready_entry(name, state, bd));
+    }
+}
+
+/// The `nonReadyResources` entry of one BundleDeployment (named `name`) in `state`.
+pub fn non_ready_entry(
+    name: &str,
+    state: &BundleState,
+    bd: Option<&BundleDeployment>,
+) -> NonReadyResource {
+    let status = bd.and_then(|bd| bd.status.as_ref());
+    NonReadyResource {
+        name: name.to_string(),
+        bundle_state: Some(state.clone()),
+        message: deployment_message(bd, state),
+        modified_status: status
+            .map(|s| {
+                s.modified_status
+                    .iter()
+                    .take(MAX_NON_READY)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default(),
+        non_ready_status: status
+            .map(|s| {
+                s.non_ready_status
+                    .iter()
+                    .take(MAX_NON_READY)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }
 
