@@ -88,6 +88,18 @@ fn gen_ca_and_signed_cert_have_sprigs_fields() {
             _ => None,
         })
         .expect("a CA carries a subject key identifier");
+    assert_eq!(
+        ext_oids(&ca),
+        ["2.5.29.15", "2.5.29.37", "2.5.29.19", "2.5.29.14"],
+        "Go's extension order: key usage, EKU, basic constraints, SKI"
+    );
+    use sha2::Digest;
+    let key_bits = &ca.public_key().subject_public_key.data;
+    assert_eq!(
+        ski,
+        sha2::Sha256::digest(key_bits)[..20],
+        "Go 1.25's truncated SHA-256 key id"
+    );
     assert!(
         !ext_oids(&ca).contains(&"2.5.29.35".to_string()),
         "self-signed: no AKI"
@@ -135,6 +147,17 @@ fn gen_ca_and_signed_cert_have_sprigs_fields() {
         })
         .expect("a signed leaf names its issuer's key");
     assert_eq!(aki, ski);
+    assert_eq!(
+        ext_oids(&leaf),
+        [
+            "2.5.29.15",
+            "2.5.29.37",
+            "2.5.29.19",
+            "2.5.29.35",
+            "2.5.29.17"
+        ],
+        "Go's extension order, no SKI on a leaf"
+    );
     assert!(
         !ext_oids(&leaf).contains(&"2.5.29.14".to_string()),
         "leaf: no SKI, as Go"

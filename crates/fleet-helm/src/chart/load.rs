@@ -117,16 +117,23 @@ impl Ignore {
 
     fn ignored(&self, path: &str) -> bool {
         let mut ignored = false;
-        let parts: Vec<&str> = path.split('/').collect();
+        // Each path component with the path up to and including it.
+        let mut parts: Vec<(&str, &str)> = Vec::new();
+        let mut start = 0;
+        for (i, c) in path.char_indices().chain([(path.len(), '/')]) {
+            if c == '/' {
+                parts.push((&path[start..i], &path[..i]));
+                start = i + 1;
+            }
+        }
         for (neg, pat, dir_only) in &self.rules {
             let mut hit = false;
-            for i in 0..parts.len() {
+            for (i, (part, prefix)) in parts.iter().enumerate() {
                 let is_dir = i + 1 < parts.len();
                 if *dir_only && !is_dir {
                     continue;
                 }
-                let prefix = parts[..=i].join("/");
-                if glob_match(pat, &prefix) || (!pat.contains('/') && glob_match(pat, parts[i])) {
+                if glob_match(pat, prefix) || (!pat.contains('/') && glob_match(pat, part)) {
                     hit = true;
                     break;
                 }
@@ -141,55 +148,73 @@ impl Ignore {
 
 /// Glob matching with `*` (not crossing `/`), `**`, `?` and `[…]` classes, as Go's `filepath.Match`.
 pub fn glob_match(pat: &str, s: &str) -> bool {
-    fn go(p: &[char], s: &[char]) -> bool {
-        match p.first() {
-            None => s.is_empty(),
-            Some('*') => {
-                let double = p.get(1) == Some(&'*');
-                let rest = if double { &p[2..] } else { &p[1..] };
-                for i in 0..=s.len() {
-                    if go(rest, &s[i..]) {
-                        return true;
-                    }
-                    if i < s.len() && s[i] == '/' && !double {
-                        return false;
-                    }
+    fn go<C: Copy + PartialEq + PartialOrd + From<u8>>(p: &[C], s: &[C]) -> bool {
+        let [
+            star,
+            question,
+            open,
+            close,
+            caret,
+            bang,
+            dash,
+            backslash,
+            slash,
+        ] = [b'*', b'?', b'[', b']', b'^', b'!', b'-', b'\\', b'/'].map(C::from);
+        let Some(&first) = p.first() else {
+            return s.is_empty();
+        };
+        if first == star {
+            let double = p.get(1) == Some(&star);
+            let rest = if double { &p[2..] } else { &p[1..] };
+            for i in 0..=s.len() {
+                if go(rest, &s[i..]) {
+                    return true;
                 }
-                false
-            }
-            Some('?') => !s.is_empty() && s[0] != '/' && go(&p[1..], &s[1..]),
-            Some('[') => {
-                let Some(end) = p.iter().position(|c| *c == ']') else {
+                if i < s.len() && s[i] == slash && !double {
                     return false;
-                };
-                if s.is_empty() {
-                    return false;
                 }
-                let class = &p[1..end];
-                let (neg, class) = match class.first() {
-                    Some('^') | Some('!') => (true, &class[1..]),
-                    _ => (false, class),
-                };
-                let mut hit = false;
-                let mut i = 0;
-                while i < class.len() {
-                    if i + 2 < class.len() && class[i + 1] == '-' {
-                        if class[i] <= s[0] && s[0] <= class[i + 2] {
-                            hit = true;
-                        }
-                        i += 3;
-                    } else {
-                        if class[i] == s[0] {
-                            hit = true;
-                        }
-                        i += 1;
-                    }
-                }
-                hit != neg && go(&p[end + 1..], &s[1..])
             }
-            Some('\\') if p.len() > 1 => !s.is_empty() && s[0] == p[1] && go(&p[2..], &s[1..]),
-            Some(c) => !s.is_empty() && s[0] == *c && go(&p[1..], &s[1..]),
+            false
+        } else if first == question {
+            !s.is_empty() && s[0] != slash && go(&p[1..], &s[1..])
+        } else if first == open {
+            let Some(end) = p.iter().position(|c| *c == close) else {
+                return false;
+            };
+            if s.is_empty() {
+                return false;
+            }
+            let class = &p[1..end];
+            let (neg, class) = match class.first() {
+                Some(c) if *c == caret || *c == bang => (true, &class[1..]),
+                _ => (false, class),
+            };
+            let mut hit = false;
+            let mut i = 0;
+            while i < class.len() {
+                if i + 2 < class.len() && class[i + 1] == dash {
+                    if class[i] <= s[0] && s[0] <= class[i + 2] {
+                        hit = true;
+                    }
+                    i += 3;
+                } else {
+                    if class[i] == s[0] {
+                        hit = true;
+                    }
+                    i += 1;
+                }
+            }
+            hit != neg && go(&p[end + 1..], &s[1..])
+        } else if first == backslash && p.len() > 1 {
+            !s.is_empty() && s[0] == p[1] && go(&p[2..], &s[1..])
+        } else {
+            !s.is_empty() && s[0] == first && go(&p[1..], &s[1..])
         }
+    }
+
+    // ASCII names (nearly all) match byte by byte without allocating; others by `char`.
+    if pat.is_ascii() && s.is_ascii() {
+        return go(pat.as_bytes(), s.as_bytes());
     }
     let p: Vec<char> = pat.chars().collect();
     let s: Vec<char> = s.chars().collect();

@@ -373,10 +373,11 @@ pub fn render_chart(
     let names: Vec<String> = tpls.keys().cloned().collect();
     let order = parse_order(&names);
     let mut set = TemplateSet::new();
-    for name in &order {
-        set.add_file(name, &tpls[name].src)
-            .map_err(ChartError::Template)?;
-    }
+    let sources: Vec<(&str, &str)> = order
+        .iter()
+        .map(|name| (name.as_str(), &*tpls[name].src))
+        .collect();
+    set.add_files(&sources).map_err(ChartError::Template)?;
     let mut exec = Exec::new(&set, Funcs::helm()).with_fuel(opts.fuel);
     if let Some(seed) = opts.seed {
         exec.rng = crate::funcs::Rng::seeded(seed);

@@ -14,11 +14,12 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
 use minijinja::value::{Object, ObjectRepr};
 use rcgen::{
-    BasicConstraints, CertificateParams, CustomExtension, DistinguishedName, DnType, DnValue,
-    ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType, SerialNumber,
+    CertificateParams, CustomExtension, DistinguishedName, DnType, DnValue, Issuer, KeyPair,
+    SerialNumber,
 };
 use rsa::pkcs1::{DecodeRsaPrivateKey, EncodeRsaPrivateKey};
 use rsa::pkcs8::{DecodePrivateKey, EncodePrivateKey};
+use sha2::Digest;
 
 use super::{FuncResult, Rng, Table, arity, err, str_arg, to_i64};
 use crate::value::{Value, as_list, is_nil};
@@ -233,7 +234,16 @@ impl CertTemplate {
         })
     }
 
-    fn params(&self, rng: &mut Rng) -> Result<CertificateParams, String> {
+    /// The certificate fields. Extensions are written as Go's `x509.CreateCertificate` writes them, in its order:
+    /// key usage (critical), extended key usage, basic constraints (critical), subject key identifier (CAs only:
+    /// the truncated SHA-256 of the public key, Go 1.25's method), authority key identifier (when the issuer is
+    /// another certificate with a key identifier), subject alternative names (DNS names, then IPs).
+    fn params(
+        &self,
+        rng: &mut Rng,
+        public_key: &[u8],
+        issuer_key_id: Option<&[u8]>,
+    ) -> Result<CertificateParams, String> {
         let mut p = CertificateParams::default();
         let mut serial = [0u8; 16];
         rsa::rand_core::RngCore::fill_bytes(rng, &mut serial);
@@ -254,36 +264,82 @@ impl CertTemplate {
             dn.push(DnType::CommonName, value);
         }
         p.distinguished_name = dn;
-        for name in &self.dns {
-            let ia5 = rcgen::string::Ia5String::try_from(name.as_str()).map_err(|_| {
-                format!(
-                    "error creating certificate: x509: {name:?} cannot be encoded as an IA5String"
-                )
-            })?;
-            p.subject_alt_names.push(SanType::DnsName(ia5));
-        }
-        p.subject_alt_names
-            .extend(self.ips.iter().map(|ip| SanType::IpAddress(*ip)));
-        p.key_usages = vec![
-            KeyUsagePurpose::DigitalSignature,
-            KeyUsagePurpose::KeyEncipherment,
-        ];
-        p.extended_key_usages = vec![
-            ExtendedKeyUsagePurpose::ServerAuth,
-            ExtendedKeyUsagePurpose::ClientAuth,
-        ];
-        if self.is_ca {
-            p.key_usages.push(KeyUsagePurpose::KeyCertSign);
-            p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ext = |oid: &[u64], critical: bool, content: Vec<u8>| {
+            let mut e = CustomExtension::from_oid_content(oid, content);
+            e.set_criticality(critical);
+            e
+        };
+        // digitalSignature | keyEncipherment (| keyCertSign), as a minimal DER BIT STRING.
+        let key_usage = if self.is_ca {
+            [0x02, 0xa4]
         } else {
-            // Go writes `basicConstraints` (critical, cA absent) for `BasicConstraintsValid` leaves, with no
-            // subject key identifier; rcgen's `ExplicitNoCa` would add one, so the extension is written directly.
-            let mut bc = CustomExtension::from_oid_content(&[2, 5, 29, 19], vec![0x30, 0x00]);
-            bc.set_criticality(true);
-            p.custom_extensions.push(bc);
+            [0x05, 0xa0]
+        };
+        p.custom_extensions
+            .push(ext(&[2, 5, 29, 15], true, der(0x03, &key_usage)));
+        let server_auth = der(0x06, &[0x2b, 6, 1, 5, 5, 7, 3, 1]);
+        let client_auth = der(0x06, &[0x2b, 6, 1, 5, 5, 7, 3, 2]);
+        p.custom_extensions.push(ext(
+            &[2, 5, 29, 37],
+            false,
+            der(0x30, &[server_auth, client_auth].concat()),
+        ));
+        let constraints = if self.is_ca {
+            der(0x01, &[0xff])
+        } else {
+            Vec::new()
+        };
+        p.custom_extensions
+            .push(ext(&[2, 5, 29, 19], true, der(0x30, &constraints)));
+        if self.is_ca {
+            let id = sha2::Sha256::digest(public_key);
+            p.custom_extensions
+                .push(ext(&[2, 5, 29, 14], false, der(0x04, &id[..20])));
+        }
+        if let Some(id) = issuer_key_id {
+            p.custom_extensions
+                .push(ext(&[2, 5, 29, 35], false, der(0x30, &der(0x80, id))));
+        }
+        let mut names = Vec::new();
+        for name in &self.dns {
+            if !name.is_ascii() {
+                return Err(format!(
+                    "error creating certificate: x509: {name:?} cannot be encoded as an IA5String"
+                ));
+            }
+            names.extend(der(0x82, name.as_bytes()));
+        }
+        for ip in &self.ips {
+            match ip {
+                IpAddr::V4(v4) => names.extend(der(0x87, &v4.octets())),
+                IpAddr::V6(v6) => names.extend(der(0x87, &v6.octets())),
+            }
+        }
+        if !names.is_empty() {
+            p.custom_extensions
+                .push(ext(&[2, 5, 29, 17], false, der(0x30, &names)));
         }
         Ok(p)
     }
+}
+
+/// One DER element: tag, definite length, content.
+fn der(tag: u8, content: &[u8]) -> Vec<u8> {
+    let mut out = vec![tag];
+    let len = content.len();
+    if len < 0x80 {
+        out.push(len as u8);
+    } else {
+        let bytes: Vec<u8> = len
+            .to_be_bytes()
+            .into_iter()
+            .skip_while(|b| *b == 0)
+            .collect();
+        out.push(0x80 | bytes.len() as u8);
+        out.extend(bytes);
+    }
+    out.extend_from_slice(content);
+    out
 }
 
 /// Sprig's `getNetIPs`.
@@ -333,20 +389,35 @@ fn issue(
     issuer: Option<(&str, &PrivateKey)>,
     rng: &mut Rng,
 ) -> Result<Certificate, String> {
-    let mut params = tpl.params(rng)?;
     let subject_pair = subject_key
         .key_pair()
         .map_err(|e| format!("error creating certificate: {e}"))?;
     let cert = match issuer {
-        None => params.self_signed(&subject_pair),
+        None => tpl
+            .params(rng, subject_pair.public_key_raw(), None)?
+            .self_signed(&subject_pair),
         Some((ca_pem, ca_key)) => {
             let ca_pair = ca_key
                 .key_pair()
                 .map_err(|e| format!("error creating certificate: {e}"))?;
-            let issuer = Issuer::from_ca_cert_pem(ca_pem, ca_pair)
+            let (_, ca_der) = pem_decode(ca_pem).ok_or("unable to decode certificate")?;
+            let (_, ca) = x509_parser::parse_x509_certificate(&ca_der)
+                .map_err(|e| format!("error parsing certificate: decodedSignerCert.Bytes: {e}"))?;
+            // Go names the issuer's key when the issuer is another certificate with a key identifier.
+            let ca_key_id = ca
+                .extensions()
+                .iter()
+                .find_map(|e| match e.parsed_extension() {
+                    x509_parser::extensions::ParsedExtension::SubjectKeyIdentifier(id) => {
+                        Some(id.0.to_vec())
+                    }
+                    _ => None,
+                });
+            let other_subject = ca.subject().to_string() != format!("CN={}", tpl.cn);
+            let aki = ca_key_id.as_deref().filter(|_| other_subject);
+            let params = tpl.params(rng, subject_pair.public_key_raw(), aki)?;
+            let issuer = Issuer::from_ca_cert_der(&ca_der.as_slice().into(), ca_pair)
                 .map_err(|e| format!("error parsing certificate: {e}"))?;
-            // Go adds the authority key identifier when the issuer is another certificate.
-            params.use_authority_key_identifier_extension = true;
             params.signed_by(&subject_pair, &issuer)
         }
     }

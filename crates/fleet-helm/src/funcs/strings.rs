@@ -517,11 +517,31 @@ fn go_split(s: &str, sep: &str, n: i64) -> Vec<String> {
     }
 }
 
-/// Compiles a Go RE2 pattern; the `regex` crate's syntax is RE2's.
+/// Compiles a Go RE2 pattern; the `regex` crate's syntax is RE2's. Charts call the same few patterns thousands of
+/// times (Bitnami's common library runs `regexReplaceAll` per image and label), so compiled patterns are kept per
+/// thread; the cache is emptied when it reaches [`REGEX_CACHE_SIZE`] patterns.
 fn compile(pattern: &Value) -> Result<Regex, super::FuncError> {
-    Regex::new(&go_regex_dialect(&str_arg(pattern)))
-        .map_err(|e| super::FuncError::Msg(format!("error parsing regexp: {e}")))
+    thread_local! {
+        static CACHE: std::cell::RefCell<std::collections::HashMap<String, Regex>> = Default::default();
+    }
+    let pattern = str_arg(pattern);
+    if let Some(re) = CACHE.with(|c| c.borrow().get(&pattern).cloned()) {
+        return Ok(re);
+    }
+    let re = Regex::new(&go_regex_dialect(&pattern))
+        .map_err(|e| super::FuncError::Msg(format!("error parsing regexp: {e}")))?;
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= REGEX_CACHE_SIZE {
+            c.clear();
+        }
+        c.insert(pattern, re.clone());
+    });
+    Ok(re)
 }
+
+/// Most compiled patterns kept per thread.
+const REGEX_CACHE_SIZE: usize = 256;
 
 fn regex_match(name: &str, a: Vec<Value>) -> FuncResult {
     arity(name, &a, 2)?;

@@ -128,6 +128,52 @@ impl TemplateSet {
         Ok(())
     }
 
+    /// [`add_file`](Self::add_file) for many files, in order, with the parsing spread over a few threads (a chart
+    /// with vendored library charts has hundreds of templates). Stops at the first file, in order, that fails.
+    pub fn add_files(&mut self, files: &[(&str, &str)]) -> Result<(), TemplateError> {
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(4);
+        let chunk = files.len().div_ceil(workers).max(16);
+        let parsed: Vec<Result<parse::Parsed, TemplateError>> = if files.len() <= chunk {
+            files.iter().map(|(f, src)| parse::parse(f, src)).collect()
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = files
+                    .chunks(chunk)
+                    .map(|part| {
+                        let handle = scope.spawn(move || {
+                            part.iter()
+                                .map(|(f, src)| parse::parse(f, src))
+                                .collect::<Vec<_>>()
+                        });
+                        (handle, part.len())
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|(h, n)| {
+                        h.join().unwrap_or_else(|_| {
+                            let failed =
+                                || TemplateError::Exec("the template parser failed".into());
+                            (0..n).map(|_| Err(failed())).collect()
+                        })
+                    })
+                    .collect()
+            })
+        };
+        for ((file, src), parsed) in files.iter().zip(parsed) {
+            let parsed = parsed?;
+            let file_arc: Arc<str> = Arc::from(*file);
+            let src_arc: Arc<str> = Arc::from(*src);
+            for (name, body) in parsed.defines {
+                self.insert(name, body, &file_arc, &src_arc);
+            }
+            self.insert(file.to_string(), parsed.root, &file_arc, &src_arc);
+        }
+        Ok(())
+    }
+
     fn insert(&mut self, name: String, body: List, file: &Arc<str>, src: &Arc<str>) {
         if is_empty_tree(&body) && self.templates.contains_key(&name) {
             return;
