@@ -484,78 +484,36 @@ impl Agent {
         let mut applied_id = inventory.deployment_id.clone();
         self.inventory_cache.insert(name.clone(), inventory.clone());
         let mut deploy_error = None;
-        let generation = options.force_sync_generation;
-        if !self
-            .hook_runs
-            .get(&name)
-            .is_some_and(|run| run.is_for(&deployment_id, generation))
-        {
-            self.hook_runs.remove(&name);
-        }
-        if needs_apply && !self.hook_runs.contains_key(&name) {
-            let event = if inventory.deployment_id.is_empty() {
-                hooks::Event::Install
-            } else {
-                hooks::Event::Upgrade
-            };
-            let run = hooks::Run::new(&deployment_id, generation, event);
-            self.hook_runs.insert(name.clone(), run);
-        }
+        let installed = !inventory.deployment_id.is_empty();
+        self.track_hook_run(
+            &name,
+            &deployment_id,
+            options.force_sync_generation,
+            needs_apply,
+            installed,
+        );
         let hook_context = hooks::Context {
             downstream: &downstream,
             client: downstream
                 .deploy_client(&scope.agent_namespace, &render_options.service_account),
             manager: scope.field_manager(),
             hooks: &hook_objects,
-            timeout: render_options
-                .helm
-                .as_ref()
-                .filter(|helm| helm.timeout_seconds > 0)
-                .map_or(hooks::DEFAULT_TIMEOUT, |helm| {
-                    Duration::from_secs(helm.timeout_seconds as u64)
-                }),
+            timeout: hooks::timeout(&render_options),
         };
         self.hooks_running.remove(&name);
-        if needs_apply && !hook_objects.is_empty() {
-            // Pre hooks run before the release's namespaces would be created: create them now.
-            let mut outcome = crate::apply::Outcome::default();
-            let all: Vec<Desired> = hook_objects.iter().chain(&objects).cloned().collect();
-            let missing = ensure_namespaces(
-                &downstream,
-                &hook_context.manager,
-                &all,
-                &render_options,
-                &mut outcome,
-            )
-            .await;
-            if !outcome.created_namespaces.is_empty() {
-                inventory
-                    .created_namespaces
-                    .extend(outcome.created_namespaces);
-                inventory.created_namespaces.sort();
-                inventory.created_namespaces.dedup();
-                store.save(&inventory).await.map_err(downstream_error)?;
-                self.inventory_cache.insert(name.clone(), inventory.clone());
-            }
-            if let Some((_, reason)) = missing.into_iter().next() {
-                return Ok(Observation::failed(&previous.applied_deployment_id, reason));
-            }
+        if needs_apply {
+            let applied = &previous.applied_deployment_id;
+            let context = &hook_context;
             match self
-                .run_hooks(&name, &hook_context, hooks::Phase::Pre)
-                .await
+                .pre_hooks(&name, &mut inventory, context, &objects, &render_options)
+                .await?
             {
                 hooks::Progress::Done => {}
                 hooks::Progress::Waiting(message) => {
-                    return Ok(Observation::waiting(
-                        &previous.applied_deployment_id,
-                        message,
-                    ));
+                    return Ok(Observation::waiting(applied, message));
                 }
                 hooks::Progress::Failed(message) => {
-                    return Ok(Observation::failed(
-                        &previous.applied_deployment_id,
-                        message,
-                    ));
+                    return Ok(Observation::failed(applied, message));
                 }
             }
         }
@@ -622,6 +580,76 @@ impl Agent {
             downstream_resources_generation: copied,
             installed_note,
         })
+    }
+
+    /// Keeps the hook run of `name` for the current deploymentID and force-sync generation: a run for another
+    /// one is dropped, and a deployment that applies starts a new run (an upgrade once anything was installed).
+    fn track_hook_run(
+        &mut self,
+        name: &str,
+        deployment_id: &str,
+        generation: i64,
+        applies: bool,
+        installed: bool,
+    ) {
+        if !self
+            .hook_runs
+            .get(name)
+            .is_some_and(|run| run.is_for(deployment_id, generation))
+        {
+            self.hook_runs.remove(name);
+        }
+        if applies && !self.hook_runs.contains_key(name) {
+            let event = if installed {
+                hooks::Event::Upgrade
+            } else {
+                hooks::Event::Install
+            };
+            let run = hooks::Run::new(deployment_id, generation, event);
+            self.hook_runs.insert(name.to_string(), run);
+        }
+    }
+
+    /// Before the release is applied: creates the namespaces the hooks need (recording those created in the
+    /// inventory), then runs the pre hooks; `Done` when the release may be applied.
+    async fn pre_hooks(
+        &mut self,
+        name: &str,
+        inventory: &mut Inventory,
+        context: &hooks::Context<'_>,
+        objects: &[Desired],
+        options: &BundleDeploymentOptions,
+    ) -> Result<hooks::Progress> {
+        if context.hooks.is_empty() {
+            return Ok(hooks::Progress::Done);
+        }
+        let mut outcome = crate::apply::Outcome::default();
+        let all: Vec<Desired> = context.hooks.iter().chain(objects).cloned().collect();
+        let missing = ensure_namespaces(
+            context.downstream,
+            &context.manager,
+            &all,
+            options,
+            &mut outcome,
+        )
+        .await;
+        if !outcome.created_namespaces.is_empty() {
+            inventory
+                .created_namespaces
+                .extend(outcome.created_namespaces);
+            inventory.created_namespaces.sort();
+            inventory.created_namespaces.dedup();
+            self.inventories
+                .save(inventory)
+                .await
+                .map_err(downstream_error)?;
+            self.inventory_cache
+                .insert(name.to_string(), inventory.clone());
+        }
+        if let Some((_, reason)) = missing.into_iter().next() {
+            return Ok(hooks::Progress::Failed(reason));
+        }
+        Ok(self.run_hooks(name, context, hooks::Phase::Pre).await)
     }
 
     /// Advances the hooks of the current run of `name` through `phase` (`Done` when no run is current); a

@@ -181,6 +181,17 @@ pub enum Progress {
     Failed(String),
 }
 
+/// How long one hook may run: `helm.timeoutSeconds` when set, else Helm's default.
+pub fn timeout(options: &fleet_api::BundleDeploymentOptions) -> Duration {
+    options
+        .helm
+        .as_ref()
+        .filter(|helm| helm.timeout_seconds > 0)
+        .map_or(DEFAULT_TIMEOUT, |helm| {
+            Duration::from_secs(helm.timeout_seconds.unsigned_abs())
+        })
+}
+
 /// What running hooks needs: where, as whom, which hooks, and how long each may take.
 pub struct Context<'a> {
     pub downstream: &'a Downstream,
