@@ -8,7 +8,9 @@ use http::StatusCode;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
-use crate::fieldset::{FieldSet, display_path, item_key, list_keys, remove_at, value_at};
+use crate::fieldset::{
+    FieldSet, child_schema, display_path, item_key, list_keys_for, remove_at, value_at,
+};
 use crate::handlers::{WriteKind, create_object, object_key, respond_object, write_existing};
 use crate::managed::{self, Entry};
 use crate::object;
@@ -47,6 +49,8 @@ pub fn apply(inner: &Inner, req: &Request) -> ApiResult<Response> {
         )));
     }
     let force = req.query.flag("force");
+    let schema = crate::validate::schema_of(&req.rt);
+    let schema = schema.as_deref();
     let api_version = req.rt.api_version();
     let subresource = req.path.subresource.clone();
     if inner.store.get(&object_key(req, &name)).is_none() {
@@ -60,7 +64,7 @@ pub fn apply(inner: &Inner, req: &Request) -> ApiResult<Response> {
             api_version: api_version.clone(),
             time: object::now_rfc3339(),
             subresource: None,
-            fields: FieldSet::of_object(&applied),
+            fields: FieldSet::of_object(&applied, schema),
         };
         managed::write(&mut obj, &[entry]);
         let stored = create_object(inner, req, obj, WriteKind::Apply)?;
@@ -70,26 +74,39 @@ pub fn apply(inner: &Inner, req: &Request) -> ApiResult<Response> {
         merge_applied(
             old,
             &applied,
-            &manager,
-            force,
-            &api_version,
-            subresource.as_deref(),
+            &Applier {
+                manager: &manager,
+                force,
+                api_version: &api_version,
+                subresource: subresource.as_deref(),
+                schema,
+            },
         )
     })?;
     Ok(respond_object(req, StatusCode::OK, &stored))
 }
 
-/// The live object after `manager` applied `applied`.
-pub fn merge_applied(
-    old: &Value,
-    applied: &Value,
-    manager: &str,
-    force: bool,
-    api_version: &str,
-    subresource: Option<&str>,
-) -> ApiResult<Value> {
+/// Who applies, and how.
+pub struct Applier<'a> {
+    pub manager: &'a str,
+    pub force: bool,
+    pub api_version: &'a str,
+    pub subresource: Option<&'a str>,
+    /// The kind's schema, which says how its lists merge.
+    pub schema: Option<&'a Value>,
+}
+
+/// The live object after `applier` applied `applied`.
+pub fn merge_applied(old: &Value, applied: &Value, applier: &Applier<'_>) -> ApiResult<Value> {
+    let Applier {
+        manager,
+        force,
+        api_version,
+        subresource,
+        schema,
+    } = *applier;
     let mut entries = managed::read(old);
-    let new_set = FieldSet::of_object(applied);
+    let new_set = FieldSet::of_object(applied, schema);
     let is_mine = |e: &Entry| {
         e.manager == manager && e.operation == "Apply" && e.subresource.as_deref() == subresource
     };
@@ -145,7 +162,7 @@ pub fn merge_applied(
         meta.remove("managedFields");
         meta.remove("resourceVersion");
     }
-    merge_into(&mut result, &applied_body);
+    merge_into(&mut result, &applied_body, schema);
     entries.retain(|e| !is_mine(e));
     entries.push(Entry {
         manager: manager.to_string(),
@@ -159,13 +176,14 @@ pub fn merge_applied(
     Ok(result)
 }
 
-/// Deep merge: maps merge, keyed lists merge item by item, everything else is replaced.
-fn merge_into(live: &mut Value, applied: &Value) {
+/// Deep merge: maps merge, keyed lists merge item by item, everything else (atomic lists included) is
+/// replaced.
+fn merge_into(live: &mut Value, applied: &Value, schema: Option<&Value>) {
     match (live, applied) {
         (Value::Object(live_map), Value::Object(applied_map)) => {
             for (k, v) in applied_map {
                 match live_map.get_mut(k) {
-                    Some(existing) => merge_into(existing, v),
+                    Some(existing) => merge_into(existing, v, child_schema(schema, k)),
                     None => {
                         live_map.insert(k.clone(), v.clone());
                     }
@@ -173,7 +191,7 @@ fn merge_into(live: &mut Value, applied: &Value) {
             }
         }
         (Value::Array(live_items), Value::Array(applied_items)) => {
-            let Some(keys) = list_keys(applied_items) else {
+            let Some(keys) = list_keys_for(schema, applied_items) else {
                 *live_items = applied_items.clone();
                 return;
             };
@@ -187,7 +205,7 @@ fn merge_into(live: &mut Value, applied: &Value) {
                 {
                     Some(i) => {
                         let mut existing = rest.remove(i);
-                        merge_into(&mut existing, item);
+                        merge_into(&mut existing, item, schema.and_then(|s| s.get("items")));
                         merged.push(existing);
                     }
                     None => merged.push(item.clone()),
@@ -230,7 +248,14 @@ mod tests {
     use super::*;
 
     fn live_after(old: &Value, applied: Value, manager: &str, force: bool) -> ApiResult<Value> {
-        merge_applied(old, &applied, manager, force, "v1", None)
+        let applier = Applier {
+            manager,
+            force,
+            api_version: "v1",
+            subresource: None,
+            schema: None,
+        };
+        merge_applied(old, &applied, &applier)
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Field sets in the `FieldsV1` format of managedFields: which leaf fields of an object a manager owns
 //! (`f:name` for map keys, `k:{"name":"x"}` for items of keyed lists, `.` for the item itself), computed
-//! from objects, compared, and removed from objects.
+//! from objects, compared, and removed from objects. Lists are keyed as their schema says
+//! (`x-kubernetes-list-type: map` with `x-kubernetes-list-map-keys`; other declared lists are atomic); only
+//! where no schema describes a list are its keys guessed.
 
 use std::collections::BTreeMap;
 
@@ -27,8 +29,43 @@ const UNOWNED_METADATA: &[&str] = &[
     "generateName",
 ];
 
+/// The schema of a map member (`properties` or `additionalProperties`), where the schema has one.
+pub fn child_schema<'a>(schema: Option<&'a Value>, key: &str) -> Option<&'a Value> {
+    let schema = schema?;
+    schema
+        .get("properties")
+        .and_then(|p| p.get(key))
+        .or_else(|| schema.get("additionalProperties").filter(|a| a.is_object()))
+}
+
+/// The keys identifying the items of a list: from its schema's `x-kubernetes-list-map-keys`; none for a
+/// list its schema declares atomic, a set, or without a list type (kube-apiserver's default is atomic);
+/// guessed from the items only where no schema describes the list.
+pub fn list_keys_for<'a>(schema: Option<&'a Value>, items: &[Value]) -> Option<Vec<&'a str>> {
+    let declared = schema.filter(|s| {
+        s.get("x-kubernetes-preserve-unknown-fields")
+            .and_then(Value::as_bool)
+            != Some(true)
+            && (s.get("type").is_some() || s.get("x-kubernetes-list-type").is_some())
+    });
+    let Some(schema) = declared else {
+        return list_keys(items);
+    };
+    if schema.get("x-kubernetes-list-type").and_then(Value::as_str) != Some("map") {
+        return None;
+    }
+    let keys: Vec<&str> = schema
+        .get("x-kubernetes-list-map-keys")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    (!keys.is_empty() && items.iter().all(Value::is_object)).then_some(keys)
+}
+
 /// The keys that identify items of a list of objects, when every item carries them with distinct values.
-pub fn list_keys(items: &[Value]) -> Option<Vec<&'static str>> {
+fn list_keys(items: &[Value]) -> Option<Vec<&'static str>> {
     const CANDIDATES: &[&[&str]] = &[
         &["name"],
         &["containerPort", "protocol"],
@@ -72,8 +109,9 @@ pub fn item_key(item: &Value, keys: &[&str]) -> String {
 }
 
 impl FieldSet {
-    /// The fields set in `obj` (apiVersion, kind and identity metadata excluded).
-    pub fn of_object(obj: &Value) -> FieldSet {
+    /// The fields set in `obj` (apiVersion, kind and identity metadata excluded), lists keyed as `schema`
+    /// (the kind's schema, when known) says.
+    pub fn of_object(obj: &Value, schema: Option<&Value>) -> FieldSet {
         let mut set = FieldSet::default();
         let Some(map) = obj.as_object() else {
             return set;
@@ -86,8 +124,9 @@ impl FieldSet {
                     if let Some(m) = value.as_object() {
                         for (k, v) in m {
                             if !UNOWNED_METADATA.contains(&k.as_str()) {
+                                let sub = child_schema(child_schema(schema, "metadata"), k);
                                 meta.children
-                                    .insert(format!("f:{k}"), FieldSet::of_value(v));
+                                    .insert(format!("f:{k}"), FieldSet::of_value(v, sub));
                             }
                         }
                     }
@@ -96,29 +135,34 @@ impl FieldSet {
                     }
                 }
                 _ => {
-                    set.children
-                        .insert(format!("f:{key}"), FieldSet::of_value(value));
+                    set.children.insert(
+                        format!("f:{key}"),
+                        FieldSet::of_value(value, child_schema(schema, key)),
+                    );
                 }
             }
         }
         set
     }
 
-    fn of_value(value: &Value) -> FieldSet {
+    fn of_value(value: &Value, schema: Option<&Value>) -> FieldSet {
         let mut set = FieldSet::default();
         match value {
             Value::Object(map) => {
                 for (k, v) in map {
-                    set.children.insert(format!("f:{k}"), FieldSet::of_value(v));
+                    let sub = child_schema(schema, k);
+                    set.children
+                        .insert(format!("f:{k}"), FieldSet::of_value(v, sub));
                 }
                 if !map.is_empty() {
                     set.children.insert(".".into(), FieldSet::default());
                 }
             }
             Value::Array(items) => {
-                if let Some(keys) = list_keys(items) {
+                let item_schema = schema.and_then(|s| s.get("items"));
+                if let Some(keys) = list_keys_for(schema, items) {
                     for item in items {
-                        let mut child = FieldSet::of_value(item);
+                        let mut child = FieldSet::of_value(item, item_schema);
                         child.children.insert(".".into(), FieldSet::default());
                         set.children.insert(item_key(item, &keys), child);
                     }
@@ -307,7 +351,7 @@ mod tests {
     fn keyed_lists_and_leaves() {
         let obj = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "1"}},
             "spec": {"containers": [{"name": "web", "image": "nginx"}], "args": ["x"]}});
-        let set = FieldSet::of_object(&obj);
+        let set = FieldSet::of_object(&obj, None);
         let leaves: Vec<String> = set.leaves().iter().map(|p| display_path(p)).collect();
         assert!(
             leaves.contains(&".metadata.labels.a".to_string()),

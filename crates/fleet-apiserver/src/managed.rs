@@ -89,9 +89,10 @@ pub fn record_update(
     manager: &str,
     api_version: &str,
     subresource: Option<&str>,
+    schema: Option<&Value>,
 ) {
     let mut entries = old.map(read).unwrap_or_default();
-    let new_fields = FieldSet::of_object(new);
+    let new_fields = FieldSet::of_object(new, schema);
     let changed: Vec<Vec<String>> = new_fields
         .leaves()
         .into_iter()

@@ -10,17 +10,21 @@ use crate::error::{ApiError, ApiResult};
 use crate::object;
 use crate::registry::ResourceType;
 
+/// The schema objects of `rt` are checked against: the CRD's, or the built-in kind's.
+pub fn schema_of(rt: &ResourceType) -> Option<std::sync::Arc<Value>> {
+    match &rt.crd {
+        Some(_) => rt.schema.clone(),
+        None => crate::builtin_schema::inlined(&rt.api_version(), &rt.kind),
+    }
+}
+
 /// Prunes, defaults and validates an object about to be written.
 pub fn check_write(
     rt: &ResourceType,
     obj: &mut Value,
     field_validation: Option<&str>,
 ) -> ApiResult<()> {
-    let schema = match &rt.crd {
-        Some(_) => rt.schema.clone(),
-        None => crate::builtin_schema::inlined(&rt.api_version(), &rt.kind),
-    };
-    let Some(schema) = schema else {
+    let Some(schema) = schema_of(rt) else {
         return Ok(());
     };
     let pruned = prune_and_default(&schema, obj);

@@ -411,3 +411,74 @@ async fn crds_are_served_when_created_and_gone_when_deleted() {
         assert!(discovery.resolve_gvk(&gvk).is_none());
     }
 }
+
+/// Server-side apply merges lists as the kind's schema declares: `containers` is a map keyed by name (two
+/// managers own one item each), `args` and `tolerations` are atomic (owned whole, so a second manager's
+/// different list conflicts).
+#[tokio::test]
+async fn server_side_apply_follows_the_schema_list_types() {
+    let server = ApiServer::in_memory();
+    let deployments: Api<Deployment> = Api::namespaced(server.client(), "default");
+    let applied = |containers: serde_json::Value, tolerations: serde_json::Value| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": containers, "tolerations": tolerations}}}})
+    };
+    let patch = |manager: &str, force: bool| {
+        let params = PatchParams::apply(manager);
+        if force { params.force() } else { params }
+    };
+    let first = applied(
+        json!([{"name": "web", "image": "nginx", "args": ["a", "b"]}]),
+        json!([{"key": "a", "operator": "Exists"}]),
+    );
+    deployments
+        .patch("web", &patch("alpha", false), &Patch::Apply(&first))
+        .await
+        .unwrap();
+    let second = applied(
+        json!([{"name": "side", "image": "busybox"}]),
+        json!([{"key": "a", "operator": "Exists"}]),
+    );
+    let merged = deployments
+        .patch("web", &patch("beta", false), &Patch::Apply(&second))
+        .await
+        .unwrap();
+    let spec = merged.spec.unwrap().template.spec.unwrap();
+    let mut names: Vec<&str> = spec.containers.iter().map(|c| c.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["side", "web"]);
+    let fields = serde_json::to_string(&merged.metadata.managed_fields).unwrap();
+    assert!(fields.contains(r#"k:{\"name\":\"side\"}"#), "{fields}");
+
+    // A different atomic list from another manager is a conflict on the whole list.
+    let other = applied(
+        json!([{"name": "side", "image": "busybox"}]),
+        json!([{"key": "b", "operator": "Exists"}]),
+    );
+    let err = deployments
+        .patch("web", &patch("beta", false), &Patch::Apply(&other))
+        .await
+        .unwrap_err();
+    let (code, _, message) = api_error(err);
+    assert_eq!(code, 409);
+    assert!(
+        message.contains(".spec.template.spec.tolerations"),
+        "{message}"
+    );
+
+    // An atomic list is replaced, not merged item by item.
+    let shorter = applied(
+        json!([{"name": "web", "image": "nginx", "args": ["c"]}]),
+        json!([{"key": "a", "operator": "Exists"}]),
+    );
+    let replaced = deployments
+        .patch("web", &patch("alpha", false), &Patch::Apply(&shorter))
+        .await
+        .unwrap();
+    let spec = replaced.spec.unwrap().template.spec.unwrap();
+    let web = spec.containers.iter().find(|c| c.name == "web").unwrap();
+    assert_eq!(web.args, Some(vec!["c".to_string()]));
+    assert_eq!(spec.containers.len(), 2);
+}

@@ -106,6 +106,7 @@ pub fn create_object(
             &req.field_manager(),
             &rt.api_version(),
             None,
+            crate::validate::schema_of(rt).as_deref(),
         );
     }
     if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {

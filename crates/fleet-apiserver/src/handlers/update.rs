@@ -90,6 +90,7 @@ pub fn write_existing(
                 &manager,
                 &rt.api_version(),
                 req.path.subresource.as_deref(),
+                crate::validate::schema_of(rt).as_deref(),
             );
         }
         if same_content(&old, &new) {
