@@ -3,10 +3,12 @@
 //! cluster with server-side apply, keeps an inventory per BundleDeployment for pruning and uninstall, and
 //! writes readiness and drift back into the BundleDeployment's status.
 //!
-//! Data flow: [`agent`] (hub watch, queue) → [`depends_on`] → [`fetch`] (Content, options) → [`render`]
-//! → [`apply`] (ordering, namespaces, SSA) → [`inventory`] / [`prune`] → [`monitor`] ([`readiness`],
-//! [`drift`]) → [`status`]; [`watch`] re-checks a BundleDeployment when an object it applied changes, and
-//! [`properties`] reports the cluster's properties with the check-in. [`scope`] names everything that must differ between two agents on one cluster.
+//! Data flow: [`agent`] (hub watch, queue) → [`depends_on`] → [`fetch`] (Content, options) and [`copies`]
+//! (`downstreamResources`) → [`render`] → [`hooks`] and [`release`] ([`apply`]: ordering, namespaces, SSA;
+//! [`inventory`] / [`prune`]) → [`monitor`] ([`readiness`], [`drift`]) → [`status`]. [`watch`] re-checks a
+//! BundleDeployment when an object it applied changes; [`properties`] reports the cluster's properties with
+//! the check-in ([`heartbeat`]). [`scope`] names everything that must differ between two agents on one
+//! cluster.
 
 pub mod agent;
 pub mod apply;
@@ -25,6 +27,7 @@ pub mod properties;
 pub mod prune;
 pub mod readiness;
 pub mod registration;
+pub mod release;
 pub mod render;
 pub mod scope;
 pub mod status;
