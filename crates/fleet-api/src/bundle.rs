@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::condition::Condition;
 use crate::omit::{is_false, is_zero, null_as_zero};
 use crate::options::{BundleDeploymentOptions, HelmOpOptions};
-use crate::placement::PlacementPolicy;
+use crate::placement::{PlacementPolicy, PlacementStatus};
 use crate::selector::LabelSelector;
 use crate::state::BundleState;
 use crate::summary::{BundleSummary, ObjectRef};
@@ -25,7 +25,8 @@ use crate::summary::{BundleSummary, ObjectRef};
     status = "BundleStatus",
     doc = "A Fleet Bundle: resources read from a git path, their deployment options and the clusters they target. The agent renders it as one Helm-style release per cluster.",
     printcolumn = r#"{"name":"BundleDeployments-Ready","type":"string","jsonPath":".status.display.readyClusters"}"#,
-    printcolumn = r#"{"name":"Status","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].message"}"#
+    printcolumn = r#"{"name":"Status","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].message"}"#,
+    printcolumn = r#"{"name":"Scheduled","type":"string","jsonPath":".status.placement.scheduled"}"#
 )]
 #[serde(default, rename_all = "camelCase")]
 pub struct BundleSpec {
@@ -307,6 +308,9 @@ pub struct BundleStatus {
         deserialize_with = "null_as_zero"
     )]
     pub resources_sha256_sum: String,
+    /// Our addition: the placement decisions, when the Bundle has a placement block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PlacementStatus>,
 }
 
 /// Rollout status of one partition.

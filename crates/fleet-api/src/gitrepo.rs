@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::omit::{is_false, is_zero, null_as_zero};
 use crate::options::CorrectDrift;
-use crate::placement::PlacementPolicy;
+use crate::placement::{BundlePlacementStatus, PlacementPolicy};
 use crate::selector::LabelSelector;
 use crate::status::StatusBase;
 
@@ -27,7 +27,8 @@ use crate::status::StatusBase;
     printcolumn = r#"{"name":"Repo","type":"string","jsonPath":".spec.repo"}"#,
     printcolumn = r#"{"name":"Commit","type":"string","jsonPath":".status.commit"}"#,
     printcolumn = r#"{"name":"BundleDeployments-Ready","type":"string","jsonPath":".status.display.readyBundleDeployments"}"#,
-    printcolumn = r#"{"name":"Status","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].message"}"#
+    printcolumn = r#"{"name":"Status","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].message"}"#,
+    printcolumn = r#"{"name":"Scheduled","type":"string","jsonPath":".status.conditions[?(@.type==\"Scheduled\")].status"}"#
 )]
 #[serde(default, rename_all = "camelCase")]
 pub struct GitRepoSpec {
@@ -278,4 +279,11 @@ pub struct GitRepoStatus {
     /// When polling last ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_polling_triggered: Option<Time>,
+    /// Our addition: the placement decisions of the repository's Bundles that have a placement
+    /// block, by Bundle name.
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
+    pub placement: Vec<BundlePlacementStatus>,
 }

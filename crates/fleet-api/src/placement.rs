@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::omit::null_as_zero;
+use crate::omit::{is_zero, null_as_zero};
 use crate::selector::LabelSelector;
 
 /// A placement policy: how many and which of the targeted clusters get the bundle.
@@ -275,4 +275,87 @@ pub struct ClusterScore {
     /// After this time the score counts as missing; never expires when unset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub valid_until: Option<Time>,
+}
+
+/// The placement decisions of one Bundle (our addition to Bundle status): the clusters selected
+/// with their scores, and up to 20 unselected clusters with the reason.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PlacementStatus {
+    /// `"<found>/<wanted>"` clusters (`"<found>"` for PickAll); shown as a printer column.
+    #[serde(
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
+    pub scheduled: String,
+    /// Fingerprint of the policy the decisions were made under (a changed policy makes older
+    /// placements obsolete).
+    #[serde(
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
+    pub policy_hash: String,
+    /// The selected clusters, by cluster.
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
+    pub selected: Vec<SelectedCluster>,
+    /// Up to 20 clusters that were not selected, with the reason.
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_zero"
+    )]
+    pub unselected: Vec<UnselectedCluster>,
+    /// How many clusters were not selected in all.
+    #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
+    pub unselected_total: i64,
+}
+
+/// A selected cluster and the score it was picked with.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SelectedCluster {
+    /// `namespace/name` of the Cluster.
+    #[serde(deserialize_with = "null_as_zero")]
+    pub cluster: String,
+    /// Its score (absent for PickFixed and PickAll).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<PlacementScore>,
+}
+
+/// A cluster's score in a scheduling decision.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PlacementScore {
+    /// Sum of the matching preferred affinity weights and property sorter scores.
+    #[serde(deserialize_with = "null_as_zero")]
+    pub affinity: i64,
+    /// Topology spread score (negative when a `ScheduleAnyway` constraint is violated).
+    #[serde(deserialize_with = "null_as_zero")]
+    pub topology_spread: i64,
+}
+
+/// A cluster that was not selected, and why.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, rename_all = "camelCase")]
+pub struct UnselectedCluster {
+    /// `namespace/name` of the Cluster (the bare name for a PickFixed name not found).
+    #[serde(deserialize_with = "null_as_zero")]
+    pub cluster: String,
+    /// Which rule filtered it, or that it did not score high enough.
+    #[serde(deserialize_with = "null_as_zero")]
+    pub reason: String,
+}
+
+/// The placement decisions of one Bundle of a GitRepo (our addition to GitRepo status).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, rename_all = "camelCase")]
+pub struct BundlePlacementStatus {
+    /// The Bundle's name.
+    #[serde(deserialize_with = "null_as_zero")]
+    pub bundle: String,
+    /// Its decisions.
+    #[serde(flatten)]
+    pub status: PlacementStatus,
 }

@@ -154,6 +154,11 @@ fn printer_columns_are_fleets() {
                 ".status.display.readyBundleDeployments"
             ),
             ("Status", READY_MESSAGE),
+            // Our addition (placement).
+            (
+                "Scheduled",
+                ".status.conditions[?(@.type==\"Scheduled\")].status"
+            ),
         ])
     );
     assert_eq!(
@@ -161,6 +166,8 @@ fn printer_columns_are_fleets() {
         columns(&[
             ("BundleDeployments-Ready", ".status.display.readyClusters"),
             ("Status", READY_MESSAGE),
+            // Our addition (placement).
+            ("Scheduled", ".status.placement.scheduled"),
         ])
     );
     assert_eq!(

@@ -88,7 +88,7 @@ pub(super) fn cap(mut list: Vec<Unselected>) -> Vec<Unselected> {
     list
 }
 
-pub(super) fn condition(wanted: Option<usize>, found: usize) -> ScheduledCondition {
+pub fn condition(wanted: Option<usize>, found: usize) -> ScheduledCondition {
     let fulfilled = wanted.is_none_or(|w| found >= w);
     ScheduledCondition {
         fulfilled,
