@@ -105,6 +105,8 @@ pub struct Agent {
     watches: Watches,
     /// Their changes (taken by [`Agent::run`]).
     changes: Option<mpsc::UnboundedReceiver<Change>>,
+    /// The BundleDeployment of each object-set ID (to route watch events).
+    owners: BTreeMap<String, String>,
     /// Helm hooks of the current deployment of each BundleDeployment.
     hook_runs: BTreeMap<String, hooks::Run>,
     /// BundleDeployments with a hook still running (checked again on the retry tick, for timeouts).
@@ -128,6 +130,7 @@ impl Agent {
             reported: None,
             watches,
             changes: Some(changes),
+            owners: BTreeMap::new(),
             hook_runs: BTreeMap::new(),
             hooks_running: BTreeSet::new(),
         }
@@ -233,6 +236,8 @@ impl Agent {
         } else {
             dirty.extend(self.waiting.iter().cloned());
         }
+        self.owners
+            .insert(self.config.scope.set_id(&name), name.clone());
         self.known.insert(name, bd);
     }
 
@@ -241,8 +246,9 @@ impl Agent {
         match change {
             Change::Resync => dirty.extend(self.known.keys().cloned()),
             Change::Object(set_id) => {
-                let scope = &self.config.scope;
-                if let Some(name) = self.known.keys().find(|name| scope.set_id(name) == set_id) {
+                if let Some(name) = self.owners.get(&set_id)
+                    && self.known.contains_key(name)
+                {
                     dirty.insert(name.clone());
                 }
             }
@@ -317,6 +323,7 @@ impl Agent {
     /// (now, or as its inventory recorded), only forgets the inventory and leaves the objects in place.
     pub async fn uninstall(&mut self, name: &str, orphan: bool) {
         self.rendered.remove(name);
+        self.owners.remove(&self.config.scope.set_id(name));
         self.hook_runs.remove(name);
         self.hooks_running.remove(name);
         self.inventory_cache.remove(name);
