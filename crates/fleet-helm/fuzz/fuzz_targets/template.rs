@@ -1,5 +1,5 @@
 //! Fuzzes the Go-template parser and evaluator: any input must parse or fail with an error, and execution must
-//! stop within its fuel — never panic or hang. Run with `cargo fuzz run template` in `crates/fleet-helm`.
+//! stop within its fuel — never panic or hang. Run with `scripts/helm-fuzz.sh [SECONDS]` (nightly and cargo-fuzz).
 #![no_main]
 
 use fleet_helm::funcs::Funcs;

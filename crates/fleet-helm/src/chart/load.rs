@@ -375,15 +375,39 @@ fn load_depth(files: &FileMap, origin: &str, depth: usize) -> Result<Chart, Char
             other.insert(path.clone(), std::sync::Arc::new(data.clone()));
         }
     }
+    // The top chart's subcharts load on threads of their own (each parses its values.yaml and templates' files).
+    let dirs: Vec<(&String, &FileMap)> = sub_files
+        .iter()
+        .filter(|(_, fm)| fm.contains_key("Chart.yaml"))
+        .collect();
+    let load_sub = |(dir, fm): &(&String, &FileMap)| {
+        load_depth(fm, &format!("{origin}/charts/{dir}"), depth + 1)
+    };
+    let loaded: Vec<Result<Chart, ChartError>> = if depth == 0 && dirs.len() > 1 {
+        std::thread::scope(|scope| {
+            let load_sub = &load_sub;
+            let handles: Vec<_> = dirs
+                .iter()
+                .map(|d| scope.spawn(move || load_sub(d)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(ChartError::Load {
+                            path: origin.to_string(),
+                            message: "loading a subchart failed".into(),
+                        })
+                    })
+                })
+                .collect()
+        })
+    } else {
+        dirs.iter().map(load_sub).collect()
+    };
     let mut subcharts = Vec::new();
-    for (dir, fm) in &sub_files {
-        if fm.contains_key("Chart.yaml") {
-            subcharts.push(load_depth(
-                fm,
-                &format!("{origin}/charts/{dir}"),
-                depth + 1,
-            )?);
-        }
+    for chart in loaded {
+        subcharts.push(chart?);
     }
     for (path, data) in archives {
         let fm = unpack_archive(&format!("{origin}/{path}"), data)?;
