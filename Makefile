@@ -1,15 +1,17 @@
 # Developer entry points. `make test` is the README's test command and what CI runs.
 CARGO ?= cargo
-EXAMPLE ?= examples/gitrepos/multi-cluster/repo
+EXAMPLE ?= examples/gitrepos/multi-cluster
+DEV_ARGS ?=
 
 .PHONY: build run test lint fmt crds crds-check snapshots tools helm-corpus kustomize-goldens bench ci
 
 build:
 	$(CARGO) build --workspace
 
-## The main job on the embedded default. Until dev mode lands this renders an example repository offline.
+## The main job on the embedded default: dev mode (hub, controller, local agent, 3 simulated clusters) deploying
+## an example folder, with a live view until Ctrl-C. `make run DEV_ARGS=--exit-when-ready` exits once Ready.
 run:
-	$(CARGO) run -q -p fleet-cli -- apply -o - example $(EXAMPLE)
+	$(CARGO) run -q -p fleet-cli -- dev --clusters 3 --repo $(EXAMPLE) $(DEV_ARGS)
 
 ## Every test in the workspace (unit, snapshot, CLI, compatibility goldens). Installs the real kubectl first:
 ## the API server's tests drive it as a client.
