@@ -20,13 +20,48 @@ fn cm(name: &str) -> ConfigMap {
     .unwrap()
 }
 
-/// Runs `total` operations with CONCURRENCY tasks and returns operations per second.
-async fn rate<F, Fut>(total: usize, op: F) -> f64
+/// CPU time (user + system) this process has used so far, in seconds: on a shared machine the wall-clock
+/// rate depends on other load, the CPU cost per operation much less.
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return f64::NAN;
+    };
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Operations per second and CPU microseconds per operation.
+struct Rate {
+    per_second: f64,
+    cpu_us: f64,
+}
+
+impl std::fmt::Display for Rate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:>7.0}/s ({:>4.0} µs CPU)",
+            self.per_second, self.cpu_us
+        )
+    }
+}
+
+/// Runs `total` operations with CONCURRENCY tasks.
+async fn rate<F, Fut>(total: usize, op: F) -> Rate
 where
     F: Fn(usize) -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send,
 {
     let start = Instant::now();
+    let cpu_start = cpu_seconds();
     let mut tasks = Vec::new();
     for worker in 0..CONCURRENCY {
         let op = op.clone();
@@ -41,7 +76,10 @@ where
     for t in tasks {
         t.await.unwrap();
     }
-    total as f64 / start.elapsed().as_secs_f64()
+    Rate {
+        per_second: total as f64 / start.elapsed().as_secs_f64(),
+        cpu_us: (cpu_seconds() - cpu_start) * 1e6 / total as f64,
+    }
 }
 
 async fn crud_rates(label: &'static str, client: kube::Client, n: usize) {
@@ -76,7 +114,7 @@ async fn crud_rates(label: &'static str, client: kube::Client, n: usize) {
     })
     .await;
     println!(
-        "{label:>10}: creates/s {creates:>9.0}   updates/s {updates:>9.0}   gets/s {gets:>9.0}   ({n} objects, {CONCURRENCY} concurrent clients)"
+        "{label:>10}: creates {creates}   updates {updates}   gets {gets}   ({n} objects, {CONCURRENCY} concurrent clients; CPU includes the kube-rs client)"
     );
 }
 
@@ -183,6 +221,8 @@ fn main() {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(20_000);
+        // First, so that the resident figure is that of a fresh process.
+        memory_for(100_000).await;
         let server = ApiServer::in_memory();
         crud_rates("in-process", server.client(), n).await;
         let server = ApiServer::in_memory();
@@ -199,7 +239,6 @@ fn main() {
         crud_rates("durable", durable.client(), n / 4).await;
         let _ = std::fs::remove_dir_all(&dir);
         watch_fan_out(&ApiServer::in_memory(), 100, 1000).await;
-        memory_for(100_000).await;
         tokio::time::sleep(Duration::from_millis(10)).await;
     });
 }

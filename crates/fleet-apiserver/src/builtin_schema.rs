@@ -44,7 +44,8 @@ fn list_types() -> HashMap<(&'static str, &'static str), (&'static str, Vec<&'st
 struct Schemas {
     definitions: Map<String, Value>,
     roots: HashMap<(&'static str, &'static str), String>,
-    inlined: HashMap<(&'static str, &'static str), Arc<Value>>,
+    /// apiVersion → kind → schema.
+    inlined: HashMap<&'static str, HashMap<&'static str, Arc<Value>>>,
 }
 
 macro_rules! kinds {
@@ -117,7 +118,10 @@ static SCHEMAS: LazyLock<Schemas> = LazyLock::new(|| {
             &json!({"$ref": format!("{REF_PREFIX}{name}")}),
             &mut stack,
         );
-        inlined.insert((api_version, kind), Arc::new(schema));
+        inlined
+            .entry(api_version)
+            .or_insert_with(HashMap::new)
+            .insert(kind, Arc::new(schema));
         by_kind.insert((api_version, kind), name);
     }
     Schemas {
@@ -232,10 +236,7 @@ pub fn prepare_in_background() {
 
 /// The inlined schema that objects of a built-in kind are validated against.
 pub fn inlined(api_version: &str, kind: &str) -> Option<Arc<Value>> {
-    SCHEMAS
-        .inlined
-        .iter()
-        .find_map(|((v, k), schema)| (*v == api_version && *k == kind).then(|| schema.clone()))
+    SCHEMAS.inlined.get(api_version)?.get(kind).cloned()
 }
 
 /// The definition name of a built-in kind (`io.k8s.api.apps.v1.Deployment`).

@@ -2,7 +2,7 @@
 //! short names, printer columns, subresources and schema. Lookups by group/version/plural for routing.
 
 use std::collections::BTreeMap;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
@@ -77,7 +77,7 @@ pub const ALL_VERBS: [&str; 8] = [
 /// All served resource types, keyed by (group, version, plural).
 #[derive(Debug, Default)]
 pub struct Registry {
-    types: RwLock<BTreeMap<(String, String, String), ResourceType>>,
+    types: RwLock<BTreeMap<(String, String, String), Arc<ResourceType>>>,
 }
 
 impl Registry {
@@ -92,7 +92,7 @@ impl Registry {
 
     pub fn insert(&self, rt: ResourceType) {
         let key = (rt.group.clone(), rt.version.clone(), rt.plural.clone());
-        self.write().insert(key, rt);
+        self.write().insert(key, Arc::new(rt));
     }
 
     /// Replaces every type defined by the CRD `crd_name` with `types`.
@@ -102,7 +102,7 @@ impl Registry {
         for rt in types {
             map.insert(
                 (rt.group.clone(), rt.version.clone(), rt.plural.clone()),
-                rt,
+                Arc::new(rt),
             );
         }
     }
@@ -112,7 +112,7 @@ impl Registry {
             .retain(|_, rt| rt.crd.as_deref() != Some(crd_name));
     }
 
-    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<ResourceType> {
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceType>> {
         self.read()
             .get(&(group.to_string(), version.to_string(), plural.to_string()))
             .cloned()
@@ -133,7 +133,7 @@ impl Registry {
         out
     }
 
-    pub fn in_group_version(&self, group: &str, version: &str) -> Vec<ResourceType> {
+    pub fn in_group_version(&self, group: &str, version: &str) -> Vec<Arc<ResourceType>> {
         self.read()
             .values()
             .filter(|rt| rt.group == group && rt.version == version)
@@ -143,7 +143,7 @@ impl Registry {
 
     fn read(
         &self,
-    ) -> std::sync::RwLockReadGuard<'_, BTreeMap<(String, String, String), ResourceType>> {
+    ) -> std::sync::RwLockReadGuard<'_, BTreeMap<(String, String, String), Arc<ResourceType>>> {
         self.types
             .read()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -151,7 +151,8 @@ impl Registry {
 
     fn write(
         &self,
-    ) -> std::sync::RwLockWriteGuard<'_, BTreeMap<(String, String, String), ResourceType>> {
+    ) -> std::sync::RwLockWriteGuard<'_, BTreeMap<(String, String, String), Arc<ResourceType>>>
+    {
         self.types
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner())

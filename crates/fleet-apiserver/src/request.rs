@@ -81,7 +81,7 @@ fn decode_component(s: &str) -> String {
 pub struct Request {
     pub method: Method,
     pub path: ResourcePath,
-    pub rt: ResourceType,
+    pub rt: std::sync::Arc<ResourceType>,
     pub query: Query,
     pub headers: HeaderMap,
     pub body: Bytes,

@@ -3,7 +3,7 @@
 //! ownerReferences for the garbage collector; and the journal that makes writes durable before they are answered.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use serde_json::Value;
 use tokio::sync::broadcast;
@@ -61,20 +61,27 @@ pub struct Subscription {
 }
 
 /// An object at rest: compact JSON. Parsed values cost about ten times more memory (serde_json maps with
-/// preserved order), so the store keeps bytes and parses on read.
-struct Stored(Box<[u8]>);
+/// preserved order), so the store keeps bytes and parses on read, except while the parsed value written
+/// last is still alive elsewhere (in watch history, a response, a transaction): then reads share it.
+struct Stored {
+    bytes: Box<[u8]>,
+    parsed: Weak<Value>,
+}
 
 impl Stored {
-    fn new(obj: &Value) -> Stored {
-        Stored(
-            serde_json::to_vec(obj)
+    fn new(obj: &Arc<Value>) -> Stored {
+        Stored {
+            bytes: serde_json::to_vec(&**obj)
                 .unwrap_or_default()
                 .into_boxed_slice(),
-        )
+            parsed: Arc::downgrade(obj),
+        }
     }
 
     fn value(&self) -> Arc<Value> {
-        Arc::new(serde_json::from_slice(&self.0).unwrap_or(Value::Null))
+        self.parsed
+            .upgrade()
+            .unwrap_or_else(|| Arc::new(serde_json::from_slice(&self.bytes).unwrap_or(Value::Null)))
     }
 }
 
@@ -144,7 +151,7 @@ impl Store {
                 .objects
                 .entry(key.resource)
                 .or_default()
-                .insert((key.namespace, key.name), Stored::new(&obj));
+                .insert((key.namespace, key.name), Stored::new(&Arc::new(obj)));
             state.count += 1;
         }
         state.rv = rv;
@@ -223,12 +230,15 @@ impl Store {
                 _ => compacted = true,
             }
         }
+        // Events leaving history are freed after the lock is released: dropping parsed objects is not free.
+        let mut expired = Vec::new();
         for event in events {
             let event = Arc::new(event);
             if state.history.len() >= state.history_limit
                 && let Some(dropped) = state.history.pop_front()
             {
                 state.compacted_rv = dropped.rv;
+                expired.push(dropped);
             }
             state.history.push_back(event.clone());
             if durable_mode {
@@ -239,6 +249,7 @@ impl Store {
             }
         }
         drop(state);
+        drop(expired);
         if durable_mode {
             // fsync blocks: on a multi-threaded runtime, let other requests move to other workers meanwhile
             // (they then queue their writes behind this sync and share the next one).
@@ -444,8 +455,8 @@ impl Txn<'_> {
         self.state
             .uids
             .insert(object::uid(&obj).to_string(), key.clone());
-        let stored = Stored::new(&obj);
         let obj = Arc::new(obj);
+        let stored = Stored::new(&obj);
         let map = self.state.objects.entry(key.resource.clone()).or_default();
         let previous = map
             .insert((key.namespace.clone(), key.name.clone()), stored)

@@ -86,6 +86,17 @@ pub(crate) fn present(rt: &ResourceType, obj: &Arc<Value>) -> Value {
     out
 }
 
+/// Whether an object already carries the apiVersion and kind `rt` serves it as.
+fn presented_as_stored(rt: &ResourceType, obj: &Value) -> bool {
+    let api_version = obj.get("apiVersion").and_then(Value::as_str);
+    let kind = obj.get("kind").and_then(Value::as_str);
+    kind == Some(rt.kind.as_str())
+        && match api_version.and_then(|v| v.rsplit_once('/')) {
+            Some((group, version)) => group == rt.group && version == rt.version,
+            None => rt.group.is_empty() && api_version == Some(rt.version.as_str()),
+        }
+}
+
 /// Encodes one object for the client: `Table` or `PartialObjectMetadata` when asked, else the object.
 pub(crate) fn respond_object(req: &Request, code: StatusCode, obj: &Arc<Value>) -> Response {
     let accept = req.accept();
@@ -93,6 +104,9 @@ pub(crate) fn respond_object(req: &Request, code: StatusCode, obj: &Arc<Value>) 
         table::table(&req.rt, std::slice::from_ref(obj), None, None)
     } else if table::wants_metadata(accept) {
         table::partial_metadata(obj)
+    } else if presented_as_stored(&req.rt, obj) {
+        // The common case: serialize the shared object without copying it.
+        return (code, axum::Json(&**obj)).into_response();
     } else {
         present(&req.rt, obj)
     };

@@ -67,7 +67,7 @@ impl Filter {
 }
 
 struct Stream {
-    rt: ResourceType,
+    rt: std::sync::Arc<ResourceType>,
     filter: Filter,
     as_table: bool,
     /// Lines to send before reading live events.
