@@ -33,6 +33,7 @@ use crate::properties;
 use crate::prune;
 use crate::release::{Target, apply_and_prune, correct, failure_message};
 use crate::render::{self, Desired};
+use crate::restriction;
 use crate::scope::Scope;
 use crate::status::{self, Observation};
 use crate::watch::{Change, Watches};
@@ -509,6 +510,12 @@ impl Agent {
             timeout: hooks::timeout(&render_options),
         };
         self.hooks_running.remove(&name);
+        if let Err(message) = restriction::check(&downstream, &render_options).await {
+            return Ok(Observation::failed(
+                &previous.applied_deployment_id,
+                message,
+            ));
+        }
         if needs_apply {
             let applied = &previous.applied_deployment_id;
             let context = &hook_context;

@@ -4,11 +4,11 @@
 //! writes readiness and drift back into the BundleDeployment's status.
 //!
 //! Data flow: [`agent`] (hub watch, queue) → [`depends_on`] → [`fetch`] (Content, options) and [`copies`]
-//! (`downstreamResources`) → [`render`] → [`hooks`] and [`release`] ([`apply`]: ordering, namespaces, SSA;
-//! [`inventory`] / [`prune`]) → [`monitor`] ([`readiness`], [`drift`]) → [`status`]. [`watch`] re-checks a
-//! BundleDeployment when an object it applied changes; [`properties`] reports the cluster's properties with
-//! the check-in ([`heartbeat`]). [`scope`] names everything that must differ between two agents on one
-//! cluster.
+//! (`downstreamResources`) → [`render`] → [`restriction`] → [`hooks`] and [`release`] ([`apply`]: ordering,
+//! namespaces, SSA; [`inventory`] / [`prune`]) → [`monitor`] ([`readiness`], [`drift`]) → [`status`].
+//! [`watch`] re-checks a BundleDeployment when an object it applied changes; [`properties`] reports the
+//! cluster's properties with the check-in ([`heartbeat`]). [`scope`] names everything that must differ
+//! between two agents on one cluster.
 
 pub mod agent;
 pub mod apply;
@@ -29,6 +29,7 @@ pub mod readiness;
 pub mod registration;
 pub mod release;
 pub mod render;
+pub mod restriction;
 pub mod scope;
 pub mod status;
 pub mod watch;
