@@ -237,6 +237,20 @@ async fn drift_is_reported_then_corrected() {
     .await;
 }
 
+async fn mark_orphan(bds: &Api<BundleDeployment>, name: &str) {
+    let annotation = json!({"metadata": {"annotations": {"fleet.cattle.io/uninstall": "orphan"}}});
+    bds.patch(name, &PatchParams::default(), &Patch::Merge(annotation))
+        .await
+        .unwrap();
+}
+
+async fn wait_config_map_gone(api: &Api<ConfigMap>, name: &str, what: &str) {
+    wait_for(what, || async move {
+        api.get_opt(name).await.unwrap().is_none().then_some(())
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn an_orphaned_bundle_deployment_deleted_while_the_agent_is_away_leaves_its_objects() {
     let hub = hub().await;
@@ -250,15 +264,7 @@ async fn an_orphaned_bundle_deployment_deleted_while_the_agent_is_away_leaves_it
     })
     .await;
     let bds: Api<BundleDeployment> = Api::namespaced(hub.client.clone(), CLUSTER_NS);
-    bds.patch(
-        "away",
-        &PatchParams::default(),
-        &Patch::Merge(
-            json!({"metadata": {"annotations": {"fleet.cattle.io/uninstall": "orphan"}}}),
-        ),
-    )
-    .await
-    .unwrap();
+    mark_orphan(&bds, "away").await;
     let inventories: Api<ConfigMap> =
         Api::namespaced(downstream.client.clone(), "cattle-fleet-system");
     let inventory = default_scope().inventory_name("away");
@@ -276,18 +282,11 @@ async fn an_orphaned_bundle_deployment_deleted_while_the_agent_is_away_leaves_it
     let _ = agent.await;
     bds.delete("away", &DeleteParams::default()).await.unwrap();
     start_agent(&hub.client, &downstream, default_scope());
-    wait_for("the inventory forgotten by the new agent", || {
-        let inventories = inventories.clone();
-        let inventory = inventory.clone();
-        async move {
-            inventories
-                .get_opt(&inventory)
-                .await
-                .unwrap()
-                .is_none()
-                .then_some(())
-        }
-    })
+    wait_config_map_gone(
+        &inventories,
+        &inventory,
+        "the inventory forgotten by the new agent",
+    )
     .await;
     let cms: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "left");
     assert_eq!(cms.get("kept").await.unwrap().data.unwrap()["key"], "1");
@@ -314,29 +313,9 @@ async fn an_orphaned_bundle_deployment_leaves_its_objects_when_deleted() {
     assert!(inventories.get_opt(&inventory).await.unwrap().is_some());
 
     let bds: Api<BundleDeployment> = Api::namespaced(hub.client.clone(), CLUSTER_NS);
-    bds.patch(
-        "orph",
-        &PatchParams::default(),
-        &Patch::Merge(
-            json!({"metadata": {"annotations": {"fleet.cattle.io/uninstall": "orphan"}}}),
-        ),
-    )
-    .await
-    .unwrap();
+    mark_orphan(&bds, "orph").await;
     bds.delete("orph", &DeleteParams::default()).await.unwrap();
-    wait_for("the inventory forgotten", || {
-        let inventories = inventories.clone();
-        let inventory = inventory.clone();
-        async move {
-            inventories
-                .get_opt(&inventory)
-                .await
-                .unwrap()
-                .is_none()
-                .then_some(())
-        }
-    })
-    .await;
+    wait_config_map_gone(&inventories, &inventory, "the inventory forgotten").await;
     let cms: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "left");
     assert_eq!(cms.get("kept-a").await.unwrap().data.unwrap()["key"], "1");
     assert_eq!(cms.get("kept-b").await.unwrap().data.unwrap()["key"], "2");
