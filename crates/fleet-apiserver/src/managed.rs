@@ -91,12 +91,25 @@ pub fn record_update(
     subresource: Option<&str>,
     schema: Option<&Value>,
 ) {
-    let mut entries = old.map(read).unwrap_or_default();
     let new_fields = FieldSet::of_object(new, schema);
+    let Some(old) = old else {
+        // A create: the writer owns every field it set.
+        let entry = Entry {
+            manager: manager.to_string(),
+            operation: "Update".into(),
+            api_version: api_version.to_string(),
+            time: object::now_rfc3339(),
+            subresource: subresource.map(str::to_string),
+            fields: new_fields,
+        };
+        write(new, &[entry]);
+        return;
+    };
+    let mut entries = read(old);
     let changed: Vec<Vec<String>> = new_fields
         .leaves()
         .into_iter()
-        .filter(|path| old.is_none_or(|old| value_at(old, path) != value_at(new, path)))
+        .filter(|path| value_at(old, path) != value_at(new, path))
         .collect();
     for entry in &mut entries {
         for path in entry.fields.leaves() {
