@@ -23,6 +23,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
+use crate::bundle::values::{self, MovedValues};
 use crate::status::tally::{RepoTally, Tally};
 use crate::status::{MAX_NON_READY, deployment_state};
 
@@ -47,6 +48,8 @@ pub struct IndexState {
     pub cluster_tallies: HashMap<String, Tally>,
     /// How many BundleDeployments are in each state (for metrics).
     pub states: BTreeMap<String, i64>,
+    /// Helm values this process moved into options Secrets, by BundleDeployment (namespace, name).
+    pub moved_values: HashMap<(String, String), MovedValues>,
 }
 
 /// What one BundleDeployment event changed (nothing is reported for a replayed or stale event).
@@ -341,9 +344,27 @@ impl FleetIndex {
         bd: BundleDeployment,
         deleted: bool,
     ) -> (Arc<BundleDeployment>, Option<DeploymentChange>) {
-        let bd = Arc::new(slim(bd));
+        let mut bd = slim(bd);
+        if !bd.spec.values_hash.is_empty() {
+            let key = (bd.namespace().unwrap_or_default(), bd.name_any());
+            self.read(|state| {
+                if let Some(moved) = state.moved_values.get(&key) {
+                    values::restore(&mut bd, moved);
+                }
+            });
+        }
+        let bd = Arc::new(bd);
         let change = self.record_deployment(&bd, deleted);
         (bd, change)
+    }
+
+    /// Remembers the values moved out of `bd` (about to be written), so that its stored copy gets them
+    /// back.
+    pub fn remember_values(&self, bd: &BundleDeployment, moved: MovedValues) {
+        let key = (bd.namespace().unwrap_or_default(), bd.name_any());
+        self.write(|state| {
+            state.moved_values.insert(key, moved);
+        });
     }
 
     fn record_deployment(
@@ -376,6 +397,9 @@ impl FleetIndex {
                 // A stale delete of an older object with the same cluster must not drop a newer one.
                 let previous = previous.filter(|_| same_object)?;
                 state.tally(&previous, false);
+                state
+                    .moved_values
+                    .remove(&(bd.namespace().unwrap_or_default(), bd.name_any()));
                 if let Some(by_cluster) = state.deployments.get_mut(&bundle) {
                     by_cluster.remove(&cluster);
                     if by_cluster.is_empty() {

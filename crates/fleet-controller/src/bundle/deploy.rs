@@ -1,5 +1,6 @@
-//! Writing BundleDeployments: server-side apply of the planned objects and deletion of orphans, a bounded
-//! number at a time (pipelined over the client's connection pool).
+//! Writing BundleDeployments: server-side apply of the planned objects (each followed by its options
+//! Secret when its Helm values moved there, see [`crate::bundle::values`]) and deletion of orphans, a
+//! bounded number at a time (pipelined over the client's connection pool).
 
 use fleet_api::BundleDeployment;
 use futures::{StreamExt, TryStreamExt, stream};
@@ -7,18 +8,21 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 
 use crate::bundle::content::ignore_missing;
+use crate::bundle::values::{self, MovedValues};
 use crate::context::FIELD_MANAGER;
 use crate::error::Result;
+use k8s_openapi::api::core::v1::Secret;
 
 /// Writes in flight at once.
 const PARALLEL_WRITES: usize = 32;
 
-/// Applies every BundleDeployment in `writes`; returns them as the API server stored them.
+/// Applies every BundleDeployment in `writes` and the options Secret of those with moved values; returns
+/// the BundleDeployments as the API server stored them.
 pub async fn apply_all(
     client: &Client,
-    writes: Vec<BundleDeployment>,
+    writes: Vec<(BundleDeployment, Option<MovedValues>)>,
 ) -> Result<Vec<BundleDeployment>> {
-    stream::iter(writes.into_iter().map(|bd| {
+    stream::iter(writes.into_iter().map(|(bd, moved)| {
         let client = client.clone();
         async move {
             let api: Api<BundleDeployment> =
@@ -30,6 +34,19 @@ pub async fn apply_all(
                     &Patch::Apply(&bd),
                 )
                 .await?;
+            if let Some(moved) = moved {
+                // Written after the BundleDeployment, as Fleet does, to be owned by it; the agent
+                // retries until it exists.
+                let secrets: Api<Secret> =
+                    Api::namespaced(api.into_client(), &stored.namespace().unwrap_or_default());
+                secrets
+                    .patch(
+                        &stored.name_any(),
+                        &PatchParams::apply(FIELD_MANAGER).force(),
+                        &Patch::Apply(&values::secret(&stored, &moved)),
+                    )
+                    .await?;
+            }
             Ok::<_, crate::error::Error>(stored)
         }
     }))

@@ -5,6 +5,7 @@
 pub mod content;
 pub mod deploy;
 pub mod target;
+pub mod values;
 
 use std::sync::Arc;
 
@@ -127,9 +128,7 @@ async fn pass(
     ctx: &Context,
 ) -> Result<Result<(target::BundleWork, usize), fleet_target::TargetError>> {
     let key = (bundle.namespace().unwrap_or_default(), bundle.name_any());
-    let mut work = match ctx.index.read(|state| {
-        target::plan(bundle, state)
-    }) {
+    let mut work = match ctx.index.read(|state| target::plan(bundle, state)) {
         Ok(work) => work,
         Err(err) => return Ok(Err(err)),
     };
@@ -137,7 +136,16 @@ async fn pass(
     let manifest_changed = lock(&ctx.manifests).insert(key, work.manifest_id.clone())
         != Some(work.manifest_id.clone());
     let deleted_any = !work.deletes.is_empty();
-    let writes = std::mem::take(&mut work.writes);
+    let writes: Vec<_> = std::mem::take(&mut work.writes)
+        .into_iter()
+        .map(|mut bd| {
+            let moved = values::extract(&mut bd);
+            if let Some(moved) = &moved {
+                ctx.index.remember_values(&bd, moved.clone());
+            }
+            (bd, moved)
+        })
+        .collect();
     let written = writes.len();
     for stored in deploy::apply_all(&ctx.client, writes).await? {
         let (_, change) = ctx.index.apply_deployment(stored, false);
