@@ -86,9 +86,22 @@ pub struct Request {
     pub headers: HeaderMap,
     pub body: Bytes,
     pub user: User,
+    /// Warnings for the client (`Warning: 299 - "..."` headers), e.g. unknown fields under `fieldValidation=Warn`.
+    pub warnings: std::sync::Mutex<Vec<String>>,
 }
 
 impl Request {
+    pub fn warn(&self, message: String) {
+        let mut warnings = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
+        if !warnings.contains(&message) {
+            warnings.push(message);
+        }
+    }
+
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
     pub fn content_type(&self) -> &str {
         self.headers
             .get(http::header::CONTENT_TYPE)

@@ -330,6 +330,7 @@ fn resolve(
         headers,
         body,
         user,
+        warnings: Default::default(),
     })
 }
 

@@ -18,17 +18,22 @@ pub fn schema_of(rt: &ResourceType) -> Option<std::sync::Arc<Value>> {
     }
 }
 
-/// Prunes, defaults and validates an object about to be written.
-pub fn check_write(
-    rt: &ResourceType,
-    obj: &mut Value,
-    field_validation: Option<&str>,
-) -> ApiResult<()> {
+/// Prunes, defaults and validates an object about to be written. Unknown fields are refused under
+/// `fieldValidation=Strict`, reported as warnings under `Warn` (the default) and dropped silently under
+/// `Ignore`.
+pub fn check_write(req: &crate::request::Request, obj: &mut Value) -> ApiResult<()> {
+    let rt = &*req.rt;
     let Some(schema) = schema_of(rt) else {
         return Ok(());
     };
     let pruned = prune_and_default(&schema, obj);
+    let field_validation = req.query.get("fieldValidation");
     reject_unknown_fields(rt, field_validation, &pruned)?;
+    if field_validation.is_none_or(|v| v == "Warn") {
+        for field in &pruned {
+            req.warn(format!("unknown field \"{field}\""));
+        }
+    }
     match rt.crd {
         Some(_) => against_schema(rt, &schema, obj),
         None => decode_types(rt, &schema, obj),

@@ -608,6 +608,14 @@ fn explain_and_apply_validation_of_built_in_kinds() {
         c.ok(&["get", "svc", "web", "-o", "jsonpath={.spec.ports[0].port}"]),
         "80"
     );
+    // --validate=warn sends fieldValidation=Warn: the write succeeds and kubectl prints the server's warning.
+    let out = c.run(&["apply", "--validate=warn", "-f", "-"], Some(typo));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("Warning: unknown field \"spec.ports[0].targetPrt\""),
+        "{err}"
+    );
 }
 
 #[test]

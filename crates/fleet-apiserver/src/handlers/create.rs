@@ -98,7 +98,7 @@ pub fn create_object(
     }
     defaults::on_create(rt, &mut obj);
     crate::tokens::fill_secret(inner, rt, &mut obj);
-    crate::validate::check_write(rt, &mut obj, req.query.get("fieldValidation"))?;
+    crate::validate::check_write(req, &mut obj)?;
     if kind == WriteKind::Update {
         managed::record_update(
             &mut obj,

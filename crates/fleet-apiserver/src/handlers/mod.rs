@@ -106,9 +106,20 @@ pub(crate) fn respond_object(req: &Request, code: StatusCode, obj: &Arc<Value>) 
         table::partial_metadata(obj)
     } else if presented_as_stored(&req.rt, obj) {
         // The common case: serialize the shared object without copying it.
-        return (code, axum::Json(&**obj)).into_response();
+        return with_warnings(req, (code, axum::Json(&**obj)).into_response());
     } else {
         present(&req.rt, obj)
     };
-    (code, axum::Json(body)).into_response()
+    with_warnings(req, (code, axum::Json(body)).into_response())
+}
+
+/// Adds the request's warnings as `Warning: 299 - "..."` headers, which kubectl prints.
+fn with_warnings(req: &Request, mut response: Response) -> Response {
+    for warning in req.take_warnings() {
+        let text = format!("299 - {}", Value::String(warning));
+        if let Ok(value) = http::HeaderValue::from_str(&text) {
+            response.headers_mut().append(http::header::WARNING, value);
+        }
+    }
+    response
 }

@@ -69,7 +69,7 @@ pub fn write_existing(
         }
         let mut new = merge_with_old(&old, proposed, rt.status_subresource, status_only, kind);
         crate::core_kinds::decode_and_prepare(rt, &mut new)?;
-        crate::validate::check_write(rt, &mut new, req.query.get("fieldValidation"))?;
+        crate::validate::check_write(req, &mut new)?;
         if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
             crd::validate(&new)?;
         }
