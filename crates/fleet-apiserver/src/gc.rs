@@ -43,6 +43,17 @@ impl Collector {
     }
 }
 
+/// Queues the collections a previous run left unfinished (the queue is not persisted).
+pub(crate) fn resume(inner: &Inner) {
+    let (gone, waiting) = inner.store.owners_to_collect();
+    for owner in gone {
+        inner.gc.enqueue(&owner, Propagation::Background);
+    }
+    for owner in waiting {
+        inner.gc.enqueue(&owner, Propagation::Foreground);
+    }
+}
+
 /// Runs the collector on its own thread until the server is dropped.
 pub(crate) fn start(inner: Weak<Inner>, work: Receiver<Work>) {
     let spawned = std::thread::Builder::new()

@@ -139,6 +139,7 @@ impl ApiServer {
         if let Some(rec) = recovered {
             server.inner.store.restore(rec.rv, rec.objects);
             crd::register_all(&server.inner);
+            crate::gc::resume(&server.inner);
         }
         namespaces::ensure_defaults(&server.inner);
         crate::rbac_defaults::ensure(&server.inner);

@@ -165,6 +165,31 @@ impl Store {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Owners that dependents still refer to but that are no longer stored (their collection was cut short,
+    /// e.g. by a crash), and owners waiting in foreground deletion.
+    pub fn owners_to_collect(&self) -> (Vec<String>, Vec<String>) {
+        let state = self.lock();
+        let mut gone = Vec::new();
+        let mut waiting = Vec::new();
+        for owner in state.owners.keys() {
+            match state.uids.get(owner) {
+                None => gone.push(owner.clone()),
+                Some(key) => {
+                    let deleting = get_in(&state.objects, key).is_some_and(|o| {
+                        object::is_deleting(&o)
+                            && object::finalizers(&o)
+                                .iter()
+                                .any(|f| f == crate::lifecycle::FOREGROUND)
+                    });
+                    if deleting {
+                        waiting.push(owner.clone());
+                    }
+                }
+            }
+        }
+        (gone, waiting)
+    }
+
     pub fn object_count(&self) -> usize {
         self.lock().count
     }

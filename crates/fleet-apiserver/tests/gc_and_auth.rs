@@ -314,3 +314,31 @@ async fn authentication_rbac_and_access_reviews() {
     let (status, _) = code(own.get("data").await.unwrap_err());
     assert_eq!(status, 401);
 }
+
+/// The collector's queue is not persisted: a restarted server collects the dependents of owners that are gone.
+#[tokio::test]
+async fn collection_resumes_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = || Config {
+        data_dir: Some(dir.path().to_path_buf()),
+        ..Config::default()
+    };
+    {
+        let server = ApiServer::new(config()).unwrap();
+        let cms: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+        let gone_owner = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": "0f0f0f0f-0000-4000-8000-000000000000"}]);
+        cms.create(&PostParams::default(), &cm("stray", gone_owner, &[]))
+            .await
+            .unwrap();
+        cms.create(&PostParams::default(), &cm("standalone", json!([]), &[]))
+            .await
+            .unwrap();
+    }
+    let server = ApiServer::new(config()).unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    eventually("the dependent of a missing owner is collected", || async {
+        cms.get_opt("stray").await.unwrap().is_none()
+    })
+    .await;
+    assert!(cms.get_opt("standalone").await.unwrap().is_some());
+}
