@@ -13,8 +13,13 @@ pub fn to_go_string(v: &Value) -> String {
     out
 }
 
+/// Longest text one printed value may take. Values that share parts (`$x = list $x $x` thirty times) expand to
+/// exponential size when printed; past this the rest is printed as `...` (and `toJson` fails), so a hostile
+/// template cannot exhaust memory (found by fuzzing).
+pub const MAX_PRINT: usize = 4 << 20;
+
 fn write_value(out: &mut String, v: &Value, depth: usize) {
-    if depth > MAX_DEPTH {
+    if depth > MAX_DEPTH || out.len() > MAX_PRINT {
         out.push_str("...");
         return;
     }

@@ -217,13 +217,24 @@ pub const MAX_DEPTH: usize = 512;
 
 /// Converts a template value into JSON data, keys sorted. Fails on cycles or excessive nesting.
 pub fn to_json(v: &Value) -> Result<serde_json::Value, String> {
-    to_json_depth(v, 0)
+    let mut budget = MAX_JSON_NODES;
+    to_json_depth(v, 0, &mut budget)
 }
 
-fn to_json_depth(v: &Value, depth: usize) -> Result<serde_json::Value, String> {
+/// Most values one conversion visits: values that share parts (`$x = list $x $x` thirty times) are trees of
+/// exponential size once converted (found by fuzzing).
+pub const MAX_JSON_NODES: usize = 1 << 20;
+
+fn to_json_depth(v: &Value, depth: usize, budget: &mut usize) -> Result<serde_json::Value, String> {
     if depth > MAX_DEPTH {
         return Err("value nesting too deep (cycle?)".into());
     }
+    if *budget == 0 {
+        return Err(format!(
+            "value too large (more than {MAX_JSON_NODES} elements)"
+        ));
+    }
+    *budget -= 1;
     Ok(match v.kind() {
         ValueKind::Undefined | ValueKind::None => serde_json::Value::Null,
         ValueKind::Bool => serde_json::Value::Bool(v.is_true()),
@@ -248,14 +259,14 @@ fn to_json_depth(v: &Value, depth: usize) -> Result<serde_json::Value, String> {
             as_list(v)
                 .unwrap_or_default()
                 .iter()
-                .map(|x| to_json_depth(x, depth + 1))
+                .map(|x| to_json_depth(x, depth + 1, budget))
                 .collect::<Result<_, _>>()?,
         ),
         ValueKind::Map => {
             let m = as_map(v).map(|m| m.snapshot()).unwrap_or_default();
             let mut out = serde_json::Map::new();
             for (k, x) in m {
-                out.insert(k, to_json_depth(&x, depth + 1)?);
+                out.insert(k, to_json_depth(&x, depth + 1, budget)?);
             }
             serde_json::Value::Object(out)
         }

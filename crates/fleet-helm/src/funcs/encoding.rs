@@ -277,6 +277,12 @@ pub(crate) fn write_json(
     if depth > crate::value::MAX_DEPTH {
         return Err("json: unsupported value: encountered a cycle".into());
     }
+    if out.len() > crate::gofmt::MAX_PRINT {
+        return Err(format!(
+            "value too large (its JSON passes {} bytes)",
+            crate::gofmt::MAX_PRINT
+        ));
+    }
     let inner = indent.map(|n| n + 1);
     match v.kind() {
         ValueKind::Undefined | ValueKind::None => out.push_str("null"),

@@ -422,3 +422,16 @@ fn unknown_functions_fail_at_parse_time_like_go() {
         "parse error at (c/t.yaml:2): function \"nope\" not defined"
     );
 }
+
+/// Values that share parts grow exponentially when expanded; printing and conversion stay bounded (a fuzzer
+/// finding: it exhausted memory through `dict`'s key printing).
+#[test]
+fn shared_values_expand_within_bounds() {
+    let doubling = "{{ $x := list 1 }}{{ range until 22 }}{{ $x = list $x $x }}{{ end }}";
+    let printed = render(&format!("{doubling}{{{{ $x | toString | len }}}}"), "{}");
+    let n: usize = printed.parse().unwrap();
+    assert!(n <= crate::gofmt::MAX_PRINT + (1 << 20), "{n}");
+    let r = render_err(&format!("{doubling}{{{{ $x | mustToJson }}}}"), "{}");
+    let e = r.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("value too large"), "mustToJson must fail: {e}");
+}
