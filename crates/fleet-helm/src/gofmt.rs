@@ -13,6 +13,9 @@ pub fn to_go_string(v: &Value) -> String {
     out
 }
 
+/// Largest `printf` width or precision honoured (Go allows up to 10^6).
+const MAX_WIDTH: usize = u16::MAX as usize;
+
 /// Longest text one printed value may take. Values that share parts (`$x = list $x $x` thirty times) expand to
 /// exponential size when printed; past this the rest is printed as `...` (and `toJson` fails), so a hostile
 /// template cannot exhaust memory (found by fuzzing).
@@ -440,10 +443,11 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
             }
             n
         };
-        spec.width = read_num(&mut chars, &mut arg_i);
+        // Rust's formatter panics on widths and precisions past `u16::MAX` (a fuzzer finding), so they are capped.
+        spec.width = read_num(&mut chars, &mut arg_i).map(|w| w.min(MAX_WIDTH));
         if chars.peek() == Some(&'.') {
             chars.next();
-            spec.prec = Some(read_num(&mut chars, &mut arg_i).unwrap_or(0));
+            spec.prec = Some(read_num(&mut chars, &mut arg_i).unwrap_or(0).min(MAX_WIDTH));
         }
         let Some(verb) = chars.next() else {
             out.push_str("%!(NOVERB)");

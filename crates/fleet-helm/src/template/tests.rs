@@ -435,3 +435,19 @@ fn shared_values_expand_within_bounds() {
     let e = r.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(e.contains("value too large"), "mustToJson must fail: {e}");
 }
+
+/// Huge `printf` widths and precisions are capped instead of panicking (a fuzzer finding).
+#[test]
+fn printf_with_huge_width_and_precision_does_not_panic() {
+    let out = render(
+        "{{ printf \"%5.3000000000000000000000g|%q\" 4.13 \"ab\" }}",
+        "{}",
+    );
+    assert!(
+        out.ends_with("|\"ab\""),
+        "{}",
+        &out[out.len().saturating_sub(20)..]
+    );
+    let out = render("{{ printf \"%*d\" 100000000 7 | len }}", "{}");
+    assert_eq!(out, "65535");
+}
