@@ -55,6 +55,8 @@ pub struct Context {
     pub bundle_states: Mutex<BTreeMap<BundleKey, String>>,
     /// Set once shutdown begins: work that cannot be cancelled (a git fetch) is abandoned.
     pub stopping: tokio::sync::watch::Sender<bool>,
+    /// Kubernetes Events on GitRepos and Bundles.
+    pub events: crate::events::Events,
 }
 
 impl Context {
@@ -66,6 +68,7 @@ impl Context {
         settings: Settings,
     ) -> Self {
         Context {
+            events: crate::events::Events::new(client.clone()),
             client,
             index,
             git: Arc::new(GitCache::new(settings.git_cache_dir.clone())),

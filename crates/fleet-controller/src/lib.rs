@@ -14,6 +14,7 @@ pub mod bundle;
 pub mod cluster;
 pub mod context;
 pub mod error;
+pub mod events;
 pub mod gitrepo;
 pub mod index;
 pub mod leader;

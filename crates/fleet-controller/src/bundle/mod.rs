@@ -84,6 +84,14 @@ async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
         Ok(work) => work,
         Err(err) => {
             let message = format!("targeting failed: {err}");
+            let known = previous
+                .conditions
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.message == message);
+            if !known {
+                ctx.events
+                    .publish(bundle, true, "TargetingFailed", message.clone());
+            }
             let status = bundle_status(
                 &previous,
                 &[],
@@ -217,5 +225,11 @@ async fn write_status(
     }
     let api: Api<Bundle> =
         Api::namespaced(ctx.client.clone(), &bundle.namespace().unwrap_or_default());
-    apply_status(&api, &bundle.name_any(), &status).await
+    apply_status(&api, &bundle.name_any(), &status).await?;
+    if let Some(note) = crate::events::state_change(&previous.display.state, &status.display.state)
+    {
+        let warning = status.display.state == fleet_api::BundleState::ErrApplied.as_str();
+        ctx.events.publish(bundle, warning, "StateChanged", note);
+    }
+    Ok(())
 }

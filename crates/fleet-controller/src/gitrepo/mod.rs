@@ -26,6 +26,7 @@ use kube::{Resource, ResourceExt};
 use crate::bundle::content::ignore_missing;
 use crate::context::{Context, lock};
 use crate::error::{Error, Result};
+use crate::events;
 use crate::status::gitrepo::{GIT_POLLING, STALLED, aggregate};
 use crate::status::{apply_status, conditions};
 
@@ -94,6 +95,7 @@ async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
     if status != previous {
         let api: Api<GitRepo> = Api::namespaced(ctx.client.clone(), &namespace);
         apply_status(&api, &name, &status).await?;
+        publish_events(ctx, repo, &previous, &status);
     }
     if repo.spec.disable_polling {
         return Ok(Action::await_change());
@@ -202,6 +204,29 @@ async fn poll_and_read(
     status.observed_generation = generation;
     status.update_generation = repo.spec.force_sync_generation;
     Ok(())
+}
+
+/// Events for what changed in a written status: git and read errors (and their recovery), a new
+/// commit, and the display state.
+fn publish_events(ctx: &Context, repo: &GitRepo, before: &GitRepoStatus, after: &GitRepoStatus) {
+    let watched = [
+        (GIT_POLLING, "False", "GitPolling"),
+        (STALLED, "True", "Read"),
+    ];
+    for (warning, reason, note) in
+        events::condition_changes(&before.base.conditions, &after.base.conditions, &watched)
+    {
+        ctx.events.publish(repo, warning, &reason, note);
+    }
+    if after.commit != before.commit && !after.commit.is_empty() {
+        ctx.events
+            .publish(repo, false, "Synced", format!("commit {}", after.commit));
+    }
+    if let Some(note) = events::state_change(&before.base.display.state, &after.base.display.state)
+    {
+        let warning = after.base.display.error;
+        ctx.events.publish(repo, warning, "StateChanged", note);
+    }
 }
 
 async fn cleanup(repo: &GitRepo, ctx: &Context) -> Result<Action> {
