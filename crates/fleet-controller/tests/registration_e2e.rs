@@ -22,20 +22,8 @@ const AGENT_NS: &str = "cattle-fleet-system";
 
 /// The downstream cluster as the agent reaches it (impersonating a user when a BundleDeployment asks).
 fn downstream_of(cluster: &TestCluster) -> Downstream {
-    let server = cluster.server.clone();
-    Downstream::new(Arc::new(move |user: Option<&str>| {
-        let user = user.map(str::to_string);
-        let service = tower::ServiceBuilder::new()
-            .map_request(move |mut req: http::Request<kube::client::Body>| {
-                if let Some(user) = &user {
-                    req.headers_mut()
-                        .insert("Impersonate-User", user.parse().expect("header value"));
-                }
-                req
-            })
-            .service(server.router());
-        kube::Client::new(service, "default")
-    }))
+    let cluster = cluster.clone();
+    Downstream::new(Arc::new(move |user: Option<&str>| cluster.client_as(user)))
 }
 
 fn encoded(pairs: &[(&str, &str)]) -> serde_json::Value {

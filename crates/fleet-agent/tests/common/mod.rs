@@ -39,20 +39,8 @@ where
 
 /// A downstream cluster as the agent reaches it: impersonation through `Impersonate-User`.
 pub fn downstream_of(cluster: &TestCluster) -> Downstream {
-    let server = cluster.server.clone();
-    Downstream::new(Arc::new(move |user: Option<&str>| {
-        let user = user.map(str::to_string);
-        let service = tower::ServiceBuilder::new()
-            .map_request(move |mut req: http::Request<kube::client::Body>| {
-                if let Some(user) = &user {
-                    req.headers_mut()
-                        .insert("Impersonate-User", user.parse().expect("header value"));
-                }
-                req
-            })
-            .service(server.router());
-        kube::Client::new(service, "default")
-    }))
+    let cluster = cluster.clone();
+    Downstream::new(Arc::new(move |user: Option<&str>| cluster.client_as(user)))
 }
 
 /// A hub with Fleet's CRDs and the cluster namespace.
