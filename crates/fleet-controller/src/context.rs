@@ -57,6 +57,11 @@ pub struct Context {
     pub stopping: tokio::sync::watch::Sender<bool>,
     /// Kubernetes Events on GitRepos and Bundles.
     pub events: crate::events::Events,
+    /// Helper "place": each placed Bundle's latest decisions, for its GitRepo's status.
+    pub placement_decisions: crate::placement::status::Decisions,
+    /// Helper "place": heartbeat timeout and other membership limits; set it before the controller
+    /// starts (in `run`'s `started` callback), the defaults apply otherwise ([`crate::placement::settings`]).
+    pub placement_settings: std::sync::OnceLock<crate::placement::PlacementSettings>,
 }
 
 impl Context {
@@ -80,6 +85,8 @@ impl Context {
             webhook_requests: Mutex::default(),
             bundle_states: Mutex::default(),
             stopping: tokio::sync::watch::Sender::new(false),
+            placement_decisions: Default::default(),
+            placement_settings: Default::default(),
         }
     }
 }

@@ -475,22 +475,10 @@ pub fn targeting_bundle(bundle: &Bundle) -> Result<TargetingBundle, fleet_target
     .map(|parts| parts.targeting)
 }
 
-/// A Cluster as the targeting core sees it.
+/// A Cluster as the targeting core sees it: Fleet's targeting fields plus taints, scores, the agent's
+/// properties and membership for placement (helper "place": [`crate::placement::view`]).
 pub fn cluster_info(cluster: &Cluster) -> ClusterInfo {
-    ClusterInfo {
-        name: cluster.name_any(),
-        namespace: cluster.namespace().unwrap_or_default(),
-        labels: cluster.labels().clone(),
-        annotations: cluster.annotations().clone(),
-        template_values: cluster
-            .spec
-            .template_values
-            .as_ref()
-            .map(|values| values.0.clone())
-            .unwrap_or_default(),
-        paused: cluster.spec.paused,
-        ..ClusterInfo::default()
-    }
+    crate::placement::view::cluster_info(cluster)
 }
 
 /// Converts between two types with the same JSON shape (API selectors → targeting selectors).

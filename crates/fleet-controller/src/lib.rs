@@ -19,6 +19,7 @@ pub mod gitrepo;
 pub mod index;
 pub mod leader;
 pub mod metrics;
+pub mod placement;
 pub mod process;
 pub mod server;
 pub mod status;

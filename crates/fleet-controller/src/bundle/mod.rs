@@ -108,7 +108,7 @@ async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
         .annotations()
         .get(crate::gitrepo::apply::READ_ERROR_ANNOTATION)
         .map(|e| format!("the bundle's files in the current commit could not be read, the last good version stays deployed: {e}"));
-    let status = bundle_status(
+    let mut status = bundle_status(
         &previous,
         &work.targets,
         &work.rollout,
@@ -116,8 +116,20 @@ async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
         read_error.as_deref(),
         &now,
     );
+    // Helper "place": placement status (`Scheduled`, decisions), also handed to the GitRepo.
+    crate::placement::status::record_bundle(
+        ctx,
+        bundle,
+        &mut status,
+        work.placement.as_ref(),
+        &now,
+    );
     record_states(ctx, bundle, Some(&status.display.state));
     write_status(ctx, bundle, &previous, status).await?;
+    // Helper "place": a toleration or the placement's rollout budget runs out later.
+    if let Some(after) = work.requeue_after {
+        return Ok(Action::requeue(after));
+    }
     // Deferred creations (maxNew) continue when the new BundleDeployments' watch events arrive; the requeue
     // only guards against a missed event.
     Ok(if work.deferred > 0 {
@@ -136,7 +148,14 @@ async fn pass(
     ctx: &Context,
 ) -> Result<Result<(target::BundleWork, usize), fleet_target::TargetError>> {
     let key = (bundle.namespace().unwrap_or_default(), bundle.name_any());
-    let mut work = match ctx.index.read(|state| target::plan(bundle, state)) {
+    let mut work = match ctx.index.read(|state| {
+        target::plan_with(
+            bundle,
+            state,
+            &crate::placement::settings(ctx),
+            crate::placement::unix_now(),
+        )
+    }) {
         Ok(work) => work,
         Err(err) => return Ok(Err(err)),
     };

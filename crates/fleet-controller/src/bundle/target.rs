@@ -1,9 +1,13 @@
 //! Planning one Bundle against the index (pure, under the index's read lock): the manifest ID, Fleet
 //! targeting and rollout through `fleet_target::pipeline::plan_bundle`, the BundleDeployment each target
-//! should have (skipping those already as wanted), and the orphans to delete.
+//! should have (skipping those already as wanted), and the orphans to delete. A Bundle with a `placement`
+//! block is scheduled among the targeted clusters with its existing placements fed back in
+//! ([`crate::placement::record`]); a Cluster that is leaving gets no BundleDeployment and loses the ones
+//! it has.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use fleet_api::{
     Bundle, BundleDeployment, BundleDeploymentOptions, BundleDeploymentSpec, find_condition,
@@ -13,7 +17,7 @@ use fleet_target::TargetError;
 use fleet_target::bundle_spec::read_bundle_spec;
 use fleet_target::labels::deployment_labels;
 use fleet_target::model::ClusterKey;
-use fleet_target::pipeline::{BundlePlanInput, plan_bundle};
+use fleet_target::pipeline::{BundlePlanInput, PlacementStage, plan_bundle};
 use fleet_target::rollout::{DeploymentState, Outcome, RolloutStatus};
 use fleet_target::targeting::{Target, TargetingContext};
 use fleet_target::template_engine::BuiltinTemplater;
@@ -21,6 +25,8 @@ use kube::ResourceExt;
 use kube::api::ObjectMeta;
 
 use crate::index::IndexState;
+use crate::placement::status::{Outcome as PlacementOutcome, outcome};
+use crate::placement::{PlacementSettings, record, unix_now};
 
 /// What to write for one Bundle.
 #[derive(Debug, Default)]
@@ -37,10 +43,24 @@ pub struct BundleWork {
     pub waiting_for_namespace: usize,
     /// Targets the rollout holds back for a later pass (`maxNew`).
     pub deferred: usize,
+    /// The scheduling decision, when the Bundle has a placement block.
+    pub placement: Option<PlacementOutcome>,
+    /// Plan again after this long (a toleration or the rollout budget's wait runs out).
+    pub requeue_after: Option<Duration>,
 }
 
-/// Plans `bundle` against `state`.
+/// Plans `bundle` against `state` with the default placement settings, now.
 pub fn plan(bundle: &Bundle, state: &IndexState) -> Result<BundleWork, TargetError> {
+    plan_with(bundle, state, &PlacementSettings::default(), unix_now())
+}
+
+/// Plans `bundle` against `state`; a placement is scheduled at `now` with `settings`' limits.
+pub fn plan_with(
+    bundle: &Bundle,
+    state: &IndexState,
+    settings: &PlacementSettings,
+    now: i64,
+) -> Result<BundleWork, TargetError> {
     let namespace = bundle.namespace().unwrap_or_default();
     let name = bundle.name_any();
     let spec_json = serde_json::to_value(&bundle.spec).unwrap_or_default();
@@ -56,11 +76,25 @@ pub fn plan(bundle: &Bundle, state: &IndexState) -> Result<BundleWork, TargetErr
         .collect();
     let namespaces = state.bundle_namespaces(&parts.targeting);
     let context = TargetingContext::default();
+    let policy_hash = parts.placement.as_ref().map(record::policy_hash);
+    let placed = match (&parts.placement, &policy_hash) {
+        (Some(_), Some(hash)) => record::existing_placements(
+            &existing,
+            bundle.status.as_ref().and_then(|s| s.placement.as_ref()),
+            hash,
+        ),
+        _ => Vec::new(),
+    };
     let input = BundlePlanInput {
         bundle: &parts.targeting,
         namespaces: &namespaces,
         context: &context,
-        placement: None,
+        placement: parts.placement.as_ref().map(|policy| PlacementStage {
+            policy,
+            existing: &placed,
+            now,
+            eligibility: settings.eligibility(),
+        }),
         rollout: &parts.rollout,
         paused: parts.paused,
         deployments: &current,
@@ -70,13 +104,47 @@ pub fn plan(bundle: &Bundle, state: &IndexState) -> Result<BundleWork, TargetErr
     };
     let planned = plan_bundle(&state.clusters, &input, &BuiltinTemplater, &id_of)?;
 
+    let decisions: BTreeMap<&ClusterKey, &fleet_target::placement::Decision> = planned
+        .schedule
+        .iter()
+        .flat_map(|s| &s.selected)
+        .map(|d| (&d.cluster, d))
+        .collect();
+    let requeue_at = [
+        planned.schedule.as_ref().and_then(|s| s.requeue_at),
+        planned.budget.as_ref().and_then(|b| b.requeue_at),
+    ]
+    .into_iter()
+    .flatten()
+    .min();
     let mut work = BundleWork {
         manifest_id: manifest_id.clone(),
         rollout: planned.rollout.status.clone(),
+        placement: planned
+            .schedule
+            .as_ref()
+            .zip(policy_hash.as_deref())
+            .map(|(result, hash)| outcome(result, hash)),
+        requeue_after: requeue_at
+            .map(|at| Duration::from_secs(u64::try_from(at - now).unwrap_or(0).max(1))),
         ..BundleWork::default()
+    };
+    let leaving = |cluster: &ClusterKey| {
+        state
+            .clusters
+            .get(cluster)
+            .and_then(|c| c.cluster.health.as_ref())
+            .is_some_and(|h| h.leaving)
     };
     for (target, deployment) in planned.targets.iter().zip(&planned.rollout.deployments) {
         let bd = existing.get(&target.cluster).cloned();
+        if leaving(&target.cluster) {
+            if let Some(bd) = &bd {
+                work.deletes
+                    .push((bd.namespace().unwrap_or_default(), bd.name_any()));
+            }
+            continue;
+        }
         work.targets.push((target.cluster.clone(), bd.clone()));
         let Outcome::Write {
             staged_deployment_id,
@@ -122,10 +190,17 @@ pub fn plan(bundle: &Bundle, state: &IndexState) -> Result<BundleWork, TargetErr
             &target.cluster,
             &manifest_id,
         );
+        let annotations = match (decisions.get(&target.cluster), &policy_hash) {
+            (Some(decision), Some(hash)) => record::annotations(decision, hash),
+            _ => BTreeMap::new(),
+        };
         let unchanged = bd.as_ref().is_some_and(|b| {
             b.spec == spec
                 && b.namespace().as_deref() == Some(cluster_namespace.as_str())
                 && labels.iter().all(|(k, v)| b.labels().get(k) == Some(v))
+                && annotations
+                    .iter()
+                    .all(|(k, v)| b.annotations().get(k) == Some(v))
         });
         if unchanged {
             continue;
@@ -135,6 +210,7 @@ pub fn plan(bundle: &Bundle, state: &IndexState) -> Result<BundleWork, TargetErr
             name: Some(name.clone()),
             namespace: Some(cluster_namespace.clone()),
             labels: Some(labels),
+            annotations: (!annotations.is_empty()).then_some(annotations),
             ..ObjectMeta::default()
         };
         work.writes.push(desired);

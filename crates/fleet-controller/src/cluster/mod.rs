@@ -1,6 +1,8 @@
 //! The Cluster reconciler: gives each Cluster its cluster namespace (named as Fleet names it, annotated
-//! with the Cluster, labelled managed) and records it in `status.namespace`, then aggregates the
-//! BundleDeployments in that namespace into the Cluster's summary and `display`.
+//! with the Cluster, labelled managed) and records it in `status.namespace`, writes its membership
+//! (`Joined`, `Healthy`, the automatic unreachable taint: [`crate::placement::membership`]), then
+//! aggregates the BundleDeployments in that namespace into the Cluster's summary and `display`. A
+//! deleted Cluster leaves the fleet through its finalizer ([`crate::placement::leave`]).
 
 pub mod bootstrap;
 pub mod registration;
@@ -17,13 +19,14 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
+use kube::runtime::finalizer::{Event, finalizer};
 use serde_json::json;
 
 use crate::context::{Context, FIELD_MANAGER};
-use crate::error::Result;
-use crate::status::{
-    apply_status, conditions, deployment_state, increment, ready_message, summary_state,
-};
+use crate::error::{Error, Result};
+use crate::placement::membership::evaluate;
+use crate::placement::{leave, settings, unix_now};
+use crate::status::{apply_status, conditions, ready_message, summary_state};
 
 /// Fleet's cluster namespace name: `cluster-<ns>-<name>-<KeyHash(ns::name)>`, cut as SafeConcatName cuts.
 pub fn cluster_namespace(namespace: &str, name: &str) -> String {
@@ -42,6 +45,42 @@ pub fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> BoxFuture<'static,
 
 async fn reconcile_inner(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Action> {
     ctx.index.wait_synced().await;
+    // A leaving Cluster keeps its finalizer until its BundleDeployments are gone.
+    if cluster.metadata.deletion_timestamp.is_some()
+        && cluster.finalizers().iter().any(|f| f == leave::FINALIZER)
+        && let Some(wait) = leave::drain(&cluster, &ctx).await?
+    {
+        return Ok(wait);
+    }
+    let api: Api<Cluster> =
+        Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());
+    let object = format!(
+        "Cluster {}/{}",
+        cluster.namespace().unwrap_or_default(),
+        cluster.name_any()
+    );
+    finalizer(&api, leave::FINALIZER, cluster, |event| {
+        let ctx = ctx.clone();
+        async move {
+            match event {
+                Event::Apply(cluster) => apply(&cluster, &ctx).await,
+                Event::Cleanup(cluster) => leave::leave(&cluster, &ctx).await,
+            }
+        }
+    })
+    .await
+    .map_err(|err| match err {
+        kube::runtime::finalizer::Error::ApplyFailed(e)
+        | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
+        other => Error::Finalizer {
+            object,
+            message: other.to_string(),
+        },
+    })
+}
+
+/// Namespace, membership (conditions, automatic taint) and the bundle summary of a Cluster.
+async fn apply(cluster: &Cluster, ctx: &Context) -> Result<Action> {
     let namespace = cluster.namespace().unwrap_or_default();
     let name = cluster.name_any();
     let cluster_ns = cluster_namespace(&namespace, &name);
@@ -64,24 +103,31 @@ async fn reconcile_inner(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Act
             )
             .await?;
     }
+    let now_text = conditions::now();
+    let membership = evaluate(cluster, &settings(ctx), unix_now(), &now_text);
+    if let Some(taints) = &membership.taints {
+        let api: Api<Cluster> = Api::namespaced(ctx.client.clone(), &namespace);
+        let patch = json!({"spec": {"taints": taints}});
+        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+    }
+    // Placed Bundles reschedule when the index's view of this cluster changed in a way placement reads.
+    let key = fleet_target::model::ClusterKey::new(&namespace, &name);
+    let view = ctx
+        .index
+        .read(|state| state.clusters.get(&key).map(|c| c.cluster.clone()));
+    ctx.triggers
+        .bundles(ctx.placement_decisions.cluster_seen(&key, view.as_ref()));
     let mut status = previous.clone();
     status.namespace = cluster_ns.clone();
-    let deployments = ctx.index.read(|state| {
-        let mut list: Vec<_> = state
-            .deployments
-            .values()
-            .flat_map(|m| m.values())
-            .filter(|bd| bd.namespace().as_deref() == Some(cluster_ns.as_str()))
-            .cloned()
-            .collect();
-        list.sort_by_key(|bd| bd.name_any());
-        list
+    status.conditions = membership.conditions;
+    // Helper "scale": read from the index's incremental per-namespace tally (was a scan of every BD).
+    let summary = ctx.index.read(|state| {
+        state
+            .cluster_tally(&cluster_ns)
+            .map(crate::status::tally::Tally::summary)
+            .unwrap_or_default()
     });
-    let mut summary = fleet_api::BundleSummary::default();
-    for bd in &deployments {
-        let name = format!("{}/{}", bd.namespace().unwrap_or_default(), bd.name_any());
-        increment(&mut summary, &name, &deployment_state(Some(bd)), Some(bd));
-    }
     status.display.ready_bundles = format!("{}/{}", summary.ready, summary.desired_ready);
     let agent_seen = status.agent.as_ref().is_some_and(|a| a.last_seen.is_some());
     status.display.state = if agent_seen {
@@ -96,7 +142,7 @@ async fn reconcile_inner(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Act
         message.is_empty(),
         "",
         &message,
-        &conditions::now(),
+        &now_text,
     );
     status.summary = summary;
     if status != previous {
@@ -110,7 +156,10 @@ async fn reconcile_inner(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Act
         });
         apply_status(&api, &name, &owned).await?;
     }
-    Ok(Action::await_change())
+    Ok(match membership.requeue_after {
+        Some(after) => Action::requeue(after),
+        None => Action::await_change(),
+    })
 }
 
 #[cfg(test)]

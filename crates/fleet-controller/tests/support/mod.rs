@@ -46,6 +46,15 @@ pub struct RunningController {
 
 impl RunningController {
     pub async fn start(client: Client) -> Self {
+        Self::start_with(client, |_| {}).await
+    }
+
+    /// Starts a controller, running `configure` on its context before any reconcile (e.g. to set
+    /// placement settings).
+    pub async fn start_with(
+        client: Client,
+        configure: impl FnOnce(&Context) + Send + 'static,
+    ) -> Self {
         let cache = tempfile::tempdir().expect("temp dir");
         let settings = Settings {
             git_cache_dir: cache.path().to_path_buf(),
@@ -62,6 +71,7 @@ impl RunningController {
                 let _ = stopped.await;
             },
             move |ctx| {
+                configure(&ctx);
                 let _ = started_tx.send(ctx);
             },
         ));

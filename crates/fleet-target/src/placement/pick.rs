@@ -313,6 +313,10 @@ impl<'a> Run<'a, '_> {
         let present = classified.kept.len();
         if n <= present {
             self.scale_in(&mut classified, n);
+            if classified.reconsidered.is_empty() {
+                // Nothing to pick: this ranks the other clusters for the unselected list.
+                return self.scale_out(classified, n);
+            }
             let selected = Self::kept_decisions(&classified);
             return Self::result(selected, classified, Vec::new(), 0, Some(n));
         }

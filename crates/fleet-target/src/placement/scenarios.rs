@@ -741,6 +741,13 @@ fn scale_two_four_one_changes_only_the_expected_clusters() {
     let one = decide(1, &to_existing(&four));
     assert_eq!(selected(&one), ["c7"]);
     assert_eq!(removed(&one), ["c4", "c5", "c6"]);
+    // Scaled in, and again in the steady state, the other clusters are listed with their reason.
+    assert_eq!(one.unselected_total + 1, fixture().len());
+    let steady = decide(1, &to_existing(&one));
+    assert_eq!(selected(&steady), ["c7"]);
+    assert!(steady.removed.is_empty());
+    assert_eq!(steady.unselected, one.unselected);
+    assert!(!steady.unselected.is_empty());
 }
 
 #[test]

@@ -1,0 +1,154 @@
+//! Leaving the fleet: deleting a Cluster. Its finalizer [`FINALIZER`] holds the Cluster until the
+//! BundleDeployments in its namespace are gone — each annotated `fleet.cattle.io/uninstall: orphan`
+//! first when the Cluster carries [`LEAVE_ANNOTATION`]` = orphan`, so its agent leaves the applied
+//! objects in place (KubeFleet's default) instead of uninstalling them — then deletes the cluster
+//! namespace (with the registration ServiceAccounts and RoleBindings in it), the grant Secrets and the
+//! ClusterRegistrations of the cluster (their Roles and ClusterRoleBindings follow by owner). While it
+//! leaves, the Bundle reconciler plans nothing for it ([`crate::bundle::target`]).
+
+use std::time::Duration;
+
+use fleet_api::{BundleDeployment, Cluster, ClusterRegistration, labels};
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use serde_json::json;
+
+use crate::bundle::content::ignore_missing;
+use crate::cluster::registration::SYSTEM_REGISTRATION_NAMESPACE;
+use crate::context::Context;
+use crate::error::Result;
+
+/// The Cluster finalizer that runs the leave.
+pub const FINALIZER: &str = "fleet.cattle.io/cluster-finalizer";
+/// Cluster annotation choosing what leaving does to the applied objects: `orphan` keeps them.
+pub const LEAVE_ANNOTATION: &str = "fleet.cattle.io/on-leave";
+/// [`LEAVE_ANNOTATION`] value that keeps the applied objects.
+pub const ORPHAN: &str = "orphan";
+/// BundleDeployment annotation telling the agent to forget, not uninstall, when it is deleted.
+pub const UNINSTALL_ANNOTATION: &str = "fleet.cattle.io/uninstall";
+
+/// How often a leave checks whether the BundleDeployments are gone.
+const RECHECK: Duration = Duration::from_secs(1);
+
+/// First step of a leave, before the finalizer runs [`leave`]: deletes the Cluster's BundleDeployments
+/// (annotated orphan first when asked); `Some(requeue)` while they are still there and the leave timeout
+/// has not run out.
+pub async fn drain(cluster: &Cluster, ctx: &Context) -> Result<Option<Action>> {
+    let namespace = cluster.namespace().unwrap_or_default();
+    let name = cluster.name_any();
+    let cluster_ns = crate::cluster::cluster_namespace(&namespace, &name);
+    let orphan = cluster
+        .annotations()
+        .get(LEAVE_ANNOTATION)
+        .map(String::as_str)
+        == Some(ORPHAN);
+    let deployments: Api<BundleDeployment> = Api::namespaced(ctx.client.clone(), &cluster_ns);
+    let remaining = deployments
+        .list_metadata(&ListParams::default())
+        .await?
+        .items;
+    for bd in &remaining {
+        let bd_name = bd.name_any();
+        if orphan
+            && bd
+                .annotations()
+                .get(UNINSTALL_ANNOTATION)
+                .map(String::as_str)
+                != Some(ORPHAN)
+        {
+            let patch = json!({"metadata": {"annotations": {UNINSTALL_ANNOTATION: ORPHAN}}});
+            ignore_missing(
+                deployments
+                    .patch(&bd_name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                    .map(|_| ()),
+            )?;
+        }
+        if bd.metadata.deletion_timestamp.is_none() {
+            ignore_missing(
+                deployments
+                    .delete(&bd_name, &DeleteParams::default())
+                    .await
+                    .map(|_| ()),
+            )?;
+        }
+    }
+    let waited = cluster
+        .metadata
+        .deletion_timestamp
+        .as_ref()
+        .map(|t| super::unix_now() - super::view::unix(t))
+        .unwrap_or_default();
+    let still_there = !deployments
+        .list_metadata(&ListParams::default().limit(1))
+        .await?
+        .items
+        .is_empty();
+    let timeout = i64::try_from(super::settings(ctx).leave_timeout.as_secs()).unwrap_or(i64::MAX);
+    Ok((still_there && waited < timeout).then(|| Action::requeue(RECHECK)))
+}
+
+/// The rest of a leave, run by the finalizer once [`drain`] is done: deletes the cluster namespace, the
+/// grant Secrets and the ClusterRegistrations of the cluster.
+pub async fn leave(cluster: &Cluster, ctx: &Context) -> Result<Action> {
+    let namespace = cluster.namespace().unwrap_or_default();
+    let name = cluster.name_any();
+    let cluster_ns = crate::cluster::cluster_namespace(&namespace, &name);
+    let orphan = cluster
+        .annotations()
+        .get(LEAVE_ANNOTATION)
+        .map(String::as_str)
+        == Some(ORPHAN);
+    ignore_missing(
+        Api::<Namespace>::all(ctx.client.clone())
+            .delete(&cluster_ns, &DeleteParams::default())
+            .await
+            .map(|_| ()),
+    )?;
+    remove_registrations(ctx, &namespace, &name).await?;
+    tracing::info!(cluster = %format!("{namespace}/{name}"), orphan, "cluster left the fleet");
+    Ok(Action::await_change())
+}
+
+/// Deletes the ClusterRegistrations that resolved to the cluster and their grant Secrets.
+async fn remove_registrations(ctx: &Context, namespace: &str, name: &str) -> Result<()> {
+    let registrations: Api<ClusterRegistration> = Api::namespaced(ctx.client.clone(), namespace);
+    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), SYSTEM_REGISTRATION_NAMESPACE);
+    for registration in registrations.list(&ListParams::default()).await?.items {
+        if registration
+            .status
+            .as_ref()
+            .map(|s| s.cluster_name.as_str())
+            != Some(name)
+        {
+            continue;
+        }
+        let selector = format!(
+            "{}={},{}={namespace}",
+            labels::CLUSTER_REGISTRATION,
+            registration.name_any(),
+            labels::CLUSTER_REGISTRATION_NAMESPACE,
+        );
+        for secret in secrets
+            .list_metadata(&ListParams::default().labels(&selector))
+            .await?
+            .items
+        {
+            ignore_missing(
+                secrets
+                    .delete(&secret.name_any(), &DeleteParams::default())
+                    .await
+                    .map(|_| ()),
+            )?;
+        }
+        ignore_missing(
+            registrations
+                .delete(&registration.name_any(), &DeleteParams::default())
+                .await
+                .map(|_| ()),
+        )?;
+    }
+    Ok(())
+}

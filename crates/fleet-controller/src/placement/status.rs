@@ -1,0 +1,320 @@
+//! Placement status: a scheduling decision becomes the Bundle's `status.placement` (selected clusters
+//! with scores, up to 20 unselected with the reason, `"<found>/<wanted>"` for the printer column) and
+//! its `Scheduled` condition; the GitRepo's `status.placement` lists its Bundles' decisions and its
+//! `Scheduled` condition is fulfilled when every one of them is. The Bundle reconciler records each
+//! Bundle's decisions in [`Decisions`], which the GitRepo reconciler reads.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use fleet_api::labels;
+use fleet_api::{
+    Bundle, BundlePlacementStatus, BundleStatus, Condition, GitRepoStatus, PlacementScore,
+    PlacementStatus, SelectedCluster, UnselectedCluster,
+};
+use fleet_target::model::{ClusterInfo, ClusterKey, HealthCondition};
+use fleet_target::placement::{ScheduleResult, ScheduledCondition};
+use kube::ResourceExt;
+
+use crate::context::{Context, lock};
+use crate::index::BundleKey;
+use crate::status::conditions;
+
+/// The condition type.
+pub const SCHEDULED: &str = "Scheduled";
+
+/// One Bundle's scheduling outcome, as the Bundle reconciler hands it to the status writers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub status: PlacementStatus,
+    pub condition: ScheduledCondition,
+}
+
+/// The status of a scheduling decision made under the policy with hash `policy_hash`.
+pub fn outcome(result: &ScheduleResult, policy_hash: &str) -> Outcome {
+    let condition = result.condition.clone();
+    let scheduled = match condition.wanted {
+        Some(wanted) => format!("{}/{wanted}", condition.found),
+        None => condition.found.to_string(),
+    };
+    let status = PlacementStatus {
+        scheduled,
+        policy_hash: policy_hash.to_string(),
+        selected: result
+            .selected
+            .iter()
+            .map(|d| SelectedCluster {
+                cluster: d.cluster.to_string(),
+                score: d.score.map(|s| PlacementScore {
+                    affinity: s.affinity,
+                    topology_spread: s.topology_spread,
+                }),
+            })
+            .collect(),
+        unselected: result
+            .unselected
+            .iter()
+            .map(|u| UnselectedCluster {
+                cluster: u.cluster.clone(),
+                reason: u.to_string(),
+            })
+            .collect(),
+        unselected_total: i64::try_from(result.unselected_total).unwrap_or(i64::MAX),
+    };
+    Outcome { status, condition }
+}
+
+/// Sets (or, without a placement, removes) the Bundle's placement status and `Scheduled` condition.
+pub fn apply_to_bundle(status: &mut BundleStatus, outcome: Option<&Outcome>, now: &str) {
+    match outcome {
+        Some(outcome) => {
+            let c = &outcome.condition;
+            conditions::set(
+                &mut status.conditions,
+                SCHEDULED,
+                c.fulfilled,
+                &c.reason,
+                &c.message,
+                now,
+            );
+            status.placement = Some(outcome.status.clone());
+        }
+        None => {
+            status.conditions.retain(|c| c.type_ != SCHEDULED);
+            status.placement = None;
+        }
+    }
+}
+
+/// Sets the Bundle's placement status ([`apply_to_bundle`]) and records the outcome for its GitRepo,
+/// waking the GitRepo when it changed.
+pub fn record_bundle(
+    ctx: &Context,
+    bundle: &Bundle,
+    status: &mut BundleStatus,
+    outcome: Option<&Outcome>,
+    now: &str,
+) {
+    apply_to_bundle(status, outcome, now);
+    let namespace = bundle.namespace().unwrap_or_default();
+    let repo = bundle.labels().get(labels::REPO_NAME).map(String::as_str);
+    let key = (namespace.clone(), bundle.name_any());
+    if ctx.placement_decisions.record(&key, repo, outcome)
+        && let Some(repo) = repo
+    {
+        ctx.triggers.gitrepo(&namespace, repo);
+    }
+}
+
+/// The latest placement outcome of every Bundle that has a placement block, with the GitRepo it
+/// came from (label `fleet.cattle.io/repo-name`).
+/// Also the placement-relevant view of each Cluster, so a change to one wakes the placed Bundles.
+#[derive(Debug, Default)]
+pub struct Decisions {
+    outcomes: Mutex<BTreeMap<BundleKey, (Option<String>, Outcome)>>,
+    clusters: Mutex<BTreeMap<ClusterKey, ClusterInfo>>,
+}
+
+impl Decisions {
+    /// Records `bundle`'s outcome (`None`: no placement block); true when it changed.
+    pub fn record(
+        &self,
+        bundle: &BundleKey,
+        repo: Option<&str>,
+        outcome: Option<&Outcome>,
+    ) -> bool {
+        let mut map = lock(&self.outcomes);
+        match outcome {
+            Some(outcome) => {
+                let entry = (repo.map(str::to_string), outcome.clone());
+                map.insert(bundle.clone(), entry.clone()) != Some(entry)
+            }
+            None => map.remove(bundle).is_some(),
+        }
+    }
+
+    /// Records the placement-relevant view of a cluster (`None`: gone); returns the placed Bundles to
+    /// wake when it changed. The heartbeat time is left out: its running out shows as a taint.
+    pub fn cluster_seen(&self, key: &ClusterKey, info: Option<&ClusterInfo>) -> Vec<BundleKey> {
+        let view = info.map(|info| {
+            let mut view = info.clone();
+            if let Some(health) = view.health.as_mut() {
+                health.last_heartbeat = None;
+                health.healthy = health.healthy.map(|h| HealthCondition {
+                    status: h.status,
+                    last_transition: 0,
+                });
+            }
+            view
+        });
+        let changed = {
+            let mut clusters = lock(&self.clusters);
+            let old = match &view {
+                Some(view) => clusters.insert(key.clone(), view.clone()),
+                None => clusters.remove(key),
+            };
+            old != view
+        };
+        if changed {
+            lock(&self.outcomes).keys().cloned().collect()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The outcomes of GitRepo `namespace/repo`'s Bundles, by Bundle name.
+    pub fn of_repo(&self, namespace: &str, repo: &str) -> Vec<(String, Outcome)> {
+        lock(&self.outcomes)
+            .iter()
+            .filter(|(key, (r, _))| key.0 == namespace && r.as_deref() == Some(repo))
+            .map(|(key, (_, o))| (key.1.clone(), o.clone()))
+            .collect()
+    }
+}
+
+/// Sets the GitRepo's placement list and `Scheduled` condition from its Bundles' outcomes (removed when
+/// none of its Bundles has a placement block).
+pub fn apply_to_gitrepo(status: &mut GitRepoStatus, outcomes: &[(String, Outcome)], now: &str) {
+    let conditions: &mut Vec<Condition> = &mut status.base.conditions;
+    if outcomes.is_empty() {
+        conditions.retain(|c| c.type_ != SCHEDULED);
+        status.placement.clear();
+        return;
+    }
+    status.placement = outcomes
+        .iter()
+        .map(|(bundle, o)| BundlePlacementStatus {
+            bundle: bundle.clone(),
+            status: o.status.clone(),
+        })
+        .collect();
+    let unfulfilled: Vec<String> = outcomes
+        .iter()
+        .filter(|(_, o)| !o.condition.fulfilled)
+        .map(|(bundle, o)| format!("{bundle}: {}", o.condition.message))
+        .collect();
+    let (reason, message) = if unfulfilled.is_empty() {
+        (
+            "SchedulingPolicyFulfilled",
+            format!(
+                "every placement is fulfilled ({} bundle(s))",
+                outcomes.len()
+            ),
+        )
+    } else {
+        ("SchedulingPolicyUnfulfilled", unfulfilled.join("; "))
+    };
+    conditions::set(
+        conditions,
+        SCHEDULED,
+        unfulfilled.is_empty(),
+        reason,
+        &message,
+        now,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleet_target::placement::status::{Stage, Unselected, UnselectedReason};
+    use fleet_target::placement::{ClusterScore, Decision, Origin};
+
+    fn result(found: usize, wanted: usize) -> ScheduleResult {
+        ScheduleResult {
+            selected: (0..found)
+                .map(|i| Decision {
+                    cluster: ClusterKey::new("ns", format!("c{i}")),
+                    origin: Origin::New,
+                    score: Some(ClusterScore {
+                        topology_spread: 0,
+                        affinity: 10,
+                        existing_placement: 0,
+                    }),
+                })
+                .collect(),
+            removed: Vec::new(),
+            unselected: vec![Unselected {
+                cluster: "ns/x".into(),
+                reason: UnselectedReason::Filtered {
+                    stage: Stage::TaintToleration,
+                    message: "taint maintenance:NoSelect is not tolerated".into(),
+                },
+            }],
+            unselected_total: 1,
+            condition: fleet_target::placement::status::condition(Some(wanted), found),
+            requeue_at: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn bundle_status_shows_counts_scores_and_reasons() {
+        let o = outcome(&result(2, 3), "h");
+        let mut status = BundleStatus::default();
+        apply_to_bundle(&mut status, Some(&o), "t1");
+        let placement = status.placement.clone().unwrap();
+        assert_eq!(placement.scheduled, "2/3");
+        assert_eq!(placement.selected[0].cluster, "ns/c0");
+        assert_eq!(placement.selected[0].score.as_ref().unwrap().affinity, 10);
+        assert_eq!(
+            placement.unselected[0].reason,
+            "cluster \"ns/x\" filtered by TaintToleration: taint maintenance:NoSelect is not tolerated"
+        );
+        let c = &status.conditions[0];
+        assert_eq!(
+            (c.type_.as_str(), c.status.as_str(), c.reason.as_str()),
+            ("Scheduled", "False", "SchedulingPolicyUnfulfilled")
+        );
+        apply_to_bundle(&mut status, None, "t2");
+        assert!(status.conditions.is_empty() && status.placement.is_none());
+    }
+
+    #[test]
+    fn gitrepo_condition_names_the_unfulfilled_bundles() {
+        let mut status = GitRepoStatus::default();
+        let outcomes = vec![
+            ("repo-a".to_string(), outcome(&result(3, 3), "h")),
+            ("repo-b".to_string(), outcome(&result(1, 2), "h")),
+        ];
+        apply_to_gitrepo(&mut status, &outcomes, "t");
+        assert_eq!(status.placement.len(), 2);
+        let c = &status.base.conditions[0];
+        assert_eq!(c.status, "False");
+        assert!(
+            c.message.starts_with("repo-b: could not find all clusters"),
+            "{}",
+            c.message
+        );
+        apply_to_gitrepo(&mut status, &outcomes[..1], "t");
+        assert_eq!(status.base.conditions[0].status, "True");
+        apply_to_gitrepo(&mut status, &[], "t");
+        assert!(status.base.conditions.is_empty() && status.placement.is_empty());
+    }
+
+    #[test]
+    fn decisions_report_changes() {
+        let decisions = Decisions::default();
+        let key = ("ns".to_string(), "repo-a".to_string());
+        let o = outcome(&result(1, 1), "h");
+        assert!(decisions.record(&key, Some("repo"), Some(&o)));
+        assert!(!decisions.record(&key, Some("repo"), Some(&o)));
+        assert_eq!(decisions.of_repo("ns", "repo").len(), 1);
+        assert!(decisions.of_repo("ns", "other").is_empty());
+        let cluster = ClusterKey::new("ns", "c");
+        let mut info = ClusterInfo::new("ns", "c", []);
+        info.health = Some(Default::default());
+        assert_eq!(
+            decisions.cluster_seen(&cluster, Some(&info)),
+            std::slice::from_ref(&key)
+        );
+        info.health.as_mut().unwrap().last_heartbeat = Some(5);
+        assert!(decisions.cluster_seen(&cluster, Some(&info)).is_empty());
+        info.labels.insert("env".into(), "prod".into());
+        assert_eq!(
+            decisions.cluster_seen(&cluster, Some(&info)),
+            std::slice::from_ref(&key)
+        );
+        assert!(decisions.record(&key, Some("repo"), None));
+    }
+}

@@ -1,0 +1,145 @@
+//! A Cluster as the targeting and placement core sees it ([`ClusterInfo`]): labels, annotations,
+//! template values and `paused` for Fleet targeting; taints, custom scores, the agent's properties and
+//! resource usage, and membership (joined once the agent has checked in, leaving once deleted, the
+//! heartbeat from `status.agent.lastSeen`) for placement.
+
+use fleet_api::{Cluster, ClusterTaint, TAINT_NO_SELECT};
+use fleet_target::model::{
+    ClusterHealth, ClusterInfo, CustomScore, HealthCondition, ResourceUsage, Taint, TaintEffect,
+    UnixSeconds,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::ResourceExt;
+
+/// The targeting view of `cluster`.
+pub fn cluster_info(cluster: &Cluster) -> ClusterInfo {
+    let status = cluster.status.as_ref();
+    let last_seen = status
+        .and_then(|s| s.agent.as_ref())
+        .and_then(|a| a.last_seen.as_ref())
+        .map(unix);
+    ClusterInfo {
+        name: cluster.name_any(),
+        namespace: cluster.namespace().unwrap_or_default(),
+        labels: cluster.labels().clone(),
+        annotations: cluster.annotations().clone(),
+        template_values: cluster
+            .spec
+            .template_values
+            .as_ref()
+            .map(|values| values.0.clone())
+            .unwrap_or_default(),
+        paused: cluster.spec.paused,
+        taints: cluster.spec.taints.iter().map(taint).collect(),
+        properties: status
+            .and_then(|s| s.properties.as_ref())
+            .map(|p| {
+                p.iter()
+                    .map(|(k, v)| (k.clone(), v.value.clone()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        resource_usage: status
+            .and_then(|s| s.resource_usage.as_ref())
+            .map(|u| ResourceUsage {
+                capacity: u.capacity.clone(),
+                allocatable: u.allocatable.clone(),
+                available: u.available.clone(),
+            })
+            .unwrap_or_default(),
+        scores: status
+            .map(|s| {
+                s.scores
+                    .iter()
+                    .map(|score| CustomScore {
+                        name: score.name.clone(),
+                        value: score.value,
+                        valid_until: score.valid_until.as_ref().map(unix),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        health: Some(ClusterHealth {
+            joined: last_seen.is_some(),
+            leaving: cluster.metadata.deletion_timestamp.is_some(),
+            last_heartbeat: last_seen,
+            // The hub's view of health is the heartbeat: healthy since the agent last reported (a stale
+            // heartbeat is caught by the heartbeat timeout).
+            healthy: last_seen.map(|at| HealthCondition {
+                status: true,
+                last_transition: at,
+            }),
+        }),
+    }
+}
+
+/// A Cluster taint as the scheduler reads it (`NoSelect`, else `NoSchedule`).
+pub fn taint(t: &ClusterTaint) -> Taint {
+    Taint {
+        key: t.key.clone(),
+        value: t.value.clone(),
+        effect: if t.effect == TAINT_NO_SELECT {
+            TaintEffect::NoSelect
+        } else {
+            TaintEffect::NoSchedule
+        },
+        time_added: t.time_added.as_ref().map(unix),
+    }
+}
+
+/// A scheduler taint as the Cluster's spec stores it.
+pub fn cluster_taint(t: &Taint) -> ClusterTaint {
+    ClusterTaint {
+        key: t.key.clone(),
+        value: t.value.clone(),
+        effect: format!("{:?}", t.effect),
+        time_added: t.time_added.and_then(time),
+    }
+}
+
+/// Unix seconds of a Kubernetes time.
+pub fn unix(t: &Time) -> UnixSeconds {
+    t.0.as_second()
+}
+
+/// A Kubernetes time from Unix seconds.
+pub fn time(seconds: UnixSeconds) -> Option<Time> {
+    k8s_openapi::jiff::Timestamp::from_second(seconds)
+        .ok()
+        .map(Time)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleet_api::{AgentStatus, ClusterStatus};
+
+    #[test]
+    fn membership_and_taints_come_from_the_cluster() {
+        let mut cluster = Cluster::new("c", Default::default());
+        cluster.metadata.namespace = Some("ns".into());
+        cluster.spec.taints = vec![ClusterTaint {
+            key: "maintenance".into(),
+            value: String::new(),
+            effect: TAINT_NO_SELECT.into(),
+            time_added: time(100),
+        }];
+        let info = cluster_info(&cluster);
+        assert_eq!(info.taints[0].effect, TaintEffect::NoSelect);
+        assert_eq!(info.taints[0].time_added, Some(100));
+        assert_eq!(cluster_taint(&info.taints[0]), cluster.spec.taints[0]);
+        let health = info.health.unwrap();
+        assert!(!health.joined && health.last_heartbeat.is_none());
+
+        cluster.status = Some(ClusterStatus {
+            agent: Some(AgentStatus {
+                last_seen: time(500),
+                namespace: String::new(),
+            }),
+            ..ClusterStatus::default()
+        });
+        let health = cluster_info(&cluster).health.unwrap();
+        assert!(health.joined && !health.leaving);
+        assert_eq!(health.last_heartbeat, Some(500));
+    }
+}
