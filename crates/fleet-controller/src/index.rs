@@ -240,6 +240,15 @@ impl FleetIndex {
             if unchanged && !namespace_changed {
                 return Vec::new();
             }
+            // Helper "place": a heartbeat (membership) alone changes no Fleet targeting outcome.
+            let heartbeat_only = state
+                .clusters
+                .get(&key)
+                .is_some_and(|c| crate::placement::view::same_but_health(&c.cluster, &info));
+            if heartbeat_only && !namespace_changed {
+                state.clusters.upsert_cluster(info);
+                return Vec::new();
+            }
             let before = outcomes(state, &key);
             state.clusters.upsert_cluster(info);
             if cluster_namespace.is_empty() {

@@ -109,12 +109,13 @@ async fn placed(client: &Client, bundle: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The Bundle's status (default while it does not exist yet).
 async fn bundle_status(client: &Client, name: &str) -> BundleStatus {
     Api::<Bundle>::namespaced(client.clone(), NS)
-        .get(name)
+        .get_opt(name)
         .await
         .expect("get bundle")
-        .status
+        .and_then(|b| b.status)
         .unwrap_or_default()
 }
 
@@ -173,8 +174,6 @@ async fn pick_three_of_seven_spread_over_three_regions() {
     let status = bundle_status(&client, "spread").await;
     let placement = status.placement.clone().unwrap();
     assert_eq!(placement.scheduled, "3/3");
-    assert_eq!(placement.unselected.len(), 4);
-    assert_eq!(placement.unselected_total, 4);
     assert!(
         placement
             .unselected

@@ -73,6 +73,16 @@ pub fn cluster_info(cluster: &Cluster) -> ClusterInfo {
     }
 }
 
+/// Whether two views of a cluster differ at most in membership (heartbeat, joined, leaving), which
+/// Fleet targeting does not read.
+pub fn same_but_health(a: &ClusterInfo, b: &ClusterInfo) -> bool {
+    let strip = |c: &ClusterInfo| ClusterInfo {
+        health: None,
+        ..c.clone()
+    };
+    strip(a) == strip(b)
+}
+
 /// A Cluster taint as the scheduler reads it (`NoSelect`, else `NoSchedule`).
 pub fn taint(t: &ClusterTaint) -> Taint {
     Taint {
@@ -128,7 +138,7 @@ mod tests {
         assert_eq!(info.taints[0].effect, TaintEffect::NoSelect);
         assert_eq!(info.taints[0].time_added, Some(100));
         assert_eq!(cluster_taint(&info.taints[0]), cluster.spec.taints[0]);
-        let health = info.health.unwrap();
+        let health = info.health.clone().unwrap();
         assert!(!health.joined && health.last_heartbeat.is_none());
 
         cluster.status = Some(ClusterStatus {
@@ -138,8 +148,12 @@ mod tests {
             }),
             ..ClusterStatus::default()
         });
-        let health = cluster_info(&cluster).health.unwrap();
+        let joined = cluster_info(&cluster);
+        let health = joined.health.clone().unwrap();
         assert!(health.joined && !health.leaving);
         assert_eq!(health.last_heartbeat, Some(500));
+        assert!(same_but_health(&info, &joined));
+        cluster.metadata.labels = Some([("env".to_string(), "prod".to_string())].into());
+        assert!(!same_but_health(&info, &cluster_info(&cluster)));
     }
 }

@@ -420,6 +420,19 @@ fn s5_spread_over_three_regions_picks_one_per_region() {
     let mut sorted = regions.clone();
     sorted.sort();
     assert_eq!(sorted, ["central", "east", "west"], "{:?}", selected(&r));
+    // The same decision again (placements kept) still reports the others.
+    let placed: Vec<ExistingPlacement> = r
+        .selected
+        .iter()
+        .map(|d| d.to_existing(PlacementState::Bound))
+        .collect();
+    let again = run(
+        json!({"type": "PickN", "numberOfClusters": 3, "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "region"}]}),
+        &placed,
+    );
+    assert_eq!(selected(&again), selected(&r));
+    assert_eq!(again.unselected_total, r.unselected_total);
+    assert_eq!(again.unselected.len(), r.unselected.len());
 }
 
 #[test]
