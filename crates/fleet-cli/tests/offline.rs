@@ -306,6 +306,21 @@ fn test_renders_kustomize_overlays_and_helm_post_rendering() {
 }
 
 #[test]
+fn test_warns_about_a_kustomize_patch_that_matches_nothing() {
+    let output = fleet(&["test", "testdata/bundles/kustomize-unmatched-patch"]);
+    assert!(output.status.success(), "kubectl kustomize builds it too");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let warning = stderr
+        .lines()
+        .find(|line| line.starts_with("# Warning: "))
+        .unwrap_or_else(|| panic!("no warning in {stderr}"));
+    assert!(warning.contains("kustomization.yaml"), "{warning}");
+    assert!(warning.contains("not-in-this-bundle"), "{warning}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains("name: settings"), "{stdout}");
+}
+
+#[test]
 fn test_render_errors_name_the_file() {
     let err = failure_of(&["test", "testdata/bundles/error-helm-template"]);
     assert_eq!(

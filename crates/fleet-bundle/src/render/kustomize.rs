@@ -2,8 +2,7 @@
 //! `kustomize.dir` (or the bundle root) is built over all of the bundle's files, with the Helm output (if any)
 //! written as `fleet-manifests.yaml` and put first in its `resources`.
 
-use fleet_kustomize::{Options, fleet};
-use serde_json::Value;
+use fleet_kustomize::{Built, Options, fleet};
 
 use super::{Files, RenderError};
 
@@ -23,15 +22,15 @@ pub fn post_render(
     files: &Files,
     dir: &str,
     helm_output: &str,
-) -> Result<Option<Vec<Value>>, RenderError> {
-    fleet::render(files, dir, helm_output.as_bytes(), &Options::default())
+) -> Result<Option<Built>, RenderError> {
+    fleet::render_reporting(files, dir, helm_output.as_bytes(), &Options::default())
         .map_err(|err| error(dir, err))
 }
 
 /// Builds the kustomization in `dir` (any of kustomize's file names) over the bundle's files.
-pub fn build(files: &Files, dir: &str) -> Result<Vec<Value>, RenderError> {
-    if let Some(objects) = post_render(files, dir, "")? {
-        return Ok(objects);
+pub fn build(files: &Files, dir: &str) -> Result<Built, RenderError> {
+    if let Some(built) = post_render(files, dir, "")? {
+        return Ok(built);
     }
-    fleet_kustomize::build(files, dir, &Options::default()).map_err(|err| error(dir, err))
+    fleet_kustomize::build_reporting(files, dir, &Options::default()).map_err(|err| error(dir, err))
 }

@@ -137,17 +137,39 @@ pub fn render_bundle(
     options: &BundleDeploymentOptions,
     bundle_name: &str,
 ) -> Result<Vec<Value>, RenderError> {
+    render_bundle_reporting(resources, options, bundle_name).map(|rendered| rendered.objects)
+}
+
+/// What a bundle renders into: its objects, and warnings for the user (e.g. a kustomize patch whose target matches
+/// nothing, skipped as `kubectl kustomize` skips it), each naming the file at fault.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rendered {
+    pub objects: Vec<Value>,
+    pub warnings: Vec<String>,
+}
+
+/// [`render_bundle`], also returning the render's warnings.
+pub fn render_bundle_reporting(
+    resources: &[BundleResource],
+    options: &BundleDeploymentOptions,
+    bundle_name: &str,
+) -> Result<Rendered, RenderError> {
     let mut files = decode_files(resources)?;
+    let mut warnings = Vec::new();
+    let mut kustomized = |built: fleet_kustomize::Built| {
+        warnings.extend(built.warnings.iter().map(ToString::to_string));
+        built.objects
+    };
     let kustomize_dir = options.kustomize.as_ref().map_or("", |k| k.dir.as_str());
     let mut objects = match detect_style(&files, options) {
         Style::Helm { chart_dir } => {
             let output = helm::render_bundle_chart(&files, &chart_dir, options, bundle_name)?;
             match kustomize::post_render(&files, kustomize_dir, &output)? {
-                Some(objects) => objects,
+                Some(built) => kustomized(built),
                 None => helm::objects(&output, &join(&chart_dir, "templates"))?,
             }
         }
-        Style::Kustomize { dir } => kustomize::build(&files, &dir)?,
+        Style::Kustomize { dir } => kustomized(kustomize::build(&files, &dir)?),
         Style::RawYaml => {
             let overlays = options
                 .yaml
@@ -171,7 +193,7 @@ pub fn render_bundle(
         &options.default_namespace,
         &options.target_namespace,
     )?;
-    Ok(objects)
+    Ok(Rendered { objects, warnings })
 }
 
 /// Test helper: a file map from `(name, content)` pairs.

@@ -1,5 +1,5 @@
 //! `fleet test PATH`: reads one bundle directory, matches it against a cluster described by flags, prints
-//! `# Matched: <target>` on stderr and the rendered objects (with that target's customization) on stdout.
+//! `# Matched: <target>` (and a `# Warning: …` line per render warning) on stderr and the rendered objects (with that target's customization) on stdout.
 
 use std::io::Write;
 
@@ -65,12 +65,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bail!("no target of the bundle matches the cluster");
     };
     eprintln!("# Matched: {}", matched.display_name());
-    let objects = render::render_bundle(
+    let rendered = render::render_bundle_reporting(
         &bundle.spec.resources,
         &matched.options,
         bundle.metadata.name.as_deref().unwrap_or_default(),
     )?;
+    for warning in &rendered.warnings {
+        eprintln!("# Warning: {warning}");
+    }
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(yaml_out::documents(&objects).as_bytes())?;
+    stdout.write_all(yaml_out::documents(&rendered.objects).as_bytes())?;
     Ok(())
 }
