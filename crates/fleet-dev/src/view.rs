@@ -252,10 +252,12 @@ fn bundle_ready(bundle: &Bundle) -> String {
 
 fn bundle_state(bundle: &Bundle) -> String {
     let status = bundle.status.clone().unwrap_or_default();
-    let state = if status.display.state.is_empty() {
-        "Ready".to_string()
-    } else {
+    let state = if !status.display.state.is_empty() {
         status.display.state.clone()
+    } else if status.summary.desired_ready == 0 {
+        "not deployed yet".to_string()
+    } else {
+        "Ready".to_string()
     };
     match condition(&status.conditions, "Ready") {
         Some(c) if c.status != "True" && !c.message.is_empty() => format!("{state}: {}", c.message),
