@@ -8,10 +8,12 @@
 //!   kubectl by default, [`parse::Options::kustomize`] for kustomize.
 //! - Writing: [`emit::helm::to_yaml`] (Helm's `toYaml`), [`emit::kyaml::to_yaml`] (`kubectl kustomize` output),
 //!   [`to_json_go`] (Go's `encoding/json`).
+//! - Go durations: [`goduration::parse_nanos`] (Go's `time.ParseDuration`).
 //! - Errors: one [`Error`] with origin, line and column.
 
 pub mod emit;
 mod error;
+pub mod goduration;
 mod gofmt;
 pub mod gojson;
 pub mod parse;

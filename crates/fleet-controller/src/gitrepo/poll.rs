@@ -47,39 +47,11 @@ pub fn remaining(last: Option<&Time>, interval: Duration, now: Timestamp) -> Dur
     }
 }
 
-/// Parses a Go duration (`300ms`, `1.5h`, `2h45m`, `0`); `None` when it is not one.
+/// Parses a Go duration (`300ms`, `1.5h`, `2h45m`, `0`, surrounding spaces ignored); `None` when it is not one
+/// or it is negative.
 pub fn parse_go_duration(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    if text == "0" {
-        return Some(Duration::ZERO);
-    }
-    let mut rest = text;
-    let mut total = 0f64;
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let number_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .filter(|&n| n > 0)?;
-        let value: f64 = rest[..number_len].parse().ok()?;
-        rest = &rest[number_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let seconds = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        total += value * seconds;
-        rest = &rest[unit_len..];
-    }
-    Some(Duration::from_secs_f64(total))
+    let nanos = fleet_yaml::goduration::parse_nanos(text.trim())?;
+    u64::try_from(nanos).ok().map(Duration::from_nanos)
 }
 
 #[cfg(test)]

@@ -147,32 +147,7 @@ pub fn format_go(t: &DateTime<FixedOffset>, layout: &str) -> String {
 
 /// Parses Go duration strings (`1h30m`, `-5m`, `300ms`).
 fn parse_duration(s: &str) -> Option<Duration> {
-    let (neg, mut rest) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    let mut total = 0f64;
-    while !rest.is_empty() {
-        let n_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-        let n: f64 = rest[..n_end].parse().ok()?;
-        rest = &rest[n_end..];
-        let u_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let unit = match &rest[..u_end] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        total += n * unit;
-        rest = &rest[u_end..];
-    }
-    let d = Duration::nanoseconds((total * 1e9) as i64);
-    Some(if neg { -d } else { d })
+    fleet_yaml::goduration::parse_nanos(s).map(Duration::nanoseconds)
 }
 
 /// Go's `time.Duration.String()` for whole seconds and above (`1h0m0s`, `2m5s`, `0s`).
