@@ -70,3 +70,56 @@ fn a_data_dir_not_made_by_dev_mode_is_refused() {
     assert!(stderr.contains("was not made by fleet dev"), "{stderr}");
     assert!(temp.path().join("notes.txt").is_file());
 }
+
+#[test]
+fn ctrl_c_stops_dev_mode_cleanly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let temp = tempfile::tempdir().unwrap();
+    let mut child = fleet()
+        .args(["dev", "--clusters", "1", "--data-dir"])
+        .arg(temp.path().join("state"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start fleet dev");
+    // Wait until the view shows the registered cluster, then interrupt as Ctrl-C does.
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = Vec::new();
+    for line in stdout.lines() {
+        let line = line.unwrap();
+        let done =
+            line.starts_with("cluster fleet-default/cluster-1 ") && line.ends_with("agent seen");
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    assert!(
+        seen.last().is_some_and(|l| l.ends_with("agent seen")),
+        "{seen:?}"
+    );
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(interrupted.success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("fleet dev did not stop within 60 s of SIGINT");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("stopping agents, controller and servers"),
+        "{stderr}"
+    );
+}
