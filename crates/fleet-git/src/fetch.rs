@@ -59,12 +59,28 @@ pub(crate) fn fetch(
     let commit = id.to_hex().to_string();
     let remote = session.remote(&[format!("+{commit}:{}", cache_ref(&commit))])?;
     let connection = session.connect(&remote, Operation::Fetch)?;
+    // The handshake succeeded, so the remote is reachable and accepts us. A server refusing to serve a commit it
+    // does not have ("not our ref") hangs up at once, and we may only see the hang-up while still sending the rest
+    // of our request.
+    let refused_or = |err: &gix::error::Error| {
+        let refused = format!("{err} {err:?}")
+            .to_ascii_lowercase()
+            .contains("broken pipe");
+        if refused {
+            GitError::RefNotFound {
+                url: source.display_url(),
+                reference: format!("commit {commit} (the server hung up on the request)"),
+            }
+        } else {
+            session.error(err, Operation::Fetch)
+        }
+    };
     let outcome = connection
         .prepare_fetch(gix::progress::Discard, Default::default())
-        .map_err(|err| session.error(&err, Operation::Fetch))?
+        .map_err(|err| refused_or(&err))?
         .with_shallow(Shallow::DepthAtRemote(std::num::NonZeroU32::MIN))
         .receive(gix::progress::Discard, &AtomicBool::new(false))
-        .map_err(|err| session.error(&err, Operation::Fetch))?;
+        .map_err(|err| refused_or(&err))?;
     let (bytes, objects) = match &outcome.status {
         Status::Change {
             write_pack_bundle, ..
