@@ -14,9 +14,10 @@ run:
 	$(CARGO) run -q -p fleet-cli -- dev --clusters 3 --repo $(EXAMPLE) $(DEV_ARGS)
 
 ## Every test in the workspace (unit, snapshot, CLI, compatibility goldens). Installs the real kubectl first:
-## the API server's tests drive it as a client.
+## the API server's tests drive it as a client. Runs every test binary even when one fails, so a failure report
+## is complete.
 test: tools
-	$(CARGO) test --workspace
+	$(CARGO) test --workspace --no-fail-fast
 
 lint:
 	$(CARGO) fmt --all -- --check
