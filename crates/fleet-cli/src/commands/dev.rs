@@ -61,6 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 async fn run_dev(options: DevOptions, exit_when_ready: Option<Duration>) -> anyhow::Result<()> {
+    let shutdown = shutdown_signal()?;
     let clusters = options.clusters;
     eprintln!("fleet dev: starting the hub, the controller and {clusters} cluster(s)…");
     let dev = Dev::start(options).await?;
@@ -84,7 +85,7 @@ async fn run_dev(options: DevOptions, exit_when_ready: Option<Duration>) -> anyh
         terminal,
         &footer,
         exit_when_ready,
-        shutdown_signal(),
+        shutdown,
     )
     .await;
     eprintln!("fleet dev: stopping agents, controller and servers…");
@@ -135,27 +136,28 @@ fn init_logging(data_dir: &std::path::Path) {
         .try_init();
 }
 
-/// Ctrl-C, or SIGTERM on Unix.
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+/// Ctrl-C (SIGINT) or SIGTERM. The handlers are installed when this is called, not when the returned future is
+/// first polled, so a signal that arrives while dev mode is still starting or drawing its first view is not lost
+/// (nor does it kill the process without a clean shutdown).
+#[cfg(unix)]
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt()).context("catching SIGINT")?;
+    let mut terminate = signal(SignalKind::terminate()).context("catching SIGTERM")?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
         }
-    }
-    #[cfg(not(unix))]
-    {
+    })
+}
+
+/// Ctrl-C.
+#[cfg(not(unix))]
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    Ok(async {
         let _ = tokio::signal::ctrl_c().await;
-    }
+    })
 }
 
 #[cfg(test)]
