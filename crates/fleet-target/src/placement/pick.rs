@@ -310,16 +310,11 @@ impl<'a> Run<'a, '_> {
 
     fn pick_n(&self, mut classified: Classified<'a>) -> ScheduleResult {
         let n = self.input.policy.number_of_clusters.unwrap_or(0) as usize;
-        let present = classified.kept.len();
-        if n <= present {
+        if n <= classified.kept.len() {
             self.scale_in(&mut classified, n);
-            if classified.reconsidered.is_empty() {
-                // Nothing to pick: this ranks the other clusters for the unselected list.
-                return self.scale_out(classified, n);
-            }
-            let selected = Self::kept_decisions(&classified);
-            return Self::result(selected, classified, Vec::new(), 0, Some(n));
         }
+        // Picks what is missing (nothing when there are enough), drops reconsidered placements that are not
+        // picked again, and ranks every other cluster for the unselected list.
         self.scale_out(classified, n)
     }
 

@@ -833,3 +833,38 @@ fn decisions_do_not_depend_on_input_order() {
     assert_eq!(forward, backward);
     assert_eq!(forward.selected.len(), 4);
 }
+
+/// A placement chosen earlier but never rolled out (`Unscheduled`, current policy) on top of a full set: it is
+/// dropped, and the other clusters are still listed as unselected (with a spread, as the controller saw it).
+#[test]
+fn an_unscheduled_surplus_placement_is_dropped_and_the_rest_listed() {
+    let policy = json!({
+        "type": "PickN", "numberOfClusters": 3,
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "region", "whenUnsatisfiable": "ScheduleAnyway"}],
+    });
+    let first = run(policy.clone(), &[]);
+    assert_eq!(first.selected.len(), 3);
+    let mut placed: Vec<ExistingPlacement> = first
+        .selected
+        .iter()
+        .map(|d| d.to_existing(PlacementState::Bound))
+        .collect();
+    let spare_cluster = fixture()
+        .into_iter()
+        .find(|c| c.name.starts_with("cluster-") && !selected(&first).contains(&short(&c.name)))
+        .unwrap();
+    let spare = short(&spare_cluster.name);
+    placed.push(existing(&spare, PlacementState::Unscheduled, false, None));
+    let again = run(policy, &placed);
+    assert_eq!(selected(&again), selected(&first));
+    assert_eq!(removed(&again), [spare.as_str()]);
+    assert!(!again.unselected.is_empty());
+    assert!(
+        again
+            .unselected
+            .iter()
+            .any(|u| u.to_string().contains(&spare_cluster.name)),
+        "{:?}",
+        again.unselected
+    );
+}
