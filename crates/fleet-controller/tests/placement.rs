@@ -2,7 +2,8 @@
 //! `placement` block, Clusters simulated by Cluster objects whose `status.agent.lastSeen` a heartbeat
 //! task keeps fresh, and a simulated agent that reports every BundleDeployment ready. Covers PickN with
 //! topology spread, scaling numberOfClusters (across a controller restart), a maintenance taint moving a
-//! placement after `tolerationSeconds`, and a cluster that stops heartbeating.
+//! placement after `tolerationSeconds`, a cluster that stops heartbeating, and a GitRepo's placement
+//! inherited by the Bundles of a real git repository.
 
 mod support;
 
@@ -12,6 +13,7 @@ use std::time::Duration;
 
 use fleet_api::{Bundle, BundleStatus, Cluster};
 use fleet_controller::placement::{PlacementSettings, UNREACHABLE_TAINT_KEY};
+use fleet_testing::GitFixture;
 use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
@@ -336,5 +338,78 @@ async fn a_cluster_that_stops_heartbeating_is_tainted_and_replaced() {
     })
     .await;
     assert_eq!(placed(&client, "app").await, after);
+    controller.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gitrepo_placement_is_inherited_by_its_bundles() {
+    let hub = hub().await;
+    let client = hub.client.clone();
+    let controller = RunningController::start_with(client.clone(), fast).await;
+    members(&client, &SEVEN[..4]).await;
+    let git = GitFixture::new();
+    git.write(
+        "app/configmap.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n",
+    );
+    git.write("app/fleet.yaml", "defaultNamespace: app\n");
+    git.commit("one bundle, no placement of its own");
+    create_gitrepo(
+        &client,
+        "repo",
+        json!({
+            "repo": git.url(),
+            "branch": "main",
+            "paths": ["app"],
+            "targets": [{"name": "members", "clusterSelector": {"matchLabels": {"member": "yes"}}}],
+            "placement": {"type": "PickN", "numberOfClusters": 2},
+        }),
+    )
+    .await;
+
+    let chosen = settled(&client, "repo-app", 2).await;
+    assert!(
+        chosen
+            .keys()
+            .all(|c| SEVEN[..4].iter().any(|(n, _)| n == c)),
+        "{chosen:?}"
+    );
+    let bundle = Api::<Bundle>::namespaced(client.clone(), NS)
+        .get("repo-app")
+        .await
+        .expect("get bundle");
+    let inherited = bundle.spec.placement.expect("inherited placement");
+    assert_eq!(
+        (
+            inherited.placement_type.as_str(),
+            inherited.number_of_clusters
+        ),
+        ("PickN", Some(2))
+    );
+    let placement = bundle.status.unwrap().placement.unwrap();
+    assert_eq!(placement.scheduled, "2/2");
+    assert_eq!(placement.selected.len(), 2);
+    assert_eq!(placement.unselected_total, 2);
+
+    let repo = eventually("GitRepo placement status", || async {
+        let repo = gitrepo(&client, "repo").await;
+        let status = repo.status.clone()?;
+        let entry = status.placement.iter().find(|p| p.bundle == "repo-app")?;
+        (entry.status.scheduled == "2/2" && condition(&repo, "Scheduled").is_some()).then_some(repo)
+    })
+    .await;
+    let status = repo.status.unwrap();
+    assert_eq!(status.placement.len(), 1);
+    assert_eq!(status.placement[0].status.selected.len(), 2);
+    let scheduled = status
+        .base
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Scheduled")
+        .expect("Scheduled condition");
+    assert_eq!(
+        (scheduled.status.as_str(), scheduled.reason.as_str()),
+        ("True", "SchedulingPolicyFulfilled")
+    );
     controller.stop().await;
 }
