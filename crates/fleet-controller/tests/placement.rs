@@ -173,14 +173,24 @@ async fn pick_three_of_seven_spread_over_three_regions() {
     let regions: BTreeSet<&str> = chosen.keys().map(|c| region(c)).collect();
     assert_eq!(regions.len(), 3, "one per region: {chosen:?}");
 
-    let status = bundle_status(&client, "spread").await;
+    // The four clusters left out are listed, each with a reason naming it.
+    let status = eventually("the four unselected clusters listed", || {
+        let client = client.clone();
+        async move {
+            let status = bundle_status(&client, "spread").await;
+            let placement = status.placement.as_ref()?;
+            (placement.unselected_total == 4 && placement.unselected.len() == 4).then_some(status)
+        }
+    })
+    .await;
     let placement = status.placement.clone().unwrap();
     assert_eq!(placement.scheduled, "3/3");
     assert!(
         placement
             .unselected
             .iter()
-            .all(|u| u.reason.contains(&u.cluster)),
+            .all(|u| u.reason.contains(&u.cluster)
+                && !chosen.contains_key(u.cluster.trim_start_matches(&format!("{NS}/")))),
         "{:?}",
         placement.unselected
     );

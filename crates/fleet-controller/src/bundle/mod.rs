@@ -148,6 +148,8 @@ async fn pass(
     ctx: &Context,
 ) -> Result<Result<(target::BundleWork, usize), fleet_target::TargetError>> {
     let key = (bundle.namespace().unwrap_or_default(), bundle.name_any());
+    ctx.placement_decisions
+        .planning(&key, bundle.spec.placement.is_some());
     let mut work = match ctx.index.read(|state| {
         target::plan_with(
             bundle,
@@ -190,6 +192,8 @@ async fn pass(
 async fn cleanup(bundle: &Bundle, ctx: &Context) -> Result<Action> {
     let namespace = bundle.namespace().unwrap_or_default();
     let name = bundle.name_any();
+    ctx.placement_decisions
+        .planning(&(namespace.clone(), name.clone()), false);
     // Listed from the API, not the index, so that one written a moment ago is not missed.
     let selector = format!(
         "{}={name},{}={namespace}",

@@ -4,7 +4,7 @@
 //! `Scheduled` condition is fulfilled when every one of them is. The Bundle reconciler records each
 //! Bundle's decisions in [`Decisions`], which the GitRepo reconciler reads.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
 use fleet_api::labels;
@@ -112,10 +112,23 @@ pub fn record_bundle(
 #[derive(Debug, Default)]
 pub struct Decisions {
     outcomes: Mutex<BTreeMap<BundleKey, (Option<String>, Outcome)>>,
+    /// Bundles with a placement block, marked before they plan: a cluster change seen while a Bundle's first
+    /// plan is under way (before it has an outcome) must still wake it.
+    placed: Mutex<BTreeSet<BundleKey>>,
     clusters: Mutex<BTreeMap<ClusterKey, ClusterInfo>>,
 }
 
 impl Decisions {
+    /// Marks `bundle` as placed (or not) before it plans, so that [`Decisions::cluster_seen`] wakes it.
+    pub fn planning(&self, bundle: &BundleKey, placed: bool) {
+        let mut set = lock(&self.placed);
+        if placed {
+            set.insert(bundle.clone());
+        } else {
+            set.remove(bundle);
+        }
+    }
+
     /// Records `bundle`'s outcome (`None`: no placement block); true when it changed.
     pub fn record(
         &self,
@@ -156,7 +169,9 @@ impl Decisions {
             old != view
         };
         if changed {
-            lock(&self.outcomes).keys().cloned().collect()
+            let mut bundles: BTreeSet<BundleKey> = lock(&self.outcomes).keys().cloned().collect();
+            bundles.extend(lock(&self.placed).iter().cloned());
+            bundles.into_iter().collect()
         } else {
             Vec::new()
         }
@@ -316,5 +331,22 @@ mod tests {
             std::slice::from_ref(&key)
         );
         assert!(decisions.record(&key, Some("repo"), None));
+    }
+
+    #[test]
+    fn a_cluster_change_wakes_a_placed_bundle_still_planning_its_first_outcome() {
+        let decisions = Decisions::default();
+        let first = ("ns".to_string(), "repo-first".to_string());
+        let unplaced = ("ns".to_string(), "repo-unplaced".to_string());
+        decisions.planning(&first, true);
+        decisions.planning(&unplaced, false);
+        let cluster = ClusterKey::new("ns", "c");
+        let info = ClusterInfo::new("ns", "c", [("env", "prod")]);
+        assert_eq!(
+            decisions.cluster_seen(&cluster, Some(&info)),
+            std::slice::from_ref(&first)
+        );
+        decisions.planning(&first, false);
+        assert!(decisions.cluster_seen(&cluster, None).is_empty());
     }
 }
