@@ -4,9 +4,8 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
-use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fleet_api::{BundleDeployment, Cluster, GitRepo};
 use fleet_controller::metrics::Metrics;
@@ -19,22 +18,7 @@ use tokio::sync::oneshot;
 
 pub const NS: &str = "fleet-default";
 
-/// Waits up to 60 s for `check` to return `Some`, checking again after each short pause; panics naming
-/// `what` when time runs out.
-pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+pub use fleet_testing::eventually;
 
 /// A controller running in this process until stopped.
 pub struct RunningController {

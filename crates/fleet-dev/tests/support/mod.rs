@@ -4,8 +4,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fleet_api::{BundleDeployment, GitRepo};
 use fleet_dev::cluster::AgentTiming;
@@ -58,21 +57,7 @@ pub async fn start(repo: &GitFixture, spec: Value) -> Running {
     Running { dev, _state: state }
 }
 
-/// Waits up to 90 s for `check` to return `Some`, checking again every 100 ms.
-pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
+pub use fleet_testing::eventually;
 
 /// Waits until the GitRepo has read `commit` and is Ready on every cluster it targets.
 pub async fn deployed(dev: &Dev, commit: &str) {

@@ -1,0 +1,21 @@
+//! Waiting on a condition in tests: poll with a deadline instead of sleeping a fixed time.
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+/// Waits up to 90 s for `check` to return `Some`, checking again every 50 ms; panics naming `what` when time runs
+/// out.
+pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
