@@ -24,6 +24,19 @@ impl Error {
         }
     }
 
+    /// The error of a reconcile run through kube's `finalizer` helper on `object`: the reconcile's own error
+    /// when apply or cleanup failed, otherwise the finalizer's (adding or removing it failed).
+    pub fn from_finalizer(object: String, err: kube::runtime::finalizer::Error<Error>) -> Error {
+        match err {
+            kube::runtime::finalizer::Error::ApplyFailed(e)
+            | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
+            other => Error::Finalizer {
+                object,
+                message: other.to_string(),
+            },
+        }
+    }
+
     /// A short label for metrics.
     pub fn kind(&self) -> &'static str {
         match self {

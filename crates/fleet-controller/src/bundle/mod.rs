@@ -52,14 +52,7 @@ async fn reconcile_inner(bundle: Arc<Bundle>, ctx: Arc<Context>) -> Result<Actio
         }
     })
     .await
-    .map_err(|err| match err {
-        kube::runtime::finalizer::Error::ApplyFailed(e)
-        | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
-        other => Error::Finalizer {
-            object,
-            message: other.to_string(),
-        },
-    })
+    .map_err(|err| Error::from_finalizer(object, err))
 }
 
 /// Planning passes one reconcile runs while `maxNew` holds creations back (each pass creates up to

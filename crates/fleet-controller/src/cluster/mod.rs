@@ -69,14 +69,7 @@ async fn reconcile_inner(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Act
         }
     })
     .await
-    .map_err(|err| match err {
-        kube::runtime::finalizer::Error::ApplyFailed(e)
-        | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
-        other => Error::Finalizer {
-            object,
-            message: other.to_string(),
-        },
-    })
+    .map_err(|err| Error::from_finalizer(object, err))
 }
 
 /// Namespace, membership (conditions, automatic taint) and the bundle summary of a Cluster.

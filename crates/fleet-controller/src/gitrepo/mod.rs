@@ -53,14 +53,7 @@ async fn reconcile_inner(repo: Arc<GitRepo>, ctx: Arc<Context>) -> Result<Action
         }
     })
     .await
-    .map_err(|err| match err {
-        kube::runtime::finalizer::Error::ApplyFailed(e)
-        | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
-        other => Error::Finalizer {
-            object,
-            message: other.to_string(),
-        },
-    })
+    .map_err(|err| Error::from_finalizer(object, err))
 }
 
 async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
