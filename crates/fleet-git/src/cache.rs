@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::GitError;
 use crate::fetch::{FetchStats, has_commit, parse_commit};
+use crate::local::{self, local_path};
 use crate::remote::{Session, open_bare};
 use crate::source::GitSource;
 use crate::tree::GitTree;
@@ -66,13 +67,24 @@ impl GitCache {
     }
 
     /// The commit the source's revision or branch names on the remote now. Lists refs only; fetches nothing.
+    /// A local repository's refs are read directly.
     pub fn resolve(&self, source: &GitSource) -> Result<String, GitError> {
+        if let Some(path) = local_path(&source.url) {
+            return local::resolve(&local::open_source(&path, source)?, source);
+        }
         self.with_session(source, |session| crate::resolve::resolve(session, source))
     }
 
     /// Fetches `commit` (a full SHA, normally from [`Self::resolve`]) with depth 1 into the cache; nothing is
-    /// transferred when it is already there.
+    /// transferred when it is already there. A local repository's objects are copied in-process.
     pub fn fetch(&self, source: &GitSource, commit: &str) -> Result<FetchStats, GitError> {
+        if let Some(path) = local_path(&source.url) {
+            let id = parse_commit(source, commit)?;
+            return self.locked(source, |dir| {
+                let cache = open_recovering(dir, source, |dir| open_bare(dir, source, Vec::new()))?;
+                local::fetch(&cache, || local::open_source(&path, source), source, id)
+            });
+        }
         self.with_session(source, |session| {
             crate::fetch::fetch(session, source, commit)
         })
@@ -99,22 +111,24 @@ impl GitCache {
         source: &GitSource,
         operation: impl FnOnce(&Session) -> Result<T, GitError>,
     ) -> Result<T, GitError> {
+        self.locked(source, |dir| {
+            let session = open_recovering(dir, source, |dir| {
+                Session::open(dir, source, &self.ssh_program)
+            })?;
+            operation(&session)
+        })
+    }
+
+    /// Runs `operation` on the source's cache directory while holding its lock.
+    fn locked<T>(
+        &self,
+        source: &GitSource,
+        operation: impl FnOnce(&Path) -> Result<T, GitError>,
+    ) -> Result<T, GitError> {
         let dir = self.repo_dir(&source.url);
         let lock = self.lock_for(&dir);
         let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let session = match Session::open(&dir, source, &self.ssh_program) {
-            Err(GitError::Corrupt { reason, .. }) if dir.exists() => {
-                // The cache holds nothing that cannot be fetched again: start it afresh.
-                tracing::warn!(%reason, "recreating an unreadable cached repository");
-                std::fs::remove_dir_all(&dir).map_err(|err| GitError::Corrupt {
-                    url: source.display_url(),
-                    reason: format!("{reason}; removing it failed: {err}"),
-                })?;
-                Session::open(&dir, source, &self.ssh_program)?
-            }
-            opened => opened?,
-        };
-        operation(&session)
+        operation(&dir)
     }
 
     fn lock_for(&self, dir: &Path) -> Arc<Mutex<()>> {
@@ -123,6 +137,26 @@ impl GitCache {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         locks.entry(dir.to_path_buf()).or_default().clone()
+    }
+}
+
+/// Runs `open` on the cache directory `dir`; when the cached repository there cannot be opened it is removed
+/// and `open` runs once more on a fresh one (the cache holds nothing that cannot be fetched again).
+fn open_recovering<T>(
+    dir: &Path,
+    source: &GitSource,
+    open: impl Fn(&Path) -> Result<T, GitError>,
+) -> Result<T, GitError> {
+    match open(dir) {
+        Err(GitError::Corrupt { reason, .. }) if dir.exists() => {
+            tracing::warn!(%reason, "recreating an unreadable cached repository");
+            std::fs::remove_dir_all(dir).map_err(|err| GitError::Corrupt {
+                url: source.display_url(),
+                reason: format!("{reason}; removing it failed: {err}"),
+            })?;
+            open(dir)
+        }
+        opened => opened,
     }
 }
 

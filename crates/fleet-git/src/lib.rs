@@ -10,6 +10,7 @@
 mod cache;
 mod error;
 mod fetch;
+mod local;
 mod remote;
 mod resolve;
 mod source;
