@@ -62,6 +62,8 @@ pub struct Context {
     /// Helper "place": heartbeat timeout and other membership limits; set it before the controller
     /// starts (in `run`'s `started` callback), the defaults apply otherwise ([`crate::placement::settings`]).
     pub placement_settings: std::sync::OnceLock<crate::placement::PlacementSettings>,
+    /// Helper "gitops": the GitRepoRestriction-checked access each GitRepo was last read with.
+    pub gitrepo_access: crate::gitrepo::restrict::Applied,
 }
 
 impl Context {
@@ -87,6 +89,7 @@ impl Context {
             stopping: tokio::sync::watch::Sender::new(false),
             placement_decisions: Default::default(),
             placement_settings: Default::default(),
+            gitrepo_access: Default::default(),
         }
     }
 }

@@ -80,6 +80,7 @@ pub async fn run(
     let shutdown = shutdown.boxed().shared();
     let watches = tokio::spawn(watches::run(client.clone(), index, triggers.clone()));
     let collector = tokio::spawn(bundle::content::run_collector(ctx.clone()));
+    let restrictions = tokio::spawn(gitrepo::restrict::watch(ctx.clone()));
     let later = tokio::spawn(async move {
         triggers.later.run(&triggers, STATUS_INTERVAL).await;
     });
@@ -153,6 +154,7 @@ pub async fn run(
     futures::join!(gitrepos, bundles, clusters, groups, registrations, tokens);
     watches.abort();
     collector.abort();
+    restrictions.abort();
     later.abort();
     tracing::info!("controller stopped");
 }

@@ -9,6 +9,7 @@ pub mod apply;
 pub mod fetch;
 pub mod poll;
 pub mod render;
+pub mod restrict;
 
 use std::sync::Arc;
 
@@ -60,18 +61,31 @@ async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
     let namespace = repo.namespace().unwrap_or_default();
     let name = repo.name_any();
     let previous = repo.status.clone().unwrap_or_default();
+    // Checked on every reconcile, as Fleet does: a rejected GitRepo fetches and writes nothing, so its
+    // Bundles stay as they are, until a restriction or the GitRepo changes.
+    let repo = &match restrict::authorize(ctx, repo).await? {
+        Ok(effective) => effective,
+        Err(message) => {
+            restrict::reject(ctx, repo, &previous, &message).await?;
+            return Ok(Action::await_change());
+        }
+    };
+    let key = format!("{namespace}/{name}");
+    let access = restrict::access(repo);
+    let access_changed =
+        ctx.gitrepo_access.changed(&key, &access) || restrict::was_rejected(&previous);
     let mut status = previous.clone();
     let now = Timestamp::now();
     let now_text = conditions::now();
     let generation = repo.meta().generation.unwrap_or_default();
     let interval = poll::interval(repo, ctx.settings.default_polling_interval);
-    let webhook = lock(&ctx.webhook_requests).remove(&format!("{namespace}/{name}"));
-    let spec_changed = previous.observed_generation != generation;
+    let webhook = lock(&ctx.webhook_requests).remove(&key);
+    let spec_changed = previous.observed_generation != generation || access_changed;
     let forced = repo.spec.force_sync_generation != previous.update_generation;
     let polling_due = !repo.spec.disable_polling
         && poll::is_due(previous.last_polling_triggered.as_ref(), interval, now);
     if webhook || spec_changed || forced || previous.commit.is_empty() || polling_due {
-        poll_and_read(
+        let read = poll_and_read(
             repo,
             ctx,
             &mut status,
@@ -81,6 +95,9 @@ async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
         )
         .await?;
         status.last_polling_triggered = Some(Time(now));
+        if read {
+            ctx.gitrepo_access.record(&key, &access);
+        }
     }
     ctx.index.read(|state| {
         aggregate(&mut status, state.repo_tally(&namespace, &name), &now_text);
@@ -107,7 +124,8 @@ async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
     ))))
 }
 
-/// Resolves the remote ref and, when the commit (or the spec) changed, reads and writes the Bundles.
+/// Resolves the remote ref and, when the commit (or the spec) changed, reads and writes the Bundles; `true`
+/// when it did.
 async fn poll_and_read(
     repo: &GitRepo,
     ctx: &Context,
@@ -115,7 +133,7 @@ async fn poll_and_read(
     generation: i64,
     must_read: bool,
     now: &str,
-) -> Result<()> {
+) -> Result<bool> {
     let conditions = &mut status.base.conditions;
     let resolved = match fetch::source(ctx, repo).await {
         Ok(source) => fetch::resolve(ctx, &source)
@@ -138,13 +156,13 @@ async fn poll_and_read(
                 &err.to_string(),
                 now,
             );
-            return Ok(());
+            return Ok(false);
         }
     };
     conditions::set(conditions, GIT_POLLING, true, "", "", now);
     status.polling_commit = commit.clone();
     if commit == status.commit && !must_read {
-        return Ok(());
+        return Ok(false);
     }
     let tree = match fetch::checkout(ctx, &source, &commit).await {
         Ok(tree) => tree,
@@ -159,7 +177,7 @@ async fn poll_and_read(
                 &err.to_string(),
                 now,
             );
-            return Ok(());
+            return Ok(false);
         }
     };
     let rendered = {
@@ -198,11 +216,18 @@ async fn poll_and_read(
             );
         }
     }
-    conditions::set(&mut status.base.conditions, "Accepted", true, "", "", now);
+    conditions::set(
+        &mut status.base.conditions,
+        restrict::ACCEPTED,
+        true,
+        "",
+        "",
+        now,
+    );
     status.commit = commit;
     status.observed_generation = generation;
     status.update_generation = repo.spec.force_sync_generation;
-    Ok(())
+    Ok(true)
 }
 
 /// Events for what changed in a written status: git and read errors (and their recovery), a new
@@ -229,6 +254,11 @@ fn publish_events(ctx: &Context, repo: &GitRepo, before: &GitRepoStatus, after: 
 }
 
 async fn cleanup(repo: &GitRepo, ctx: &Context) -> Result<Action> {
+    ctx.gitrepo_access.forget(&format!(
+        "{}/{}",
+        repo.namespace().unwrap_or_default(),
+        repo.name_any()
+    ));
     let api: Api<Bundle> =
         Api::namespaced(ctx.client.clone(), &repo.namespace().unwrap_or_default());
     let selector = format!("{}={}", labels::REPO_NAME, repo.name_any());
