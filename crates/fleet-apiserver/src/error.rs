@@ -83,20 +83,29 @@ impl ApiError {
         )
     }
 
-    /// 422 with field causes: `ConfigMap "x" is invalid: metadata.name: Required value`.
+    /// 422 with field causes, as kube-apiserver words it: `Deployment.apps "x" is invalid: spec.selector:
+    /// Required value` (the kind qualified by its group; each cause's reason follows its message's kind).
     pub fn invalid(group: &str, kind: &str, name: &str, causes: &[(String, String)]) -> Self {
         let summary: Vec<String> = causes
             .iter()
             .map(|(field, msg)| format!("{field}: {msg}"))
             .collect();
+        let qualified = if group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{group}")
+        };
         let message = match summary.len() {
-            1 => format!("{kind} \"{name}\" is invalid: {}", summary[0]),
-            _ => format!("{kind} \"{name}\" is invalid: [{}]", summary.join(", ")),
+            1 => format!("{qualified} \"{name}\" is invalid: {}", summary[0]),
+            _ => format!(
+                "{qualified} \"{name}\" is invalid: [{}]",
+                summary.join(", ")
+            ),
         };
         let mut err = Self::new(422, "Invalid", message).with_details(group, kind, name);
         let causes: Vec<Value> = causes
             .iter()
-            .map(|(field, msg)| json!({ "reason": "FieldValueInvalid", "message": msg, "field": field }))
+            .map(|(field, msg)| json!({ "reason": cause_reason(msg), "message": msg, "field": field }))
             .collect();
         if let Some(details) = err.details.as_mut() {
             details["causes"] = Value::Array(causes);
@@ -185,3 +194,20 @@ impl IntoResponse for ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// The `StatusCause` reason of a field error, from the words its message starts with (Go's `field.Error`
+/// types: Required value, Unsupported value, Forbidden, Duplicate value, Invalid value, ...).
+fn cause_reason(message: &str) -> &'static str {
+    const REASONS: [(&str, &str); 6] = [
+        ("Required value", "FieldValueRequired"),
+        ("Unsupported value", "FieldValueNotSupported"),
+        ("Forbidden", "FieldValueForbidden"),
+        ("Duplicate value", "FieldValueDuplicate"),
+        ("Too long", "FieldValueTooLong"),
+        ("Too many", "FieldValueTooMany"),
+    ];
+    REASONS
+        .iter()
+        .find(|(prefix, _)| message.starts_with(prefix))
+        .map_or("FieldValueInvalid", |(_, reason)| reason)
+}

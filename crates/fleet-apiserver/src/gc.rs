@@ -2,7 +2,8 @@
 //! ownerReferences, on its own thread once the delete request that started it has been answered, as
 //! kube-controller-manager's collector does. A background deletion removes the owner at once and its
 //! dependents shortly after; a foreground deletion keeps the owner (with the `foregroundDeletion` finalizer)
-//! until the collector has removed every dependent, and then removes it.
+//! until the collector has removed every dependent, and then removes it. The same thread empties
+//! terminating namespaces, as kube-controller-manager's namespace controller does.
 
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Mutex, Weak};
@@ -11,9 +12,14 @@ use crate::lifecycle::{self, Propagation};
 use crate::server::Inner;
 
 /// One piece of collection work.
-pub(crate) struct Work {
-    pub owner_uid: String,
-    pub propagation: Propagation,
+pub(crate) enum Work {
+    /// Delete (or detach) the dependents of an owner.
+    Dependents {
+        owner_uid: String,
+        propagation: Propagation,
+    },
+    /// Delete the contents of a terminating namespace.
+    Namespace(String),
 }
 
 /// The queue the write path hands work to.
@@ -34,12 +40,21 @@ impl Collector {
 
     /// Asks for the dependents of `owner_uid` to be collected.
     pub fn enqueue(&self, owner_uid: &str, propagation: Propagation) {
-        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        // The receiver lives as long as the server; a send can only fail while the server shuts down.
-        let _ = queue.send(Work {
+        self.send(Work::Dependents {
             owner_uid: owner_uid.to_string(),
             propagation,
         });
+    }
+
+    /// Asks for the contents of the terminating namespace `name` to be deleted.
+    pub fn enqueue_namespace(&self, name: &str) {
+        self.send(Work::Namespace(name.to_string()));
+    }
+
+    fn send(&self, work: Work) {
+        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        // The receiver lives as long as the server; a send can only fail while the server shuts down.
+        let _ = queue.send(work);
     }
 }
 
@@ -51,6 +66,13 @@ pub(crate) fn resume(inner: &Inner) {
     }
     for owner in waiting {
         inner.gc.enqueue(&owner, Propagation::Foreground);
+    }
+    let (namespaces, _) = inner.store.list(&crate::namespaces::key("").resource, None);
+    for namespace in namespaces
+        .iter()
+        .filter(|ns| crate::object::is_deleting(ns))
+    {
+        inner.gc.enqueue_namespace(crate::object::name(namespace));
     }
 }
 
@@ -64,11 +86,17 @@ pub(crate) fn start(inner: Weak<Inner>, work: Receiver<Work>) {
                     return;
                 };
                 let result = inner.store.transact(|txn| {
-                    lifecycle::collect_dependents(txn, &inner, &item.owner_uid, item.propagation);
+                    match &item {
+                        Work::Dependents {
+                            owner_uid,
+                            propagation,
+                        } => lifecycle::collect_dependents(txn, &inner, owner_uid, *propagation),
+                        Work::Namespace(name) => lifecycle::empty_namespace(txn, &inner, name),
+                    }
                     Ok(())
                 });
                 if let Err(err) = result {
-                    tracing::warn!(owner = %item.owner_uid, %err, "garbage collection failed");
+                    tracing::warn!(%err, "garbage collection failed");
                 }
             }
         });

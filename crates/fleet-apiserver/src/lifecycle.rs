@@ -11,6 +11,8 @@ use crate::server::Inner;
 use crate::store::{ObjKey, Txn};
 
 pub const FOREGROUND: &str = "foregroundDeletion";
+/// The namespace controller's finalizer, in a namespace's `spec.finalizers`.
+pub const NAMESPACE_FINALIZER: &str = "kubernetes";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Propagation {
@@ -182,47 +184,81 @@ fn remove_owner_ref(obj: &mut Value, owner_uid: &str) {
     }
 }
 
-/// Marks a namespace Terminating and deletes everything in it.
+/// Marks a namespace Terminating (deletionTimestamp, `status.phase`) and hands the deletion of its contents
+/// to the collector thread, which removes the namespace once it is empty.
 fn terminate_namespace(
     txn: &mut Txn<'_>,
     inner: &Inner,
     key: &ObjKey,
     current: &Arc<Value>,
 ) -> Deleted {
-    let name = key.name.clone();
-    let mut last = current.clone();
-    if !object::is_deleting(current) {
-        let mut marked = (**current).clone();
-        let meta = object::metadata_mut(&mut marked);
-        meta.insert("deletionTimestamp".into(), json!(object::now_rfc3339()));
-        meta.insert("deletionGracePeriodSeconds".into(), json!(0));
-        marked["status"] = json!({"phase": "Terminating"});
-        last = txn.put(key, marked);
+    if object::is_deleting(current) {
+        return Deleted {
+            object: current.clone(),
+        };
     }
-    for content in txn.keys_in_namespace(&name) {
+    let mut marked = (**current).clone();
+    let meta = object::metadata_mut(&mut marked);
+    meta.insert("deletionTimestamp".into(), json!(object::now_rfc3339()));
+    meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+    marked["status"] = json!({"phase": "Terminating"});
+    if !marked.get("spec").is_some_and(Value::is_object) {
+        marked["spec"] = json!({});
+    }
+    let finalizers = marked["spec"]
+        .as_object_mut()
+        .map(|spec| spec.entry("finalizers").or_insert_with(|| json!([])));
+    if let Some(Value::Array(finalizers)) = finalizers
+        && !finalizers.iter().any(|f| f == NAMESPACE_FINALIZER)
+    {
+        finalizers.push(json!(NAMESPACE_FINALIZER));
+    }
+    let object = txn.put(key, marked);
+    inner.gc.enqueue_namespace(&key.name);
+    Deleted { object }
+}
+
+/// The namespace controller's step, on the collector thread: deletes everything in a terminating namespace
+/// (objects with finalizers are only marked, and go when their finalizers do), then finishes the namespace
+/// if that emptied it.
+pub fn empty_namespace(txn: &mut Txn<'_>, inner: &Inner, name: &str) {
+    let key = crate::namespaces::key(name);
+    if !txn.get(&key).is_some_and(|ns| object::is_deleting(&ns)) {
+        return;
+    }
+    for content in txn.keys_in_namespace(name) {
         if txn.get(&content).is_some_and(|o| !object::is_deleting(&o)) {
             let _ = delete(txn, inner, &content, Propagation::Background);
         }
     }
-    // Removing the last content may already have finished the namespace.
-    let object = finish_namespace(txn, inner, key).unwrap_or(last);
-    Deleted { object }
+    finish_namespace(txn, inner, &key);
 }
 
-/// Removes a terminating namespace once it is empty and its finalizers are gone.
-fn finish_namespace(txn: &mut Txn<'_>, inner: &Inner, key: &ObjKey) -> Option<Arc<Value>> {
-    let ns = txn.get(key)?;
+/// Once a terminating namespace is empty: drops the `kubernetes` finalizer from `spec.finalizers` (the
+/// namespace controller's) and removes the namespace when no finalizer is left.
+fn finish_namespace(txn: &mut Txn<'_>, inner: &Inner, key: &ObjKey) {
+    let Some(ns) = txn.get(key) else {
+        return;
+    };
     if !txn.keys_in_namespace(&key.name).is_empty() {
-        return Some(ns);
+        return;
     }
     let mut next = (*ns).clone();
+    let mut spec_finalizers_left = false;
     if let Some(spec) = next.get_mut("spec").and_then(Value::as_object_mut) {
-        spec.remove("finalizers");
+        if let Some(Value::Array(finalizers)) = spec.get_mut("finalizers") {
+            finalizers.retain(|f| f.as_str() != Some(NAMESPACE_FINALIZER));
+            spec_finalizers_left = !finalizers.is_empty();
+        }
+        if !spec_finalizers_left {
+            spec.remove("finalizers");
+        }
     }
-    if object::finalizers(&next).is_empty() {
-        let removed = txn.remove(key)?;
-        after_removal(txn, inner, key, &removed);
-        return Some(removed);
+    if !spec_finalizers_left && object::finalizers(&next).is_empty() {
+        if let Some(removed) = txn.remove(key) {
+            after_removal(txn, inner, key, &removed);
+        }
+    } else if next != *ns {
+        txn.put(key, next);
     }
-    Some(if next != *ns { txn.put(key, next) } else { ns })
 }

@@ -63,27 +63,57 @@ pub struct Subscription {
 /// An object at rest: compact JSON. Parsed values cost about ten times more memory (serde_json maps with
 /// preserved order), so the store keeps bytes and parses on read, except while the parsed value written
 /// last is still alive elsewhere (in watch history, a response, a transaction): then reads share it.
+/// Readers take the bytes (a shared pointer) under the lock and parse them after releasing it.
 struct Stored {
-    bytes: Box<[u8]>,
+    rv: u64,
+    bytes: Arc<[u8]>,
     parsed: Weak<Value>,
+    /// Namespaces stay parsed: every write into a namespace reads it.
+    pinned: Option<Arc<Value>>,
+}
+
+/// A stored object taken out under the lock, parsed (if need be) once the lock is released.
+enum Taken {
+    Parsed(Arc<Value>),
+    Bytes(Arc<[u8]>),
+}
+
+impl Taken {
+    fn value(self) -> Arc<Value> {
+        match self {
+            Taken::Parsed(value) => value,
+            Taken::Bytes(bytes) => Arc::new(serde_json::from_slice(&bytes).unwrap_or(Value::Null)),
+        }
+    }
 }
 
 impl Stored {
-    fn new(obj: &Arc<Value>) -> Stored {
+    fn new(key: &ObjKey, rv: u64, obj: &Arc<Value>) -> Stored {
         Stored {
-            bytes: serde_json::to_vec(&**obj)
-                .unwrap_or_default()
-                .into_boxed_slice(),
+            rv,
+            bytes: serde_json::to_vec(&**obj).unwrap_or_default().into(),
             parsed: Arc::downgrade(obj),
+            pinned: (key.resource == PINNED_RESOURCE).then(|| obj.clone()),
+        }
+    }
+
+    fn take(&self) -> Taken {
+        if let Some(pinned) = &self.pinned {
+            return Taken::Parsed(pinned.clone());
+        }
+        match self.parsed.upgrade() {
+            Some(value) => Taken::Parsed(value),
+            None => Taken::Bytes(self.bytes.clone()),
         }
     }
 
     fn value(&self) -> Arc<Value> {
-        self.parsed
-            .upgrade()
-            .unwrap_or_else(|| Arc::new(serde_json::from_slice(&self.bytes).unwrap_or(Value::Null)))
+        self.take().value()
     }
 }
+
+/// The resource whose objects stay parsed in memory.
+const PINNED_RESOURCE: &str = "/namespaces";
 
 type Objects = HashMap<String, BTreeMap<(String, String), Stored>>;
 
@@ -144,14 +174,16 @@ impl Store {
         let mut state = self.lock();
         for (key, obj) in objects {
             index_owners(&mut state.owners, &key, &obj, true);
+            let object_rv = object::resource_version(&obj).unwrap_or(rv);
             state
                 .uids
                 .insert(object::uid(&obj).to_string(), key.clone());
+            let stored = Stored::new(&key, object_rv, &Arc::new(obj));
             state
                 .objects
                 .entry(key.resource)
                 .or_default()
-                .insert((key.namespace, key.name), Stored::new(&Arc::new(obj)));
+                .insert((key.namespace, key.name), stored);
             state.count += 1;
         }
         state.rv = rv;
@@ -195,19 +227,23 @@ impl Store {
     }
 
     pub fn get(&self, key: &ObjKey) -> Option<Arc<Value>> {
-        let state = self.lock();
-        get_in(&state.objects, key)
+        let taken = {
+            let state = self.lock();
+            stored_at(&state.objects, key)?.take()
+        };
+        Some(taken.value())
     }
 
     /// A consistent snapshot of a resource's objects (optionally one namespace) and the resourceVersion it is at.
     pub fn list(&self, resource: &str, namespace: Option<&str>) -> (Vec<Arc<Value>>, u64) {
-        let state = self.lock();
-        (
-            list_in(&state.objects, resource, namespace)
-                .map(Stored::value)
-                .collect(),
-            state.rv,
-        )
+        let (taken, rv) = {
+            let state = self.lock();
+            let taken: Vec<Taken> = list_in(&state.objects, resource, namespace)
+                .map(Stored::take)
+                .collect();
+            (taken, state.rv)
+        };
+        (taken.into_iter().map(Taken::value).collect(), rv)
     }
 
     /// Runs `f` with exclusive access. Its writes are journaled and, before this returns, fsync'd (group
@@ -380,11 +416,14 @@ fn snapshot(objects: &Objects) -> Vec<(ObjKey, Arc<Value>)> {
         .collect()
 }
 
-fn get_in(objects: &Objects, key: &ObjKey) -> Option<Arc<Value>> {
+fn stored_at<'a>(objects: &'a Objects, key: &ObjKey) -> Option<&'a Stored> {
     objects
         .get(&key.resource)?
         .get(&(key.namespace.clone(), key.name.clone()))
-        .map(Stored::value)
+}
+
+fn get_in(objects: &Objects, key: &ObjKey) -> Option<Arc<Value>> {
+    stored_at(objects, key).map(Stored::value)
 }
 
 fn list_in<'a>(
@@ -437,6 +476,11 @@ impl Txn<'_> {
         get_in(&self.state.objects, key)
     }
 
+    /// The resourceVersion of the object stored under `key`, if any.
+    pub fn resource_version(&self, key: &ObjKey) -> Option<u64> {
+        stored_at(&self.state.objects, key).map(|stored| stored.rv)
+    }
+
     pub fn list(&self, resource: &str, namespace: Option<&str>) -> Vec<Arc<Value>> {
         list_in(&self.state.objects, resource, namespace)
             .map(Stored::value)
@@ -473,7 +517,17 @@ impl Txn<'_> {
     }
 
     /// Stores `obj` under `key` with a new resourceVersion and records the event.
-    pub fn put(&mut self, key: &ObjKey, mut obj: Value) -> Arc<Value> {
+    pub fn put(&mut self, key: &ObjKey, obj: Value) -> Arc<Value> {
+        self.replace(key, obj, None)
+    }
+
+    /// [`Txn::put`] for a writer that holds the object being replaced (saves parsing it under the lock).
+    pub fn replace(
+        &mut self,
+        key: &ObjKey,
+        mut obj: Value,
+        replaced: Option<Arc<Value>>,
+    ) -> Arc<Value> {
         self.state.rv += 1;
         let rv = self.state.rv;
         object::set_resource_version(&mut obj, rv);
@@ -481,11 +535,17 @@ impl Txn<'_> {
             .uids
             .insert(object::uid(&obj).to_string(), key.clone());
         let obj = Arc::new(obj);
-        let stored = Stored::new(&obj);
+        let stored = Stored::new(key, rv, &obj);
         let map = self.state.objects.entry(key.resource.clone()).or_default();
         let previous = map
             .insert((key.namespace.clone(), key.name.clone()), stored)
-            .map(|old| old.value());
+            .map(|old| match (old.parsed.upgrade(), replaced) {
+                (Some(parsed), _) => parsed,
+                (None, Some(replaced)) if object::resource_version(&replaced) == Some(old.rv) => {
+                    replaced
+                }
+                (None, _) => old.value(),
+            });
         let kind = match &previous {
             Some(old) => {
                 index_owners(&mut self.state.owners, key, old, false);

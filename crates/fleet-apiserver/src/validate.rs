@@ -36,7 +36,70 @@ pub fn check_write(req: &crate::request::Request, obj: &mut Value) -> ApiResult<
     }
     match rt.crd {
         Some(_) => against_schema(rt, &schema, obj),
-        None => decode_types(rt, &schema, obj),
+        None => {
+            decode_types(rt, &schema, obj)?;
+            required_fields(rt, &schema, obj)
+        }
+    }
+}
+
+/// Built-in kinds: fields their schema lists as `required` that are missing or null, answered 422 as
+/// kube-apiserver's validation answers them (`spec.selector: Required value`).
+fn required_fields(rt: &ResourceType, schema: &Value, obj: &Value) -> ApiResult<()> {
+    let mut causes = Vec::new();
+    missing_required(schema, obj, "", &mut causes);
+    if causes.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(
+        &rt.group,
+        &rt.kind,
+        object::name(obj),
+        &causes,
+    ))
+}
+
+fn missing_required(schema: &Value, value: &Value, path: &str, causes: &mut Vec<(String, String)>) {
+    let join = |field: &str| {
+        if path.is_empty() {
+            field.to_string()
+        } else {
+            format!("{path}.{field}")
+        }
+    };
+    match value {
+        Value::Object(map) => {
+            let required = schema.get("required").and_then(Value::as_array);
+            for field in required.into_iter().flatten().filter_map(Value::as_str) {
+                let identity =
+                    path.is_empty() && matches!(field, "apiVersion" | "kind" | "metadata");
+                if !identity && map.get(field).is_none_or(Value::is_null) {
+                    causes.push((join(field), "Required value".into()));
+                }
+            }
+            let props = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+            for (key, item) in map {
+                if path.is_empty() && key == "metadata" {
+                    continue;
+                }
+                match (props.and_then(|p| p.get(key)), additional) {
+                    (Some(sub), _) => missing_required(sub, item, &join(key), causes),
+                    (None, Some(sub)) => {
+                        missing_required(sub, item, &format!("{path}[{key}]"), causes)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    missing_required(sub, item, &format!("{path}[{i}]"), causes);
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -190,13 +253,12 @@ fn against_schema(rt: &ResourceType, schema: &Value, obj: &Value) -> ApiResult<(
     if causes.is_empty() {
         Ok(())
     } else {
-        let name = object::name(obj);
-        let kind = if rt.group.is_empty() {
-            rt.kind.clone()
-        } else {
-            format!("{}.{}", rt.kind, rt.group)
-        };
-        Err(ApiError::invalid(&rt.group, &kind, name, &causes))
+        Err(ApiError::invalid(
+            &rt.group,
+            &rt.kind,
+            object::name(obj),
+            &causes,
+        ))
     }
 }
 

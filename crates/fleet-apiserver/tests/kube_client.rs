@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{TRANSPORTS, client};
+use common::{TRANSPORTS, client, until};
 use fleet_apiserver::ApiServer;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -286,12 +286,27 @@ async fn finalizers_hold_deletion_and_namespaces_cascade() {
         .await
         .unwrap();
 
-    namespaces
+    let deleted = namespaces
         .delete("team", &DeleteParams::default())
         .await
-        .unwrap();
-    // Content without finalizers is gone; the held one is marked; the namespace is Terminating.
-    assert_eq!(api_error(cms.get("plain").await.unwrap_err()).0, 404);
+        .unwrap()
+        .left()
+        .expect("a namespace is marked, not removed, by its DELETE");
+    // The namespace is Terminating at once, with the namespace controller's finalizer.
+    assert!(deleted.metadata.deletion_timestamp.is_some());
+    assert_eq!(
+        deleted.status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some("Terminating")
+    );
+    assert_eq!(
+        deleted.spec.as_ref().and_then(|s| s.finalizers.clone()),
+        Some(vec!["kubernetes".to_string()])
+    );
+    // Its contents go in the background: content without finalizers is removed, the held one is marked.
+    until("the deletion of the namespace's plain content", || async {
+        cms.get_opt("plain").await.unwrap().is_none()
+    })
+    .await;
     let marked = cms.get("held").await.unwrap();
     assert!(marked.metadata.deletion_timestamp.is_some());
     let ns = namespaces.get("team").await.unwrap();
@@ -318,7 +333,7 @@ async fn finalizers_hold_deletion_and_namespaces_cascade() {
         )
     );
 
-    // A namespace whose content has no finalizers goes at once, content included.
+    // A namespace whose content has no finalizers goes once the background deletion has emptied it.
     namespaces
         .create(
             &PostParams::default(),
@@ -335,10 +350,10 @@ async fn finalizers_hold_deletion_and_namespaces_cascade() {
         .delete("simple", &DeleteParams::default())
         .await
         .unwrap();
-    assert_eq!(
-        api_error(namespaces.get("simple").await.unwrap_err()).0,
-        404
-    );
+    until("the removal of namespace simple", || async {
+        namespaces.get_opt("simple").await.unwrap().is_none()
+    })
+    .await;
     assert_eq!(api_error(simple.get("only").await.unwrap_err()).0, 404);
 
     // Removing the finalizer deletes the object, and then the namespace.
@@ -481,4 +496,178 @@ async fn server_side_apply_follows_the_schema_list_types() {
     let web = spec.containers.iter().find(|c| c.name == "web").unwrap();
     assert_eq!(web.args, Some(vec!["c".to_string()]));
     assert_eq!(spec.containers.len(), 2);
+}
+
+/// Built-in kinds must carry the fields their schema requires: 422 Invalid with kube-apiserver's message and
+/// causes, on create (dry run included), update, patch and server-side apply.
+#[tokio::test]
+async fn required_fields_of_built_in_kinds_are_checked() {
+    for transport in TRANSPORTS {
+        let server = ApiServer::in_memory();
+        let client = client(&server, transport).await;
+        let resource = kube::api::ApiResource::erase::<Deployment>(&());
+        let deployments: Api<DynamicObject> =
+            Api::namespaced_with(client.clone(), "default", &resource);
+        let without_selector: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
+            "spec": {"template": {"metadata": {"labels": {"app": "x"}},
+                "spec": {"containers": [{"image": "nginx"}]}}}
+        }))
+        .unwrap();
+        let expected = r#"Deployment.apps "x" is invalid: [spec.selector: Required value, spec.template.spec.containers[0].name: Required value]"#;
+        for params in [
+            PostParams::default(),
+            PostParams {
+                dry_run: true,
+                ..Default::default()
+            },
+        ] {
+            let err = deployments
+                .create(&params, &without_selector)
+                .await
+                .unwrap_err();
+            let kube::Error::Api(status) = err else {
+                panic!("expected an API error, got {err:?}")
+            };
+            assert_eq!(
+                (status.code, status.reason.as_str()),
+                (422, "Invalid"),
+                "{transport:?}"
+            );
+            assert_eq!(status.message, expected, "{transport:?}");
+            let details = status.details.expect("details");
+            assert_eq!(
+                (details.kind.as_str(), details.group.as_str()),
+                ("Deployment", "apps")
+            );
+            let causes: Vec<(String, String)> = details
+                .causes
+                .iter()
+                .map(|c| (c.reason.clone(), c.field.clone()))
+                .collect();
+            assert_eq!(
+                causes,
+                [
+                    (
+                        "FieldValueRequired".to_string(),
+                        "spec.selector".to_string()
+                    ),
+                    (
+                        "FieldValueRequired".to_string(),
+                        "spec.template.spec.containers[0].name".to_string()
+                    )
+                ]
+            );
+        }
+        let err = deployments
+            .patch(
+                "x",
+                &PatchParams::apply("me"),
+                &Patch::Apply(&without_selector),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(api_error(err).0, 422, "{transport:?}");
+
+        // A valid Deployment: a merge patch nulling the selector, and an update without it, are refused.
+        let typed: Api<Deployment> = Api::namespaced(client.clone(), "default");
+        let valid: Deployment = serde_json::from_value(json!({
+            "metadata": {"name": "web"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}
+        }))
+        .unwrap();
+        typed.create(&PostParams::default(), &valid).await.unwrap();
+        let (code, _, message) = api_error(
+            typed
+                .patch(
+                    "web",
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"spec": {"selector": null}})),
+                )
+                .await
+                .unwrap_err(),
+        );
+        assert_eq!(
+            (code, message.as_str()),
+            (
+                422,
+                r#"Deployment.apps "web" is invalid: spec.selector: Required value"#
+            )
+        );
+        let mut current = deployments.get("web").await.unwrap();
+        current.data["spec"]["template"]["spec"]["containers"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("name");
+        let (code, _, message) = api_error(
+            deployments
+                .replace("web", &PostParams::default(), &current)
+                .await
+                .unwrap_err(),
+        );
+        assert_eq!(code, 422);
+        assert!(
+            message.ends_with("spec.template.spec.containers[0].name: Required value"),
+            "{message}"
+        );
+    }
+}
+
+/// Strategic merge patches through kube-rs: containers merge by name, ports by containerPort, and
+/// `$patch: replace` replaces a merged list.
+#[tokio::test]
+async fn strategic_merge_patch_uses_the_schema_merge_keys() {
+    let server = ApiServer::in_memory();
+    let deployments: Api<Deployment> = Api::namespaced(server.client(), "default");
+    let d: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [
+                {"name": "a", "image": "a:1", "ports": [{"containerPort": 80}, {"containerPort": 81}]},
+                {"name": "b", "image": "b:1"}]}}}
+    }))
+    .unwrap();
+    deployments
+        .create(&PostParams::default(), &d)
+        .await
+        .unwrap();
+    let patched = deployments
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"spec": {"template": {"spec": {"containers": [
+                {"name": "a", "ports": [{"containerPort": 81, "name": "alt"}]}]}}}})),
+        )
+        .await
+        .unwrap();
+    let containers = patched.spec.unwrap().template.spec.unwrap().containers;
+    assert_eq!(containers.len(), 2);
+    let ports: Vec<(i32, Option<String>)> = containers[0]
+        .ports
+        .iter()
+        .flatten()
+        .map(|p| (p.container_port, p.name.clone()))
+        .collect();
+    assert_eq!(ports, [(80, None), (81, Some("alt".into()))]);
+    let replaced = deployments
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"spec": {"template": {"spec": {"containers": [
+                {"name": "c", "image": "c:1"}, {"$patch": "replace"}]}}}})),
+        )
+        .await
+        .unwrap();
+    let names: Vec<String> = replaced
+        .spec
+        .unwrap()
+        .template
+        .spec
+        .unwrap()
+        .containers
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(names, ["c"]);
 }

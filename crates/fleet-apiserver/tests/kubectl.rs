@@ -706,3 +706,256 @@ fn default_cluster_roles_answer_auth_can_i() {
     assert_eq!(can("alice", &["list", "leases.coordination.k8s.io"]), "yes");
     assert_eq!(can("alice", &["list", "nodes"]), "no");
 }
+
+#[test]
+fn delete_namespace_waits_for_its_contents() {
+    let c = Cluster::start();
+    c.ok(&["create", "namespace", "doomed"]);
+    c.ok(&["create", "configmap", "plain", "-n", "doomed"]);
+    c.ok_with(
+        &["apply", "-f", "-"],
+        Some("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\n  namespace: doomed\n  finalizers: [example.com/hold]\n"),
+    );
+    // `--wait=false` returns at once: the namespace is Terminating, its held content marked.
+    let out = c.ok(&["delete", "namespace", "doomed", "--wait=false"]);
+    assert!(out.contains("namespace \"doomed\" deleted"), "{out}");
+    assert_eq!(
+        c.ok(&[
+            "get",
+            "namespace",
+            "doomed",
+            "-o",
+            "jsonpath={.status.phase} {.spec.finalizers}"
+        ]),
+        r#"Terminating ["kubernetes"]"#
+    );
+    let err = c.fails(&["create", "configmap", "late", "-n", "doomed"], None);
+    assert!(
+        err.contains(
+            "unable to create new content in namespace doomed because it is being terminated"
+        ),
+        "{err}"
+    );
+    // Releasing the held object lets the namespace go.
+    c.ok(&[
+        "patch",
+        "configmap",
+        "held",
+        "-n",
+        "doomed",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
+    c.ok(&["wait", "--for=delete", "namespace/doomed", "--timeout=20s"]);
+    let err = c.fails(&["get", "namespace", "doomed"], None);
+    assert!(err.contains("not found"), "{err}");
+
+    // A namespace whose contents carry no finalizers: a plain `kubectl delete` returns once it is gone.
+    c.ok(&["create", "namespace", "brief"]);
+    c.ok(&["create", "configmap", "only", "-n", "brief"]);
+    c.ok(&["delete", "namespace", "brief"]);
+    let err = c.fails(&["get", "namespace", "brief"], None);
+    assert!(err.contains("not found"), "{err}");
+}
+
+#[test]
+fn required_fields_of_built_in_kinds() {
+    let c = Cluster::start();
+    let no_selector = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    metadata: {labels: {app: x}}\n    spec:\n      containers:\n      - image: nginx\n";
+    // kubectl prints the Status's causes as a list.
+    let err = c.fails(&["apply", "-f", "-"], Some(no_selector));
+    assert!(
+        err.contains("The Deployment \"x\" is invalid: \n* spec.selector: Required value\n* spec.template.spec.containers[0].name: Required value"),
+        "{err}"
+    );
+    let err = c.fails(&["apply", "--server-side", "-f", "-"], Some(no_selector));
+    assert!(err.contains("spec.selector: Required value"), "{err}");
+    let err = c.fails(
+        &["create", "--dry-run=server", "-f", "-"],
+        Some(no_selector),
+    );
+    assert!(err.contains("spec.selector: Required value"), "{err}");
+    // A valid Deployment, then a patch removing a required field.
+    c.ok_with(&["apply", "-f", "-"], Some(MANIFESTS));
+    let err = c.fails(
+        &[
+            "patch",
+            "deploy",
+            "web",
+            "--type=json",
+            "-p",
+            r#"[{"op":"remove","path":"/spec/template/spec/containers/0/name"}]"#,
+        ],
+        None,
+    );
+    assert!(
+        err.contains(r#"The Deployment "web" is invalid: spec.template.spec.containers[0].name: Required value"#),
+        "{err}"
+    );
+}
+
+#[test]
+fn strategic_merge_patch_follows_the_schemas() {
+    let c = Cluster::start();
+    let deployment = r#"
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector: {matchLabels: {app: web}}
+  strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      volumes:
+      - {name: data, emptyDir: {}}
+      - {name: conf, configMap: {name: conf}}
+      containers:
+      - name: app
+        image: app:1
+        env: [{name: A, value: "1"}, {name: B, value: "2"}]
+        ports: [{containerPort: 80}, {containerPort: 443}]
+        volumeMounts: [{name: data, mountPath: /data}]
+      - name: sidecar
+        image: side:1
+"#;
+    c.ok_with(&["apply", "-f", "-"], Some(deployment));
+    let get = |path: &str| c.ok(&["get", "deploy", "web", "-o", &format!("jsonpath={path}")]);
+    // Merge by name: one container's image changes, one env var is added (first, as kube-apiserver puts
+    // items the server did not have), the other container stays.
+    c.ok(&[
+        "patch",
+        "deploy",
+        "web",
+        "--type=strategic",
+        "-p",
+        r#"{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"app:2","env":[{"name":"C","value":"3"}]}]}}}}"#,
+    ]);
+    assert_eq!(
+        get(
+            "{.spec.template.spec.containers[*].name} {.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].env[*].name}"
+        ),
+        "app sidecar app:2 C A B"
+    );
+    // `$patch: delete` removes one item by its merge key; `$deleteFromPrimitiveList` a finalizer.
+    c.ok(&[
+        "patch",
+        "deploy",
+        "web",
+        "--type=strategic",
+        "-p",
+        r#"{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","$patch":"delete"},{"name":"app","ports":[{"containerPort":443,"$patch":"delete"}]}]}}}}"#,
+    ]);
+    assert_eq!(
+        get(
+            "{.spec.template.spec.containers[*].name} {.spec.template.spec.containers[0].ports[*].containerPort}"
+        ),
+        "app 80"
+    );
+    c.ok(&[
+        "patch",
+        "deploy",
+        "web",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":["a.io/x","b.io/y"]}}"#,
+    ]);
+    c.ok(&[
+        "patch",
+        "deploy",
+        "web",
+        "--type=strategic",
+        "-p",
+        r#"{"metadata":{"$deleteFromPrimitiveList/finalizers":["a.io/x"]}}"#,
+    ]);
+    assert_eq!(get("{.metadata.finalizers}"), r#"["b.io/y"]"#);
+    c.ok(&[
+        "patch",
+        "deploy",
+        "web",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
+    // `$setElementOrder` orders the merged list; `$retainKeys` clears the union's other members.
+    c.ok(&[
+        "patch",
+        "deploy",
+        "web",
+        "--type=strategic",
+        "-p",
+        r#"{"spec":{"template":{"spec":{"volumes":[{"name":"cache","emptyDir":{}}],"$setElementOrder/volumes":[{"name":"cache"},{"name":"conf"},{"name":"data"}]}}}}"#,
+    ]);
+    assert_eq!(
+        get("{.spec.template.spec.volumes[*].name}"),
+        "cache conf data"
+    );
+    c.ok(&[
+        "patch",
+        "deploy",
+        "web",
+        "--type=strategic",
+        "-p",
+        r#"{"spec":{"strategy":{"$retainKeys":["type"],"type":"Recreate"}}}"#,
+    ]);
+    assert_eq!(get("{.spec.strategy}"), r#"{"type":"Recreate"}"#);
+    // A list without a patch strategy (tolerations) is replaced, not merged.
+    c.ok(&[
+        "patch",
+        "deploy",
+        "web",
+        "--type=strategic",
+        "-p",
+        r#"{"spec":{"template":{"spec":{"tolerations":[{"key":"a","operator":"Exists"}]}}}}"#,
+    ]);
+    c.ok(&[
+        "patch",
+        "deploy",
+        "web",
+        "--type=strategic",
+        "-p",
+        r#"{"spec":{"template":{"spec":{"tolerations":[{"key":"b","operator":"Exists"}]}}}}"#,
+    ]);
+    assert_eq!(get("{.spec.template.spec.tolerations[*].key}"), "b");
+
+    // Client-side apply computes a strategic patch (with `$setElementOrder`) from the last applied
+    // configuration: dropping an env var and a volume mount from the manifest removes them.
+    let applied = r#"
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: site
+spec:
+  selector: {matchLabels: {app: site}}
+  template:
+    metadata: {labels: {app: site}}
+    spec:
+      containers:
+      - name: app
+        image: app:1
+        env: [{name: A, value: "1"}, {name: B, value: "2"}]
+        ports: [{containerPort: 80}]
+        volumeMounts: [{name: data, mountPath: /data}, {name: tmp, mountPath: /tmp}]
+      volumes: [{name: data, emptyDir: {}}, {name: tmp, emptyDir: {}}]
+"#;
+    c.ok_with(&["apply", "-f", "-"], Some(applied));
+    let changed = applied
+        .replace(r#", {name: B, value: "2"}"#, r#", {name: C, value: "3"}"#)
+        .replace(", {name: tmp, mountPath: /tmp}", "")
+        .replace(
+            "[{containerPort: 80}]",
+            "[{containerPort: 8080}, {containerPort: 80}]",
+        );
+    let out = c.ok_with(&["apply", "-f", "-"], Some(&changed));
+    assert!(out.contains("deployment.apps/site configured"), "{out}");
+    let got = c.ok(&[
+        "get",
+        "deploy",
+        "site",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[0].env[*].name} {.spec.template.spec.containers[0].volumeMounts[*].mountPath} {.spec.template.spec.containers[0].ports[*].containerPort}",
+    ]);
+    assert_eq!(got, "A C /data 8080 80");
+}

@@ -123,7 +123,7 @@ pub fn create_object(
         if rt.namespaced {
             namespaces::admit_create(txn, &namespace)?;
         }
-        if txn.get(&key).is_some() {
+        if txn.resource_version(&key).is_some() {
             return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
         }
         let stored = txn.put(&key, obj);

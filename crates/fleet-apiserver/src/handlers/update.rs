@@ -25,7 +25,7 @@ pub fn update(inner: &Inner, req: &Request) -> ApiResult<Response> {
             "the name of the object ({body_name}) does not match the name on the URL ({name})"
         )));
     }
-    let stored = write_existing(inner, req, WriteKind::Update, |_| Ok(body))?;
+    let stored = write_existing(inner, req, WriteKind::Update, |_| Ok(body.clone()))?;
     Ok(respond_object(req, StatusCode::OK, &stored))
 }
 
@@ -38,71 +38,97 @@ pub enum WriteKind {
 }
 
 /// Reads the current object, lets `change` compute the new one, and stores it under kube-apiserver's rules.
+/// The new object is computed without holding the store's lock and stored only if the object has not
+/// changed meanwhile; otherwise it is computed again from the newer object (a conflict the client never
+/// sees, unlike a stale resourceVersion it sent itself).
 pub fn write_existing(
     inner: &Inner,
     req: &Request,
     kind: WriteKind,
-    change: impl FnOnce(&Value) -> ApiResult<Value>,
+    change: impl Fn(&Value) -> ApiResult<Value>,
 ) -> ApiResult<Arc<Value>> {
     let rt = &req.rt;
     let name = req.path.name.clone().unwrap_or_default();
     let key = object_key(req, &name);
-    let status_only = req.path.subresource.as_deref() == Some("status");
-    let dry_run = req.query.dry_run();
-    let manager = req.field_manager();
-    let result = inner.store.transact(|txn| {
-        let old = txn
+    let result = loop {
+        let old = inner
+            .store
             .get(&key)
             .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, &name))?;
-        let proposed = change(&old)?;
-        if !proposed.is_object() {
-            return Err(ApiError::bad_request(
-                "the resulting object is not a JSON object",
-            ));
-        }
-        if let Some(rv) = object::meta_str(&proposed, "resourceVersion").filter(|rv| !rv.is_empty())
-            && Some(rv) != object::meta_str(&old, "resourceVersion")
-        {
-            return Err(ApiError::stale_resource_version(
-                &rt.group, &rt.plural, &name,
-            ));
-        }
-        let mut new = merge_with_old(&old, proposed, rt.status_subresource, status_only, kind);
-        crate::core_kinds::decode_and_prepare(rt, &mut new)?;
-        crate::validate::check_write(req, &mut new)?;
-        if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
-            crd::validate(&new)?;
-        }
-        let generation = object::metadata(&old)
-            .and_then(|m| m.get("generation"))
-            .and_then(Value::as_i64)
-            .unwrap_or(1);
-        let bumped = if object::spec_changed(&old, &new, rt.status_subresource) {
-            generation + 1
-        } else {
-            generation
+        let new = match modified(req, kind, &old, &change)? {
+            Some(new) if !req.query.dry_run() => new,
+            Some(new) => break Arc::new(new),
+            None => break old,
         };
-        object::metadata_mut(&mut new).insert("generation".into(), bumped.into());
-        if kind == WriteKind::Update {
-            managed::record_update(
-                &mut new,
-                Some(&old),
-                &manager,
-                &rt.api_version(),
-                req.path.subresource.as_deref(),
-                crate::validate::schema_of(rt).as_deref(),
-            );
+        let read_rv = object::resource_version(&old);
+        let stored = inner.store.transact(|txn| {
+            let current_rv = txn
+                .resource_version(&key)
+                .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, &name))?;
+            if read_rv.is_some_and(|read| read != current_rv) {
+                return Ok(None);
+            }
+            Ok(Some(store_modified_from(txn, inner, &key, new, Some(old))))
+        })?;
+        if let Some(stored) = stored {
+            break stored;
         }
-        if same_content(&old, &new) {
-            return Ok(old);
-        }
-        if dry_run {
-            return Ok(Arc::new(new));
-        }
-        Ok(store_modified(txn, inner, &key, new))
-    })?;
+    };
     crd::after_write(inner, rt, &result);
     Ok(result)
+}
+
+/// The object `change` makes of `old`, checked and completed (status split, immutable metadata,
+/// generation, managedFields); `None` when it equals `old` (a no-op write).
+fn modified(
+    req: &Request,
+    kind: WriteKind,
+    old: &Value,
+    change: &impl Fn(&Value) -> ApiResult<Value>,
+) -> ApiResult<Option<Value>> {
+    let rt = &req.rt;
+    let name = req.path.name.as_deref().unwrap_or_default();
+    let status_only = req.path.subresource.as_deref() == Some("status");
+    let proposed = change(old)?;
+    if !proposed.is_object() {
+        return Err(ApiError::bad_request(
+            "the resulting object is not a JSON object",
+        ));
+    }
+    if let Some(rv) = object::meta_str(&proposed, "resourceVersion").filter(|rv| !rv.is_empty())
+        && Some(rv) != object::meta_str(old, "resourceVersion")
+    {
+        return Err(ApiError::stale_resource_version(
+            &rt.group, &rt.plural, name,
+        ));
+    }
+    let mut new = merge_with_old(old, proposed, rt.status_subresource, status_only, kind);
+    crate::core_kinds::decode_and_prepare(rt, &mut new)?;
+    crate::validate::check_write(req, &mut new)?;
+    if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
+        crd::validate(&new)?;
+    }
+    let generation = object::metadata(old)
+        .and_then(|m| m.get("generation"))
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let bumped = if object::spec_changed(old, &new, rt.status_subresource) {
+        generation + 1
+    } else {
+        generation
+    };
+    object::metadata_mut(&mut new).insert("generation".into(), bumped.into());
+    if kind == WriteKind::Update {
+        managed::record_update(
+            &mut new,
+            Some(old),
+            &req.field_manager(),
+            &rt.api_version(),
+            req.path.subresource.as_deref(),
+            crate::validate::schema_of(rt).as_deref(),
+        );
+    }
+    Ok((!same_content(old, &new)).then_some(new))
 }
 
 /// Stores a modified object, or removes it when it is being deleted and has no finalizers left.
@@ -112,12 +138,23 @@ pub(crate) fn store_modified(
     key: &crate::store::ObjKey,
     new: Value,
 ) -> Arc<Value> {
+    store_modified_from(txn, inner, key, new, None)
+}
+
+/// [`store_modified`] for a writer holding the object it replaces.
+fn store_modified_from(
+    txn: &mut Txn<'_>,
+    inner: &Inner,
+    key: &crate::store::ObjKey,
+    new: Value,
+    replaced: Option<Arc<Value>>,
+) -> Arc<Value> {
     if object::is_deleting(&new) && object::finalizers(&new).is_empty() {
         let removed = txn.remove(key).unwrap_or_else(|| Arc::new(new));
         lifecycle::after_removal(txn, inner, key, &removed);
         return removed;
     }
-    txn.put(key, new)
+    txn.replace(key, new, replaced)
 }
 
 /// Applies the status-subresource split and keeps metadata the client may not change.

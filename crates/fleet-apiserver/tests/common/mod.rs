@@ -23,3 +23,19 @@ pub async fn client(server: &ApiServer, transport: Transport) -> kube::Client {
 }
 
 pub const TRANSPORTS: [Transport; 2] = [Transport::InProcess, Transport::Loopback];
+
+/// Polls `check` until it holds (work the server does in the background, e.g. emptying a namespace);
+/// panics naming `what` if it does not within 10 seconds.
+pub async fn until<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    for _ in 0..1000 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("{what} did not happen within 10 seconds");
+}
