@@ -1,0 +1,257 @@
+//! GitRepoRestrictions end to end against the embedded API server with a real git repository: defaults are
+//! filled in (the Bundle gets `defaultServiceAccount`, a GitRepo without a client secret uses
+//! `defaultClientSecretName`), a disallowed service account or repository gets `Accepted=False` with Fleet's
+//! message and a `FailedToApplyRestrictions` event, a restriction change re-reconciles the namespace's
+//! GitRepos (rejecting one without touching its deployed Bundle, accepting it again, and re-reading it
+//! when a default changes).
+
+mod support;
+
+use fleet_api::{Bundle, GitRepo, GitRepoRestriction};
+use fleet_testing::GitFixture;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+use support::*;
+
+const CONFIGMAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n";
+
+async fn put_restriction(client: &kube::Client, namespace: &str, fields: serde_json::Value) {
+    let mut object = json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1",
+        "kind": "GitRepoRestriction",
+        "metadata": {"name": "policy", "namespace": namespace},
+    });
+    object
+        .as_object_mut()
+        .unwrap()
+        .extend(fields.as_object().unwrap().clone());
+    Api::<GitRepoRestriction>::namespaced(client.clone(), namespace)
+        .patch(
+            "policy",
+            &PatchParams::apply("test").force(),
+            &Patch::Apply(&object),
+        )
+        .await
+        .expect("apply restriction");
+}
+
+async fn bundle(client: &kube::Client, name: &str) -> Option<Bundle> {
+    Api::<Bundle>::namespaced(client.clone(), NS)
+        .get_opt(name)
+        .await
+        .unwrap()
+}
+
+/// The `Accepted` condition once it has `status`.
+async fn accepted(client: &kube::Client, repo: &str, status: &str) -> String {
+    eventually(&format!("{repo} Accepted={status}"), || async {
+        let (found, message) = condition(&gitrepo(client, repo).await, "Accepted")?;
+        (found == status).then_some(message)
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restrictions_default_reject_and_follow_changes() {
+    let hub = hub().await;
+    let client = hub.client.clone();
+    put_cluster(&client, "a", &[("env", "prod")]).await;
+    let git = GitFixture::new();
+    git.write("web/configmap.yaml", CONFIGMAP);
+    git.commit("first");
+    put_restriction(
+        &client,
+        NS,
+        json!({
+            "defaultServiceAccount": "fleet-sa",
+            "allowedServiceAccounts": ["fleet-sa", "other-sa"],
+            "allowedRepoPatterns": ["^file://"],
+        }),
+    )
+    .await;
+    let targets = json!([{"clusterSelector": {"matchLabels": {"env": "prod"}}}]);
+    create_gitrepo(
+        &client,
+        "allowed",
+        json!({"repo": git.url(), "branch": "main", "paths": ["web"], "targets": targets}),
+    )
+    .await;
+    create_gitrepo(
+        &client,
+        "denied",
+        json!({"repo": git.url(), "branch": "main", "paths": ["web"], "targets": targets,
+               "serviceAccount": "root"}),
+    )
+    .await;
+    let controller = RunningController::start(client.clone()).await;
+
+    // The default service account is filled in.
+    let deployed = eventually(
+        "the allowed Bundle with the default service account",
+        || async {
+            bundle(&client, "allowed-web")
+                .await
+                .filter(|b| b.spec.options.service_account == "fleet-sa")
+        },
+    )
+    .await;
+    assert_eq!(accepted(&client, "allowed", "True").await, "");
+    let bd = eventually("the BundleDeployment", || async {
+        deployments(&client).await.into_values().next()
+    })
+    .await;
+    assert_eq!(bd.spec.options.service_account, "fleet-sa");
+
+    // A service account outside the allowed set is rejected as Fleet words it; nothing is written.
+    let message = accepted(&client, "denied", "False").await;
+    assert_eq!(
+        message,
+        "disallowed serviceAccount root: root not in allowed set [fleet-sa other-sa]"
+    );
+    let events: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(client.clone(), NS);
+    let event = eventually("the FailedToApplyRestrictions event", || async {
+        events
+            .list(&Default::default())
+            .await
+            .ok()?
+            .items
+            .into_iter()
+            .find(|e| {
+                e.reason.as_deref() == Some("FailedToApplyRestrictions")
+                    && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("denied")
+            })
+    })
+    .await;
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    assert_eq!(event.note.as_deref(), Some(message.as_str()));
+    assert!(bundle(&client, "denied-web").await.is_none());
+    assert!(
+        gitrepo(&client, "denied")
+            .await
+            .status
+            .unwrap()
+            .commit
+            .is_empty(),
+        "a rejected GitRepo is not polled"
+    );
+
+    // A restriction change alone re-reconciles: the repository no longer matches, the GitRepo is rejected,
+    // and what it deployed stays as it was.
+    put_restriction(
+        &client,
+        NS,
+        json!({
+            "defaultServiceAccount": "fleet-sa",
+            "allowedServiceAccounts": ["fleet-sa", "other-sa"],
+            "allowedRepoPatterns": ["^https://github.com/acme/"],
+        }),
+    )
+    .await;
+    let message = accepted(&client, "allowed", "False").await;
+    assert_eq!(
+        message,
+        format!(
+            "disallowed repo {url}: {url} not in allowed set [^https://github.com/acme/]",
+            url = git.url()
+        )
+    );
+    let kept = bundle(&client, "allowed-web").await.unwrap();
+    assert_eq!(kept.spec, deployed.spec);
+    assert_eq!(kept.metadata.generation, deployed.metadata.generation);
+    let kept_bd = deployments(&client).await.into_values().next().unwrap();
+    assert_eq!(kept_bd.spec.deployment_id, bd.spec.deployment_id);
+
+    // Allowed again, with another default: accepted, and the commit is read again with it.
+    put_restriction(
+        &client,
+        NS,
+        json!({
+            "defaultServiceAccount": "other-sa",
+            "allowedServiceAccounts": ["fleet-sa", "other-sa"],
+            "allowedRepoPatterns": ["^file://"],
+        }),
+    )
+    .await;
+    accepted(&client, "allowed", "True").await;
+    eventually("the Bundle read with the new default", || async {
+        bundle(&client, "allowed-web")
+            .await
+            .filter(|b| b.spec.options.service_account == "other-sa")
+    })
+    .await;
+    // A default change without a rejection in between re-reads too.
+    put_restriction(
+        &client,
+        NS,
+        json!({
+            "defaultServiceAccount": "fleet-sa",
+            "allowedServiceAccounts": ["fleet-sa", "other-sa"],
+            "allowedRepoPatterns": ["^file://"],
+        }),
+    )
+    .await;
+    eventually("the Bundle read with the restored default", || async {
+        bundle(&client, "allowed-web")
+            .await
+            .filter(|b| b.spec.options.service_account == "fleet-sa")
+    })
+    .await;
+    // The rejected GitRepo is still rejected for its own service account.
+    assert_eq!(
+        condition(&gitrepo(&client, "denied").await, "Accepted")
+            .unwrap()
+            .0,
+        "False"
+    );
+    controller.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_client_secret_is_used_for_git() {
+    let hub = hub().await;
+    let client = hub.client.clone();
+    let namespace = "restricted";
+    create_namespace(&client, namespace).await;
+    put_restriction(
+        &client,
+        namespace,
+        json!({"defaultClientSecretName": "git-credentials"}),
+    )
+    .await;
+    let git = GitFixture::new();
+    git.write("web/configmap.yaml", CONFIGMAP);
+    git.commit("first");
+    let repo: GitRepo = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1",
+        "kind": "GitRepo",
+        "metadata": {"name": "app", "namespace": namespace},
+        "spec": {"repo": git.url(), "branch": "main", "paths": ["web"]},
+    }))
+    .unwrap();
+    let repos: Api<GitRepo> = Api::namespaced(client.clone(), namespace);
+    repos.create(&PostParams::default(), &repo).await.unwrap();
+    let controller = RunningController::start(client.clone()).await;
+    // The GitRepo names no secret, so the missing secret it is told about is the restriction's default.
+    let message = eventually("the default secret looked up", || async {
+        let repo = repos.get("app").await.ok()?;
+        let (status, message) = condition(&repo, "GitPolling")?;
+        (status == "False").then_some(message)
+    })
+    .await;
+    assert!(
+        message.contains("clientSecretName: secret \"git-credentials\" not found"),
+        "{message}"
+    );
+    assert!(
+        repos
+            .get("app")
+            .await
+            .unwrap()
+            .spec
+            .client_secret_name
+            .is_empty(),
+        "the default is applied in memory, the GitRepo's spec is not rewritten"
+    );
+    controller.stop().await;
+}
