@@ -1,7 +1,8 @@
 //! Prints the API server's throughput (creates/s, updates/s, gets/s) in-process and over loopback HTTP
 //! through kube-rs clients (and in-process with a data dir, every write fsync'd), watch fan-out to 100 watchers, and resident memory holding 100,000 objects.
 //! Run with `cargo bench -p fleet-apiserver --bench apiserver`. Targets (issue 3): >= 20,000 writes/s
-//! in-process, >= 5,000 writes/s over loopback, 100,000 objects in < 500 MB.
+//! in-process, >= 5,000 writes/s over loopback, 100,000 objects in < 500 MB. `BENCH_ONLY=in-process` (or
+//! memory, loopback, durable, watch; comma-separated) runs some phases only; `BENCH_OBJECTS` sets the count.
 
 use std::time::{Duration, Instant};
 
@@ -211,6 +212,12 @@ async fn memory_for(objects: usize) {
     );
 }
 
+/// Whether the phase `name` runs: all of them, unless `BENCH_ONLY` names some (comma-separated: memory,
+/// in-process, loopback, durable, watch), e.g. to profile one.
+fn runs(name: &str) -> bool {
+    std::env::var("BENCH_ONLY").map_or(true, |only| only.split(',').any(|p| p == name))
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -222,23 +229,33 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(20_000);
         // First, so that the resident figure is that of a fresh process.
-        memory_for(100_000).await;
-        let server = ApiServer::in_memory();
-        crud_rates("in-process", server.client(), n).await;
-        let server = ApiServer::in_memory();
-        let addr = server.spawn_loopback().await.unwrap();
-        let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
-        crud_rates("loopback", kube::Client::try_from(config).unwrap(), n / 2).await;
-        let dir =
-            std::env::temp_dir().join(format!("fleet-apiserver-bench-{}", std::process::id()));
-        let durable = ApiServer::new(fleet_apiserver::Config {
-            data_dir: Some(dir.clone()),
-            ..Default::default()
-        })
-        .unwrap();
-        crud_rates("durable", durable.client(), n / 4).await;
-        let _ = std::fs::remove_dir_all(&dir);
-        watch_fan_out(&ApiServer::in_memory(), 100, 1000).await;
+        if runs("memory") {
+            memory_for(100_000).await;
+        }
+        if runs("in-process") {
+            let server = ApiServer::in_memory();
+            crud_rates("in-process", server.client(), n).await;
+        }
+        if runs("loopback") {
+            let server = ApiServer::in_memory();
+            let addr = server.spawn_loopback().await.unwrap();
+            let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
+            crud_rates("loopback", kube::Client::try_from(config).unwrap(), n / 2).await;
+        }
+        if runs("durable") {
+            let dir =
+                std::env::temp_dir().join(format!("fleet-apiserver-bench-{}", std::process::id()));
+            let durable = ApiServer::new(fleet_apiserver::Config {
+                data_dir: Some(dir.clone()),
+                ..Default::default()
+            })
+            .unwrap();
+            crud_rates("durable", durable.client(), n / 4).await;
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        if runs("watch") {
+            watch_fan_out(&ApiServer::in_memory(), 100, 1000).await;
+        }
         tokio::time::sleep(Duration::from_millis(10)).await;
     });
 }

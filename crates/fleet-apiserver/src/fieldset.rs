@@ -108,69 +108,84 @@ pub fn item_key(item: &Value, keys: &[&str]) -> String {
     format!("k:{}", Value::Object(map))
 }
 
+/// The fields set in `obj` (apiVersion, kind and identity metadata excluded) in `FieldsV1` form, lists
+/// keyed as `schema` (the kind's schema, when known) says: what a create records in managedFields.
+pub fn fields_v1(obj: &Value, schema: Option<&Value>) -> Value {
+    let Some(map) = obj.as_object() else {
+        return Value::Object(Map::new());
+    };
+    let mut out = Vec::with_capacity(map.len());
+    for (key, value) in map {
+        match key.as_str() {
+            "apiVersion" | "kind" => {}
+            "metadata" => {
+                let meta_schema = child_schema(schema, "metadata");
+                let owned: Vec<(String, Value)> = value
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .filter(|(k, _)| !UNOWNED_METADATA.contains(&k.as_str()))
+                    .map(|(k, v)| {
+                        (
+                            format!("f:{k}"),
+                            value_fields(v, child_schema(meta_schema, k)),
+                        )
+                    })
+                    .collect();
+                if !owned.is_empty() {
+                    out.push(("f:metadata".to_string(), sorted(owned)));
+                }
+            }
+            _ => out.push((
+                format!("f:{key}"),
+                value_fields(value, child_schema(schema, key)),
+            )),
+        }
+    }
+    sorted(out)
+}
+
+/// A `FieldsV1` node from its members, in the order Go's encoder writes them (sorted).
+fn sorted(mut members: Vec<(String, Value)>) -> Value {
+    members.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Value::Object(members.into_iter().collect())
+}
+
+fn value_fields(value: &Value, schema: Option<&Value>) -> Value {
+    let mut out = Vec::new();
+    match value {
+        Value::Object(map) => {
+            out.reserve(map.len() + 1);
+            for (k, v) in map {
+                out.push((format!("f:{k}"), value_fields(v, child_schema(schema, k))));
+            }
+            if !map.is_empty() {
+                out.push((".".to_string(), Value::Object(Map::new())));
+            }
+        }
+        Value::Array(items) => {
+            let item_schema = schema.and_then(|s| s.get("items"));
+            if let Some(keys) = list_keys_for(schema, items) {
+                for item in items {
+                    let mut child = value_fields(item, item_schema);
+                    if let Some(members) = child.as_object_mut() {
+                        members.insert(".".into(), Value::Object(Map::new()));
+                        members.sort_keys();
+                    }
+                    out.push((item_key(item, &keys), child));
+                }
+            }
+        }
+        _ => {}
+    }
+    sorted(out)
+}
+
 impl FieldSet {
     /// The fields set in `obj` (apiVersion, kind and identity metadata excluded), lists keyed as `schema`
     /// (the kind's schema, when known) says.
     pub fn of_object(obj: &Value, schema: Option<&Value>) -> FieldSet {
-        let mut set = FieldSet::default();
-        let Some(map) = obj.as_object() else {
-            return set;
-        };
-        for (key, value) in map {
-            match key.as_str() {
-                "apiVersion" | "kind" => {}
-                "metadata" => {
-                    let mut meta = FieldSet::default();
-                    if let Some(m) = value.as_object() {
-                        for (k, v) in m {
-                            if !UNOWNED_METADATA.contains(&k.as_str()) {
-                                let sub = child_schema(child_schema(schema, "metadata"), k);
-                                meta.children
-                                    .insert(format!("f:{k}"), FieldSet::of_value(v, sub));
-                            }
-                        }
-                    }
-                    if !meta.children.is_empty() {
-                        set.children.insert("f:metadata".into(), meta);
-                    }
-                }
-                _ => {
-                    set.children.insert(
-                        format!("f:{key}"),
-                        FieldSet::of_value(value, child_schema(schema, key)),
-                    );
-                }
-            }
-        }
-        set
-    }
-
-    fn of_value(value: &Value, schema: Option<&Value>) -> FieldSet {
-        let mut set = FieldSet::default();
-        match value {
-            Value::Object(map) => {
-                for (k, v) in map {
-                    let sub = child_schema(schema, k);
-                    set.children
-                        .insert(format!("f:{k}"), FieldSet::of_value(v, sub));
-                }
-                if !map.is_empty() {
-                    set.children.insert(".".into(), FieldSet::default());
-                }
-            }
-            Value::Array(items) => {
-                let item_schema = schema.and_then(|s| s.get("items"));
-                if let Some(keys) = list_keys_for(schema, items) {
-                    for item in items {
-                        let mut child = FieldSet::of_value(item, item_schema);
-                        child.children.insert(".".into(), FieldSet::default());
-                        set.children.insert(item_key(item, &keys), child);
-                    }
-                }
-            }
-            _ => {}
-        }
-        set
+        FieldSet::from_json(&fields_v1(obj, schema))
     }
 
     pub fn is_empty(&self) -> bool {

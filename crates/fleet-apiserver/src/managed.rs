@@ -91,20 +91,29 @@ pub fn record_update(
     subresource: Option<&str>,
     schema: Option<&Value>,
 ) {
-    let new_fields = FieldSet::of_object(new, schema);
     let Some(old) = old else {
-        // A create: the writer owns every field it set.
-        let entry = Entry {
-            manager: manager.to_string(),
-            operation: "Update".into(),
-            api_version: api_version.to_string(),
-            time: object::now_rfc3339(),
-            subresource: subresource.map(str::to_string),
-            fields: new_fields,
-        };
-        write(new, &[entry]);
+        // A create: the writer owns every field it set, written without building a FieldSet.
+        let fields = crate::fieldset::fields_v1(new, schema);
+        let meta = object::metadata_mut(new);
+        if fields.as_object().is_some_and(|f| f.is_empty()) {
+            meta.remove("managedFields");
+            return;
+        }
+        let mut entry = json!({
+            "manager": manager,
+            "operation": "Update",
+            "apiVersion": api_version,
+            "time": object::now_rfc3339(),
+            "fieldsType": "FieldsV1",
+            "fieldsV1": fields,
+        });
+        if let Some(sub) = subresource {
+            entry["subresource"] = json!(sub);
+        }
+        meta.insert("managedFields".into(), Value::Array(vec![entry]));
         return;
     };
+    let new_fields = FieldSet::of_object(new, schema);
     let mut entries = read(old);
     let changed: Vec<Vec<String>> = new_fields
         .leaves()

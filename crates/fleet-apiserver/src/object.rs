@@ -13,11 +13,13 @@ pub fn metadata_mut(obj: &mut Value) -> &mut Map<String, Value> {
         *obj = json!({});
     }
     let map = obj.as_object_mut().expect("object");
-    let meta = map.entry("metadata").or_insert_with(|| json!({}));
-    if !meta.is_object() {
-        *meta = json!({});
+    // `Map::entry` would allocate the key on every call.
+    if !map.get("metadata").is_some_and(Value::is_object) {
+        map.insert("metadata".into(), json!({}));
     }
-    meta.as_object_mut().expect("object")
+    map.get_mut("metadata")
+        .and_then(Value::as_object_mut)
+        .expect("object")
 }
 
 pub fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
@@ -89,29 +91,45 @@ pub fn owner_refs(obj: &Value) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-/// RFC 3339 with second precision, as kube-apiserver writes timestamps.
+/// RFC 3339 with second precision, as kube-apiserver writes timestamps (formatted once a second per thread).
 pub fn now_rfc3339() -> String {
-    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
-/// The object without `metadata` and `status`: what `generation` tracks.
-fn spec_part(obj: &Value, include_status: bool) -> Value {
-    let mut copy = obj.clone();
-    if let Some(map) = copy.as_object_mut() {
-        map.remove("metadata");
-        map.remove("apiVersion");
-        map.remove("kind");
-        if !include_status {
-            map.remove("status");
-        }
+    thread_local! {
+        static LAST: std::cell::RefCell<(i64, String)> = const { std::cell::RefCell::new((i64::MIN, String::new())) };
     }
-    copy
+    let now = chrono::Utc::now();
+    LAST.with_borrow_mut(|(second, text)| {
+        if *second != now.timestamp() {
+            *second = now.timestamp();
+            *text = now.format("%Y-%m-%dT%H:%M:%SZ").to_string();
+        }
+        text.clone()
+    })
 }
 
 /// Whether a change from `old` to `new` bumps `generation` (anything but metadata and, with a status
 /// subresource, status).
 pub fn spec_changed(old: &Value, new: &Value, status_subresource: bool) -> bool {
-    spec_part(old, !status_subresource) != spec_part(new, !status_subresource)
+    let tracked = |key: &str| {
+        let untracked = matches!(key, "metadata" | "apiVersion" | "kind")
+            || status_subresource && key == "status";
+        !untracked
+    };
+    members_differ(old.as_object(), new.as_object(), tracked)
+}
+
+/// Whether two maps differ in a member `tracked` accepts (compared in place, no copies); a missing map
+/// counts as empty.
+pub fn members_differ(
+    old: Option<&Map<String, Value>>,
+    new: Option<&Map<String, Value>>,
+    tracked: impl Fn(&str) -> bool,
+) -> bool {
+    let empty = Map::new();
+    let (old, new) = (old.unwrap_or(&empty), new.unwrap_or(&empty));
+    let changed = |from: &Map<String, Value>, to: &Map<String, Value>| {
+        from.iter().any(|(k, v)| tracked(k) && to.get(k) != Some(v))
+    };
+    changed(old, new) || changed(new, old)
 }
 
 /// Random lowercase suffix for generateName, from kube-apiserver's alphabet.

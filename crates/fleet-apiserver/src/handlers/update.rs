@@ -228,12 +228,10 @@ fn merge_with_old(
 
 /// Equal apart from managedFields timestamps: such a write is a no-op (no new resourceVersion, no event).
 fn same_content(old: &Value, new: &Value) -> bool {
-    let strip = |v: &Value| {
-        let mut v = v.clone();
-        object::metadata_mut(&mut v).remove("managedFields");
-        v
-    };
-    strip(old) == strip(new)
+    !object::members_differ(old.as_object(), new.as_object(), |key| key != "metadata")
+        && !object::members_differ(object::metadata(old), object::metadata(new), |key| {
+            key != "managedFields"
+        })
         && managed::read(old)
             .iter()
             .map(|e| (&e.manager, &e.fields))
