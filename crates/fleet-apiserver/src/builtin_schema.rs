@@ -295,6 +295,52 @@ pub fn inlined(api_version: &str, kind: &str) -> Option<Arc<Value>> {
     SCHEMAS.inlined.get(api_version)?.get(kind).cloned()
 }
 
+/// Whether the built-in schemas require the integer or boolean `field` of the Go type `go_type`
+/// (`v1.PriorityClass`, `value`): Go's JSON encoder writes such a field even at zero.
+pub fn is_required_scalar(go_type: &str, field: &str) -> bool {
+    static REQUIRED: LazyLock<BTreeSet<(String, String)>> = LazyLock::new(|| {
+        let mut found = BTreeSet::new();
+        for schema in SCHEMAS.inlined.values().flat_map(HashMap::values) {
+            collect_required_scalars(schema, &mut found);
+        }
+        found
+    });
+    REQUIRED.contains(&(go_type.to_string(), field.to_string()))
+}
+
+fn collect_required_scalars(schema: &Value, found: &mut BTreeSet<(String, String)>) {
+    let Some(map) = schema.as_object() else {
+        return;
+    };
+    if let (Some(go_type), Some(props)) = (
+        map.get(GO_TYPE).and_then(Value::as_str),
+        map.get("properties").and_then(Value::as_object),
+    ) {
+        let required = map.get("required").and_then(Value::as_array);
+        for field in required.into_iter().flatten().filter_map(Value::as_str) {
+            let scalar = props
+                .get(field)
+                .and_then(|p| p.get("type"))
+                .and_then(Value::as_str)
+                .is_some_and(|t| matches!(t, "integer" | "boolean"));
+            if scalar {
+                found.insert((go_type.to_string(), field.to_string()));
+            }
+        }
+    }
+    for key in ["properties", "additionalProperties", "items"] {
+        match map.get(key) {
+            Some(Value::Object(props)) if key == "properties" => {
+                props
+                    .values()
+                    .for_each(|p| collect_required_scalars(p, found));
+            }
+            Some(sub) => collect_required_scalars(sub, found),
+            None => {}
+        }
+    }
+}
+
 /// The definition name of a built-in kind (`io.k8s.api.apps.v1.Deployment`).
 pub fn definition_name(api_version: &str, kind: &str) -> Option<&'static str> {
     SCHEMAS
@@ -405,6 +451,14 @@ mod tests {
             served["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"]["x-kubernetes-patch-merge-key"],
             "name"
         );
+    }
+
+    #[test]
+    fn required_scalars_are_known() {
+        assert!(is_required_scalar("v1.PriorityClass", "value"));
+        assert!(is_required_scalar("v1.ContainerPort", "containerPort"));
+        assert!(!is_required_scalar("v1.Container", "stdin"));
+        assert!(!is_required_scalar("v1.DeploymentSpec", "replicas"));
     }
 
     #[test]

@@ -959,3 +959,39 @@ spec:
     ]);
     assert_eq!(got, "A C /data 8080 80");
 }
+
+/// `kubectl create deployment` sends protobuf, in which Go writes every non-pointer field, zeros included;
+/// the stored object is the one a JSON create of the same Deployment stores.
+#[test]
+fn protobuf_creates_store_what_json_creates_store() {
+    let c = Cluster::start();
+    let args = ["--image=nginx:1", "--replicas=0", "--port=80"];
+    c.ok(&[&["create", "deployment", "proto"][..], &args].concat());
+    let client_json = c.ok(&[
+        &["create", "deployment", "json"][..],
+        &args,
+        &["--dry-run=client", "-o", "json"],
+    ]
+    .concat());
+    // `kubectl create -f` of a JSON file sends JSON.
+    c.ok_with(&["create", "-f", "-"], Some(&client_json));
+    let stored = |name: &str| {
+        let text = c.ok(&["get", "deploy", name, "-o", "json", "--show-managed-fields"]);
+        let mut object: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let meta = object["metadata"].as_object_mut().unwrap();
+        for field in ["name", "uid", "resourceVersion", "creationTimestamp"] {
+            meta.remove(field);
+        }
+        for entry in meta["managedFields"].as_array_mut().unwrap() {
+            entry.as_object_mut().unwrap().remove("time");
+        }
+        serde_json::to_string_pretty(&object)
+            .unwrap()
+            .replace("\"json\"", "\"NAME\"")
+            .replace("\"proto\"", "\"NAME\"")
+    };
+    let (proto, json) = (stored("proto"), stored("json"));
+    assert_eq!(proto, json);
+    assert!(proto.contains("\"replicas\": 0"), "{proto}");
+    assert!(!proto.contains("\"stdin\""), "{proto}");
+}

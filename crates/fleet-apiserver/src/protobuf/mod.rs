@@ -4,8 +4,10 @@
 //! message table in [`schema`]; kinds outside that table (custom resources) are answered 415, as kube-apiserver
 //! does. Responses are always JSON, which those clients accept.
 //!
-//! Go encodes every non-pointer field, so zero values arrive for fields its JSON form would omit: empty strings
-//! and zero timestamps are dropped here, as `omitempty` would.
+//! Go encodes every non-pointer field, so zero values arrive for fields its JSON form would omit: empty strings,
+//! zero timestamps, and zero numbers and `false` are dropped here, as `omitempty` would, so that the object is
+//! stored as a JSON create of it would be. Kept: scalars the schemas require (Go writes them at zero) and the
+//! pointer fields of [`POINTER_SCALARS`], whose zero is a choice (`replicas: 0`).
 
 mod schema;
 
@@ -17,6 +19,72 @@ use crate::error::{ApiError, ApiResult};
 use schema::FieldKind;
 
 const MAGIC: &[u8] = b"k8s\0";
+
+/// Integer and boolean fields that are pointers in Go (`(Go type, field)`): present only when set, so a zero
+/// that arrives was meant. Optional non-pointer scalars (`stdin`, `hostNetwork`, `minReadySeconds`) arrive
+/// at zero whenever unset and are dropped.
+const POINTER_SCALARS: &[(&str, &str)] = &[
+    ("v1.DeploymentSpec", "replicas"),
+    ("v1.DeploymentSpec", "revisionHistoryLimit"),
+    ("v1.DeploymentSpec", "progressDeadlineSeconds"),
+    ("v1.ReplicaSetSpec", "replicas"),
+    ("v1.StatefulSetSpec", "replicas"),
+    ("v1.StatefulSetSpec", "revisionHistoryLimit"),
+    ("v1.DaemonSetSpec", "revisionHistoryLimit"),
+    ("v1.JobSpec", "parallelism"),
+    ("v1.JobSpec", "completions"),
+    ("v1.JobSpec", "activeDeadlineSeconds"),
+    ("v1.JobSpec", "backoffLimit"),
+    ("v1.JobSpec", "ttlSecondsAfterFinished"),
+    ("v1.JobSpec", "suspend"),
+    ("v1.JobSpec", "manualSelector"),
+    ("v1.CronJobSpec", "suspend"),
+    ("v1.CronJobSpec", "startingDeadlineSeconds"),
+    ("v1.CronJobSpec", "successfulJobsHistoryLimit"),
+    ("v1.CronJobSpec", "failedJobsHistoryLimit"),
+    ("v1.PodSpec", "terminationGracePeriodSeconds"),
+    ("v1.PodSpec", "activeDeadlineSeconds"),
+    ("v1.PodSpec", "automountServiceAccountToken"),
+    ("v1.PodSpec", "shareProcessNamespace"),
+    ("v1.PodSpec", "enableServiceLinks"),
+    ("v1.PodSpec", "setHostnameAsFQDN"),
+    ("v1.PodSpec", "hostUsers"),
+    ("v1.PodSpec", "priority"),
+    ("v1.ServiceAccount", "automountServiceAccountToken"),
+    ("v1.Secret", "immutable"),
+    ("v1.ConfigMap", "immutable"),
+    ("v1.SecurityContext", "runAsUser"),
+    ("v1.SecurityContext", "runAsGroup"),
+    ("v1.SecurityContext", "runAsNonRoot"),
+    ("v1.SecurityContext", "privileged"),
+    ("v1.SecurityContext", "readOnlyRootFilesystem"),
+    ("v1.SecurityContext", "allowPrivilegeEscalation"),
+    ("v1.PodSecurityContext", "runAsUser"),
+    ("v1.PodSecurityContext", "runAsGroup"),
+    ("v1.PodSecurityContext", "runAsNonRoot"),
+    ("v1.PodSecurityContext", "fsGroup"),
+    ("v1.TokenRequestSpec", "expirationSeconds"),
+    ("v2.HorizontalPodAutoscalerSpec", "minReplicas"),
+    ("v1.ServiceSpec", "allocateLoadBalancerNodePorts"),
+    ("v1.ServiceSpec", "publishNotReadyAddresses"),
+    ("v1.ConfigMapVolumeSource", "defaultMode"),
+    ("v1.SecretVolumeSource", "defaultMode"),
+    ("v1.ConfigMapVolumeSource", "optional"),
+    ("v1.SecretVolumeSource", "optional"),
+    ("v1.ConfigMapKeySelector", "optional"),
+    ("v1.SecretKeySelector", "optional"),
+];
+
+/// Whether a zero number or `false` in `field` of the message `message` is kept (see [`POINTER_SCALARS`]).
+fn keeps_zero(message: &str, field: &str) -> bool {
+    let mut segments = message.rsplit('.');
+    let go_type = match (segments.next(), segments.next()) {
+        (Some(kind), Some(version)) => format!("{version}.{kind}"),
+        _ => return true,
+    };
+    POINTER_SCALARS.contains(&(go_type.as_str(), field))
+        || crate::builtin_schema::is_required_scalar(&go_type, field)
+}
 
 fn malformed() -> ApiError {
     ApiError::bad_request("the protobuf request body is malformed")
@@ -153,8 +221,6 @@ fn varints(wire: Wire<'_>) -> ApiResult<Vec<u64>> {
     }
 }
 
-const OBJECT_META: &str = "apimachinery.pkg.apis.meta.v1.ObjectMeta";
-
 /// Decodes one message; [`Value::Null`] stands for a value Go's JSON form omits (a zero timestamp, an empty
 /// raw object).
 fn message(buf: &[u8], name: &'static str) -> ApiResult<Value> {
@@ -175,6 +241,11 @@ fn message(buf: &[u8], name: &'static str) -> ApiResult<Value> {
             },
             (FieldKind::Bytes, Wire::Len([])) => Value::Null,
             (FieldKind::Bytes, Wire::Len(b)) => base64(b),
+            (FieldKind::Int32 | FieldKind::Int64 | FieldKind::Bool, Wire::Varint(0))
+                if !keeps_zero(name, key) =>
+            {
+                Value::Null
+            }
             (FieldKind::Int32, Wire::Varint(v)) => json!(v as i32),
             (FieldKind::Int64, Wire::Varint(v)) => json!(v as i64),
             (FieldKind::Bool, Wire::Varint(v)) => json!(v != 0),
@@ -220,9 +291,6 @@ fn message(buf: &[u8], name: &'static str) -> ApiResult<Value> {
         } else {
             out.insert(key.to_string(), value);
         }
-    }
-    if name == OBJECT_META && out.get("generation") == Some(&json!(0)) {
-        out.remove("generation");
     }
     Ok(Value::Object(out))
 }
