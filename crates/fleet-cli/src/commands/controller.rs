@@ -1,6 +1,8 @@
 //! `fleet controller`: runs the hub controller against the cluster of `--kubeconfig` (default: KUBECONFIG,
 //! then the in-cluster service account): GitRepos → Bundles → BundleDeployments, with `/metrics`, the git
-//! push webhook, leader election and the `fleet-local` bootstrap. Stops cleanly on Ctrl-C / SIGTERM.
+//! push webhook, leader election and the `fleet-local` bootstrap. Stops on Ctrl-C / SIGTERM in bounded time:
+//! in-flight reconciles get `--stop-timeout-seconds` to finish, then blocking tasks (a hung git fetch) get
+//! [`SHUTDOWN_GRACE`] before the process exits without them.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -37,7 +39,15 @@ pub struct Args {
     /// Do not create the `fleet-local` workspace, `local` Cluster and `default` ClusterGroup.
     #[arg(long)]
     no_bootstrap: bool,
+    /// Seconds in-flight reconciles may take to finish after SIGTERM or Ctrl-C before the process exits
+    /// anyway (keep it below the pod's terminationGracePeriodSeconds).
+    #[arg(long, default_value_t = 20)]
+    stop_timeout_seconds: u64,
 }
+
+/// How long the runtime waits for blocking tasks (a hung git fetch or file read) once the controller has
+/// stopped; the process then exits without them.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -51,10 +61,38 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(run_controller(args))
+    let stop_limit = Duration::from_secs(args.stop_timeout_seconds);
+    let result = runtime.block_on(async {
+        // Installed before anything else, so that a signal during start-up is not lost.
+        let signal = super::dev::shutdown_signal()?;
+        let (signalled, stopping) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            signal.await;
+            let _ = signalled.send(true);
+        });
+        let stopped = |mut stopping: tokio::sync::watch::Receiver<bool>| async move {
+            let _ = stopping.wait_for(|stop| *stop).await;
+        };
+        let shutdown = stopped(stopping.clone());
+        let overdue = async move {
+            stopped(stopping).await;
+            tokio::time::sleep(stop_limit).await;
+        };
+        tokio::select! {
+            result = run_controller(args, shutdown) => result,
+            () = overdue => anyhow::bail!(
+                "the controller did not stop within {stop_limit:?} of the shutdown signal; exiting anyway"
+            ),
+        }
+    });
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    result
 }
 
-async fn run_controller(args: Args) -> anyhow::Result<()> {
+async fn run_controller(
+    args: Args,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let config = match &args.kubeconfig {
         Some(path) => {
             let kubeconfig = Kubeconfig::read_from(path)
@@ -84,29 +122,6 @@ async fn run_controller(args: Args) -> anyhow::Result<()> {
         leader_identity: (!args.no_leader_election).then_some(identity),
         bootstrap: !args.no_bootstrap,
     };
-    run_process(client, options, shutdown_signal()).await?;
+    run_process(client, options, shutdown).await?;
     Ok(())
-}
-
-/// Ctrl-C, or SIGTERM on Unix.
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(term) => term,
-                Err(_) => {
-                    let _ = tokio::signal::ctrl_c().await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

@@ -140,7 +140,7 @@ fn init_logging(data_dir: &std::path::Path) {
 /// first polled, so a signal that arrives while dev mode is still starting or drawing its first view is not lost
 /// (nor does it kill the process without a clean shutdown).
 #[cfg(unix)]
-fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+pub(crate) fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut interrupt = signal(SignalKind::interrupt()).context("catching SIGINT")?;
     let mut terminate = signal(SignalKind::terminate()).context("catching SIGTERM")?;
@@ -154,7 +154,7 @@ fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
 
 /// Ctrl-C.
 #[cfg(not(unix))]
-fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+pub(crate) fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     Ok(async {
         let _ = tokio::signal::ctrl_c().await;
     })

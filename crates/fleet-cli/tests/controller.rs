@@ -1,0 +1,116 @@
+//! `fleet controller` as a process: started against `fleet apiserver` with Fleet's CRDs, it exits in bounded
+//! time after SIGTERM (`--stop-timeout-seconds`, then the runtime's grace for blocking tasks), either having
+//! stopped cleanly or saying that it gave up waiting.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn fleet() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_fleet"))
+}
+
+/// Waits for `child` to exit, killing it and failing after `limit`.
+fn wait_exit(child: &mut Child, what: &str, limit: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what} did not stop within {limit:?} of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn terminate(child: &Child) {
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill -TERM");
+    assert!(sent.success());
+}
+
+#[test]
+fn sigterm_stops_the_controller() {
+    let temp = tempfile::tempdir().unwrap();
+    let kubeconfig = temp.path().join("kubeconfig");
+    let mut hub = fleet()
+        .args(["apiserver", "--listen", "127.0.0.1:0", "--plain-http"])
+        .arg("--kubeconfig-out")
+        .arg(&kubeconfig)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start fleet apiserver");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !kubeconfig.is_file() {
+        assert!(Instant::now() < deadline, "the hub wrote no kubeconfig");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    install_crds(&kubeconfig);
+    let mut controller = fleet()
+        .args(["controller", "--no-leader-election", "--no-bootstrap"])
+        .args(["--stop-timeout-seconds", "2"])
+        .args(["--metrics-addr", "127.0.0.1:0"])
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--git-cache")
+        .arg(temp.path().join("git"))
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start fleet controller");
+    // The first log line means the runtime (and the signal handlers, installed first) is up.
+    let mut logs = BufReader::new(controller.stdout.take().unwrap()).lines();
+    let first = logs.next().expect("a log line").unwrap();
+    assert!(first.starts_with('{'), "JSON logs: {first}");
+    terminate(&controller);
+    // 2 s for reconciles plus 5 s for blocking tasks, with room for a loaded machine.
+    let status = wait_exit(&mut controller, "fleet controller", Duration::from_secs(30));
+    let rest: Vec<String> = logs.map_while(Result::ok).collect();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut controller.stderr.take().unwrap(), &mut stderr).unwrap();
+    if status.success() {
+        assert!(
+            rest.iter().any(|line| line.contains("controller stopped")),
+            "{rest:?}"
+        );
+    } else {
+        assert!(
+            stderr.contains("the controller did not stop within 2s of the shutdown signal"),
+            "{status}: {stderr}\n{rest:?}"
+        );
+    }
+    terminate(&hub);
+    wait_exit(&mut hub, "fleet apiserver", Duration::from_secs(30));
+}
+
+/// Creates Fleet's CRDs on the hub of `kubeconfig`.
+fn install_crds(kubeconfig: &std::path::Path) {
+    use kube::api::{Api, ApiResource, DynamicObject, PostParams};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let config = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(config, &Default::default())
+            .await
+            .unwrap();
+        let client = kube::Client::try_from(config).unwrap();
+        let resource = ApiResource {
+            group: "apiextensions.k8s.io".into(),
+            version: "v1".into(),
+            api_version: "apiextensions.k8s.io/v1".into(),
+            kind: "CustomResourceDefinition".into(),
+            plural: "customresourcedefinitions".into(),
+        };
+        let api: Api<DynamicObject> = Api::all_with(client, &resource);
+        for crd in fleet_api::crd::crds() {
+            let object: DynamicObject =
+                serde_json::from_value(serde_json::to_value(&crd).unwrap()).unwrap();
+            api.create(&PostParams::default(), &object).await.unwrap();
+        }
+    });
+}
