@@ -15,7 +15,7 @@ pub struct FieldSet {
 }
 
 /// Metadata fields that are never owned by a manager.
-const UNOWNED_METADATA: &[&str] = &[
+pub const UNOWNED_METADATA: &[&str] = &[
     "name",
     "namespace",
     "uid",

@@ -94,12 +94,7 @@ pub fn record_update(
     let Some(old) = old else {
         // A create: the writer owns every field it set, written without building a FieldSet.
         let fields = crate::fieldset::fields_v1(new, schema);
-        let meta = object::metadata_mut(new);
-        if fields.as_object().is_some_and(|f| f.is_empty()) {
-            meta.remove("managedFields");
-            return;
-        }
-        let mut entry = json!({
+        let entry = json!({
             "manager": manager,
             "operation": "Update",
             "apiVersion": api_version,
@@ -107,12 +102,25 @@ pub fn record_update(
             "fieldsType": "FieldsV1",
             "fieldsV1": fields,
         });
-        if let Some(sub) = subresource {
-            entry["subresource"] = json!(sub);
-        }
-        meta.insert("managedFields".into(), Value::Array(vec![entry]));
+        write_single(new, entry, subresource);
         return;
     };
+    if let Some(entry) = sole_owner_update(new, old, manager, api_version, subresource, schema) {
+        write_single(new, entry, subresource);
+        return;
+    }
+    record_update_by_paths(new, old, manager, api_version, subresource, schema);
+}
+
+/// The general bookkeeping of a non-apply write: per changed path, across every manager's entry.
+fn record_update_by_paths(
+    new: &mut Value,
+    old: &Value,
+    manager: &str,
+    api_version: &str,
+    subresource: Option<&str>,
+    schema: Option<&Value>,
+) {
     let new_fields = FieldSet::of_object(new, schema);
     let mut entries = read(old);
     let changed: Vec<Vec<String>> = new_fields
@@ -158,4 +166,96 @@ pub fn record_update(
         entry.api_version = api_version.to_string();
     }
     write(new, &entries);
+}
+
+/// The common update: the object's only entry is this manager's (an Update, same subresource) and covers
+/// every field of `old`. Then the manager owns every field of `new`, and the general bookkeeping (per-path
+/// comparisons) is not needed; `None` when the case does not apply.
+fn sole_owner_update(
+    new: &Value,
+    old: &Value,
+    manager: &str,
+    api_version: &str,
+    subresource: Option<&str>,
+    schema: Option<&Value>,
+) -> Option<Value> {
+    let entries = object::metadata(old)?.get("managedFields")?.as_array()?;
+    let [only] = entries.as_slice() else {
+        return None;
+    };
+    let text = |field: &str| only.get(field).and_then(Value::as_str);
+    let own = text("manager") == Some(manager)
+        && text("operation").unwrap_or("Update") == "Update"
+        && text("subresource") == subresource;
+    if !own || only.get("fieldsV1") != Some(&crate::fieldset::fields_v1(old, schema)) {
+        return None;
+    }
+    let mut entry = only.clone();
+    entry["fieldsV1"] = crate::fieldset::fields_v1(new, schema);
+    if content_changed(old, new) {
+        entry["time"] = json!(object::now_rfc3339());
+        entry["apiVersion"] = json!(api_version);
+    }
+    Some(entry)
+}
+
+/// Whether `new` sets a field to a value `old` does not have (what moves an entry's time).
+fn content_changed(old: &Value, new: &Value) -> bool {
+    let differs = |old: Option<&serde_json::Map<String, Value>>,
+                   new: Option<&serde_json::Map<String, Value>>,
+                   skip: &dyn Fn(&str) -> bool| {
+        new.into_iter()
+            .flatten()
+            .any(|(k, v)| !skip(k) && old.and_then(|o| o.get(k)) != Some(v))
+    };
+    differs(old.as_object(), new.as_object(), &|k| {
+        matches!(k, "metadata" | "apiVersion" | "kind")
+    }) || differs(object::metadata(old), object::metadata(new), &|k| {
+        crate::fieldset::UNOWNED_METADATA.contains(&k)
+    })
+}
+
+/// Writes `entry` as the object's only managedFields entry (none when it owns nothing).
+fn write_single(obj: &mut Value, mut entry: Value, subresource: Option<&str>) {
+    let owns_nothing = entry
+        .get("fieldsV1")
+        .and_then(Value::as_object)
+        .is_none_or(|f| f.is_empty());
+    let meta = object::metadata_mut(obj);
+    if owns_nothing {
+        meta.remove("managedFields");
+        return;
+    }
+    if let Some(sub) = subresource {
+        entry["subresource"] = json!(sub);
+    }
+    meta.insert("managedFields".into(), Value::Array(vec![entry]));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sole-owner shortcut records what the per-path bookkeeping records.
+    #[test]
+    fn sole_owner_shortcut_matches_the_general_bookkeeping() {
+        let mut old = json!({"metadata": {"name": "x", "labels": {"a": "1"}},
+            "data": {"k": "v", "gone": "soon"}, "list": [1, 2]});
+        record_update(&mut old, None, "me", "v1", None, None);
+        let edits = [
+            json!({"metadata": {"name": "x", "labels": {"a": "2", "b": "3"}}, "data": {"k": "v"}, "list": [1, 2]}),
+            json!({"metadata": {"name": "x"}, "data": {"k": "w", "new": {"deep": true}}}),
+        ];
+        for edit in edits {
+            let mut edit = edit;
+            edit["metadata"]["managedFields"] = old["metadata"]["managedFields"].clone();
+            assert!(sole_owner_update(&edit, &old, "me", "v1", None, None).is_some());
+            let (mut fast, mut general) = (edit.clone(), edit.clone());
+            record_update(&mut fast, Some(&old), "me", "v1", None, None);
+            record_update_by_paths(&mut general, &old, "me", "v1", None, None);
+            let fields = |v: &Value| v["metadata"]["managedFields"][0]["fieldsV1"].clone();
+            assert_eq!(fields(&fast), fields(&general), "{edit}");
+            assert_eq!(read(&fast).len(), 1);
+        }
+    }
 }

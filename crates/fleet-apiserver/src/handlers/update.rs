@@ -165,9 +165,13 @@ fn merge_with_old(
     status_only: bool,
     kind: WriteKind,
 ) -> Value {
-    let applied_managed = object::metadata(&proposed)
-        .and_then(|m| m.get("managedFields"))
-        .cloned();
+    // Server-side apply computed the new managedFields; other writes get theirs from `record_update`.
+    let applied_managed = match kind {
+        WriteKind::Apply => object::metadata(&proposed)
+            .and_then(|m| m.get("managedFields"))
+            .cloned(),
+        WriteKind::Update => None,
+    };
     let mut new = if status_only {
         let mut base = old.clone();
         match proposed.get("status") {
@@ -193,7 +197,7 @@ fn merge_with_old(
         }
         new
     };
-    let old_meta = object::metadata(old).cloned().unwrap_or_default();
+    let old_meta = object::metadata(old);
     let meta = object::metadata_mut(&mut new);
     for field in [
         "name",
@@ -203,19 +207,16 @@ fn merge_with_old(
         "deletionTimestamp",
         "deletionGracePeriodSeconds",
         "resourceVersion",
-        "managedFields",
     ] {
-        match old_meta.get(field) {
+        match old_meta.and_then(|m| m.get(field)) {
             Some(v) => meta.insert(field.into(), v.clone()),
             None => meta.remove(field),
         };
     }
-    if kind == WriteKind::Apply {
-        match applied_managed {
-            Some(v) => meta.insert("managedFields".into(), v),
-            None => meta.remove("managedFields"),
-        };
-    }
+    match applied_managed {
+        Some(v) => meta.insert("managedFields".into(), v),
+        None => meta.remove("managedFields"),
+    };
     if let Some(map) = new.as_object_mut() {
         for field in ["apiVersion", "kind"] {
             if let Some(v) = old.get(field) {
