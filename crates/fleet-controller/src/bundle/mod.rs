@@ -60,6 +60,8 @@ async fn reconcile_inner(bundle: Arc<Bundle>, ctx: Arc<Context>) -> Result<Actio
 const MAX_PASSES: usize = 1000;
 
 async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
+    // Helper "gitops": Helm values kept in the Bundle's values Secret are put back before targeting.
+    let bundle = &*values::with_bundle_values(ctx, bundle).await?;
     let previous = bundle.status.clone().unwrap_or_default();
     let now = conditions::now();
     let generation = bundle.meta().generation.unwrap_or_default();

@@ -1,16 +1,20 @@
 //! Writing a commit's Bundles: server-side apply of each Bundle read (owned by the GitRepo, labelled with
-//! its name and the commit), the read error recorded on a broken Bundle (whose last good spec stays), and
-//! pruning of the GitRepo's Bundles whose directory is gone.
+//! its name and the commit) with its Helm values moved into its values Secret as Fleet does
+//! ([`crate::bundle::values::extract_bundle`]; a Bundle without values loses an old values Secret), the read
+//! error recorded on a broken Bundle (whose last good spec stays), and pruning of the GitRepo's Bundles whose
+//! directory is gone.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use fleet_api::{Bundle, GitRepo, labels};
 use futures::{StreamExt, TryStreamExt, stream};
+use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 
 use crate::bundle::content::ignore_missing;
+use crate::bundle::values::{self, BundleValues};
 use crate::context::{Context, FIELD_MANAGER};
 use crate::error::Result;
 use crate::gitrepo::render::Rendered;
@@ -40,21 +44,42 @@ pub async fn apply(ctx: &Context, repo: &GitRepo, rendered: &Rendered) -> Result
         .filter(|m| m.annotations().contains_key(READ_ERROR_ANNOTATION))
         .map(ResourceExt::name_any)
         .collect();
+    let uids: BTreeMap<String, String> = existing
+        .items
+        .iter()
+        .filter_map(|m| Some((m.name_any(), m.metadata.uid.clone()?)))
+        .collect();
+    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
     let owner = repo.controller_owner_ref(&());
     let mut writes = Vec::new();
     for bundle in &rendered.bundles {
-        let api = api.clone();
+        let (api, secrets) = (api.clone(), secrets.clone());
         let mut bundle = bundle.clone();
         bundle.metadata.owner_references = owner.clone().map(|o| vec![o]);
+        let moved = values::extract_bundle(&mut bundle);
         let was_marked = marked.contains(&bundle.name_any());
+        let uid = uids.get(&bundle.name_any()).cloned();
         writes.push(async move {
             let name = bundle.name_any();
-            api.patch(
-                &name,
-                &PatchParams::apply(FIELD_MANAGER).force(),
-                &Patch::Apply(&bundle),
-            )
-            .await?;
+            if let Some(moved) = &moved {
+                // Before the Bundle, so that its reconcile finds values matching its valuesHash; owned by the
+                // Bundle (once it exists).
+                let mut owner = bundle.clone();
+                owner.metadata.uid = uid.clone();
+                write_values(&secrets, &owner, moved).await?;
+            }
+            let stored = api
+                .patch(
+                    &name,
+                    &PatchParams::apply(FIELD_MANAGER).force(),
+                    &Patch::Apply(&bundle),
+                )
+                .await?;
+            match &moved {
+                Some(moved) if uid.is_none() => write_values(&secrets, &stored, moved).await?,
+                Some(_) => {}
+                None => delete_values(&secrets, &name).await?,
+            }
             if was_marked {
                 set_read_error(&api, &name, None).await?;
             }
@@ -79,6 +104,34 @@ pub async fn apply(ctx: &Context, repo: &GitRepo, rendered: &Rendered) -> Result
         {
             set_read_error(&api, &name, Some(error)).await?;
         }
+    }
+    Ok(())
+}
+
+/// Applies the values Secret of `bundle`.
+async fn write_values(secrets: &Api<Secret>, bundle: &Bundle, moved: &BundleValues) -> Result<()> {
+    secrets
+        .patch(
+            &bundle.name_any(),
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&values::bundle_secret(bundle, moved)),
+        )
+        .await?;
+    Ok(())
+}
+
+/// Deletes the values Secret named `name`, if there is one (a Secret of another type is left alone).
+async fn delete_values(secrets: &Api<Secret>, name: &str) -> Result<()> {
+    let Some(secret) = secrets.get_opt(name).await? else {
+        return Ok(());
+    };
+    if secret.type_.as_deref() == Some(labels::SECRET_TYPE_BUNDLE_VALUES) {
+        ignore_missing(
+            secrets
+                .delete(name, &DeleteParams::default())
+                .await
+                .map(|_| ()),
+        )?;
     }
     Ok(())
 }

@@ -1,0 +1,174 @@
+//! Helm values leave Bundles as in Fleet's `fleet apply`: the Bundle carries `valuesHash` and no values, its
+//! `fleet.cattle.io/bundle-values/v1alpha1` Secret (same name, owned by it) holds the root values under
+//! `values.yaml` and each target's under its name, and the BundleDeployments still get the values (from the
+//! Secret, per cluster's customization). New values move the hash; a commit without values drops the Secret.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use fleet_api::{Bundle, BundleDeployment};
+use fleet_testing::GitFixture;
+use k8s_openapi::api::core::v1::Secret;
+use kube::ResourceExt;
+use kube::api::Api;
+use serde_json::json;
+
+use support::*;
+
+const CONFIGMAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n";
+
+fn fleet_yaml(replicas: u32) -> String {
+    format!(
+        "helm:\n  values:\n    password: s3cret\n    replicas: {replicas}\ntargetCustomizations:\n- name: eu\n  clusterSelector:\n    matchLabels:\n      region: eu\n  helm:\n    values:\n      replicas: 5\n"
+    )
+}
+
+async fn values_secret(client: &kube::Client, name: &str) -> Option<Secret> {
+    Api::<Secret>::namespaced(client.clone(), NS)
+        .get_opt(name)
+        .await
+        .unwrap()
+}
+
+fn json_of(secret: &Secret, key: &str) -> serde_json::Value {
+    serde_json::from_slice(&secret.data.as_ref().unwrap()[key].0).unwrap()
+}
+
+/// The values a BundleDeployment's options Secret holds.
+async fn deployed_values(client: &kube::Client, bd: &BundleDeployment) -> serde_json::Value {
+    let secret = Api::<Secret>::namespaced(client.clone(), &bd.namespace().unwrap())
+        .get(&bd.name_any())
+        .await
+        .unwrap();
+    json_of(&secret, "values")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bundle_values_live_in_the_bundle_values_secret() {
+    let hub = hub().await;
+    let client = hub.client.clone();
+    put_cluster(&client, "a", &[("env", "prod")]).await;
+    put_cluster(&client, "b", &[("env", "prod"), ("region", "eu")]).await;
+    let git = GitFixture::new();
+    git.write("app/configmap.yaml", CONFIGMAP);
+    git.write("app/fleet.yaml", &fleet_yaml(2));
+    git.commit("values");
+    create_gitrepo(
+        &client,
+        "repo",
+        json!({"repo": git.url(), "branch": "main", "paths": ["app"],
+               "targets": [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]}),
+    )
+    .await;
+    let controller = RunningController::start(client.clone()).await;
+    let bundles: Api<Bundle> = Api::namespaced(client.clone(), NS);
+    let bundle = eventually("the Bundle", || async {
+        bundles.get_opt("repo-app").await.unwrap()
+    })
+    .await;
+    let spec = serde_json::to_string(&bundle.spec).unwrap();
+    assert!(
+        !spec.contains("s3cret") && !spec.contains("replicas"),
+        "values left in the Bundle: {spec}"
+    );
+    assert!(!bundle.spec.values_hash.is_empty());
+    let secret = values_secret(&client, "repo-app")
+        .await
+        .expect("values secret");
+    assert_eq!(
+        secret.type_.as_deref(),
+        Some("fleet.cattle.io/bundle-values/v1alpha1")
+    );
+    let keys: Vec<&String> = secret.data.as_ref().unwrap().keys().collect();
+    assert_eq!(keys, ["eu", "values.yaml"]);
+    assert_eq!(
+        json_of(&secret, "values.yaml"),
+        json!({"password": "s3cret", "replicas": 2})
+    );
+    assert_eq!(json_of(&secret, "eu"), json!({"replicas": 5}));
+    let owner = &secret.metadata.owner_references.as_ref().unwrap()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.uid.as_str()),
+        ("Bundle", bundle.uid().unwrap().as_str())
+    );
+    assert_eq!(
+        secret
+            .labels()
+            .get("fleet.cattle.io/repo-name")
+            .map(String::as_str),
+        Some("repo")
+    );
+    let data: BTreeMap<String, Vec<u8>> = secret
+        .data
+        .clone()
+        .unwrap()
+        .into_iter()
+        .map(|(k, v)| (k, v.0))
+        .collect();
+    assert_eq!(
+        fleet_controller::bundle::values::bundle_values_hash(&data),
+        bundle.spec.values_hash
+    );
+
+    // The BundleDeployments are built from the values in the Secret, with the eu customization on b.
+    let found = eventually("two BundleDeployments", || async {
+        let found = deployments(&client).await;
+        (found.len() == 2).then_some(found)
+    })
+    .await;
+    let by_cluster: BTreeMap<String, BundleDeployment> = found
+        .into_iter()
+        .map(|((cluster, _), bd)| (cluster, bd))
+        .collect();
+    assert_eq!(
+        deployed_values(&client, &by_cluster["a"]).await,
+        json!({"password": "s3cret", "replicas": 2})
+    );
+    assert_eq!(
+        deployed_values(&client, &by_cluster["b"]).await,
+        json!({"password": "s3cret", "replicas": 5})
+    );
+
+    // New values: a new hash, and the deployments follow.
+    git.write("app/fleet.yaml", &fleet_yaml(3));
+    git.commit("more replicas");
+    let changed = eventually("the Bundle with new values", || async {
+        bundles
+            .get("repo-app")
+            .await
+            .ok()
+            .filter(|b| b.spec.values_hash != bundle.spec.values_hash)
+    })
+    .await;
+    assert!(!changed.spec.values_hash.is_empty());
+    eventually("cluster a deployed with 3 replicas", || async {
+        let bd = deployments(&client)
+            .await
+            .into_iter()
+            .find(|((cluster, _), _)| cluster == "a")?
+            .1;
+        (deployed_values(&client, &bd).await["replicas"] == 3).then_some(())
+    })
+    .await;
+
+    // No values any more: no hash and no values Secret.
+    git.write("app/fleet.yaml", "defaultNamespace: app\n");
+    git.commit("no values");
+    eventually("the Bundle without values", || async {
+        bundles
+            .get("repo-app")
+            .await
+            .ok()
+            .filter(|b| b.spec.values_hash.is_empty())
+    })
+    .await;
+    eventually("the values Secret gone", || async {
+        values_secret(&client, "repo-app")
+            .await
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    controller.stop().await;
+}
