@@ -111,6 +111,33 @@ async fn grant(hub: &kube::Client, nth: usize) -> ClusterRegistration {
     request
 }
 
+/// The whole registration round: writes the bootstrap Secret downstream, lets the agent connect while the hub
+/// grants its `nth` ClusterRegistration, and returns the agent's hub client and stored credentials.
+async fn register(
+    hub: &kube::Client,
+    downstream: &kube::Client,
+    url: &str,
+    import_token: &str,
+    nth: usize,
+) -> (kube::Client, registration::Credentials) {
+    write_bootstrap(downstream, url, import_token).await;
+    let connecting = {
+        let downstream = downstream.clone();
+        tokio::spawn(async move {
+            registration::connect(
+                &downstream,
+                AGENT_NS,
+                Some("client-1"),
+                BTreeMap::new(),
+                Duration::from_secs(60),
+            )
+            .await
+        })
+    };
+    grant(hub, nth).await;
+    connecting.await.unwrap().unwrap()
+}
+
 #[tokio::test]
 async fn registers_with_a_bootstrap_token_and_stores_the_grant() {
     let (hub, url, import_token) = registration_hub().await;
@@ -210,22 +237,7 @@ async fn revoked_credentials_are_reported_and_a_new_bootstrap_secret_re_register
     let (hub, url, import_token) = registration_hub().await;
     let downstream = fleet_testing::TestCluster::empty();
     create_namespace(&downstream.client, AGENT_NS).await;
-    write_bootstrap(&downstream.client, &url, &import_token).await;
-    let connecting = {
-        let downstream = downstream.client.clone();
-        tokio::spawn(async move {
-            registration::connect(
-                &downstream,
-                AGENT_NS,
-                Some("client-1"),
-                BTreeMap::new(),
-                Duration::from_secs(60),
-            )
-            .await
-        })
-    };
-    grant(&hub.client, 1).await;
-    let (agent_hub, _) = connecting.await.unwrap().unwrap();
+    let (agent_hub, _) = register(&hub.client, &downstream.client, &url, &import_token, 1).await;
     let mut config = AgentConfig::new(agent_hub, CLUSTER_NS, Scope::new(AGENT_NS, ""));
     config.monitor_interval = Duration::from_millis(200);
     config.retry_interval = Duration::from_millis(100);
@@ -263,22 +275,8 @@ async fn revoked_credentials_are_reported_and_a_new_bootstrap_secret_re_register
     assert!(matches!(stopped, Err(Error::Revoked(_))), "{stopped:?}");
 
     // A new bootstrap Secret: connecting registers again, although credentials are stored.
-    write_bootstrap(&downstream.client, &url, &import_token).await;
-    let connecting = {
-        let downstream = downstream.client.clone();
-        tokio::spawn(async move {
-            registration::connect(
-                &downstream,
-                AGENT_NS,
-                Some("client-1"),
-                BTreeMap::new(),
-                Duration::from_secs(60),
-            )
-            .await
-        })
-    };
-    grant(&hub.client, 2).await;
-    let (agent_hub, credentials) = connecting.await.unwrap().unwrap();
+    let (agent_hub, credentials) =
+        register(&hub.client, &downstream.client, &url, &import_token, 2).await;
     assert!(credentials.kubeconfig.contains("namespace: "));
     Api::<fleet_api::BundleDeployment>::namespaced(agent_hub, CLUSTER_NS)
         .list(&Default::default())

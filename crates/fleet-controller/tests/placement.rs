@@ -138,6 +138,18 @@ async fn settled(client: &Client, bundle: &str, count: usize) -> BTreeMap<String
     .await
 }
 
+/// The `Scheduled` condition says the placement policy is fulfilled.
+fn assert_scheduling_fulfilled(conditions: &[fleet_api::Condition]) {
+    let scheduled = conditions
+        .iter()
+        .find(|c| c.type_ == "Scheduled")
+        .expect("Scheduled condition");
+    assert_eq!(
+        (scheduled.status.as_str(), scheduled.reason.as_str()),
+        ("True", "SchedulingPolicyFulfilled")
+    );
+}
+
 fn region(cluster: &str) -> &'static str {
     match cluster {
         "a1" | "a2" | "a3" => "east",
@@ -194,15 +206,7 @@ async fn pick_three_of_seven_spread_over_three_regions() {
         "{:?}",
         placement.unselected
     );
-    let scheduled = status
-        .conditions
-        .iter()
-        .find(|c| c.type_ == "Scheduled")
-        .expect("Scheduled condition");
-    assert_eq!(
-        (scheduled.status.as_str(), scheduled.reason.as_str()),
-        ("True", "SchedulingPolicyFulfilled")
-    );
+    assert_scheduling_fulfilled(&status.conditions);
     controller.stop().await;
 }
 
@@ -411,15 +415,6 @@ async fn a_gitrepo_placement_is_inherited_by_its_bundles() {
     let status = repo.status.unwrap();
     assert_eq!(status.placement.len(), 1);
     assert_eq!(status.placement[0].status.selected.len(), 2);
-    let scheduled = status
-        .base
-        .conditions
-        .iter()
-        .find(|c| c.type_ == "Scheduled")
-        .expect("Scheduled condition");
-    assert_eq!(
-        (scheduled.status.as_str(), scheduled.reason.as_str()),
-        ("True", "SchedulingPolicyFulfilled")
-    );
+    assert_scheduling_fulfilled(&status.base.conditions);
     controller.stop().await;
 }

@@ -12,6 +12,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::routing::any;
 use fleet_controller::metrics::Metrics;
+use fleet_controller::placement::PlacementSettings;
 use fleet_controller::{Context, Settings};
 use http::{HeaderMap, Method, StatusCode};
 use tokio::sync::oneshot;
@@ -58,8 +59,14 @@ pub struct RunningController {
 }
 
 impl RunningController {
-    /// Starts the controller against `hub` and records its context in `slot` once it is wired.
-    pub async fn start(hub: kube::Client, settings: Settings, slot: Arc<ControllerSlot>) -> Self {
+    /// Starts the controller against `hub` with `placement`'s heartbeat timeout and records its context in
+    /// `slot` once it is wired.
+    pub async fn start(
+        hub: kube::Client,
+        settings: Settings,
+        placement: PlacementSettings,
+        slot: Arc<ControllerSlot>,
+    ) -> Self {
         let (stop, stopped) = oneshot::channel::<()>();
         let (started_tx, started_rx) = oneshot::channel();
         let task = tokio::spawn(fleet_controller::run(
@@ -70,6 +77,7 @@ impl RunningController {
                 let _ = stopped.await;
             },
             move |ctx| {
+                let _ = ctx.placement_settings.set(placement);
                 let _ = started_tx.send(ctx);
             },
         ));

@@ -9,6 +9,7 @@ use std::time::Duration;
 use fleet_agent::Scope;
 use fleet_controller::Settings;
 use fleet_controller::cluster::bootstrap::LOCAL_WORKSPACE;
+use fleet_controller::placement::PlacementSettings;
 
 use crate::cluster::{AgentRunner, AgentTiming, SimulatedCluster, precreate_cluster};
 use crate::controller::{ControllerSlot, RunningController, WebhookReceiver};
@@ -29,7 +30,8 @@ pub struct Tuning {
     pub default_polling_interval: Duration,
     /// The agents' monitor and check-in intervals.
     pub agent: AgentTiming,
-    /// An agent silent for longer than this is shown as not seen.
+    /// The controller's heartbeat timeout: an agent silent for longer than this makes its Cluster's
+    /// `Healthy` condition false, and dev mode shows it as not seen.
     pub not_seen_after: Duration,
     /// Quiet time after a file change before a snapshot is committed or a GitRepo triggered.
     pub debounce: Duration,
@@ -45,6 +47,16 @@ impl Default for Tuning {
             },
             not_seen_after: Duration::from_secs(15),
             debounce: Duration::from_millis(200),
+        }
+    }
+}
+
+impl Tuning {
+    /// The controller's membership settings: [`Tuning::not_seen_after`] as the heartbeat timeout.
+    pub fn placement(&self) -> PlacementSettings {
+        PlacementSettings {
+            heartbeat_timeout: self.not_seen_after,
+            ..PlacementSettings::default()
         }
     }
 }
@@ -89,8 +101,13 @@ impl Dev {
             system_namespace: SYSTEM_NAMESPACE.to_string(),
         };
         let slot = Arc::new(ControllerSlot::default());
-        let controller =
-            RunningController::start(hub_client.clone(), settings.clone(), slot.clone()).await;
+        let controller = RunningController::start(
+            hub_client.clone(),
+            settings.clone(),
+            options.tuning.placement(),
+            slot.clone(),
+        )
+        .await;
         let webhook = WebhookReceiver::start(slot.clone()).await?;
 
         let timing = options.tuning.agent;
@@ -265,8 +282,13 @@ impl Dev {
             running.stop().await;
         }
         *slot = Some(
-            RunningController::start(self.hub_client(), self.settings.clone(), self.slot.clone())
-                .await,
+            RunningController::start(
+                self.hub_client(),
+                self.settings.clone(),
+                self.tuning.placement(),
+                self.slot.clone(),
+            )
+            .await,
         );
     }
 

@@ -1,6 +1,6 @@
 //! The live view until Ctrl-C: on a terminal, the [`FleetState`] table redrawn whenever it changes; when
 //! not a terminal, one line per object whose state changed. Woken by watches on the hub's GitRepos,
-//! Bundles and Clusters (and once a second, so "last seen" ages and the not-seen threshold move). With a
+//! Bundles and Clusters (and once a second, so "last seen" ages move). With a
 //! readiness deadline it also ends once everything is deployed, or when the deadline passes.
 
 use std::collections::BTreeMap;
@@ -51,9 +51,8 @@ pub async fn run(
     loop {
         let state = dev.state().await?;
         let now = Timestamp::now();
-        let threshold = dev.tuning().not_seen_after;
         if terminal {
-            let table = state.table(now, threshold);
+            let table = state.table(now);
             if table != shown_table {
                 // Clear the screen and home the cursor, then draw.
                 let _ = write!(out, "\x1b[2J\x1b[H{table}{footer}");
@@ -61,7 +60,7 @@ pub async fn run(
                 shown_table = table;
             }
         } else {
-            let lines = state.lines(now, threshold);
+            let lines = state.lines(now);
             for (id, line) in &lines {
                 if shown_lines.get(id) != Some(line) {
                     let _ = writeln!(out, "{line}");
@@ -116,15 +115,11 @@ fn watch_changes(hub: kube::Client, wake: mpsc::UnboundedSender<()>) -> Task {
 }
 
 /// `state` as the view would print it (for callers that print once).
-pub fn render(state: &FleetState, terminal: bool, not_seen_after: Duration) -> String {
+pub fn render(state: &FleetState, terminal: bool) -> String {
     let now = Timestamp::now();
     if terminal {
-        state.table(now, not_seen_after)
+        state.table(now)
     } else {
-        state
-            .lines(now, not_seen_after)
-            .into_values()
-            .map(|l| l + "\n")
-            .collect()
+        state.lines(now).into_values().map(|l| l + "\n").collect()
     }
 }

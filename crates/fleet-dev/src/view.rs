@@ -1,7 +1,7 @@
 //! What dev mode shows: a snapshot of the hub's GitRepos, Bundles and Clusters, rendered as a table (for a
 //! terminal, redrawn when it changes) or as one line per object (for logs and pipes, printed when that
-//! object's line changes). An agent that has not checked in for longer than the "not seen" threshold is
-//! shown as not seen.
+//! object's line changes). An agent is shown as not seen when the controller's `Healthy` condition on its
+//! Cluster says its heartbeat timed out (dev mode sets that timeout: [`crate::Tuning::not_seen_after`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -11,6 +11,8 @@ use fleet_api::{Bundle, BundleDeployment, Cluster, Condition, GitRepo};
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
+
+use fleet_controller::placement::membership::HEALTHY;
 
 use crate::error::{Error, Result};
 
@@ -29,30 +31,28 @@ pub struct FleetState {
 pub enum AgentSeen {
     /// Never checked in.
     Never,
-    /// Checked in `ago` ago, within the threshold.
+    /// Checked in `ago` ago; the controller counts the Cluster healthy.
     Seen { ago: Duration },
-    /// Last checked in `ago` ago, longer than the threshold.
+    /// Last checked in `ago` ago, and the controller's `Healthy` condition says the heartbeat timed out.
     NotSeen { ago: Duration },
 }
 
-/// How a Cluster's agent stands at `now`, given the threshold.
-pub fn agent_seen(cluster: &Cluster, now: Timestamp, not_seen_after: Duration) -> AgentSeen {
-    let last = cluster
-        .status
-        .as_ref()
-        .and_then(|s| s.agent.as_ref())
-        .and_then(|a| a.last_seen.as_ref());
-    match last {
-        None => AgentSeen::Never,
-        Some(time) => {
-            let ms = (now.as_millisecond() - time.0.as_millisecond()).max(0) as u64;
-            let ago = Duration::from_millis(ms);
-            if ago > not_seen_after {
-                AgentSeen::NotSeen { ago }
-            } else {
-                AgentSeen::Seen { ago }
-            }
-        }
+/// How a Cluster's agent stands at `now`: the age of its last check-in, judged by the controller's
+/// `Healthy` condition (false once the check-in is older than the heartbeat timeout).
+pub fn agent_seen(cluster: &Cluster, now: Timestamp) -> AgentSeen {
+    let Some(status) = cluster.status.as_ref() else {
+        return AgentSeen::Never;
+    };
+    let Some(last) = status.agent.as_ref().and_then(|a| a.last_seen.as_ref()) else {
+        return AgentSeen::Never;
+    };
+    let ms = (now.as_millisecond() - last.0.as_millisecond()).max(0) as u64;
+    let ago = Duration::from_millis(ms);
+    let timed_out = condition(&status.conditions, HEALTHY).is_some_and(|c| c.status == "False");
+    if timed_out {
+        AgentSeen::NotSeen { ago }
+    } else {
+        AgentSeen::Seen { ago }
     }
 }
 
@@ -89,7 +89,7 @@ impl FleetState {
     }
 
     /// The table shown on a terminal.
-    pub fn table(&self, now: Timestamp, not_seen_after: Duration) -> String {
+    pub fn table(&self, now: Timestamp) -> String {
         let mut out = String::new();
         let gitrepos: Vec<Vec<String>> = self
             .gitrepos
@@ -115,7 +115,7 @@ impl FleetState {
                     key(c),
                     labels(c),
                     cluster_bundles(c),
-                    match agent_seen(c, now, not_seen_after) {
+                    match agent_seen(c, now) {
                         AgentSeen::Never => "never".to_string(),
                         AgentSeen::Seen { ago } => format!("{}s ago", ago.as_secs()),
                         AgentSeen::NotSeen { ago } => {
@@ -135,7 +135,7 @@ impl FleetState {
 
     /// One line per object (keyed by kind and name), free of clock readings so a line changes only when
     /// the object's state does.
-    pub fn lines(&self, now: Timestamp, not_seen_after: Duration) -> BTreeMap<String, String> {
+    pub fn lines(&self, now: Timestamp) -> BTreeMap<String, String> {
         let mut lines = BTreeMap::new();
         for r in &self.gitrepos {
             let id = format!("gitrepo {}", key(r));
@@ -158,7 +158,7 @@ impl FleetState {
         }
         for c in &self.clusters {
             let id = format!("cluster {}", key(c));
-            let agent = match agent_seen(c, now, not_seen_after) {
+            let agent = match agent_seen(c, now) {
                 AgentSeen::Never => "agent not checked in yet".to_string(),
                 AgentSeen::Seen { .. } => "agent seen".to_string(),
                 AgentSeen::NotSeen { .. } => format!(
@@ -322,10 +322,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn cluster(last_seen: Option<&str>) -> Cluster {
+    /// A Cluster last seen at `last_seen`, with the controller's `Healthy` condition when `healthy` is set.
+    fn cluster(last_seen: Option<&str>, healthy: Option<bool>) -> Cluster {
         let mut status = json!({"display": {"readyBundles": "1/1"}});
         if let Some(seen) = last_seen {
             status["agent"] = json!({"lastSeen": seen});
+        }
+        if let Some(healthy) = healthy {
+            status["conditions"] =
+                json!([{"type": HEALTHY, "status": if healthy { "True" } else { "False" }}]);
         }
         serde_json::from_value(json!({
             "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
@@ -338,18 +343,24 @@ mod tests {
     }
 
     #[test]
-    fn an_agent_is_not_seen_after_the_threshold() {
+    fn an_agent_is_not_seen_when_the_controller_says_its_heartbeat_timed_out() {
         let now: Timestamp = "2026-01-01T00:01:00Z".parse().unwrap();
-        let threshold = Duration::from_secs(30);
-        assert_eq!(agent_seen(&cluster(None), now, threshold), AgentSeen::Never);
+        assert_eq!(agent_seen(&cluster(None, None), now), AgentSeen::Never);
         assert_eq!(
-            agent_seen(&cluster(Some("2026-01-01T00:00:50Z")), now, threshold),
+            agent_seen(&cluster(Some("2026-01-01T00:00:50Z"), Some(true)), now),
             AgentSeen::Seen {
                 ago: Duration::from_secs(10)
             }
         );
+        // Before the controller has judged, a check-in counts as seen.
         assert_eq!(
-            agent_seen(&cluster(Some("2026-01-01T00:00:00Z")), now, threshold),
+            agent_seen(&cluster(Some("2026-01-01T00:00:00Z"), None), now),
+            AgentSeen::Seen {
+                ago: Duration::from_secs(60)
+            }
+        );
+        assert_eq!(
+            agent_seen(&cluster(Some("2026-01-01T00:00:00Z"), Some(false)), now),
             AgentSeen::NotSeen {
                 ago: Duration::from_secs(60)
             }
@@ -360,15 +371,15 @@ mod tests {
     fn lines_and_table_name_each_object() {
         let now: Timestamp = "2026-01-01T00:01:00Z".parse().unwrap();
         let state = FleetState {
-            clusters: vec![cluster(Some("2026-01-01T00:00:00Z"))],
+            clusters: vec![cluster(Some("2026-01-01T00:00:00Z"), Some(false))],
             ..FleetState::default()
         };
-        let lines = state.lines(now, Duration::from_secs(30));
+        let lines = state.lines(now);
         assert_eq!(
             lines["cluster fleet-default/cluster-1"],
             "cluster fleet-default/cluster-1 [env=dev]: 1/1 bundles ready, agent NOT SEEN since 2026-01-01T00:00:00Z"
         );
-        let table = state.table(now, Duration::from_secs(30));
+        let table = state.table(now);
         assert!(
             table.contains("fleet-default/cluster-1   env=dev   1/1"),
             "{table}"

@@ -133,7 +133,6 @@ async fn a_deleted_file_is_pruned() {
         .write("app/keep.yaml", &configmap_yaml("keep", "k", "v"))
         .write("app/drop.yaml", &configmap_yaml("drop", "k", "v"));
     let first = repo.commit("two configmaps");
-    let all = ["cluster-1", "cluster-2", "cluster-3"];
     let running = start(
         &repo,
         json!({"paths": ["app"], "targets": targets(&["dev", "staging", "prod"])}),
@@ -141,7 +140,7 @@ async fn a_deleted_file_is_pruned() {
     .await;
     let dev = &running.dev;
     deployed(dev, &first).await;
-    for cluster in all {
+    for cluster in ALL_CLUSTERS {
         assert!(
             configmap(dev, cluster, "demo", "drop").await.is_some(),
             "{cluster}"
@@ -150,7 +149,7 @@ async fn a_deleted_file_is_pruned() {
     repo.remove("app/drop.yaml");
     let second = repo.commit("drop one");
     deployed(dev, &second).await;
-    for cluster in all {
+    for cluster in ALL_CLUSTERS {
         eventually(&format!("drop pruned from {cluster}"), || async {
             configmap(dev, cluster, "demo", "drop")
                 .await
@@ -168,19 +167,9 @@ async fn a_deleted_file_is_pruned() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broken_commit_shows_its_error_and_removes_nothing() {
-    let repo = GitFixture::new();
-    repo.write("app/fleet.yaml", "defaultNamespace: demo\n")
-        .write("app/cm.yaml", &configmap_yaml("stays", "k", "v"));
-    let first = repo.commit("good");
-    let all = ["cluster-1", "cluster-2", "cluster-3"];
-    let running = start(
-        &repo,
-        json!({"paths": ["app"], "targets": targets(&["dev", "staging", "prod"])}),
-    )
-    .await;
+    let Deployed { repo, running, .. } = deploy_configmap("stays").await;
     let dev = &running.dev;
-    deployed(dev, &first).await;
-    let versions = resource_versions(dev, &all, "demo", "stays").await;
+    let versions = resource_versions(dev, &ALL_CLUSTERS, "demo", "stays").await;
     let ids = deployment_ids(dev).await;
 
     repo.write("app/fleet.yaml", "defaultNamespac: demo\n");
@@ -193,17 +182,13 @@ async fn a_broken_commit_shows_its_error_and_removes_nothing() {
     })
     .await;
     assert!(shown.contains("defaultNamespac"), "{shown}");
-    let lines = dev
-        .state()
-        .await
-        .unwrap()
-        .lines(Timestamp::now(), dev.tuning().not_seen_after);
+    let lines = dev.state().await.unwrap().lines(Timestamp::now());
     assert!(
         lines["gitrepo fleet-default/app"].contains("defaultNamespac"),
         "the view shows the error: {lines:?}"
     );
     assert_eq!(
-        resource_versions(dev, &all, "demo", "stays").await,
+        resource_versions(dev, &ALL_CLUSTERS, "demo", "stays").await,
         versions
     );
     assert_eq!(
@@ -216,19 +201,9 @@ async fn a_broken_commit_shows_its_error_and_removes_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_controller_redeploys_nothing() {
-    let repo = GitFixture::new();
-    repo.write("app/fleet.yaml", "defaultNamespace: demo\n")
-        .write("app/cm.yaml", &configmap_yaml("steady", "k", "v"));
-    let first = repo.commit("steady");
-    let all = ["cluster-1", "cluster-2", "cluster-3"];
-    let running = start(
-        &repo,
-        json!({"targets": targets(&["dev", "staging", "prod"])}),
-    )
-    .await;
+    let Deployed { repo, running, .. } = deploy_configmap("steady").await;
     let dev = &running.dev;
-    deployed(dev, &first).await;
-    let versions = resource_versions(dev, &all, "demo", "steady").await;
+    let versions = resource_versions(dev, &ALL_CLUSTERS, "demo", "steady").await;
     let ids = deployment_ids(dev).await;
 
     dev.restart_controller().await;
@@ -237,14 +212,14 @@ async fn a_restarted_controller_redeploys_nothing() {
         .write("other/cm.yaml", &configmap_yaml("marker", "k", "v"));
     let second = repo.commit("another bundle");
     deployed(dev, &second).await;
-    for cluster in all {
+    for cluster in ALL_CLUSTERS {
         assert!(
             configmap(dev, cluster, "other", "marker").await.is_some(),
             "{cluster}"
         );
     }
     assert_eq!(
-        resource_versions(dev, &all, "demo", "steady").await,
+        resource_versions(dev, &ALL_CLUSTERS, "demo", "steady").await,
         versions
     );
     let after = deployment_ids(dev).await;
@@ -256,28 +231,15 @@ async fn a_restarted_controller_redeploys_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_agents_cluster_is_not_seen_while_the_others_stay_ready() {
-    let repo = GitFixture::new();
-    repo.write("app/fleet.yaml", "defaultNamespace: demo\n")
-        .write("app/cm.yaml", &configmap_yaml("cm", "k", "v"));
-    let first = repo.commit("one");
-    let running = start(
-        &repo,
-        json!({"paths": ["app"], "targets": targets(&["dev", "staging", "prod"])}),
-    )
-    .await;
+    let Deployed { running, .. } = deploy_configmap("cm").await;
     let dev = &running.dev;
-    deployed(dev, &first).await;
 
     dev.cluster("cluster-2").unwrap().agent.stop();
-    let threshold = dev.tuning().not_seen_after;
     let state = eventually("cluster-2 reported as not seen", || async {
         let state = dev.state().await.ok()?;
-        let cluster = state
-            .clusters
-            .iter()
-            .find(|c| c.metadata.name.as_deref() == Some("cluster-2"))?;
+        let cluster = cluster_in(&state, "cluster-2")?;
         matches!(
-            agent_seen(cluster, Timestamp::now(), threshold),
+            agent_seen(cluster, Timestamp::now()),
             AgentSeen::NotSeen { .. }
         )
         .then_some(state)
@@ -290,13 +252,13 @@ async fn a_stopped_agents_cluster_is_not_seen_while_the_others_stay_ready() {
             continue;
         }
         assert!(
-            matches!(agent_seen(cluster, now, threshold), AgentSeen::Seen { .. }),
+            matches!(agent_seen(cluster, now), AgentSeen::Seen { .. }),
             "{name} is still seen"
         );
         let display = cluster.status.clone().unwrap_or_default().display;
         assert_eq!(display.state, "Ready", "{name}");
     }
-    let lines = state.lines(now, threshold);
+    let lines = state.lines(now);
     assert!(
         lines["cluster fleet-default/cluster-2"].contains("agent NOT SEEN since"),
         "{lines:?}"
@@ -315,12 +277,9 @@ async fn a_stopped_agents_cluster_is_not_seen_while_the_others_stay_ready() {
         .unwrap();
     eventually("cluster-2 seen again", || async {
         let state = dev.state().await.ok()?;
-        let cluster = state
-            .clusters
-            .iter()
-            .find(|c| c.metadata.name.as_deref() == Some("cluster-2"))?;
+        let cluster = cluster_in(&state, "cluster-2")?;
         matches!(
-            agent_seen(cluster, Timestamp::now(), threshold),
+            agent_seen(cluster, Timestamp::now()),
             AgentSeen::Seen { .. }
         )
         .then_some(())
@@ -337,17 +296,12 @@ async fn kubectl_shows_fleets_columns() {
         "{} is missing: run scripts/install-tools.sh (make test does)",
         kubectl.display()
     );
-    let repo = GitFixture::new();
-    repo.write("app/fleet.yaml", "defaultNamespace: demo\n")
-        .write("app/cm.yaml", &configmap_yaml("cm", "k", "v"));
-    let first = repo.commit("one");
-    let running = start(
-        &repo,
-        json!({"paths": ["app"], "targets": targets(&["dev", "staging", "prod"])}),
-    )
-    .await;
+    let Deployed {
+        running,
+        commit: first,
+        ..
+    } = deploy_configmap("cm").await;
     let dev = &running.dev;
-    deployed(dev, &first).await;
     let kubeconfig = dev.hub_kubeconfig();
     let output = tokio::task::spawn_blocking(move || {
         Command::new(kubectl)

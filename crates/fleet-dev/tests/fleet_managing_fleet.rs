@@ -68,12 +68,9 @@ async fn owner_of(cluster: &kube::Client, namespace: &str, name: &str) -> Option
 
 /// The BundleDeployment of `bundle` on a hub (every cluster namespace is searched).
 async fn bundle_deployment(hub: &kube::Client, bundle: &str) -> Option<BundleDeployment> {
-    Api::<BundleDeployment>::all(hub.clone())
-        .list(&Default::default())
+    fleet_testing::bundle_deployments(hub)
         .await
-        .ok()?
-        .items
-        .into_iter()
+        .into_values()
         .find(|bd| bd.metadata.name.as_deref() == Some(bundle))
 }
 
@@ -104,6 +101,7 @@ async fn two_fleets_manage_one_cluster_without_harming_each_other() {
     let _child_controller = RunningController::start(
         child_hub.clone(),
         settings,
+        Default::default(),
         Arc::new(ControllerSlot::default()),
     )
     .await;

@@ -1,12 +1,14 @@
 //! Test helpers shared by the runtime crates' tests, used only as a dev-dependency: embedded API servers
 //! with Fleet's CRDs installed ([`cluster`]), real git repositories made with `git` in temp dirs ([`git`]), and
-//! bounded waits on conditions ([`wait`]).
+//! bounded waits on conditions ([`wait`]), and Fleet objects read back for assertions ([`fleet`]).
 //! Nothing here mocks a component: tests talk to the real API server through the real kube client.
 
 pub mod cluster;
+pub mod fleet;
 pub mod git;
 pub mod wait;
 
 pub use cluster::TestCluster;
+pub use fleet::bundle_deployments;
 pub use git::{GitFixture, run_git};
 pub use wait::eventually;

@@ -156,26 +156,9 @@ pub async fn gitrepo(client: &Client, name: &str) -> GitRepo {
         .expect("get gitrepo")
 }
 
-/// Every BundleDeployment, as `(cluster, bundle) → object`, cluster taken from its label.
-pub async fn deployments(
-    client: &Client,
-) -> std::collections::BTreeMap<(String, String), BundleDeployment> {
-    Api::<BundleDeployment>::all(client.clone())
-        .list(&Default::default())
-        .await
-        .expect("list bundledeployments")
-        .items
-        .into_iter()
-        .map(|bd| {
-            let cluster = bd
-                .labels()
-                .get("fleet.cattle.io/cluster")
-                .cloned()
-                .unwrap_or_default();
-            ((cluster, bd.name_any()), bd)
-        })
-        .collect()
-}
+/// Every BundleDeployment on the hub, keyed by (cluster, name).
+#[allow(unused_imports)] // each test binary uses a different subset
+pub use fleet_testing::bundle_deployments as deployments;
 
 /// What an agent reports after applying the BundleDeployment's current deploymentID successfully.
 pub async fn report_ready(client: &Client, bd: &BundleDeployment) {

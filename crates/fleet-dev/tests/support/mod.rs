@@ -6,13 +6,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use fleet_api::{BundleDeployment, GitRepo};
+use fleet_api::GitRepo;
 use fleet_dev::cluster::AgentTiming;
 use fleet_dev::{Dev, DevOptions, RepoRequest, RepoSource, Tuning};
 use fleet_testing::GitFixture;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::ResourceExt;
-use kube::api::{Api, ListParams};
+use kube::api::Api;
 use serde_json::{Value, json};
 
 /// The GitRepo every test follows.
@@ -123,23 +123,10 @@ pub async fn resource_versions(
 
 /// deploymentID of every BundleDeployment, keyed by `cluster/bundle`.
 pub async fn deployment_ids(dev: &Dev) -> BTreeMap<String, String> {
-    Api::<BundleDeployment>::all(dev.hub_client())
-        .list(&ListParams::default())
+    fleet_testing::bundle_deployments(&dev.hub_client())
         .await
-        .expect("list bundledeployments")
-        .items
         .into_iter()
-        .map(|bd| {
-            let cluster = bd
-                .labels()
-                .get("fleet.cattle.io/cluster")
-                .cloned()
-                .unwrap_or_default();
-            (
-                format!("{cluster}/{}", bd.name_any()),
-                bd.spec.deployment_id.clone(),
-            )
-        })
+        .map(|((cluster, name), bd)| (format!("{cluster}/{name}"), bd.spec.deployment_id))
         .collect()
 }
 
@@ -153,4 +140,45 @@ pub fn configmap_yaml(name: &str, key: &str, value: &str) -> String {
 /// GitRepo targets selecting clusters whose `env` is one of `envs`.
 pub fn targets(envs: &[&str]) -> Value {
     json!([{"clusterSelector": {"matchExpressions": [{"key": "env", "operator": "In", "values": envs}]}}])
+}
+
+/// The three simulated clusters, in `env` order dev, staging, prod.
+pub const ALL_CLUSTERS: [&str; 3] = ["cluster-1", "cluster-2", "cluster-3"];
+
+/// A repository whose bundle `app` (namespace `demo`) holds one ConfigMap `name`, followed by dev mode on
+/// every cluster and deployed: the starting point of the tests that then change or break something.
+pub struct Deployed {
+    pub repo: GitFixture,
+    pub running: Running,
+    /// The first commit, deployed and Ready everywhere.
+    pub commit: String,
+}
+
+pub async fn deploy_configmap(name: &str) -> Deployed {
+    let repo = GitFixture::new();
+    repo.write("app/fleet.yaml", "defaultNamespace: demo\n")
+        .write("app/cm.yaml", &configmap_yaml(name, "k", "v"));
+    let commit = repo.commit("first");
+    let running = start(
+        &repo,
+        json!({"targets": targets(&["dev", "staging", "prod"])}),
+    )
+    .await;
+    deployed(&running.dev, &commit).await;
+    Deployed {
+        repo,
+        running,
+        commit,
+    }
+}
+
+/// The Cluster `name` in a fetched dev-mode state.
+pub fn cluster_in<'a>(
+    state: &'a fleet_dev::view::FleetState,
+    name: &str,
+) -> Option<&'a fleet_api::Cluster> {
+    state
+        .clusters
+        .iter()
+        .find(|c| c.metadata.name.as_deref() == Some(name))
 }
