@@ -191,6 +191,11 @@ impl ApiServer {
 
     /// Serves plain HTTP on `listener` until the future is dropped.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        use axum::serve::ListenerExt;
+        // Small responses go out at once, as kube-apiserver's (Go sets TCP_NODELAY by default).
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         axum::serve(listener, self.router()).await
     }
 

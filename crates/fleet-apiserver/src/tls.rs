@@ -171,6 +171,8 @@ impl TlsListener {
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 };
+                // Small responses go out at once, as kube-apiserver's (Go sets TCP_NODELAY by default).
+                let _ = tcp.set_nodelay(true);
                 if tx.is_closed() {
                     break;
                 }

@@ -87,7 +87,7 @@ pub(crate) fn present(rt: &ResourceType, obj: &Arc<Value>) -> Value {
 }
 
 /// Whether an object already carries the apiVersion and kind `rt` serves it as.
-fn presented_as_stored(rt: &ResourceType, obj: &Value) -> bool {
+pub(crate) fn presented_as_stored(rt: &ResourceType, obj: &Value) -> bool {
     let api_version = obj.get("apiVersion").and_then(Value::as_str);
     let kind = obj.get("kind").and_then(Value::as_str);
     kind == Some(rt.kind.as_str())

@@ -220,6 +220,14 @@ fn handle_event(state: &mut Stream, event: &Arc<WatchEvent>) {
 fn event_line(rt: &ResourceType, kind: &str, obj: &Arc<Value>, as_table: bool) -> Bytes {
     let object = if as_table {
         table::table(rt, std::slice::from_ref(obj), None, None)
+    } else if super::presented_as_stored(rt, obj) {
+        // The common case: write the shared object without copying it.
+        let mut buf = format!("{{\"type\":\"{kind}\",\"object\":").into_bytes();
+        if serde_json::to_writer(&mut buf, &**obj).is_ok() {
+            buf.extend_from_slice(b"}\n");
+            return Bytes::from(buf);
+        }
+        present(rt, obj)
     } else {
         present(rt, obj)
     };
