@@ -1,7 +1,8 @@
 //! Git for GitRepos, through gix only (no `git` binary at run time): resolve a branch or revision to a commit
 //! with an ls-remote ([`GitCache::resolve`]), fetch that one commit shallowly into a bare repository cached per
 //! remote ([`GitCache::fetch`]), and read its files straight from the object database ([`GitCache::tree`],
-//! a [`fleet_bundle::tree::FileTree`]). Transports: `file://` and local paths, `https://` (rustls, `caBundle`,
+//! a [`fleet_bundle::tree::FileTree`]). Transports: `file://` and local paths (read in-process: refs resolved
+//! and objects copied straight from the repository's object database), `https://` (rustls, `caBundle`,
 //! `insecureSkipTLSVerify`), `http://`, and ssh through the system client with the secret's key and
 //! `known_hosts`. [`webhook`] verifies and parses push events of the common git hosts.
 //!
