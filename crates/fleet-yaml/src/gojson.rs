@@ -1,7 +1,8 @@
 //! JSON text exactly as Go's `encoding/json` `Marshal` writes it (what Fleet hashes): no spaces, `<`, `>`, `&`,
 //! U+2028 and U+2029 escaped as `\u003c`…, control characters as `\n`/`\t`/… or `\u00XX`, floats in Go's
 //! shortest form. [`to_json_go`] writes object members in the order given (a Go struct's field order);
-//! [`to_json_go_sorted`] sorts them, as Go does for maps.
+//! [`to_json_go_sorted`] sorts them, as Go does for maps. [`to_json_go_styled`] adds the variants Sprig's `toRawJson`
+//! and `toPrettyJson` use: no HTML escaping (`Encoder.SetEscapeHTML(false)`), and `json.MarshalIndent`'s layout.
 
 use serde_json::Value;
 
@@ -9,27 +10,60 @@ use crate::gofmt;
 
 /// Encodes `value` as Go's `json.Marshal` would.
 pub fn to_json_go(value: &Value) -> String {
-    let mut out = String::new();
-    write_value(&mut out, value, MemberOrder::AsGiven);
-    out
+    to_json_go_styled(value, Style::default())
 }
 
 /// Encodes `value` as Go's `json.Marshal` encodes a decoded `interface{}`: every object is a Go map, so its
 /// members come sorted by key.
 pub fn to_json_go_sorted(value: &Value) -> String {
+    to_json_go_styled(
+        value,
+        Style {
+            sorted: true,
+            ..Style::default()
+        },
+    )
+}
+
+/// How Go writes the JSON: the default is `json.Marshal` with members in the order given.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    /// Escape `<`, `>` and `&` (`json.Marshal`; an `Encoder` with `SetEscapeHTML(false)` does not).
+    pub escape_html: bool,
+    /// `json.MarshalIndent(v, "", "  ")`: one member or item per line, two spaces per level, `": "` after keys.
+    pub indent: bool,
+    /// Object members sorted by key (Go maps) rather than in the order given (Go structs).
+    pub sorted: bool,
+}
+
+impl Default for Style {
+    fn default() -> Self {
+        Style {
+            escape_html: true,
+            indent: false,
+            sorted: false,
+        }
+    }
+}
+
+/// Encodes `value` as Go's `encoding/json` would in the given style.
+pub fn to_json_go_styled(value: &Value, style: Style) -> String {
     let mut out = String::new();
-    write_value(&mut out, value, MemberOrder::Sorted);
+    write_value(&mut out, value, style, 0);
     out
 }
 
-/// How object members are ordered in the output.
-#[derive(Clone, Copy)]
-enum MemberOrder {
-    AsGiven,
-    Sorted,
+/// A line break and indentation for `level` in the indented style.
+fn newline(out: &mut String, style: Style, level: usize) {
+    if style.indent {
+        out.push('\n');
+        for _ in 0..level {
+            out.push_str("  ");
+        }
+    }
 }
 
-fn write_value(out: &mut String, value: &Value, order: MemberOrder) {
+fn write_value(out: &mut String, value: &Value, style: Style, level: usize) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -37,30 +71,38 @@ fn write_value(out: &mut String, value: &Value, order: MemberOrder) {
             Some(f) => out.push_str(&gofmt::json_float(f)),
             None => out.push_str(&n.to_string()),
         },
-        Value::String(s) => write_string(out, s),
+        Value::String(s) => write_string_escaping(out, s, style.escape_html),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                write_value(out, item, order);
+                newline(out, style, level + 1);
+                write_value(out, item, style, level + 1);
+            }
+            if !items.is_empty() {
+                newline(out, style, level);
             }
             out.push(']');
         }
         Value::Object(map) => {
             let mut members: Vec<(&String, &Value)> = map.iter().collect();
-            if let MemberOrder::Sorted = order {
+            if style.sorted {
                 members.sort_by(|a, b| a.0.cmp(b.0));
             }
             out.push('{');
-            for (i, (k, v)) in members.into_iter().enumerate() {
+            for (i, (k, v)) in members.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                write_string(out, k);
-                out.push(':');
-                write_value(out, v, order);
+                newline(out, style, level + 1);
+                write_string_escaping(out, k, style.escape_html);
+                out.push_str(if style.indent { ": " } else { ":" });
+                write_value(out, v, style, level + 1);
+            }
+            if !members.is_empty() {
+                newline(out, style, level);
             }
             out.push('}');
         }
@@ -69,6 +111,11 @@ fn write_value(out: &mut String, value: &Value, order: MemberOrder) {
 
 /// A JSON string with Go's HTML-safe escaping.
 pub fn write_string(out: &mut String, s: &str) {
+    write_string_escaping(out, s, true);
+}
+
+/// A JSON string as Go writes it, escaping `<`, `>` and `&` only when `escape_html` is set.
+pub fn write_string_escaping(out: &mut String, s: &str, escape_html: bool) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
     for c in s.chars() {
@@ -80,6 +127,7 @@ pub fn write_string(out: &mut String, s: &str) {
             '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
+            '<' | '>' | '&' if !escape_html => out.push(c),
             '<' | '>' | '&' | '\u{0}'..='\u{1f}' => {
                 let b = c as u8;
                 out.push_str("\\u00");
@@ -128,6 +176,28 @@ mod tests {
         assert_eq!(
             to_json_go(&v),
             r#"{"b":"\u003c\u0026\u003e\u0001","a":[1,true,null,{"y":1,"x":2}]}"#
+        );
+    }
+
+    #[test]
+    fn raw_and_indented_styles_like_go() {
+        let v = json!({"b": ["<x>", {"y": 1, "x": {}}, []], "a": {"&": 1.5}, "e": {}});
+        let raw = Style {
+            escape_html: false,
+            ..Style::default()
+        };
+        assert_eq!(
+            to_json_go_styled(&v, raw),
+            r#"{"b":["<x>",{"y":1,"x":{}},[]],"a":{"&":1.5},"e":{}}"#
+        );
+        let pretty = Style {
+            indent: true,
+            sorted: true,
+            ..Style::default()
+        };
+        assert_eq!(
+            to_json_go_styled(&v, pretty),
+            "{\n  \"a\": {\n    \"\\u0026\": 1.5\n  },\n  \"b\": [\n    \"\\u003cx\\u003e\",\n    {\n      \"x\": {},\n      \"y\": 1\n    },\n    []\n  ],\n  \"e\": {}\n}"
         );
     }
 }

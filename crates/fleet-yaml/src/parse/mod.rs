@@ -6,6 +6,7 @@
 //! go-yaml: a lone `-` in a flow sequence (`[a, -, b]`) is a syntax error here.
 
 mod convert;
+mod fast;
 mod node;
 mod options;
 mod typed;
@@ -32,6 +33,32 @@ pub fn from_str_with<T: DeserializeOwned>(
 ) -> Result<T, Error> {
     let located = located_with(options, text, origin)?;
     typed::deserialize(located.value, &located.positions, origin)
+}
+
+/// [`from_str`] into a plain JSON value, without recording positions (which only typed errors need): the first
+/// document, `null` when there is none, integral floats read back as integers as Go reads its own JSON.
+pub fn first_value(text: &str, origin: &str) -> Result<Value, Error> {
+    let options = Options::default();
+    if text.len() <= options.max_bytes
+        && let Some(mut value) = fast::first_value(text)
+    {
+        typed::go_json_numbers(&mut value);
+        return Ok(value);
+    }
+    first_value_full(&options, text, origin)
+}
+
+/// [`first_value`] through the full parser.
+fn first_value_full(options: &Options, text: &str, origin: &str) -> Result<Value, Error> {
+    let Some(node) = nodes(options, text, origin)?.into_iter().next() else {
+        return Ok(Value::Null);
+    };
+    let mut value = with_stack(options, text, || {
+        convert::into_value(node, text, options.schema, None)
+    })
+    .map_err(|f| failure(f, origin))?;
+    typed::go_json_numbers(&mut value);
+    Ok(value)
 }
 
 /// Reads every document of a `---` separated stream; empty and null documents are dropped.

@@ -493,3 +493,124 @@ fn nested_unknown_fields_point_at_their_own_key() {
         "fleet.yaml:3:3: helm.valuesFile: unknown field `valuesFile`, expected `valuesFiles`"
     );
 }
+
+#[test]
+fn first_value_reads_like_from_str_into_a_json_value() {
+    for text in [
+        "a: 1.0\nb: [2.5, 1e3, x]\nc: {d: ~}\n",
+        "",
+        "# only a comment\n",
+        "---\n---\nx: 1\n---\ny: 2\n",
+        "- yes\n- '1.0'\n- 0x1F\n",
+        "a: 1\na: 2\n",
+        "a: [1, 2\n",
+        "? [a]\n: b\n",
+    ] {
+        let typed = from_str::<Option<Value>>(text, "v.yaml").map(|v| v.unwrap_or(Value::Null));
+        let plain = first_value(text, "v.yaml");
+        match (typed, plain) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{text:?}"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{text:?}"),
+            (a, b) => panic!("{text:?}: {a:?} vs {b:?}"),
+        }
+    }
+    assert_eq!(first_value("a: 1.0\n", "v.yaml").unwrap(), json!({"a": 1}));
+}
+
+/// Texts at the edges of what the quick reader takes: each must be read as the full parser reads it, or left to it.
+const QUICK_READER_CASES: &[&str] = &[
+    "a: 1\nb: -2\nc: 1.50\nd: -0.5\ne: 0\nf: -0\ng: 1.0\nh: 007\ni: 1_000\nj: 0x1F\nk: 1e3\nl: 1:20\n",
+    "v: [yes, Yes, YES, yEs, y, Y, on, ON, oN, no, n, N, off, Off, true, tRUE, False]\n",
+    "a: yes\nb: yEs\nc: on\nd: N\ne: nULL\nf: ~\ng: null\nh:\ni: Null\n",
+    "a: inf\nb: -inf\nc: .inf\nd: nan\ne: infinity\nf: info\ng: -info\nh: nancy\ni: .NaN\n",
+    "a: 128Mi\nb: 100m\nc: 10s\nd: 1d\ne: 2h\nf: 1.2.3\ng: 10.0.0.1/8\nh: 2024-01-01\ni: 1-\nj: 0.0.0.0\nk: -1.2.3\n",
+    "a: -Xmx512m\nb: /var/lib\nc: $HOME\nd: ^x$\ne: (x)\nf: _x\ng: <<\nh: =\ni: '@x'\nj: \"`x`\"\n",
+    "a: \"x\\ny\\t\\\"z\\\\\"\nb: 'it''s'\nc: \"\"\nd: ''\ne: \"1\"\nf: 'true'\ng: \"a\" # c\nh: 'b'#x\n",
+    "\"quoted key\": 1\n'single': 2\n\"1\": 3\n8080: http\n0755: x\n1.5: y\ntrue: z\n",
+    "a: x # comment\nb: x#y\nc: a b  \nd: a: b\ne: x:\nf: http://x:80/y\n",
+    "list:\n- a\n- b: 1\n  c: 2\n- - x\n  - y\n-\n- # c\n  z: 1\nnext: 1\n",
+    "a:\n  - 1\n  - 2\nb:\n- 3\nc: []\nd: {}\ne: [1]\nf: {a: 1}\ng: [] # c\n",
+    "a: |\n  line1\n\n  line3\n    more\nb: |-\n  x\n  y\n\nc: |+\n  k\n\nd: >\n  folded\ne: |2\n   x\n",
+    "a: |\n\n  after blank\nb: |\n      \n    deeper blank first\nc: |\nd: 1\n",
+    "a: |\n  # not a comment\n  x: y\n  - z\n\n\n",
+    "a: |\n  no newline at the end",
+    "a:\n  b:\n    c:\n      d: deep\n  e: 1\nf:\n  multi\n  line\n",
+    "a: x\n  continued\n",
+    "---\na: 1\n",
+    "# c\n---\na: 1\n---\nb: 2\n",
+    "a: 1\n...\n",
+    "%YAML 1.1\n---\na: 1\n",
+    "a: &x 1\nb: *x\n",
+    "a: !!str 1\n",
+    "a: 1\na: 2\n",
+    "",
+    "\n\n# only comments\n",
+    "- 1\n- two\n",
+    "  a: 1\n  b: 2\n",
+    "a: 1\n b: 2\n",
+    "scalar\n",
+    "a:\tb\n",
+    "a: b\r\n",
+    "? a\n: b\n",
+    "a: - b\n",
+    "key : v\n",
+    "a: \"unterminated\n  x\"\n",
+    "a: 99999999999999999999\nb: 123456789012345678\nc: 1.23456789012345678\n",
+];
+
+/// Every `.yaml`/`.yml` file under `dir`, recursively.
+fn yaml_files(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            yaml_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml")
+            && let Ok(text) = std::fs::read_to_string(&path)
+        {
+            out.push((path.display().to_string(), text));
+        }
+    }
+}
+
+/// Wherever the quick reader answers, its answer is the full parser's: on the cases above and on every YAML file
+/// under `testdata/` (and under `$FLEET_YAML_CORPUS`, e.g. the Helm chart corpus, when set).
+#[test]
+fn quick_reader_agrees_with_the_full_parser() {
+    let mut texts: Vec<(String, String)> = QUICK_READER_CASES
+        .iter()
+        .map(|t| (format!("{t:?}"), t.to_string()))
+        .collect();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+    yaml_files(&root, &mut texts);
+    if let Ok(corpus) = std::env::var("FLEET_YAML_CORPUS") {
+        yaml_files(std::path::Path::new(&corpus), &mut texts);
+    }
+    let mut quick_count = 0;
+    for (name, text) in &texts {
+        let full = first_value_full(&Options::default(), text, "t");
+        let Some(mut quick) = fast::first_value(text) else {
+            if std::env::var("FLEET_YAML_SHOW_SLOW").is_ok() && name.contains("values") {
+                let lines: Vec<&str> = text.split_inclusive('\n').collect();
+                let mut culprit = String::new();
+                for n in 1..=lines.len() {
+                    if fast::first_value(&lines[..n].concat()).is_none() {
+                        culprit = lines[n.saturating_sub(2)..n].concat();
+                        break;
+                    }
+                }
+                eprintln!("full parser: {name}: {culprit:?}");
+            }
+            continue;
+        };
+        typed::go_json_numbers(&mut quick);
+        match full {
+            Ok(full) => assert_eq!(quick, full, "{name}"),
+            Err(e) => panic!("{name}: the quick reader read a text the parser rejects: {e}"),
+        }
+        quick_count += 1;
+    }
+    assert!(quick_count > 20, "{quick_count} of {}", texts.len());
+}

@@ -56,7 +56,7 @@ pub(crate) fn deserialize<T: DeserializeOwned>(
 }
 
 /// Numbers as Go reads its own JSON: integral floats become integers.
-fn go_json_numbers(value: &mut Value) {
+pub(crate) fn go_json_numbers(value: &mut Value) {
     match value {
         Value::Number(n) => *n = resolve::go_json_number(n),
         Value::Array(items) => items.iter_mut().for_each(go_json_numbers),

@@ -1,0 +1,530 @@
+//! A quick reader for the block YAML that Helm values files and `Chart.yaml` files are nearly always written in:
+//! block mappings and sequences, plain scalars on one line, quoted scalars on one line, `|`/`|-` literal block
+//! scalars, `[]` and `{}`, comments. Anything else — anchors, aliases, tags, other flow collections, folded or
+//! multi-line scalars, several documents, tabs, duplicate keys, and plain scalars whose reading is not plainly a
+//! string, an integer or a decimal — makes it give up (`None`), and the caller reads the text with the full parser.
+//! Where it answers, the answer is the full parser's: scalars resolve by the same rules (checked against it on every
+//! corpus file in the tests).
+
+use serde_json::{Map, Number, Value};
+
+use crate::resolve;
+
+/// Deepest nesting handled here (the full parser's limit is far above anything it meets).
+const MAX_DEPTH: usize = 128;
+/// Most nodes read here (the full parser's default limit is 2,000,000).
+const MAX_NODES: usize = 1_000_000;
+
+/// The first document of `text` as the full reader would return it before number normalisation, or `None` when
+/// the text is outside the subset read here.
+pub(crate) fn first_value(text: &str) -> Option<Value> {
+    if text.contains(['\t', '\r', '\u{feff}']) {
+        return None;
+    }
+    let mut lines = Vec::new();
+    for raw in text.split('\n') {
+        let content = raw.trim_start_matches(' ');
+        let indent = raw.len() - content.len();
+        if content.starts_with("---") || content.starts_with("...") || content.starts_with('%') {
+            // Only a bare `---` before any content is accepted: documents, directives and markers go to the full
+            // reader.
+            if indent == 0 && content == "---" && lines.iter().all(|l: &Line| l.is_blank()) {
+                lines.clear();
+                continue;
+            }
+            if indent == 0 {
+                return None;
+            }
+        }
+        lines.push(Line { indent, content });
+    }
+    let mut reader = Reader {
+        lines,
+        at: 0,
+        depth: 0,
+        nodes: 0,
+    };
+    reader.skip_blank();
+    if reader.at >= reader.lines.len() {
+        return Some(Value::Null);
+    }
+    let first = reader.lines[reader.at].indent;
+    let value = reader.node(first)?;
+    reader.skip_blank();
+    (reader.at >= reader.lines.len()).then_some(value)
+}
+
+#[derive(Clone, Copy)]
+struct Line<'a> {
+    indent: usize,
+    content: &'a str,
+}
+
+impl Line<'_> {
+    /// Empty, spaces only, or a comment.
+    fn is_blank(&self) -> bool {
+        self.content.is_empty() || self.content.starts_with('#')
+    }
+}
+
+struct Reader<'a> {
+    lines: Vec<Line<'a>>,
+    at: usize,
+    depth: usize,
+    /// Nodes read so far (bounded well below the full parser's node limit).
+    nodes: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn skip_blank(&mut self) {
+        while self.at < self.lines.len() && self.lines[self.at].is_blank() {
+            self.at += 1;
+        }
+    }
+
+    /// The next non-blank line, if any.
+    fn peek(&mut self) -> Option<Line<'a>> {
+        self.skip_blank();
+        self.lines.get(self.at).copied()
+    }
+
+    /// A block node starting at the current line, which has indentation `indent`.
+    fn node(&mut self, indent: usize) -> Option<Value> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return None;
+        }
+        self.count()?;
+        let line = self.peek()?;
+        let v = if is_item(line.content) {
+            self.sequence(indent)
+        } else {
+            self.mapping(indent)
+        };
+        self.depth -= 1;
+        v
+    }
+
+    fn sequence(&mut self, indent: usize) -> Option<Value> {
+        let mut items = Vec::new();
+        while let Some(line) = self.peek() {
+            if line.indent < indent {
+                break;
+            }
+            if line.indent > indent {
+                return None;
+            }
+            if !is_item(line.content) {
+                // A key of the mapping this sequence is the value of (or, at the top, an error).
+                break;
+            }
+            let rest = &line.content[1..];
+            let body = rest.trim_start_matches(' ');
+            if body.is_empty() || body.starts_with('#') {
+                self.at += 1;
+                items.push(self.nested(indent, false)?);
+                continue;
+            }
+            // The item's content starts mid-line: read it as a line of its own at its column.
+            let column = indent + 1 + (rest.len() - body.len());
+            self.lines[self.at] = Line {
+                indent: column,
+                content: body,
+            };
+            if is_item(body) || is_mapping_entry(body) {
+                items.push(self.node(column)?);
+            } else {
+                self.at += 1;
+                items.push(self.inline_scalar(body, indent)?);
+            }
+        }
+        Some(Value::Array(items))
+    }
+
+    /// The value of a key or item whose line ends after the indicator: a more indented block node, a sequence at
+    /// the key's own indentation (for mapping values), or null.
+    fn nested(&mut self, indent: usize, mapping_value: bool) -> Option<Value> {
+        match self.peek() {
+            Some(next)
+                if next.indent > indent
+                    && !is_item(next.content)
+                    && !is_mapping_entry(next.content)
+                    && !next.content.starts_with('|') =>
+            {
+                // A scalar on a line of its own.
+                self.at += 1;
+                self.inline_scalar(next.content, indent)
+            }
+            Some(next) if next.indent > indent => self.node(next.indent),
+            Some(next) if mapping_value && next.indent == indent && is_item(next.content) => {
+                self.node(indent)
+            }
+            _ => Some(Value::Null),
+        }
+    }
+
+    fn mapping(&mut self, indent: usize) -> Option<Value> {
+        let mut map = Map::new();
+        while let Some(line) = self.peek() {
+            if line.indent < indent {
+                break;
+            }
+            if line.indent > indent {
+                return None;
+            }
+            let (key, rest) = split_key(line.content)?;
+            if map.contains_key(&key) {
+                return None;
+            }
+            self.at += 1;
+            let body = rest.trim_start_matches(' ');
+            let value = if body.is_empty() || body.starts_with('#') {
+                self.nested(indent, true)?
+            } else if rest.len() == body.len() {
+                return None;
+            } else {
+                self.inline_scalar(body, indent)?
+            };
+            map.insert(key, value);
+        }
+        Some(Value::Object(map))
+    }
+
+    fn count(&mut self) -> Option<()> {
+        self.nodes += 1;
+        (self.nodes <= MAX_NODES).then_some(())
+    }
+
+    /// A scalar (or `[]`/`{}`) written after a key or item indicator on a line already consumed; `indent` is the
+    /// indentation of the entry it belongs to.
+    fn inline_scalar(&mut self, body: &'a str, indent: usize) -> Option<Value> {
+        self.count()?;
+        let value = match body.as_bytes()[0] {
+            b'"' => Value::String(after_scalar(double_quoted(body)?)?),
+            b'\'' => Value::String(after_scalar(single_quoted(body)?)?),
+            b'|' => return self.literal(body, indent),
+            b'[' => flow_sequence(body)?,
+            b'{' => match strip_comment(body).strip_prefix('{')?.strip_suffix('}') {
+                Some(inner) if inner.trim_matches(' ').is_empty() => Value::Object(Map::new()),
+                _ => return None,
+            },
+            _ => plain(strip_comment(body))?,
+        };
+        // A more indented line after a one-line scalar would continue it (or be an error): not read here.
+        match self.peek() {
+            Some(next) if next.indent > indent => None,
+            _ => Some(value),
+        }
+    }
+
+    /// A `|` or `|-` block scalar whose header is `header`; the content follows the current line.
+    fn literal(&mut self, header: &str, indent: usize) -> Option<Value> {
+        let strip = match strip_comment(header) {
+            "|" => false,
+            "|-" => true,
+            _ => return None,
+        };
+        // Content lines are read raw: comments and blank lines belong to the scalar.
+        let start = self.at;
+        let mut content_indent = None;
+        let mut end = start;
+        while end < self.lines.len() {
+            let l = self.lines[end];
+            if l.content.is_empty() {
+                end += 1;
+                continue;
+            }
+            match content_indent {
+                None if l.indent > indent => content_indent = Some(l.indent),
+                None => break,
+                Some(ci) if l.indent >= ci => {}
+                Some(_) => break,
+            }
+            end += 1;
+        }
+        let Some(ci) = content_indent else {
+            // No content: the scalar is empty; blank lines up to here are just blank.
+            self.at = end;
+            return Some(Value::String(String::new()));
+        };
+        // A scalar running into the end of a text without a final line break is left to the parser.
+        if end == self.lines.len() && self.lines.last().is_some_and(|l| !l.content.is_empty()) {
+            return None;
+        }
+        let mut out = String::new();
+        let mut seen_content = false;
+        for l in &self.lines[start..end] {
+            if l.content.is_empty() {
+                if l.indent > ci {
+                    // Leading blank lines longer than the content indentation are an error for YAML.
+                    if !seen_content {
+                        return None;
+                    }
+                    out.push_str(&" ".repeat(l.indent - ci));
+                }
+            } else {
+                seen_content = true;
+                out.push_str(&" ".repeat(l.indent - ci));
+                out.push_str(l.content);
+            }
+            out.push('\n');
+        }
+        self.at = end;
+        let trimmed = out.trim_end_matches('\n');
+        let value = if strip || trimmed.is_empty() {
+            trimmed.to_string()
+        } else {
+            format!("{trimmed}\n")
+        };
+        Some(Value::String(value))
+    }
+}
+
+/// Whether a line's content is a block sequence item (`-` then a space or the end).
+fn is_item(content: &str) -> bool {
+    content == "-" || content.starts_with("- ")
+}
+
+/// Whether a line's content starts with a `key:` (a plain or quoted key followed by `: ` or a line end).
+fn is_mapping_entry(content: &str) -> bool {
+    split_key(content).is_some()
+}
+
+/// The key of a mapping entry line and what follows its `:`.
+fn split_key(content: &str) -> Option<(String, &str)> {
+    let first = content.as_bytes()[0];
+    if first == b'"' || first == b'\'' {
+        let (key, rest) = if first == b'"' {
+            double_quoted(content)?
+        } else {
+            single_quoted(content)?
+        };
+        // Quoted keys that read like numbers are converted by the full reader; leave those to it.
+        if key.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
+            return None;
+        }
+        let rest = rest.strip_prefix(':')?;
+        if !(rest.is_empty() || rest.starts_with(' ')) {
+            return None;
+        }
+        return Some((key, rest));
+    }
+    let colon = content
+        .match_indices(':')
+        .map(|(i, _)| i)
+        .find(|&i| matches!(content.as_bytes().get(i + 1), None | Some(b' ')))?;
+    let key = &content[..colon];
+    if key.is_empty() || key.ends_with(' ') || key.contains(" #") || key == "<<" {
+        return None;
+    }
+    let key = match plain(key)? {
+        Value::String(s) => s,
+        Value::Number(n) if n.is_u64() => n.to_string(),
+        _ => return None,
+    };
+    Some((key, &content[colon + 1..]))
+}
+
+/// A one-line flow sequence of scalars (`[a, "b", 'c']`); nested collections and empty entries are left to the
+/// full parser.
+fn flow_sequence(body: &str) -> Option<Value> {
+    let mut rest = body.strip_prefix('[')?.trim_start_matches(' ');
+    let mut items = Vec::new();
+    if let Some(after) = rest.strip_prefix(']') {
+        return after_flow(after, Value::Array(items));
+    }
+    loop {
+        let (item, after) = match rest.as_bytes().first()? {
+            b'"' => {
+                let (v, after) = double_quoted(rest)?;
+                (Value::String(v), after)
+            }
+            b'\'' => {
+                let (v, after) = single_quoted(rest)?;
+                (Value::String(v), after)
+            }
+            _ => {
+                let end = rest.find([',', ']'])?;
+                let text = rest[..end].trim_end_matches(' ');
+                if text.is_empty() || text.contains(['[', '{', '}', '#', ':']) {
+                    return None;
+                }
+                (plain(text)?, &rest[end..])
+            }
+        };
+        items.push(item);
+        let after = after.trim_start_matches(' ');
+        if let Some(after) = after.strip_prefix(']') {
+            return after_flow(after, Value::Array(items));
+        }
+        rest = after.strip_prefix(',')?.trim_start_matches(' ');
+    }
+}
+
+/// What may follow a flow collection on its line: spaces and a comment.
+fn after_flow(after: &str, value: Value) -> Option<Value> {
+    let trimmed = after.trim_start_matches(' ');
+    let ok = trimmed.is_empty() || (trimmed.starts_with('#') && trimmed.len() < after.len());
+    ok.then_some(value)
+}
+
+/// A plain scalar's text with a trailing comment and spaces removed.
+fn strip_comment(s: &str) -> &str {
+    let cut = s.find(" #").unwrap_or(s.len());
+    s[..cut].trim_end_matches(' ')
+}
+
+/// The rest of a line after a quoted scalar must be empty or a comment.
+fn after_scalar((value, rest): (String, &str)) -> Option<String> {
+    let trimmed = rest.trim_start_matches(' ');
+    let ok = trimmed.is_empty() || (trimmed.starts_with('#') && trimmed.len() < rest.len());
+    ok.then_some(value)
+}
+
+/// A one-line double-quoted scalar at the start of `s`: its value and the text after the closing quote.
+fn double_quoted(s: &str) -> Option<(String, &str)> {
+    let mut out = String::new();
+    let mut chars = s[1..].char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' => return Some((out, &s[i + 2..])),
+            '\\' => {
+                let (_, e) = chars.next()?;
+                out.push(match e {
+                    'n' => '\n',
+                    't' => '\t',
+                    'r' => '\r',
+                    '0' => '\0',
+                    '"' => '"',
+                    '\\' => '\\',
+                    _ => return None,
+                });
+            }
+            c => out.push(c),
+        }
+    }
+    None
+}
+
+/// A one-line single-quoted scalar at the start of `s`: its value and the text after the closing quote.
+fn single_quoted(s: &str) -> Option<(String, &str)> {
+    let mut out = String::new();
+    let body = &s[1..];
+    let mut i = 0;
+    while let Some(off) = body[i..].find('\'') {
+        out.push_str(&body[i..i + off]);
+        let q = i + off;
+        if body[q + 1..].starts_with('\'') {
+            out.push('\'');
+            i = q + 2;
+        } else {
+            return Some((out, &body[q + 1..]));
+        }
+    }
+    None
+}
+
+/// A one-line plain scalar as the full reader resolves it, when that is plain to see: null, a YAML 1.1 boolean
+/// word, a decimal integer or decimal fraction, or text that no number or boolean reading can take. `None` for
+/// everything else (radix and exponent numbers, `.inf`, sexagesimal, merge keys, indicators…).
+fn plain(s: &str) -> Option<Value> {
+    if s.is_empty() || s == "~" || s.eq_ignore_ascii_case("null") {
+        return Some(Value::Null);
+    }
+    if s.contains(": ") || s.ends_with(':') || s.contains(" #") {
+        return None;
+    }
+    let first = s.as_bytes()[0];
+    if first.is_ascii_alphabetic() {
+        let word = ["y", "yes", "true", "on", "n", "no", "false", "off"]
+            .iter()
+            .any(|w| s.eq_ignore_ascii_case(w));
+        if word {
+            return Some(match resolve::V2_BOOLEANS.iter().position(|b| *b == s) {
+                Some(i) => Value::Bool(i < 11),
+                None => Value::String(s.to_string()),
+            });
+        }
+        // `inf`, `infinity` and `nan` stay text too: only `.inf`-style spellings and digits are YAML floats.
+        return Some(Value::String(s.to_string()));
+    }
+    if first.is_ascii_digit() {
+        return digits_first(s);
+    }
+    if first == b'-' {
+        let rest = &s[1..];
+        if rest.starts_with(|c: char| c.is_ascii_digit()) {
+            return match digits_first(rest)? {
+                Value::Number(n) => negate(&n),
+                other => Some(other).filter(|_| !rest.contains(['e', 'E'])).map(|_| {
+                    // `-1.2.3`, `-2024-01-01`: text either way.
+                    Value::String(s.to_string())
+                }),
+            };
+        }
+        if rest.starts_with('-') || rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            return Some(Value::String(s.to_string()));
+        }
+        return None;
+    }
+    let second = s.as_bytes().get(1).copied().unwrap_or(b' ');
+    if matches!(first, b'/' | b'$' | b'(' | b'^')
+        || (first == b'_' && (second == b'_' || second.is_ascii_alphabetic()))
+    {
+        return Some(Value::String(s.to_string()));
+    }
+    None
+}
+
+/// A plain scalar starting with a digit: a decimal integer or fraction, or text that cannot be a number.
+fn digits_first(s: &str) -> Option<Value> {
+    let b = s.as_bytes();
+    if b.iter().all(u8::is_ascii_digit) {
+        if (b[0] == b'0' && b.len() > 1) || b.len() > 18 {
+            return None;
+        }
+        return s.parse::<u64>().ok().map(|n| Value::Number(n.into()));
+    }
+    if let Some((whole, frac)) = s.split_once('.')
+        && !whole.is_empty()
+        && !frac.is_empty()
+        && whole
+            .bytes()
+            .chain(frac.bytes())
+            .all(|c| c.is_ascii_digit())
+    {
+        if (whole.starts_with('0') && whole.len() > 1) || whole.len() + frac.len() > 15 {
+            return None;
+        }
+        return s
+            .parse::<f64>()
+            .ok()
+            .and_then(Number::from_f64)
+            .map(Value::Number);
+    }
+    // Digits with dots (`1.2.3`, `10.0.0.1`) or inner dashes (`2024-01-01`) only: no reading takes them as numbers.
+    let dotted = s.bytes().filter(|&c| c == b'.').count() >= 2
+        && s.bytes().all(|c| c.is_ascii_digit() || c == b'.');
+    let dashed = s.bytes().all(|c| c.is_ascii_digit() || c == b'-');
+    if dotted || dashed {
+        return Some(Value::String(s.to_string()));
+    }
+    // Any character no decimal number spelling uses (`128Mi`, `10s`, `30d`): text, unless a radix prefix
+    // (`0x1F`, `0o17`, `0b1`) makes letters digits.
+    const NUMERIC: &[u8] = b"0123456789_.+-eE:";
+    let radix =
+        s.len() > 1 && b[0] == b'0' && matches!(b[1], b'x' | b'X' | b'o' | b'O' | b'b' | b'B');
+    if !radix && s.bytes().any(|c| !NUMERIC.contains(&c)) {
+        return Some(Value::String(s.to_string()));
+    }
+    None
+}
+
+fn negate(n: &Number) -> Option<Value> {
+    if let Some(u) = n.as_u64() {
+        return i64::try_from(u).ok().map(|i| Value::Number((-i).into()));
+    }
+    n.as_f64()
+        .and_then(|f| Number::from_f64(-f))
+        .map(Value::Number)
+}
