@@ -66,6 +66,74 @@ impl Object for GoMap {
     }
 }
 
+/// A Go string whose bytes are not valid UTF-8, such as Sprig's `b64dec` and `b32dec` make from binary data. It is a
+/// `string` to templates (`typeOf`, `kindOf`); byte-level functions (`b64enc`, `b32enc`, the `*sum` digests, `len`)
+/// see its bytes, text functions see it with each invalid sequence replaced by U+FFFD (as Go's `strings`
+/// functions and `encoding/json` treat invalid bytes), and printing it into a manifest fails as Helm's YAML parser
+/// does.
+#[derive(Debug)]
+pub struct GoByteString(pub Vec<u8>);
+
+impl Object for GoByteString {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Plain
+    }
+    fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&String::from_utf8_lossy(&self.0))
+    }
+}
+
+impl GoByteString {
+    /// What go-yaml's reader reports for the first invalid UTF-8 sequence of these bytes (when they are printed into
+    /// a manifest, Helm fails with it).
+    pub fn yaml_error(&self) -> &'static str {
+        let b = &self.0;
+        let mut i = 0;
+        while i < b.len() {
+            let lead = b[i];
+            let width = match lead {
+                _ if lead & 0x80 == 0 => 1,
+                _ if lead & 0xE0 == 0xC0 => 2,
+                _ if lead & 0xF0 == 0xE0 => 3,
+                _ if lead & 0xF8 == 0xF0 => 4,
+                _ => return "invalid leading UTF-8 octet",
+            };
+            if i + width > b.len() {
+                return "incomplete UTF-8 octet sequence";
+            }
+            if b[i + 1..i + width].iter().any(|t| t & 0xC0 != 0x80) {
+                return "invalid trailing UTF-8 octet";
+            }
+            if std::str::from_utf8(&b[i..i + width]).is_err() {
+                return "invalid Unicode character";
+            }
+            i += width;
+        }
+        "invalid leading UTF-8 octet"
+    }
+}
+
+/// A Go string made from bytes: an ordinary string when they are UTF-8, else a [`GoByteString`].
+pub fn string_from_bytes(bytes: Vec<u8>) -> Value {
+    match String::from_utf8(bytes) {
+        Ok(s) => Value::from(s),
+        Err(e) => Value::from_object(GoByteString(e.into_bytes())),
+    }
+}
+
+/// The bytes of a string-like value as Go holds them: a [`GoByteString`]'s or a `[]byte`'s own bytes, else `None`
+/// (the caller uses the value's text).
+pub fn raw_bytes(v: &Value) -> Option<Vec<u8>> {
+    if let Some(s) = v.downcast_object_ref::<GoByteString>() {
+        return Some(s.0.clone());
+    }
+    v.as_bytes().map(<[u8]>::to_vec)
+}
+
+fn is_byte_string(v: &Value) -> bool {
+    v.downcast_object_ref::<GoByteString>().is_some()
+}
+
 /// Go's nil.
 pub fn nil() -> Value {
     Value::from(())
@@ -153,6 +221,9 @@ pub fn truthy(v: &Value) -> bool {
 
 /// The Go type name of a value as Helm sees it (`typeOf`).
 pub fn type_name(v: &Value) -> &'static str {
+    if is_byte_string(v) {
+        return "string";
+    }
     match v.kind() {
         ValueKind::Undefined | ValueKind::None => "<nil>",
         ValueKind::Bool => "bool",
@@ -173,6 +244,9 @@ pub fn type_name(v: &Value) -> &'static str {
 
 /// The Go reflect kind of a value (`kindOf`, `kindIs`).
 pub fn kind_name(v: &Value) -> &'static str {
+    if is_byte_string(v) {
+        return "string";
+    }
     match v.kind() {
         ValueKind::Undefined | ValueKind::None => "invalid",
         ValueKind::Bool => "bool",
@@ -215,7 +289,8 @@ pub fn from_json(v: &serde_json::Value) -> Value {
 /// Maximum nesting followed when converting or printing values (guards against cycles made with `set`).
 pub const MAX_DEPTH: usize = 512;
 
-/// Converts a template value into JSON data, keys sorted. Fails on cycles or excessive nesting.
+/// Converts a template value into JSON data as Go's `encoding/json` sees it (keys sorted, `[]byte` as base64).
+/// Fails on cycles or excessive nesting, and on NaN and infinities as Go does.
 pub fn to_json(v: &Value) -> Result<serde_json::Value, String> {
     let mut budget = MAX_JSON_NODES;
     to_json_depth(v, 0, &mut budget)
@@ -227,7 +302,7 @@ pub const MAX_JSON_NODES: usize = 1 << 20;
 
 fn to_json_depth(v: &Value, depth: usize, budget: &mut usize) -> Result<serde_json::Value, String> {
     if depth > MAX_DEPTH {
-        return Err("value nesting too deep (cycle?)".into());
+        return Err("json: unsupported value: encountered a cycle".into());
     }
     if *budget == 0 {
         return Err(format!(
@@ -245,15 +320,22 @@ fn to_json_depth(v: &Value, depth: usize, budget: &mut usize) -> Result<serde_js
                     None => serde_json::Value::from(u64::try_from(v.clone()).unwrap_or(0)),
                 }
             } else {
-                serde_json::Number::from_f64(as_f64(v).unwrap_or(0.0))
-                    .map(serde_json::Value::Number)
-                    .unwrap_or(serde_json::Value::Null)
+                let f = as_f64(v).unwrap_or(0.0);
+                match serde_json::Number::from_f64(f) {
+                    Some(n) => serde_json::Value::Number(n),
+                    None => {
+                        let shown = crate::gofmt::format_float_g(f, None);
+                        return Err(format!("json: unsupported value: {shown}"));
+                    }
+                }
             }
         }
         ValueKind::String => serde_json::Value::String(v.as_str().unwrap_or_default().to_string()),
+        // Go's `encoding/json` writes a `[]byte` as base64 text.
         ValueKind::Bytes => {
+            use base64::Engine as _;
             let b = v.as_bytes().unwrap_or_default();
-            serde_json::Value::String(String::from_utf8_lossy(b).into_owned())
+            serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(b))
         }
         ValueKind::Seq => serde_json::Value::Array(
             as_list(v)

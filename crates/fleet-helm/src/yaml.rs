@@ -9,8 +9,7 @@ pub fn parse_json(text: &str) -> Result<serde_json::Value, String> {
     if text.trim().is_empty() {
         return Ok(serde_json::Value::Null);
     }
-    fleet_yaml::parse::from_str::<Option<serde_json::Value>>(text, "yaml")
-        .map(|v| v.unwrap_or(serde_json::Value::Null))
+    fleet_yaml::parse::first_value(text, "yaml")
         .map_err(|e| format!("error converting YAML to JSON: {e}"))
 }
 

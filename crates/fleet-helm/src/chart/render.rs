@@ -383,6 +383,8 @@ pub fn render_chart(
         exec.rng = crate::funcs::Rng::seeded(seed);
     }
     let mut rendered: BTreeMap<String, String> = BTreeMap::new();
+    // Templates that printed bytes that are not UTF-8, with go-yaml's complaint: Helm fails parsing them.
+    let mut not_utf8: BTreeMap<String, &'static str> = BTreeMap::new();
     for name in &order {
         if name.rsplit('/').next().unwrap_or("").starts_with('_') {
             continue;
@@ -394,7 +396,11 @@ pub fn render_chart(
             t.insert("BasePath".to_string(), Value::from(r.base_path.as_str()));
             scope.insert("Template", map_value(t));
         }
+        exec.invalid_utf8 = None;
         let out = exec.execute(name, &r.scope).map_err(ChartError::Template)?;
+        if let Some(complaint) = exec.invalid_utf8 {
+            not_utf8.insert(name.clone(), complaint);
+        }
         rendered.insert(name.clone(), out.replace("<no value>", ""));
     }
     let notes_path = format!("{}/templates/NOTES.txt", chart.name);
@@ -406,6 +412,14 @@ pub fn render_chart(
     for (path, content) in &rendered {
         if content.trim().is_empty() {
             continue;
+        }
+        if let Some(complaint) = not_utf8.get(path) {
+            return Err(ChartError::Manifest {
+                path: path.clone(),
+                message: format!(
+                    "YAML parse error on {path}: error converting YAML to JSON: yaml: {complaint}"
+                ),
+            });
         }
         for doc in split_manifests(content) {
             let head = parse_head(path, &doc)?;
@@ -514,6 +528,31 @@ mod tests {
             ]
         );
         assert_eq!(r.notes.as_deref(), Some("Installed release-name"));
+    }
+
+    #[test]
+    fn binary_strings_printed_into_manifests_fail_as_in_helm() {
+        let chart = |body: &str| {
+            files(&[
+                ("Chart.yaml", "apiVersion: v2\nname: app\nversion: 1.0.0\n"),
+                ("templates/NOTES.txt", "raw: {{ \"gP8A\" | b64dec }}"),
+                ("templates/b.yaml", body),
+            ])
+        };
+        let render = |body: &str| {
+            render_chart(
+                &chart(body),
+                &map_value(Default::default()),
+                &Default::default(),
+            )
+        };
+        let e = render("kind: Secret\ndata: {{ \"gP8A\" | b64dec }}\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "YAML parse error on app/templates/b.yaml: error converting YAML to JSON: yaml: invalid leading UTF-8 octet"
+        );
+        let ok = render("kind: Secret\ndata: {{ \"gP8A\" | b64dec | b64enc }}\n").unwrap();
+        assert_eq!(ok.manifests[0].content, "kind: Secret\ndata: gP8A");
     }
 
     #[test]

@@ -320,9 +320,7 @@ mod tests {
 
     /// Go's `toJson` (floats without `.0`).
     fn json(v: &Value) -> String {
-        let mut out = String::new();
-        crate::funcs::encoding::write_json(&mut out, v, false, None, 0).unwrap();
-        out
+        fleet_yaml::gojson::to_json_go(&crate::value::to_json(v).unwrap())
     }
 
     const PARENT: &str = "apiVersion: v2\nname: p\nversion: 1.0.0\ndependencies:\n- name: c\n  version: 1.0.0\n  condition: c.enabled\n  import-values:\n  - data\n  - child: deep\n    parent: fromchild\n";

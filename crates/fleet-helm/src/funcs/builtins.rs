@@ -161,6 +161,9 @@ fn ge(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
 fn len(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
     arity("len", &a, 1)?;
     let v = &a[0];
+    if let Some(s) = v.downcast_object_ref::<crate::value::GoByteString>() {
+        return Ok(Value::from(s.0.len() as i64));
+    }
     match v.kind() {
         ValueKind::String => Ok(Value::from(v.as_str().unwrap_or_default().len() as i64)),
         ValueKind::Bytes => Ok(Value::from(v.as_bytes().unwrap_or_default().len() as i64)),

@@ -74,9 +74,7 @@ const ED25519_PKCS8_PREFIX: [u8; 16] = [
 
 impl PrivateKey {
     fn generate_rsa(bits: usize, rng: &mut Rng) -> Result<Self, String> {
-        rsa::RsaPrivateKey::new(rng, bits)
-            .map(|k| PrivateKey::Rsa(Box::new(k)))
-            .map_err(|e| e.to_string())
+        super::primes::generate_rsa_key(bits, rng).map(|k| PrivateKey::Rsa(Box::new(k)))
     }
 
     fn generate(kind: &str, rng: &mut Rng) -> Result<Self, String> {

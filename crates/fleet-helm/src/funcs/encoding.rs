@@ -6,9 +6,8 @@ use base64::engine::general_purpose::STANDARD;
 use sha2::Digest;
 
 use super::{FuncError, FuncResult, Table, arity, err, str_arg};
-use crate::gofmt::format_float_g;
 use crate::value::{
-    Value, as_f64, as_list, as_map, from_json, is_nil, list_value, map_value, to_json,
+    Value, as_map, from_json, is_nil, list_value, map_value, raw_bytes, string_from_bytes, to_json,
 };
 use minijinja::value::ValueKind;
 
@@ -109,35 +108,35 @@ pub(super) fn register(t: &mut Table) {
     });
     t.insert("b64enc", |_, a| {
         arity("b64enc", &a, 1)?;
-        Ok(Value::from(STANDARD.encode(str_arg(&a[0]))))
+        Ok(Value::from(STANDARD.encode(bytes_arg(&a[0]))))
     });
     t.insert("b64dec", |_, a| {
         arity("b64dec", &a, 1)?;
-        Ok(Value::from(match STANDARD.decode(str_arg(&a[0])) {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-            Err(e) => e.to_string(),
-        }))
+        Ok(match STANDARD.decode(str_arg(&a[0])) {
+            Ok(b) => string_from_bytes(b),
+            Err(e) => Value::from(e.to_string()),
+        })
     });
     t.insert("sha256sum", |_, a| {
         arity("sha256sum", &a, 1)?;
-        Ok(Value::from(hex::encode(sha2::Sha256::digest(
-            str_arg(&a[0]).as_bytes(),
-        ))))
+        Ok(Value::from(hex::encode(sha2::Sha256::digest(bytes_arg(
+            &a[0],
+        )))))
     });
     t.insert("sha512sum", |_, a| {
         arity("sha512sum", &a, 1)?;
-        Ok(Value::from(hex::encode(sha2::Sha512::digest(
-            str_arg(&a[0]).as_bytes(),
-        ))))
+        Ok(Value::from(hex::encode(sha2::Sha512::digest(bytes_arg(
+            &a[0],
+        )))))
     });
     t.insert("sha1sum", |_, a| {
         arity("sha1sum", &a, 1)?;
-        Ok(Value::from(hex::encode(sha1(str_arg(&a[0]).as_bytes()))))
+        Ok(Value::from(hex::encode(sha1(&bytes_arg(&a[0])))))
     });
     t.insert("adler32sum", |_, a| {
         arity("adler32sum", &a, 1)?;
         let (mut x, mut y) = (1u32, 0u32);
-        for b in str_arg(&a[0]).bytes() {
+        for b in bytes_arg(&a[0]) {
             x = (x + b as u32) % 65521;
             y = (y + x) % 65521;
         }
@@ -145,14 +144,14 @@ pub(super) fn register(t: &mut Table) {
     });
     t.insert("b32enc", |_, a| {
         arity("b32enc", &a, 1)?;
-        Ok(Value::from(base32_encode(str_arg(&a[0]).as_bytes())))
+        Ok(Value::from(base32_encode(&bytes_arg(&a[0]))))
     });
     t.insert("b32dec", |_, a| {
         arity("b32dec", &a, 1)?;
-        Ok(Value::from(match base32_decode(&str_arg(&a[0])) {
-            Some(b) => String::from_utf8_lossy(&b).into_owned(),
-            None => "illegal base32 data".to_string(),
-        }))
+        Ok(match base32_decode(&str_arg(&a[0])) {
+            Some(b) => string_from_bytes(b),
+            None => Value::from("illegal base32 data"),
+        })
     });
     t.insert("urlParse", |_, a| {
         arity("urlParse", &a, 1)?;
@@ -188,6 +187,11 @@ pub(super) fn register(t: &mut Table) {
     });
 }
 
+/// The bytes a Go string argument holds (see [`crate::value::GoByteString`]).
+fn bytes_arg(v: &Value) -> Vec<u8> {
+    raw_bytes(v).unwrap_or_else(|| str_arg(v).into_bytes())
+}
+
 fn error_map(msg: &str) -> Value {
     let mut m = std::collections::BTreeMap::new();
     m.insert("Error".to_string(), Value::from(msg));
@@ -208,142 +212,23 @@ pub(crate) fn from_json_floats(v: &serde_json::Value) -> Value {
     }
 }
 
+/// Sprig's `toJson` family: Go's `encoding/json` through [`fleet_yaml::gojson`] (maps are Go maps, so members
+/// come sorted); `toRawJson` does not escape HTML, `toPrettyJson` indents. On an unencodable value (NaN, a cycle)
+/// the `must` variants fail and the others print nothing, as Sprig does.
 fn json_fn(name: &str, a: Vec<Value>, escape_html: bool, pretty: bool, must: bool) -> FuncResult {
     arity(name, &a, 1)?;
-    let mut out = String::new();
-    match write_json(
-        &mut out,
-        &a[0],
+    let style = fleet_yaml::gojson::Style {
         escape_html,
-        if pretty { Some(0) } else { None },
-        0,
-    ) {
-        Ok(()) => Ok(Value::from(out)),
+        indent: pretty,
+        sorted: true,
+    };
+    match to_json(&a[0]) {
+        Ok(json) => Ok(Value::from(fleet_yaml::gojson::to_json_go_styled(
+            &json, style,
+        ))),
         Err(e) if must => err(e),
         Err(_) => Ok(Value::from("")),
     }
-}
-
-/// Go's `json.Marshal` float formatting.
-pub(crate) fn go_json_float(f: f64) -> String {
-    let abs = f.abs();
-    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-        let s = format!("{f:e}");
-        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-        let e: i32 = e.parse().unwrap_or(0);
-        let sign = if e < 0 { '-' } else { '+' };
-        format!("{m}e{sign}{:02}", e.abs())
-            .replace("e+0", "e+")
-            .replace("e-0", "e-")
-    } else {
-        let s = format!("{f}");
-        s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
-    }
-}
-
-fn write_json_string(out: &mut String, s: &str, escape_html: bool) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' if escape_html => out.push_str(&format!("\\u{:04x}", c as u32)),
-            '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-fn newline_indent(out: &mut String, indent: Option<usize>) {
-    if let Some(n) = indent {
-        out.push('\n');
-        out.push_str(&"  ".repeat(n));
-    }
-}
-
-/// Writes a value as Go's `encoding/json` does (`indent` = `Some(level)` for `MarshalIndent(v, "", "  ")`).
-pub(crate) fn write_json(
-    out: &mut String,
-    v: &Value,
-    escape_html: bool,
-    indent: Option<usize>,
-    depth: usize,
-) -> Result<(), String> {
-    if depth > crate::value::MAX_DEPTH {
-        return Err("json: unsupported value: encountered a cycle".into());
-    }
-    if out.len() > crate::gofmt::MAX_PRINT {
-        return Err(format!(
-            "value too large (its JSON passes {} bytes)",
-            crate::gofmt::MAX_PRINT
-        ));
-    }
-    let inner = indent.map(|n| n + 1);
-    match v.kind() {
-        ValueKind::Undefined | ValueKind::None => out.push_str("null"),
-        ValueKind::Bool => out.push_str(if v.is_true() { "true" } else { "false" }),
-        ValueKind::Number => {
-            if v.is_integer() {
-                out.push_str(&v.to_string());
-            } else {
-                let f = as_f64(v).unwrap_or(0.0);
-                if !f.is_finite() {
-                    return Err(format!(
-                        "json: unsupported value: {}",
-                        format_float_g(f, None)
-                    ));
-                }
-                out.push_str(&go_json_float(f));
-            }
-        }
-        ValueKind::String => write_json_string(out, v.as_str().unwrap_or_default(), escape_html),
-        ValueKind::Bytes => {
-            let b = v.as_bytes().unwrap_or_default();
-            write_json_string(out, &STANDARD.encode(b), escape_html);
-        }
-        ValueKind::Seq => {
-            let items = as_list(v).unwrap_or_default();
-            out.push('[');
-            for (i, x) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline_indent(out, inner);
-                write_json(out, x, escape_html, inner, depth + 1)?;
-            }
-            if !items.is_empty() {
-                newline_indent(out, indent);
-            }
-            out.push(']');
-        }
-        ValueKind::Map => {
-            let m = as_map(v).map(|m| m.snapshot()).unwrap_or_default();
-            out.push('{');
-            for (i, (k, x)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline_indent(out, inner);
-                write_json_string(out, k, escape_html);
-                out.push(':');
-                if indent.is_some() {
-                    out.push(' ');
-                }
-                write_json(out, x, escape_html, inner, depth + 1)?;
-            }
-            if !m.is_empty() {
-                newline_indent(out, indent);
-            }
-            out.push('}');
-        }
-        _ => write_json_string(out, &v.to_string(), escape_html),
-    }
-    Ok(())
 }
 
 /// A simple TOML rendering of a map (Helm's `toToml`); nested maps become tables.
@@ -536,8 +421,5 @@ mod tests {
         );
         assert_eq!(base32_encode(b"foobar"), "MZXW6YTBOI======");
         assert_eq!(base32_decode("MZXW6YTBOI======").unwrap(), b"foobar");
-        assert_eq!(go_json_float(1e21), "1e+21");
-        assert_eq!(go_json_float(0.000001), "0.000001");
-        assert_eq!(go_json_float(1e-7), "1e-7");
     }
 }

@@ -8,6 +8,7 @@ pub mod crypto;
 mod dates;
 pub(crate) mod encoding;
 mod math;
+mod primes;
 mod random;
 mod semver;
 mod strings;

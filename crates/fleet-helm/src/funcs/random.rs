@@ -19,6 +19,15 @@ impl Rng {
         Rng(Some(seed))
     }
 
+    /// An independent generator for another thread: seeded from this one when this one is seeded (so a seeded
+    /// render stays reproducible), else the OS CSPRNG as well.
+    pub fn fork(&mut self) -> Rng {
+        match self.0 {
+            Some(_) => Rng::seeded(Rng::next_u64(self)),
+            None => Rng(None),
+        }
+    }
+
     pub fn next_u64(&mut self) -> u64 {
         let Some(state) = &mut self.0 else {
             return rsa::rand_core::OsRng.next_u64();

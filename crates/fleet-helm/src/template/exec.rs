@@ -22,6 +22,9 @@ pub const MAX_TEMPLATE_DEPTH: usize = 200;
 /// Maximum size of one template's output.
 pub const MAX_OUTPUT: usize = 256 << 20;
 
+/// Most `tpl` strings kept parsed (a bound on memory for charts that make endless distinct strings).
+const TPL_CACHE_ENTRIES: usize = 4096;
+
 static METHOD_ENV: LazyLock<minijinja::Environment<'static>> =
     LazyLock::new(minijinja::Environment::new);
 
@@ -30,12 +33,19 @@ pub struct Exec<'a> {
     set: &'a TemplateSet,
     funcs: &'a Funcs,
     /// Templates defined by strings passed to `tpl`, innermost last.
-    overlays: Vec<HashMap<String, Arc<Tmpl>>>,
+    overlays: Vec<Arc<TplOverlay>>,
+    /// Strings `tpl` has parsed, by (template name, text): charts pass the same strings for every resource.
+    tpl_cache: HashMap<(String, String), (Arc<Tmpl>, Arc<TplOverlay>)>,
     fuel: u64,
     depth: usize,
     /// Seedable randomness for `rand*`, `uuidv4` and key generators.
     pub rng: crate::funcs::Rng,
+    /// Set when a string that is not UTF-8 was printed: what Helm's YAML parser will say about the output.
+    pub invalid_utf8: Option<&'static str>,
 }
+
+/// The templates a `tpl` string defines, by name.
+type TplOverlay = HashMap<String, Arc<Tmpl>>;
 
 enum Flow {
     Normal,
@@ -57,9 +67,11 @@ impl<'a> Exec<'a> {
             set,
             funcs,
             overlays: Vec::new(),
+            tpl_cache: HashMap::new(),
             fuel: DEFAULT_FUEL,
             depth: 0,
             rng: crate::funcs::Rng::default(),
+            invalid_utf8: None,
         }
     }
 
@@ -157,6 +169,9 @@ impl<'a> Exec<'a> {
                 Node::Action(pipe) => {
                     let v = self.eval_pipeline(scope, dot, pipe)?;
                     if pipe.decl.is_empty() {
+                        if let Some(b) = v.downcast_object_ref::<crate::value::GoByteString>() {
+                            self.invalid_utf8.get_or_insert(b.yaml_error());
+                        }
                         print_value(out, &v);
                     }
                 }
@@ -610,28 +625,17 @@ impl<'a> Exec<'a> {
             .and_then(|t| as_map(&t).and_then(|t| t.get("Name")))
             .and_then(|n| n.as_str().map(str::to_string))
             .unwrap_or_else(|| scope.tmpl.file.to_string());
-        let parsed = parse::parse(&name, &text)
-            .map_err(|e| FuncError::Msg(format!("cannot parse template {text:?}: {e}")))?;
-        let file: Arc<str> = Arc::from(name.as_str());
-        let src: Arc<str> = Arc::from(text.as_str());
-        let mut overlay = HashMap::new();
-        for (n, body) in parsed.defines {
-            overlay.insert(
-                n.clone(),
-                Arc::new(Tmpl {
-                    name: n,
-                    file: file.clone(),
-                    src: src.clone(),
-                    body,
-                }),
-            );
-        }
-        let root = Arc::new(Tmpl {
-            name: name.clone(),
-            file,
-            src,
-            body: parsed.root,
-        });
+        let key = (name, text);
+        let (root, overlay) = match self.tpl_cache.get(&key) {
+            Some(cached) => cached.clone(),
+            None => {
+                let parsed = parse_tpl(&key.0, &key.1)?;
+                if self.tpl_cache.len() < TPL_CACHE_ENTRIES {
+                    self.tpl_cache.insert(key, parsed.clone());
+                }
+                parsed
+            }
+        };
         self.overlays.push(overlay);
         let mut out = String::new();
         let r = self.run(root, &data, &mut out);
@@ -639,6 +643,33 @@ impl<'a> Exec<'a> {
         r.map_err(FuncError::Nested)?;
         Ok(Value::from(out.replace("<no value>", "")))
     }
+}
+
+/// Parses a `tpl` string as the template `name`: its body and the templates it defines.
+fn parse_tpl(name: &str, text: &str) -> Result<(Arc<Tmpl>, Arc<TplOverlay>), FuncError> {
+    let parsed = parse::parse(name, text)
+        .map_err(|e| FuncError::Msg(format!("cannot parse template {text:?}: {e}")))?;
+    let file: Arc<str> = Arc::from(name);
+    let src: Arc<str> = Arc::from(text);
+    let mut overlay = HashMap::new();
+    for (n, body) in parsed.defines {
+        overlay.insert(
+            n.clone(),
+            Arc::new(Tmpl {
+                name: n,
+                file: file.clone(),
+                src: src.clone(),
+                body,
+            }),
+        );
+    }
+    let root = Arc::new(Tmpl {
+        name: name.to_string(),
+        file,
+        src,
+        body: parsed.root,
+    });
+    Ok((root, Arc::new(overlay)))
 }
 
 fn set_var(scope: &mut Scope, name: &str, value: Value) {

@@ -88,12 +88,19 @@ impl<'a> Parser<'a> {
         &self.tokens[self.i.min(self.tokens.len() - 1)]
     }
 
+    /// Consumes a token (its content is moved out: the parser never looks back at a consumed token's kind). The
+    /// final `Eof` stays, so reading past the end keeps returning it.
     fn next(&mut self) -> Token {
-        let t = self.peek().clone();
-        if self.i < self.tokens.len() - 1 {
-            self.i += 1;
+        if self.i + 1 >= self.tokens.len() {
+            return self.peek().clone();
         }
-        t
+        let t = &mut self.tokens[self.i];
+        self.i += 1;
+        Token {
+            kind: std::mem::replace(&mut t.kind, Tok::Eof),
+            pos: t.pos,
+            end: t.end,
+        }
     }
 
     fn expect_right_delim(&mut self, context: &str) -> Result<(), TemplateError> {
@@ -117,22 +124,22 @@ impl<'a> Parser<'a> {
                 Tok::Text(s) => nodes.push(Node::Text(Arc::from(s))),
                 Tok::Comment => {}
                 Tok::LeftDelim => {
-                    let kw_tok = self.peek().clone();
-                    if let Tok::Keyword(kw) = kw_tok.kind {
+                    let kw_pos = self.peek().pos;
+                    if let Tok::Keyword(kw) = self.peek().kind {
                         self.next();
                         match kw {
                             Keyword::End | Keyword::Else => {
-                                return Ok((nodes, Some((kw, kw_tok.pos))));
+                                return Ok((nodes, Some((kw, kw_pos))));
                             }
                             Keyword::Define => {
                                 if !top_level {
                                     return Err(
-                                        self.error(kw_tok.pos, "unexpected <define> in command")
+                                        self.error(kw_pos, "unexpected <define> in command")
                                     );
                                 }
                                 self.define()?;
                             }
-                            _ => nodes.push(self.keyword_action(kw, kw_tok.pos)?),
+                            _ => nodes.push(self.keyword_action(kw, kw_pos)?),
                         }
                     } else {
                         let pipe = self.pipeline("command", true)?;
@@ -344,8 +351,7 @@ impl<'a> Parser<'a> {
         }
         let mut cmds = Vec::new();
         loop {
-            let t = self.peek().clone();
-            match t.kind {
+            match self.peek().kind {
                 Tok::RightDelim => {
                     self.next();
                     break;
@@ -384,11 +390,10 @@ impl<'a> Parser<'a> {
         let pos = self.peek().pos;
         let mut args = Vec::new();
         loop {
-            let t = self.peek().clone();
-            match t.kind {
+            match self.peek().kind {
                 Tok::Pipe => {
                     if args.is_empty() {
-                        return Err(self.error(t.pos, "missing command"));
+                        return Err(self.error(self.peek().pos, "missing command"));
                     }
                     break;
                 }

@@ -451,3 +451,40 @@ fn printf_with_huge_width_and_precision_does_not_panic() {
     let out = render("{{ printf \"%*d\" 100000000 7 | len }}", "{}");
     assert_eq!(out, "65535");
 }
+
+/// `b64dec` of binary data gives a Go string holding the bytes; each figure is what helm v4.1.4 prints.
+#[test]
+fn b64dec_keeps_the_bytes_of_binary_data() {
+    let t = |expr: &str| render(&format!("{{{{ \"gP8A\" | b64dec | {expr} }}}}"), "{}");
+    assert_eq!(t("b64enc"), "gP8A");
+    assert_eq!(t("len"), "3");
+    assert_eq!(t("typeOf"), "string");
+    // Text functions see U+FFFD for the invalid bytes (Go's toJson writes them as `\ufffd` escapes instead).
+    assert_eq!(t("toYaml"), "\"\u{fffd}\u{fffd}\\0\"");
+    assert_eq!(
+        t("sha256sum"),
+        "3ccf137976f54d932cfe955bac36a4ad588692683571a185f909267767f98c5d"
+    );
+    assert_eq!(render("{{ \"aGk=\" | b64dec | typeOf }}", "{}"), "string");
+    assert_eq!(render("{{ \"aGk=\" | b64dec }}", "{}"), "hi");
+}
+
+#[test]
+fn json_encodings_follow_go() {
+    let v = "v: {b: ['<x>', {}], a: 1.5}";
+    assert_eq!(
+        render("{{ toRawJson .v }}", v),
+        r#"{"a":1.5,"b":["<x>",{}]}"#
+    );
+    assert_eq!(
+        render("{{ toPrettyJson .v }}", v),
+        "{\n  \"a\": 1.5,\n  \"b\": [\n    \"\\u003cx\\u003e\",\n    {}\n  ]\n}"
+    );
+    // Go cannot encode NaN: toJson prints nothing, mustToJson fails.
+    assert_eq!(render("{{ toJson (float64 \"NaN\") }}", "{}"), "");
+    let e = render_err("{{ mustToJson (float64 \"NaN\") }}", "{}").unwrap_err();
+    assert!(
+        e.to_string().contains("json: unsupported value: NaN"),
+        "{e}"
+    );
+}
