@@ -300,7 +300,7 @@ async fn serve_request(
         Route::Resource(path) => {
             let query = Query::parse(uri.query());
             match resolve(inner, method, path, query, headers, body, user) {
-                Ok(req) => handlers::handle(&server, req).await,
+                Ok(req) => handlers::handle(&server, req),
                 Err(err) => Err(err),
             }
         }

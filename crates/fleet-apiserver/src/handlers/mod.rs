@@ -25,8 +25,9 @@ use crate::{rbac, table};
 pub(crate) use create::create_object;
 pub(crate) use update::{WriteKind, store_modified, write_existing};
 
-/// Routes a resolved resource request to its verb.
-pub async fn handle(server: &ApiServer, req: Request) -> ApiResult<Response> {
+/// Routes a resolved resource request to its verb. Synchronous (a watch returns a streaming body), which
+/// keeps the per-request future small.
+pub fn handle(server: &ApiServer, req: Request) -> ApiResult<Response> {
     let inner = &server.inner;
     let watching = req.path.watch_prefix || req.query.flag("watch");
     let verb = match (&req.method, req.path.name.is_some()) {
