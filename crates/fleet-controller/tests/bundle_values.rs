@@ -73,9 +73,13 @@ async fn bundle_values_live_in_the_bundle_values_secret() {
         "values left in the Bundle: {spec}"
     );
     assert!(!bundle.spec.values_hash.is_empty());
-    let secret = values_secret(&client, "repo-app")
-        .await
-        .expect("values secret");
+    // Written before a new Bundle, and owned by it once the Bundle exists.
+    let secret = eventually("the values Secret owned by the Bundle", || async {
+        values_secret(&client, "repo-app")
+            .await
+            .filter(|s| s.metadata.owner_references.is_some())
+    })
+    .await;
     assert_eq!(
         secret.type_.as_deref(),
         Some("fleet.cattle.io/bundle-values/v1alpha1")

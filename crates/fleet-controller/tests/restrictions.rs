@@ -3,7 +3,8 @@
 //! `defaultClientSecretName`), a disallowed service account or repository gets `Accepted=False` with Fleet's
 //! message and a `FailedToApplyRestrictions` event, a restriction change re-reconciles the namespace's
 //! GitRepos (rejecting one without touching its deployed Bundle, accepting it again, and re-reading it
-//! when a default changes).
+//! when a default changes), `allowedTargetNamespaces` requires a target namespace, and
+//! `allowedTargetNamespaceSelector` reaches the BundleDeployments' options.
 
 mod support;
 
@@ -252,6 +253,59 @@ async fn the_default_client_secret_is_used_for_git() {
             .client_secret_name
             .is_empty(),
         "the default is applied in memory, the GitRepo's spec is not rewritten"
+    );
+    controller.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn target_namespaces_are_required_and_the_selector_reaches_the_deployments() {
+    let hub = hub().await;
+    let client = hub.client.clone();
+    put_cluster(&client, "a", &[("env", "prod")]).await;
+    let git = GitFixture::new();
+    git.write("web/configmap.yaml", CONFIGMAP);
+    git.commit("first");
+    put_restriction(
+        &client,
+        NS,
+        json!({
+            "allowedTargetNamespaces": ["apps"],
+            "allowedTargetNamespaceSelector": {"matchLabels": {"team": "web"}},
+        }),
+    )
+    .await;
+    let targets = json!([{"clusterSelector": {"matchLabels": {"env": "prod"}}}]);
+    create_gitrepo(
+        &client,
+        "anywhere",
+        json!({"repo": git.url(), "branch": "main", "paths": ["web"], "targets": targets}),
+    )
+    .await;
+    create_gitrepo(
+        &client,
+        "apps",
+        json!({"repo": git.url(), "branch": "main", "paths": ["web"], "targets": targets,
+               "targetNamespace": "apps"}),
+    )
+    .await;
+    let controller = RunningController::start(client.clone()).await;
+    assert_eq!(
+        accepted(&client, "anywhere", "False").await,
+        "empty targetNamespace denied, because allowedTargetNamespaces restriction is present"
+    );
+    let bd = eventually("the BundleDeployment of the allowed GitRepo", || async {
+        deployments(&client).await.into_values().next()
+    })
+    .await;
+    assert_eq!(bd.spec.options.target_namespace, "apps");
+    assert_eq!(
+        serde_json::to_value(&bd.spec.options.allowed_target_namespace_selector).unwrap(),
+        json!({"matchLabels": {"team": "web"}})
+    );
+    assert_eq!(
+        deployments(&client).await.len(),
+        1,
+        "nothing for the rejected GitRepo"
     );
     controller.stop().await;
 }

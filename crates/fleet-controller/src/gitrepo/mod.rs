@@ -63,15 +63,16 @@ async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
     let previous = repo.status.clone().unwrap_or_default();
     // Checked on every reconcile, as Fleet does: a rejected GitRepo fetches and writes nothing, so its
     // Bundles stay as they are, until a restriction or the GitRepo changes.
-    let repo = &match restrict::authorize(ctx, repo).await? {
-        Ok(effective) => effective,
+    let authorized = match restrict::authorize(ctx, repo).await? {
+        Ok(authorized) => authorized,
         Err(message) => {
             restrict::reject(ctx, repo, &previous, &message).await?;
             return Ok(Action::await_change());
         }
     };
+    let repo = &authorized.repo;
     let key = format!("{namespace}/{name}");
-    let access = restrict::access(repo);
+    let access = authorized.fingerprint();
     let access_changed =
         ctx.gitrepo_access.changed(&key, &access) || restrict::was_rejected(&previous);
     let mut status = previous.clone();
@@ -92,6 +93,7 @@ async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
             generation,
             spec_changed || forced,
             &now_text,
+            authorized.namespace_selector.as_ref(),
         )
         .await?;
         status.last_polling_triggered = Some(Time(now));
@@ -133,6 +135,7 @@ async fn poll_and_read(
     generation: i64,
     must_read: bool,
     now: &str,
+    namespace_selector: Option<&fleet_api::LabelSelector>,
 ) -> Result<bool> {
     let conditions = &mut status.base.conditions;
     let resolved = match fetch::source(ctx, repo).await {
@@ -187,7 +190,8 @@ async fn poll_and_read(
             .map_err(|e| Error::Task(e.to_string()))?
     };
     match rendered {
-        Ok(rendered) => {
+        Ok(mut rendered) => {
+            restrict::constrain(&mut rendered.bundles, namespace_selector);
             apply::apply(ctx, repo, &rendered).await?;
             let errors: Vec<String> = rendered
                 .errors

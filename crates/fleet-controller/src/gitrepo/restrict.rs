@@ -3,14 +3,15 @@
 //! allowed GitRepo goes on with the defaults filled in (`defaultServiceAccount`, `defaultClientSecretName`) as
 //! its effective spec; a disallowed one gets `Accepted=False` with Fleet's message and a
 //! `FailedToApplyRestrictions` warning Event, and nothing is fetched or written, so its Bundles stay as they
-//! are. [`watch`] re-reconciles a namespace's GitRepos when one of its restrictions changes, and
-//! [`Applied`] remembers the effective access each GitRepo was last read with, so that a changed default
-//! re-reads the commit.
+//! are. An `allowedTargetNamespaceSelector` is put on the options of the GitRepo's Bundles ([`constrain`]), so
+//! every BundleDeployment carries it and the agent checks the target namespace against it. [`watch`]
+//! re-reconciles a namespace's GitRepos when one of its restrictions changes, and [`Applied`] remembers the
+//! effective access each GitRepo was last read with, so that a changed default re-reads the commit.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use fleet_api::{GitRepo, GitRepoRestriction, GitRepoStatus};
+use fleet_api::{Bundle, GitRepo, GitRepoRestriction, GitRepoStatus, LabelSelector};
 use fleet_target::restrictions::{self, GitRepoAccess};
 use futures::StreamExt;
 use kube::api::{Api, ListParams};
@@ -27,28 +28,45 @@ pub const ACCEPTED: &str = "Accepted";
 /// The reason of the warning Event on a rejected GitRepo.
 pub const EVENT_REASON: &str = "FailedToApplyRestrictions";
 
-/// The effective access (repo, target namespace, service account, client secret) each GitRepo's Bundles were
-/// last read with, keyed by `namespace/name`.
+/// The effective access ([`Authorized::fingerprint`]) each GitRepo's Bundles were last read with, keyed by
+/// `namespace/name`.
 #[derive(Debug, Default)]
-pub struct Applied(Mutex<HashMap<String, GitRepoAccess>>);
+pub struct Applied(Mutex<HashMap<String, String>>);
+
+/// A GitRepo that passed its namespace's restrictions.
+#[derive(Debug, Clone)]
+pub struct Authorized {
+    /// The GitRepo with the restrictions' defaults filled in.
+    pub repo: GitRepo,
+    /// The restrictions' `allowedTargetNamespaceSelector` (ANDed), for the Bundles' options.
+    pub namespace_selector: Option<LabelSelector>,
+}
+
+impl Authorized {
+    /// What the Bundles read under this authorization depend on (repo, target namespace, service account,
+    /// client secret, namespace selector), as one comparable string.
+    pub fn fingerprint(&self) -> String {
+        serde_json::to_string(&(access(&self.repo), &self.namespace_selector)).unwrap_or_default()
+    }
+}
 
 impl Applied {
     /// Whether `access` differs from what the GitRepo was last read with; the first time a GitRepo is seen
     /// (after a restart) its Bundles are taken to match, and `access` is remembered.
-    pub fn changed(&self, key: &str, access: &GitRepoAccess) -> bool {
+    pub fn changed(&self, key: &str, access: &str) -> bool {
         let mut applied = lock(&self.0);
         match applied.get(key) {
             Some(known) => known != access,
             None => {
-                applied.insert(key.to_string(), access.clone());
+                applied.insert(key.to_string(), access.to_string());
                 false
             }
         }
     }
 
     /// Records that the GitRepo's Bundles were read with `access`.
-    pub fn record(&self, key: &str, access: &GitRepoAccess) {
-        lock(&self.0).insert(key.to_string(), access.clone());
+    pub fn record(&self, key: &str, access: &str) {
+        lock(&self.0).insert(key.to_string(), access.to_string());
     }
 
     /// Forgets a deleted GitRepo.
@@ -59,7 +77,7 @@ impl Applied {
 
 /// The GitRepo with the defaults of its namespace's restrictions filled in, or Fleet's error when it breaks
 /// them.
-pub async fn authorize(ctx: &Context, repo: &GitRepo) -> Result<Result<GitRepo, String>> {
+pub async fn authorize(ctx: &Context, repo: &GitRepo) -> Result<Result<Authorized, String>> {
     let namespace = repo.namespace().unwrap_or_default();
     let api: Api<GitRepoRestriction> = Api::namespaced(ctx.client.clone(), &namespace);
     let listed = match api.list(&ListParams::default()).await {
@@ -76,7 +94,13 @@ pub async fn authorize(ctx: &Context, repo: &GitRepo) -> Result<Result<GitRepo, 
             spec.target_namespace = authorized.access.target_namespace;
             spec.service_account = authorized.access.service_account;
             spec.client_secret_name = authorized.access.client_secret_name;
-            effective
+            Authorized {
+                repo: effective,
+                namespace_selector: authorized
+                    .allowed_target_namespace_selector
+                    .and_then(|selector| serde_json::to_value(selector).ok())
+                    .and_then(|value| serde_json::from_value(value).ok()),
+            }
         })
         .map_err(|err| err.to_string()))
 }
@@ -88,6 +112,14 @@ pub fn access(repo: &GitRepo) -> GitRepoAccess {
         target_namespace: repo.spec.target_namespace.clone(),
         service_account: repo.spec.service_account.clone(),
         client_secret_name: repo.spec.client_secret_name.clone(),
+    }
+}
+
+/// Puts the restrictions' namespace selector on the options of `bundles` (all of a GitRepo's), so that every
+/// BundleDeployment carries it, as Fleet's targeting sets it.
+pub fn constrain(bundles: &mut [Bundle], selector: Option<&LabelSelector>) {
+    for bundle in bundles {
+        bundle.spec.options.allowed_target_namespace_selector = selector.cloned();
     }
 }
 
