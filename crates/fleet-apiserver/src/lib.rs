@@ -66,4 +66,4 @@ mod validate;
 
 pub use auth::User;
 pub use error::ApiError;
-pub use server::{ApiServer, Config, StartError};
+pub use server::{ApiServer, ApiService, Config, StartError};

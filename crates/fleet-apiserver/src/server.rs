@@ -158,6 +158,15 @@ impl ApiServer {
             .with_state(self.clone())
     }
 
+    /// The whole API as a plain tower service: what [`ApiServer::router`] serves, without axum's routing
+    /// (one route matched, one route built and dropped per request). The in-process clients and the
+    /// listeners use it.
+    pub fn service(&self) -> ApiService {
+        ApiService {
+            server: self.clone(),
+        }
+    }
+
     /// A kube client talking to this server in-process (as the admin).
     pub fn client(&self) -> kube::Client {
         self.client_as(self.admin_token())
@@ -180,7 +189,7 @@ impl ApiServer {
                 }
                 req
             })
-            .service(self.router());
+            .service(self.service());
         kube::Client::new(service, "default")
     }
 
@@ -196,7 +205,11 @@ impl ApiServer {
         let listener = listener.tap_io(|tcp| {
             let _ = tcp.set_nodelay(true);
         });
-        axum::serve(listener, self.router()).await
+        axum::serve(
+            listener,
+            axum::ServiceExt::<http::Request<Body>>::into_make_service(self.service()),
+        )
+        .await
     }
 
     /// Serves HTTPS on `listener` with `certs` until the future is dropped.
@@ -207,7 +220,11 @@ impl ApiServer {
     ) -> std::io::Result<()> {
         let config = certs.server_config().map_err(std::io::Error::other)?;
         let tls = crate::tls::TlsListener::new(listener, config)?;
-        axum::serve(tls, self.router()).await
+        axum::serve(
+            tls,
+            axum::ServiceExt::<http::Request<Body>>::into_make_service(self.service()),
+        )
+        .await
     }
 
     /// A kubeconfig (kubectl and kube-rs read it) for `server_url`, with the admin token and, for
@@ -226,6 +243,44 @@ impl ApiServer {
         let addr = listener.local_addr()?;
         tokio::spawn(self.clone().serve(listener));
         Ok(addr)
+    }
+}
+
+/// See [`ApiServer::service`].
+#[derive(Clone)]
+pub struct ApiService {
+    server: ApiServer,
+}
+
+impl<B> tower::Service<http::Request<B>> for ApiService
+where
+    B: axum::body::HttpBody<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = futures::future::BoxFuture<'static, Result<Response, Self::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        use futures::FutureExt;
+        let (parts, body) = req.into_parts();
+        let server = State(self.server.clone());
+        dispatch(
+            server,
+            parts.method,
+            parts.uri,
+            parts.headers,
+            Body::new(body),
+        )
+        .map(Ok)
+        .boxed()
     }
 }
 
