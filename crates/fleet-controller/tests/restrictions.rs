@@ -53,39 +53,46 @@ async fn accepted(client: &kube::Client, repo: &str, status: &str) -> String {
     .await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn restrictions_default_reject_and_follow_changes() {
+/// A hub with cluster `a` (env=prod), a git repository with one bundle (`web`), `restriction` in [`NS`], and
+/// a GitRepo per `(name, extra spec fields)` targeting env=prod; then a running controller.
+async fn setup(
+    restriction: serde_json::Value,
+    repos: &[(&str, serde_json::Value)],
+) -> (fleet_testing::TestCluster, GitFixture, RunningController) {
     let hub = hub().await;
     let client = hub.client.clone();
     put_cluster(&client, "a", &[("env", "prod")]).await;
     let git = GitFixture::new();
     git.write("web/configmap.yaml", CONFIGMAP);
     git.commit("first");
-    put_restriction(
-        &client,
-        NS,
+    put_restriction(&client, NS, restriction).await;
+    for (name, extra) in repos {
+        let mut spec = json!({"repo": git.url(), "branch": "main", "paths": ["web"],
+            "targets": [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]});
+        spec.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        create_gitrepo(&client, name, spec).await;
+    }
+    let controller = RunningController::start(client).await;
+    (hub, git, controller)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restrictions_default_reject_and_follow_changes() {
+    let (hub, git, controller) = setup(
         json!({
             "defaultServiceAccount": "fleet-sa",
             "allowedServiceAccounts": ["fleet-sa", "other-sa"],
             "allowedRepoPatterns": ["^file://"],
         }),
+        &[
+            ("allowed", json!({})),
+            ("denied", json!({"serviceAccount": "root"})),
+        ],
     )
     .await;
-    let targets = json!([{"clusterSelector": {"matchLabels": {"env": "prod"}}}]);
-    create_gitrepo(
-        &client,
-        "allowed",
-        json!({"repo": git.url(), "branch": "main", "paths": ["web"], "targets": targets}),
-    )
-    .await;
-    create_gitrepo(
-        &client,
-        "denied",
-        json!({"repo": git.url(), "branch": "main", "paths": ["web"], "targets": targets,
-               "serviceAccount": "root"}),
-    )
-    .await;
-    let controller = RunningController::start(client.clone()).await;
+    let client = hub.client.clone();
 
     // The default service account is filled in.
     let deployed = eventually(
@@ -259,36 +266,18 @@ async fn the_default_client_secret_is_used_for_git() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn target_namespaces_are_required_and_the_selector_reaches_the_deployments() {
-    let hub = hub().await;
-    let client = hub.client.clone();
-    put_cluster(&client, "a", &[("env", "prod")]).await;
-    let git = GitFixture::new();
-    git.write("web/configmap.yaml", CONFIGMAP);
-    git.commit("first");
-    put_restriction(
-        &client,
-        NS,
+    let (hub, _git, controller) = setup(
         json!({
             "allowedTargetNamespaces": ["apps"],
             "allowedTargetNamespaceSelector": {"matchLabels": {"team": "web"}},
         }),
+        &[
+            ("anywhere", json!({})),
+            ("apps", json!({"targetNamespace": "apps"})),
+        ],
     )
     .await;
-    let targets = json!([{"clusterSelector": {"matchLabels": {"env": "prod"}}}]);
-    create_gitrepo(
-        &client,
-        "anywhere",
-        json!({"repo": git.url(), "branch": "main", "paths": ["web"], "targets": targets}),
-    )
-    .await;
-    create_gitrepo(
-        &client,
-        "apps",
-        json!({"repo": git.url(), "branch": "main", "paths": ["web"], "targets": targets,
-               "targetNamespace": "apps"}),
-    )
-    .await;
-    let controller = RunningController::start(client.clone()).await;
+    let client = hub.client.clone();
     assert_eq!(
         accepted(&client, "anywhere", "False").await,
         "empty targetNamespace denied, because allowedTargetNamespaces restriction is present"
