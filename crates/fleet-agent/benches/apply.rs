@@ -30,7 +30,7 @@ fn counted(cluster: &TestCluster, counter: &Arc<AtomicUsize>, user: Option<&str>
             }
             req
         })
-        .service(cluster.server.router());
+        .service(cluster.server.service());
     kube::Client::new(service, "default")
 }
 

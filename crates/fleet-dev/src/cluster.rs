@@ -220,7 +220,7 @@ fn in_process_downstream(server: &ApiServer) -> Downstream {
                 }
                 req
             })
-            .service(server.router());
+            .service(server.service());
         kube::Client::new(service, "default")
     }))
 }

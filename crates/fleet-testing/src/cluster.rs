@@ -50,7 +50,7 @@ impl TestCluster {
                 }
                 request
             })
-            .service(self.server.router());
+            .service(self.server.service());
         kube::Client::new(service, "default")
     }
 
