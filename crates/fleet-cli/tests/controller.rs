@@ -74,6 +74,7 @@ fn sigterm_stops_the_controller() {
     let rest: Vec<String> = logs.map_while(Result::ok).collect();
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut controller.stderr.take().unwrap(), &mut stderr).unwrap();
+    eprintln!("fleet controller exited with {status}; stderr: {stderr}");
     if status.success() {
         assert!(
             rest.iter().any(|line| line.contains("controller stopped")),
