@@ -47,6 +47,24 @@ fn peak_rss_mib(pid: &str) -> f64 {
         .map_or(0.0, |kib| kib / 1024.0)
 }
 
+/// CPU time (user + system) process `pid` (`"self"` for this one) used so far, in seconds (Linux clock
+/// ticks of 1/100 s).
+fn cpu_seconds(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 async fn create_clusters(client: &Client, count: usize) {
     let api: Api<fleet_api::Cluster> = Api::namespaced(client.clone(), NS);
     stream::iter(0..count)
@@ -250,6 +268,7 @@ fn main() {
         let expected = clusters * bundles;
         let (created, all_ready) = simulate_agents(client.clone(), expected, start).await;
         let controller_peak = peak_rss_mib(&controller.id().to_string());
+        let controller_cpu = cpu_seconds(&controller.id().to_string());
         println!(
             "{bundles} bundles x {clusters} clusters = {expected} BundleDeployments: all created after {:.1} s, all Ready after {:.1} s",
             created.as_secs_f64(),
@@ -261,6 +280,10 @@ fn main() {
         println!(
             "peak RSS of the bench process (embedded API server + simulated agents): {:.0} MiB",
             peak_rss_mib("self")
+        );
+        println!(
+            "CPU time until all Ready: controller {controller_cpu:.1} s, bench process (API server + agents) {:.1} s",
+            cpu_seconds("self")
         );
         drop(controller.stdin.take());
         let _ = controller.wait();

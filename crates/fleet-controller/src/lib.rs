@@ -100,7 +100,7 @@ pub async fn run(
         shutdown.clone(),
         ctx.clone(),
         gitrepo::reconcile,
-        true,
+        Some(spec_or_metadata::<GitRepo>),
     );
     let bundles = controller::<Bundle, _, _>(
         &client,
@@ -109,9 +109,10 @@ pub async fn run(
         shutdown.clone(),
         ctx.clone(),
         bundle::reconcile,
-        true,
+        Some(spec_or_metadata::<Bundle>),
     );
-    // Agents write Cluster status (lastSeen), which the Cluster's display depends on.
+    // Agents write Cluster status (lastSeen), which the Cluster's display depends on; the controller's
+    // own status fields do not wake it.
     let clusters = controller::<Cluster, _, _>(
         &client,
         "cluster",
@@ -119,7 +120,7 @@ pub async fn run(
         shutdown.clone(),
         ctx.clone(),
         cluster::reconcile,
-        false,
+        Some(cluster::outside_change),
     );
     let groups = controller::<ClusterGroup, _, _>(
         &client,
@@ -128,7 +129,7 @@ pub async fn run(
         shutdown.clone(),
         ctx.clone(),
         status::group::reconcile,
-        true,
+        Some(spec_or_metadata::<ClusterGroup>),
     );
     // Registrations and tokens are woken only by their own watches (and requeues).
     let (_registration_wake, registration_triggers) = tokio::sync::mpsc::unbounded_channel();
@@ -139,7 +140,7 @@ pub async fn run(
         shutdown.clone(),
         ctx.clone(),
         cluster::registration::reconcile,
-        false,
+        None,
     );
     let (_token_wake, token_triggers) = tokio::sync::mpsc::unbounded_channel();
     let tokens = controller::<ClusterRegistrationToken, _, _>(
@@ -149,7 +150,7 @@ pub async fn run(
         shutdown.clone(),
         ctx.clone(),
         cluster::token::reconcile,
-        false,
+        None,
     );
     futures::join!(gitrepos, bundles, clusters, groups, registrations, tokens);
     watches.abort();
@@ -175,8 +176,9 @@ fn spec_or_metadata<K: Resource>(object: &K) -> Option<u64> {
     Some(hasher.finish())
 }
 
-/// One kube-runtime controller over every `K`, woken by its watch (with `ignore_status`, only by spec and
-/// metadata changes) and by `triggers`, at most [`CONCURRENCY`] reconciles at once, measured in metrics.
+/// One kube-runtime controller over every `K`, woken by its watch (with `wake_on`, only by events that
+/// change its hash, e.g. [`spec_or_metadata`]) and by `triggers`, at most [`CONCURRENCY`] reconciles at
+/// once, measured in metrics.
 async fn controller<K, F, Fut>(
     client: &Client,
     name: &'static str,
@@ -184,7 +186,7 @@ async fn controller<K, F, Fut>(
     shutdown: futures::future::Shared<futures::future::BoxFuture<'static, ()>>,
     ctx: Arc<Context>,
     reconcile: F,
-    ignore_status: bool,
+    wake_on: Option<fn(&K) -> Option<u64>>,
 ) where
     K: Resource<DynamicType = ()>
         + Clone
@@ -228,12 +230,9 @@ async fn controller<K, F, Fut>(
         .default_backoff()
         .reflect(writer)
         .applied_objects();
-    let objects = if ignore_status {
-        objects
-            .predicate_filter(spec_or_metadata::<K>, Default::default())
-            .boxed()
-    } else {
-        objects.boxed()
+    let objects = match wake_on {
+        Some(hash) => objects.predicate_filter(hash, Default::default()).boxed(),
+        None => objects.boxed(),
     };
     Controller::for_stream(objects, reader)
         .with_config(runtime_controller::Config::default().concurrency(CONCURRENCY))

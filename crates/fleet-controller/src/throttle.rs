@@ -1,7 +1,9 @@
 //! Throttled reconcile requests: a burst of watch events for the same objects (thousands of
 //! BundleDeployment status reports) becomes at most one reconcile request per object per interval.
 //! Unlike a debounce, a steady stream of events cannot postpone the request forever: the first request
-//! of a batch is delivered one interval later, with everything that arrived meanwhile.
+//! of a batch is delivered one interval later, with everything that arrived meanwhile. After a batch of
+//! hundreds of objects the interval stretches ([`stretched`]), so that aggregate status at scale is
+//! rewritten at a bounded rate.
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -36,23 +38,52 @@ impl Throttled {
         self.len() == 0
     }
 
-    /// Delivers batches to `send`, each `interval` after its first request, until the task is dropped.
+    /// Delivers batches to `send`, each `interval` after its first request (longer after a large
+    /// batch, see [`stretched`]), until the task is dropped.
     pub async fn run(&self, interval: Duration, mut send: impl FnMut(&str, &str)) {
+        let mut wait = interval;
         loop {
             self.wake.notified().await;
-            tokio::time::sleep(interval).await;
+            tokio::time::sleep(wait).await;
             let batch = std::mem::take(&mut *lock(&self.pending));
             for (namespace, name) in &batch {
                 send(namespace, name);
             }
+            wait = stretched(interval, batch.len());
         }
     }
+}
+
+/// Objects per batch that stretch the next interval by one more `interval`.
+const OBJECTS_PER_STRETCH: usize = 100;
+
+/// The longest wait, in intervals.
+const MAX_STRETCH: usize = 10;
+
+/// The wait before the batch after one of `batch` objects: one interval for up to
+/// [`OBJECTS_PER_STRETCH`] objects, one more per further [`OBJECTS_PER_STRETCH`], at most
+/// [`MAX_STRETCH`] intervals. A small fleet keeps its status current within one interval; a fleet of
+/// thousands of clusters, all changing at once, rewrites each aggregate status a few times a second at
+/// most instead of after every BundleDeployment event.
+pub fn stretched(interval: Duration, batch: usize) -> Duration {
+    let intervals = (1 + batch / OBJECTS_PER_STRETCH).min(MAX_STRETCH);
+    interval * u32::try_from(intervals).unwrap_or(1)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    #[test]
+    fn large_batches_stretch_the_interval_up_to_a_bound() {
+        let interval = Duration::from_millis(300);
+        assert_eq!(stretched(interval, 1), interval);
+        assert_eq!(stretched(interval, 99), interval);
+        assert_eq!(stretched(interval, 100), interval * 2);
+        assert_eq!(stretched(interval, 450), interval * 5);
+        assert_eq!(stretched(interval, 50_000), interval * 10);
+    }
 
     #[tokio::test]
     async fn a_burst_becomes_one_request_per_object() {

@@ -213,6 +213,9 @@ impl Triggers {
 pub async fn run(client: Client, index: FleetIndex, triggers: Triggers) {
     let cluster_watch = {
         let (index, triggers) = (index.clone(), triggers.clone());
+        // What each Cluster last looked like to its reconcile, so that the controller's own status
+        // writes (summary, display) wake neither the Cluster nor its groups again.
+        let mut seen: HashMap<(String, String), (Option<u64>, String)> = HashMap::new();
         watch(
             Api::<Cluster>::all(client.clone()),
             "Cluster",
@@ -225,8 +228,24 @@ pub async fn run(client: Client, index: FleetIndex, triggers: Triggers) {
                 };
                 triggers.bundles(affected);
                 let namespace = c.namespace().unwrap_or_default();
-                triggers.cluster(&namespace, &c.name_any());
-                triggers.groups_later(&index, &namespace);
+                let key = (namespace.clone(), c.name_any());
+                let changed = if deleted {
+                    seen.remove(&key);
+                    true
+                } else {
+                    let now = (
+                        crate::cluster::outside_change(c),
+                        c.status
+                            .as_ref()
+                            .map(|s| s.namespace.clone())
+                            .unwrap_or_default(),
+                    );
+                    seen.insert(key, now.clone()) != Some(now)
+                };
+                if changed {
+                    triggers.cluster(&namespace, &c.name_any());
+                    triggers.groups_later(&index, &namespace);
+                }
             },
         )
     };

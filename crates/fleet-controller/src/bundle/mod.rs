@@ -157,8 +157,13 @@ async fn pass(
         Err(err) => return Ok(Err(err)),
     };
     content::ensure(ctx, &work.manifest_id, &bundle.spec.resources).await?;
-    let manifest_changed = lock(&ctx.manifests).insert(key, work.manifest_id.clone())
-        != Some(work.manifest_id.clone());
+    let previous_manifest = lock(&ctx.manifests).insert(key, work.manifest_id.clone());
+    // A Bundle seen for the first time (at start, or new) leaves nothing of its own to collect now; the
+    // background collector still looks, once for a whole burst of them.
+    if previous_manifest.is_none() {
+        ctx.triggers.content_gc.notify_one();
+    }
+    let manifest_changed = previous_manifest.is_some_and(|m| m != work.manifest_id);
     let deleted_any = !work.deletes.is_empty();
     let writes: Vec<_> = std::mem::take(&mut work.writes)
         .into_iter()

@@ -10,15 +10,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fleet_api::{
-    Bundle, BundleDeployment, BundleDeploymentOptions, BundleDeploymentSpec, find_condition,
+    Bundle, BundleDeployment, BundleDeploymentOptions, BundleDeploymentSpec, BundleRef,
+    find_condition,
 };
 use fleet_bundle::hash;
 use fleet_target::TargetError;
 use fleet_target::bundle_spec::read_bundle_spec;
+use fleet_target::index::ClusterIndex;
 use fleet_target::labels::deployment_labels;
 use fleet_target::model::ClusterKey;
 use fleet_target::pipeline::{BundlePlanInput, PlacementStage, plan_bundle};
-use fleet_target::rollout::{DeploymentState, Outcome, RolloutStatus};
+use fleet_target::rollout::{
+    DeploymentState, Outcome, RolloutPlan, RolloutStatus, RolloutStrategy, RolloutTarget,
+    plan_rollout,
+};
 use fleet_target::targeting::{Target, TargetingContext};
 use fleet_target::template_engine::BuiltinTemplater;
 use kube::ResourceExt;
@@ -66,10 +71,10 @@ pub fn plan_with(
     let spec_json = serde_json::to_value(&bundle.spec).unwrap_or_default();
     let parts = read_bundle_spec(&namespace, &name, bundle.labels(), &spec_json)?;
     let manifest_id = hash::manifest_id(&bundle.spec.resources);
-    let existing: BTreeMap<ClusterKey, Arc<BundleDeployment>> = state
+    let none = BTreeMap::new();
+    let existing: &BTreeMap<ClusterKey, Arc<BundleDeployment>> = state
         .deployments_of(&(namespace.clone(), name.clone()))
-        .cloned()
-        .unwrap_or_default();
+        .unwrap_or(&none);
     let current: BTreeMap<ClusterKey, DeploymentState> = existing
         .iter()
         .map(|(k, bd)| (k.clone(), deployment_state(bd)))
@@ -79,7 +84,7 @@ pub fn plan_with(
     let policy_hash = parts.placement.as_ref().map(record::policy_hash);
     let placed = match (&parts.placement, &policy_hash) {
         (Some(_), Some(hash)) => record::existing_placements(
-            &existing,
+            existing,
             bundle.status.as_ref().and_then(|s| s.placement.as_ref()),
             hash,
         ),
@@ -99,10 +104,32 @@ pub fn plan_with(
         paused: parts.paused,
         deployments: &current,
     };
-    let id_of = |target: &Target| -> Result<String, TargetError> {
-        Ok(hash::deployment_id(&manifest_id, &options_of(target)?))
+    let memo = OptionsMemo::new(&manifest_id);
+    let id_of =
+        |target: &Target| -> Result<String, TargetError> { Ok(memo.get(target)?.deployment_id) };
+    let mut planned = plan_bundle(&state.clusters, &input, &BuiltinTemplater, &id_of)?;
+    let leaving = |cluster: &ClusterKey| {
+        state
+            .clusters
+            .get(cluster)
+            .and_then(|c| c.cluster.health.as_ref())
+            .is_some_and(|h| h.leaving)
     };
-    let planned = plan_bundle(&state.clusters, &input, &BuiltinTemplater, &id_of)?;
+    if parts.placement.is_none() {
+        let writable = |cluster: &ClusterKey| {
+            state.cluster_namespaces.contains_key(cluster) && !leaving(cluster)
+        };
+        planned.rollout = through_max_new(
+            &planned.targets,
+            std::mem::take(&mut planned.rollout),
+            &current,
+            &memo,
+            &parts.rollout,
+            parts.paused,
+            &state.clusters,
+            writable,
+        )?;
+    }
 
     let decisions: BTreeMap<&ClusterKey, &fleet_target::placement::Decision> = planned
         .schedule
@@ -129,13 +156,15 @@ pub fn plan_with(
             .map(|at| Duration::from_secs(u64::try_from(at - now).unwrap_or(0).max(1))),
         ..BundleWork::default()
     };
-    let leaving = |cluster: &ClusterKey| {
-        state
-            .clusters
-            .get(cluster)
-            .and_then(|c| c.cluster.health.as_ref())
-            .is_some_and(|h| h.leaving)
-    };
+    // The labels every BundleDeployment of this Bundle carries, but for its cluster's.
+    let bundle_labels = deployment_labels(
+        &namespace,
+        &name,
+        bundle.labels(),
+        &ClusterKey::new("", ""),
+        &manifest_id,
+    );
+    let default_options = BundleDeploymentOptions::default();
     for (target, deployment) in planned.targets.iter().zip(&planned.rollout.deployments) {
         let bd = existing.get(&target.cluster).cloned();
         if leaving(&target.cluster) {
@@ -165,39 +194,27 @@ pub fn plan_with(
             .clusters
             .get(&target.cluster)
             .is_some_and(|c| c.cluster.paused);
-        let staged_options = options_of(target)?;
-        let options = if deployment_id == staged_deployment_id {
-            staged_options.clone()
-        } else {
-            bd.as_ref()
-                .map(|b| b.spec.options.clone())
-                .unwrap_or_default()
-        };
-        let spec = BundleDeploymentSpec {
+        let staged = memo.get(target)?;
+        let desired = DesiredSpec {
             paused: parts.paused || cluster_paused,
-            correct_drift: staged_options.correct_drift.clone(),
-            staged_options,
-            staged_deployment_id: staged_deployment_id.clone(),
-            options,
-            deployment_id: deployment_id.clone(),
-            depends_on: bundle.spec.depends_on.clone(),
-            ..BundleDeploymentSpec::default()
+            staged_options: &staged.options,
+            staged_deployment_id,
+            options: if deployment_id == staged_deployment_id {
+                &staged.options
+            } else {
+                bd.as_ref().map_or(&default_options, |b| &b.spec.options)
+            },
+            deployment_id,
+            depends_on: &bundle.spec.depends_on,
         };
-        let labels = deployment_labels(
-            &namespace,
-            &name,
-            bundle.labels(),
-            &target.cluster,
-            &manifest_id,
-        );
         let annotations = match (decisions.get(&target.cluster), &policy_hash) {
             (Some(decision), Some(hash)) => record::annotations(decision, hash),
             _ => BTreeMap::new(),
         };
         let unchanged = bd.as_ref().is_some_and(|b| {
-            b.spec == spec
+            desired.matches(&b.spec)
                 && b.namespace().as_deref() == Some(cluster_namespace.as_str())
-                && labels.iter().all(|(k, v)| b.labels().get(k) == Some(v))
+                && labels_match(b.labels(), &bundle_labels, &target.cluster)
                 && annotations
                     .iter()
                     .all(|(k, v)| b.annotations().get(k) == Some(v))
@@ -205,6 +222,14 @@ pub fn plan_with(
         if unchanged {
             continue;
         }
+        let spec = desired.to_spec();
+        let labels = deployment_labels(
+            &namespace,
+            &name,
+            bundle.labels(),
+            &target.cluster,
+            &manifest_id,
+        );
         let mut desired = BundleDeployment::new(&name, spec);
         desired.metadata = ObjectMeta {
             name: Some(name.clone()),
@@ -224,6 +249,107 @@ pub fn plan_with(
     Ok(work)
 }
 
+/// Passes [`through_max_new`] runs at most.
+const MAX_NEW_PASSES: usize = 1000;
+
+/// The rollout `first` continued as Fleet's requeues continue it while `maxNew` holds creations back:
+/// each further pass sees what the earlier ones write (to `writable` targets: a cluster without a
+/// namespace gets nothing yet) and creates up to `maxNew` more, until a pass creates nothing or nothing
+/// is deferred. A target keeps its last write; the status is the last pass's. Only the rollout is
+/// planned again (targeting and deploymentIDs stay), so creating a thousand BundleDeployments costs one
+/// plan, not one per `maxNew` of them.
+#[allow(clippy::too_many_arguments)]
+fn through_max_new(
+    targets: &[Target],
+    first: RolloutPlan,
+    current: &BTreeMap<ClusterKey, DeploymentState>,
+    memo: &OptionsMemo<'_>,
+    strategy: &RolloutStrategy,
+    paused: bool,
+    index: &ClusterIndex,
+    writable: impl Fn(&ClusterKey) -> bool,
+) -> Result<RolloutPlan, TargetError> {
+    let mut states: Vec<Option<DeploymentState>> = targets
+        .iter()
+        .map(|t| current.get(&t.cluster).cloned())
+        .collect();
+    let mut written: Vec<Option<Outcome>> = vec![None; targets.len()];
+    let mut plan = first;
+    let mut ids: Option<Vec<String>> = None;
+    for _ in 0..MAX_NEW_PASSES {
+        let deferred = plan
+            .deployments
+            .iter()
+            .any(|d| d.outcome == Outcome::Deferred);
+        let mut created = false;
+        for (i, planned) in plan.deployments.iter().enumerate() {
+            if let Outcome::Write {
+                created: new,
+                staged_deployment_id,
+                deployment_id,
+                ..
+            } = &planned.outcome
+                && writable(&planned.cluster)
+            {
+                let state = states[i].get_or_insert_with(DeploymentState::default);
+                state.staged_deployment_id = staged_deployment_id.clone();
+                state.deployment_id = deployment_id.clone();
+                created |= *new;
+                written[i] = Some(planned.outcome.clone());
+            }
+        }
+        if !deferred || !created {
+            break;
+        }
+        let ids = match &mut ids {
+            Some(ids) => ids,
+            None => ids.insert(
+                targets
+                    .iter()
+                    .map(|t| memo.get(t).map(|typed| typed.deployment_id))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
+        let again: Vec<RolloutTarget> = targets
+            .iter()
+            .zip(ids.iter())
+            .zip(&states)
+            .map(|((target, id), state)| RolloutTarget {
+                cluster: target.cluster.clone(),
+                deployment_id: id.clone(),
+                current: state.clone(),
+                hold: false,
+            })
+            .collect();
+        plan = plan_rollout(&again, strategy, paused, index)?;
+    }
+    for (planned, write) in plan.deployments.iter_mut().zip(written) {
+        if let Some(write) = write
+            && !matches!(planned.outcome, Outcome::Write { .. })
+        {
+            planned.outcome = write;
+        }
+    }
+    Ok(plan)
+}
+
+/// `labels` hold every label of `bundle_labels` (the Bundle's BundleDeployment labels without a cluster),
+/// with `cluster`'s namespace and name, as [`deployment_labels`] would build them.
+fn labels_match(
+    labels: &BTreeMap<String, String>,
+    bundle_labels: &BTreeMap<String, String>,
+    cluster: &ClusterKey,
+) -> bool {
+    bundle_labels.iter().all(|(key, value)| {
+        let wanted = match key.as_str() {
+            fleet_target::labels::CLUSTER_NAMESPACE => cluster.namespace.as_str(),
+            fleet_target::labels::CLUSTER => cluster.name.as_str(),
+            _ => value.as_str(),
+        };
+        labels.get(key).map(String::as_str) == Some(wanted)
+    })
+}
+
 /// A target's merged, templated options as Fleet's type.
 fn options_of(target: &Target) -> Result<BundleDeploymentOptions, TargetError> {
     serde_json::from_value(serde_json::Value::Object(target.options.clone())).map_err(|e| {
@@ -231,14 +357,210 @@ fn options_of(target: &Target) -> Result<BundleDeploymentOptions, TargetError> {
     })
 }
 
+/// A target's options as Fleet's type with their deploymentID.
+#[derive(Clone)]
+struct TypedOptions {
+    options: Arc<BundleDeploymentOptions>,
+    deployment_id: String,
+}
+
+/// Distinct option sets kept by one plan (most targets of a Bundle share a few).
+const MEMO_LIMIT: usize = 16;
+
+/// The typed options and deploymentID of each distinct option set one plan meets, so that targets with
+/// the same options (most of them: options differ only by customization or templated values) are
+/// converted and hashed once, not once per cluster.
+struct OptionsMemo<'a> {
+    manifest_id: &'a str,
+    seen: std::cell::RefCell<Vec<(serde_json::Map<String, serde_json::Value>, TypedOptions)>>,
+}
+
+impl<'a> OptionsMemo<'a> {
+    fn new(manifest_id: &'a str) -> Self {
+        OptionsMemo {
+            manifest_id,
+            seen: Default::default(),
+        }
+    }
+
+    fn get(&self, target: &Target) -> Result<TypedOptions, TargetError> {
+        if let Some((_, typed)) = self
+            .seen
+            .borrow()
+            .iter()
+            .find(|(options, _)| *options == target.options)
+        {
+            return Ok(typed.clone());
+        }
+        let options = options_of(target)?;
+        let typed = TypedOptions {
+            deployment_id: hash::deployment_id(self.manifest_id, &options),
+            options: Arc::new(options),
+        };
+        let mut seen = self.seen.borrow_mut();
+        if seen.len() < MEMO_LIMIT {
+            seen.push((target.options.clone(), typed.clone()));
+        }
+        Ok(typed)
+    }
+}
+
+/// The spec planning wants for one BundleDeployment, borrowed, so that an existing one is compared
+/// without building a new spec.
+struct DesiredSpec<'a> {
+    paused: bool,
+    staged_options: &'a BundleDeploymentOptions,
+    staged_deployment_id: &'a str,
+    options: &'a BundleDeploymentOptions,
+    deployment_id: &'a str,
+    depends_on: &'a [BundleRef],
+}
+
+impl DesiredSpec<'_> {
+    /// `spec` is exactly what [`DesiredSpec::to_spec`] builds (every field is listed, so a new field
+    /// cannot be forgotten).
+    fn matches(&self, spec: &BundleDeploymentSpec) -> bool {
+        let BundleDeploymentSpec {
+            paused,
+            staged_options,
+            staged_deployment_id,
+            options,
+            deployment_id,
+            depends_on,
+            correct_drift,
+            oci_contents,
+            helm_chart_options,
+            values_hash,
+            downstream_resources_generation,
+            off_schedule,
+            waiting_for_values,
+        } = spec;
+        *paused == self.paused
+            && deployment_id == self.deployment_id
+            && staged_deployment_id == self.staged_deployment_id
+            && staged_options == self.staged_options
+            && options == self.options
+            && depends_on.as_slice() == self.depends_on
+            && *correct_drift == self.staged_options.correct_drift
+            && !oci_contents
+            && helm_chart_options.is_none()
+            && values_hash.is_empty()
+            && *downstream_resources_generation == 0
+            && !off_schedule
+            && !waiting_for_values
+    }
+
+    fn to_spec(&self) -> BundleDeploymentSpec {
+        BundleDeploymentSpec {
+            paused: self.paused,
+            correct_drift: self.staged_options.correct_drift.clone(),
+            staged_options: self.staged_options.clone(),
+            staged_deployment_id: self.staged_deployment_id.to_string(),
+            options: self.options.clone(),
+            deployment_id: self.deployment_id.to_string(),
+            depends_on: self.depends_on.to_vec(),
+            ..BundleDeploymentSpec::default()
+        }
+    }
+}
+
 /// The rollout's view of an existing BundleDeployment.
 pub fn deployment_state(bd: &BundleDeployment) -> DeploymentState {
-    let status = bd.status.clone().unwrap_or_default();
+    let status = bd.status.as_ref();
     DeploymentState {
         deployment_id: bd.spec.deployment_id.clone(),
         staged_deployment_id: bd.spec.staged_deployment_id.clone(),
-        applied_deployment_id: status.applied_deployment_id,
-        ready: status.ready,
-        failed: find_condition(&status.conditions, "Deployed").is_some_and(|c| c.status == "False"),
+        applied_deployment_id: status
+            .map(|s| s.applied_deployment_id.clone())
+            .unwrap_or_default(),
+        ready: status.is_some_and(|s| s.ready),
+        failed: status
+            .and_then(|s| find_condition(&s.conditions, "Deployed"))
+            .is_some_and(|c| c.status == "False"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::cluster_info;
+    use serde_json::json;
+
+    const NS: &str = "fleet-default";
+
+    /// An index with clusters c0..c{count}, all with a namespace but `without_namespace`.
+    fn index(count: usize, without_namespace: &[&str]) -> IndexState {
+        let mut state = IndexState::default();
+        for i in 0..count {
+            let name = format!("c{i}");
+            let cluster: fleet_api::Cluster = serde_json::from_value(json!({
+                "metadata": {"name": name, "namespace": NS, "labels": {"env": "prod"}},
+                "spec": {},
+            }))
+            .unwrap();
+            let key = ClusterKey::new(NS, &name);
+            state.clusters.upsert_cluster(cluster_info(&cluster));
+            if !without_namespace.contains(&name.as_str()) {
+                state
+                    .cluster_namespaces
+                    .insert(key, format!("cluster-{name}"));
+            }
+        }
+        state
+    }
+
+    fn bundle(max_new: i64) -> Bundle {
+        serde_json::from_value(json!({
+            "metadata": {"name": "app", "namespace": NS},
+            "spec": {
+                "defaultNamespace": "app",
+                "rolloutStrategy": {"maxNew": max_new},
+                "targets": [{"clusterSelector": {"matchLabels": {"env": "prod"}}}],
+            },
+        }))
+        .unwrap()
+    }
+
+    fn written(work: &BundleWork) -> BTreeMap<String, (String, String)> {
+        work.writes
+            .iter()
+            .map(|bd| {
+                (
+                    bd.namespace().unwrap_or_default(),
+                    (
+                        bd.spec.staged_deployment_id.clone(),
+                        bd.spec.deployment_id.clone(),
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_plan_creates_what_successive_max_new_passes_create() {
+        let state = index(7, &[]);
+        let limited = plan(&bundle(2), &state).unwrap();
+        let unlimited = plan(&bundle(100), &state).unwrap();
+        assert_eq!(limited.writes.len(), 7);
+        assert_eq!(limited.deferred, 0);
+        assert_eq!(written(&limited), written(&unlimited));
+        // The status is the last pass's: it created the last target.
+        assert_eq!(limited.rollout.newly_created, 1);
+    }
+
+    #[test]
+    fn max_new_passes_do_not_count_clusters_without_a_namespace_as_created() {
+        let state = index(5, &["c0", "c1"]);
+        let work = plan(&bundle(1), &state).unwrap();
+        // c0 and c1 hold the single creation of every pass, as they would across requeues.
+        assert_eq!(work.writes.len(), 0);
+        assert_eq!(work.waiting_for_namespace, 1);
+        assert_eq!(work.deferred, 4);
+        let work = plan(&bundle(2), &state).unwrap();
+        assert_eq!(work.writes.len(), 0);
+        let work = plan(&bundle(3), &state).unwrap();
+        assert_eq!(work.writes.len(), 3);
+        assert_eq!(work.waiting_for_namespace, 2);
+        assert_eq!(work.deferred, 0);
     }
 }

@@ -8,6 +8,7 @@ pub mod bootstrap;
 pub mod registration;
 pub mod token;
 
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use futures::FutureExt;
@@ -36,6 +37,23 @@ pub fn cluster_namespace(namespace: &str, name: &str) -> String {
         name,
         &key_hash(&format!("{namespace}::{name}")),
     ])
+}
+
+/// A hash of what others change on a Cluster: its spec and metadata and the status fields the agent
+/// writes. The fields the controller writes itself (`namespace`, `summary`, `display`, `conditions`) are
+/// left out, so that its own status writes do not wake it again (thousands of them at scale).
+pub fn outside_change(cluster: &Cluster) -> Option<u64> {
+    let mut status = cluster.status.clone().unwrap_or_default();
+    status.namespace = String::new();
+    status.summary = Default::default();
+    status.display = Default::default();
+    status.conditions = Vec::new();
+    let mut hasher = DefaultHasher::new();
+    crate::spec_or_metadata(cluster).hash(&mut hasher);
+    serde_json::to_string(&status)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    Some(hasher.finish())
 }
 
 /// Reconciles one Cluster.
