@@ -12,6 +12,10 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use serde_json::json;
 
+/// The allocator the `fleet` binary uses, so the figures are the product's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const CONCURRENCY: usize = 16;
 
 fn cm(name: &str) -> ConfigMap {

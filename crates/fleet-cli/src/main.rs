@@ -4,6 +4,11 @@ mod commands;
 
 use clap::Parser;
 
+/// mimalloc instead of glibc's malloc: the API server's writes run about twice as fast with it, and so does
+/// every request-heavy command (measured by `cargo bench -p fleet-apiserver --bench apiserver`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     let cli = commands::Cli::parse();
     match commands::run(cli) {
