@@ -68,14 +68,23 @@ pub struct DeploymentChange {
 impl IndexState {
     /// Namespaces whose clusters `bundle` may target (its own plus BundleNamespaceMappings).
     pub fn bundle_namespaces(&self, bundle: &TargetingBundle) -> Vec<String> {
-        let namespaces: Vec<NamespaceInfo> = self
-            .namespaces
+        // Only a mapping in the Bundle's namespace reads the namespaces: without one, listing them (a
+        // thousand cluster namespaces, for every Bundle on every Cluster event) is wasted.
+        let mapped = self
+            .mappings
             .iter()
-            .map(|(name, labels)| NamespaceInfo {
-                name: name.clone(),
-                labels: labels.clone(),
-            })
-            .collect();
+            .any(|m| m.namespace == bundle.namespace);
+        let namespaces: Vec<NamespaceInfo> = if mapped {
+            self.namespaces
+                .iter()
+                .map(|(name, labels)| NamespaceInfo {
+                    name: name.clone(),
+                    labels: labels.clone(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         bundle_namespaces(
             &bundle.namespace,
             &bundle.labels,
@@ -536,4 +545,42 @@ fn changed_bundles(
         })
         .cloned()
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn bundle_namespaces_add_mapped_namespaces_only_for_a_mapping_in_the_bundles_namespace() {
+        let mut state = IndexState::default();
+        for (name, team) in [("team-a", "a"), ("team-b", "b"), ("other", "a")] {
+            state.namespaces.insert(
+                name.to_string(),
+                Labels::from([("team".to_string(), team.to_string())]),
+            );
+        }
+        let bundle = |namespace: &str| -> TargetingBundle {
+            serde_json::from_value(
+                json!({"name": "app", "namespace": namespace, "labels": {"app": "x"}}),
+            )
+            .unwrap()
+        };
+        assert_eq!(state.bundle_namespaces(&bundle("fleet")), ["fleet"]);
+        state.mappings.push(
+            serde_json::from_value(json!({
+                "name": "m",
+                "namespace": "fleet",
+                "bundleSelector": {"matchLabels": {"app": "x"}},
+                "namespaceSelector": {"matchLabels": {"team": "a"}},
+            }))
+            .unwrap(),
+        );
+        assert_eq!(
+            state.bundle_namespaces(&bundle("fleet")),
+            ["fleet", "other", "team-a"]
+        );
+        assert_eq!(state.bundle_namespaces(&bundle("elsewhere")), ["elsewhere"]);
+    }
 }
