@@ -823,16 +823,22 @@ spec:
 "#;
     c.ok_with(&["apply", "-f", "-"], Some(deployment));
     let get = |path: &str| c.ok(&["get", "deploy", "web", "-o", &format!("jsonpath={path}")]);
+    let patch_web = |kind: &str, body: &str| {
+        c.ok(&[
+            "patch",
+            "deploy",
+            "web",
+            &format!("--type={kind}"),
+            "-p",
+            body,
+        ]);
+    };
     // Merge by name: one container's image changes, one env var is added (first, as kube-apiserver puts
     // items the server did not have), the other container stays.
-    c.ok(&[
-        "patch",
-        "deploy",
-        "web",
-        "--type=strategic",
-        "-p",
+    patch_web(
+        "strategic",
         r#"{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"app:2","env":[{"name":"C","value":"3"}]}]}}}}"#,
-    ]);
+    );
     assert_eq!(
         get(
             "{.spec.template.spec.containers[*].name} {.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].env[*].name}"
@@ -840,84 +846,49 @@ spec:
         "app sidecar app:2 C A B"
     );
     // `$patch: delete` removes one item by its merge key; `$deleteFromPrimitiveList` a finalizer.
-    c.ok(&[
-        "patch",
-        "deploy",
-        "web",
-        "--type=strategic",
-        "-p",
+    patch_web(
+        "strategic",
         r#"{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","$patch":"delete"},{"name":"app","ports":[{"containerPort":443,"$patch":"delete"}]}]}}}}"#,
-    ]);
+    );
     assert_eq!(
         get(
             "{.spec.template.spec.containers[*].name} {.spec.template.spec.containers[0].ports[*].containerPort}"
         ),
         "app 80"
     );
-    c.ok(&[
-        "patch",
-        "deploy",
-        "web",
-        "--type=merge",
-        "-p",
+    patch_web(
+        "merge",
         r#"{"metadata":{"finalizers":["a.io/x","b.io/y"]}}"#,
-    ]);
-    c.ok(&[
-        "patch",
-        "deploy",
-        "web",
-        "--type=strategic",
-        "-p",
+    );
+    patch_web(
+        "strategic",
         r#"{"metadata":{"$deleteFromPrimitiveList/finalizers":["a.io/x"]}}"#,
-    ]);
+    );
     assert_eq!(get("{.metadata.finalizers}"), r#"["b.io/y"]"#);
-    c.ok(&[
-        "patch",
-        "deploy",
-        "web",
-        "--type=merge",
-        "-p",
-        r#"{"metadata":{"finalizers":null}}"#,
-    ]);
+    patch_web("merge", r#"{"metadata":{"finalizers":null}}"#);
     // `$setElementOrder` orders the merged list; `$retainKeys` clears the union's other members.
-    c.ok(&[
-        "patch",
-        "deploy",
-        "web",
-        "--type=strategic",
-        "-p",
+    patch_web(
+        "strategic",
         r#"{"spec":{"template":{"spec":{"volumes":[{"name":"cache","emptyDir":{}}],"$setElementOrder/volumes":[{"name":"cache"},{"name":"conf"},{"name":"data"}]}}}}"#,
-    ]);
+    );
     assert_eq!(
         get("{.spec.template.spec.volumes[*].name}"),
         "cache conf data"
     );
-    c.ok(&[
-        "patch",
-        "deploy",
-        "web",
-        "--type=strategic",
-        "-p",
+    patch_web(
+        "strategic",
         r#"{"spec":{"strategy":{"$retainKeys":["type"],"type":"Recreate"}}}"#,
-    ]);
+    );
     assert_eq!(get("{.spec.strategy}"), r#"{"type":"Recreate"}"#);
     // A list without a patch strategy (tolerations) is replaced, not merged.
-    c.ok(&[
-        "patch",
-        "deploy",
-        "web",
-        "--type=strategic",
-        "-p",
+    patch_web(
+        "strategic",
         r#"{"spec":{"template":{"spec":{"tolerations":[{"key":"a","operator":"Exists"}]}}}}"#,
-    ]);
-    c.ok(&[
-        "patch",
-        "deploy",
-        "web",
-        "--type=strategic",
-        "-p",
+    );
+    patch_web(
+        "strategic",
         r#"{"spec":{"template":{"spec":{"tolerations":[{"key":"b","operator":"Exists"}]}}}}"#,
-    ]);
+    );
     assert_eq!(get("{.spec.template.spec.tolerations[*].key}"), "b");
 
     // Client-side apply computes a strategic patch (with `$setElementOrder`) from the last applied

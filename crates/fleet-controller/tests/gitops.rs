@@ -288,20 +288,7 @@ async fn git_errors_are_reported_without_touching_bundles() {
     let ready = condition(&gitrepo(&client, "unreachable").await, "Ready").unwrap();
     assert_eq!(ready, ("False".to_string(), message.clone()));
     // The failure is also a Warning Event on the GitRepo.
-    let events: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(client.clone(), NS);
-    let event = eventually("the GitPollingFailed event", || async {
-        events
-            .list(&Default::default())
-            .await
-            .ok()?
-            .items
-            .into_iter()
-            .find(|e| {
-                e.reason.as_deref() == Some("GitPollingFailed")
-                    && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("unreachable")
-            })
-    })
-    .await;
+    let event = event_about(&client, NS, "GitPollingFailed", "unreachable").await;
     assert_eq!(event.type_.as_deref(), Some("Warning"));
     assert_eq!(event.note.as_deref(), Some(message.as_str()));
 

@@ -17,6 +17,16 @@ use support::*;
 
 const CONFIGMAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n";
 
+/// A restriction allowing the service accounts `fleet-sa` and `other-sa`, defaulting to `default`, for
+/// repositories matching `repo_pattern`.
+fn service_accounts_policy(default: &str, repo_pattern: &str) -> serde_json::Value {
+    json!({
+        "defaultServiceAccount": default,
+        "allowedServiceAccounts": ["fleet-sa", "other-sa"],
+        "allowedRepoPatterns": [repo_pattern],
+    })
+}
+
 async fn put_restriction(client: &kube::Client, namespace: &str, fields: serde_json::Value) {
     let mut object = json!({
         "apiVersion": "fleet.cattle.io/v1alpha1",
@@ -81,11 +91,7 @@ async fn setup(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restrictions_default_reject_and_follow_changes() {
     let (hub, git, controller) = setup(
-        json!({
-            "defaultServiceAccount": "fleet-sa",
-            "allowedServiceAccounts": ["fleet-sa", "other-sa"],
-            "allowedRepoPatterns": ["^file://"],
-        }),
+        service_accounts_policy("fleet-sa", "^file://"),
         &[
             ("allowed", json!({})),
             ("denied", json!({"serviceAccount": "root"})),
@@ -117,20 +123,7 @@ async fn restrictions_default_reject_and_follow_changes() {
         message,
         "disallowed serviceAccount root: root not in allowed set [fleet-sa other-sa]"
     );
-    let events: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(client.clone(), NS);
-    let event = eventually("the FailedToApplyRestrictions event", || async {
-        events
-            .list(&Default::default())
-            .await
-            .ok()?
-            .items
-            .into_iter()
-            .find(|e| {
-                e.reason.as_deref() == Some("FailedToApplyRestrictions")
-                    && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("denied")
-            })
-    })
-    .await;
+    let event = event_about(&client, NS, "FailedToApplyRestrictions", "denied").await;
     assert_eq!(event.type_.as_deref(), Some("Warning"));
     assert_eq!(event.note.as_deref(), Some(message.as_str()));
     assert!(bundle(&client, "denied-web").await.is_none());
@@ -149,11 +142,7 @@ async fn restrictions_default_reject_and_follow_changes() {
     put_restriction(
         &client,
         NS,
-        json!({
-            "defaultServiceAccount": "fleet-sa",
-            "allowedServiceAccounts": ["fleet-sa", "other-sa"],
-            "allowedRepoPatterns": ["^https://github.com/acme/"],
-        }),
+        service_accounts_policy("fleet-sa", "^https://github.com/acme/"),
     )
     .await;
     let message = accepted(&client, "allowed", "False").await;
@@ -171,16 +160,7 @@ async fn restrictions_default_reject_and_follow_changes() {
     assert_eq!(kept_bd.spec.deployment_id, bd.spec.deployment_id);
 
     // Allowed again, with another default: accepted, and the commit is read again with it.
-    put_restriction(
-        &client,
-        NS,
-        json!({
-            "defaultServiceAccount": "other-sa",
-            "allowedServiceAccounts": ["fleet-sa", "other-sa"],
-            "allowedRepoPatterns": ["^file://"],
-        }),
-    )
-    .await;
+    put_restriction(&client, NS, service_accounts_policy("other-sa", "^file://")).await;
     accepted(&client, "allowed", "True").await;
     eventually("the Bundle read with the new default", || async {
         bundle(&client, "allowed-web")
@@ -189,16 +169,7 @@ async fn restrictions_default_reject_and_follow_changes() {
     })
     .await;
     // A default change without a rejection in between re-reads too.
-    put_restriction(
-        &client,
-        NS,
-        json!({
-            "defaultServiceAccount": "fleet-sa",
-            "allowedServiceAccounts": ["fleet-sa", "other-sa"],
-            "allowedRepoPatterns": ["^file://"],
-        }),
-    )
-    .await;
+    put_restriction(&client, NS, service_accounts_policy("fleet-sa", "^file://")).await;
     eventually("the Bundle read with the restored default", || async {
         bundle(&client, "allowed-web")
             .await

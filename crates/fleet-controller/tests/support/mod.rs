@@ -190,3 +190,27 @@ pub fn condition(repo: &GitRepo, type_: &str) -> Option<(String, String)> {
         .and_then(|s| s.base.conditions.iter().find(|c| c.type_ == type_))
         .map(|c| (c.status.clone(), c.message.clone()))
 }
+
+/// Waits for the Event with `reason` about the object `name` in `namespace`, as the controller records them.
+pub async fn event_about(
+    client: &Client,
+    namespace: &str,
+    reason: &str,
+    name: &str,
+) -> k8s_openapi::api::events::v1::Event {
+    let events: Api<k8s_openapi::api::events::v1::Event> =
+        Api::namespaced(client.clone(), namespace);
+    eventually(&format!("the {reason} event about {name}"), || async {
+        events
+            .list(&Default::default())
+            .await
+            .ok()?
+            .items
+            .into_iter()
+            .find(|e| {
+                e.reason.as_deref() == Some(reason)
+                    && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
+            })
+    })
+    .await
+}
