@@ -1,6 +1,6 @@
-//! `fleet controller` as a process: started against `fleet apiserver` with Fleet's CRDs, it exits in bounded
-//! time after SIGTERM (`--stop-timeout-seconds`, then the runtime's grace for blocking tasks), either having
-//! stopped cleanly or saying that it gave up waiting.
+//! `fleet controller` as a process: started against `fleet apiserver` with Fleet's CRDs, it stops cleanly
+//! (exit 0, "controller stopped") right after SIGTERM, even when the signal comes before its watches have
+//! listed anything. `--stop-timeout-seconds` and the runtime's grace for blocking tasks bound the wait.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -74,18 +74,13 @@ fn sigterm_stops_the_controller() {
     let rest: Vec<String> = logs.map_while(Result::ok).collect();
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut controller.stderr.take().unwrap(), &mut stderr).unwrap();
-    eprintln!("fleet controller exited with {status}; stderr: {stderr}");
-    if status.success() {
-        assert!(
-            rest.iter().any(|line| line.contains("controller stopped")),
-            "{rest:?}"
-        );
-    } else {
-        assert!(
-            stderr.contains("the controller did not stop within 2s of the shutdown signal"),
-            "{status}: {stderr}\n{rest:?}"
-        );
-    }
+    // Signalled right after start, before its watches' first lists: nothing is in flight, so it stops at
+    // once and cleanly rather than waiting out the limit.
+    assert!(status.success(), "{status}: {stderr}\n{rest:?}");
+    assert!(
+        rest.iter().any(|line| line.contains("controller stopped")),
+        "{rest:?}"
+    );
     terminate(&hub);
     wait_exit(&mut hub, "fleet apiserver", Duration::from_secs(30));
 }

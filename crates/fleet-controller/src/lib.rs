@@ -234,7 +234,8 @@ async fn controller<K, F, Fut>(
         Some(hash) => objects.predicate_filter(hash, Default::default()).boxed(),
         None => objects.boxed(),
     };
-    Controller::for_stream(objects, reader)
+    let never_started = stopped_before_first_list(reader.clone(), shutdown.clone());
+    let run = Controller::for_stream(objects, reader)
         .with_config(runtime_controller::Config::default().concurrency(CONCURRENCY))
         .reconcile_on(UnboundedReceiverStream::new(triggers))
         .graceful_shutdown_on(shutdown)
@@ -243,6 +244,26 @@ async fn controller<K, F, Fut>(
             if let Err(err) = result {
                 tracing::debug!(controller = name, error = %err, "controller event");
             }
-        })
-        .await;
+        });
+    tokio::select! {
+        () = run => {}
+        () = never_started => tracing::debug!(controller = name, "stopped before its first list"),
+    }
+}
+
+/// Resolves when `shutdown` comes before the store's first complete list (a CRD not installed yet, an API
+/// server still unreachable). kube-runtime's Controller holds every reconcile until its store is ready and
+/// keeps the cut-off watch (and so the store's writer) alive, so a graceful shutdown would wait for that
+/// forever; as nothing can have been reconciled yet, the controller may simply be dropped. Once the store is
+/// ready this never resolves, and the graceful shutdown lets in-flight reconciles finish.
+async fn stopped_before_first_list<K>(
+    reader: reflector::Store<K>,
+    shutdown: futures::future::Shared<futures::future::BoxFuture<'static, ()>>,
+) where
+    K: Resource<DynamicType = ()> + Clone + 'static,
+{
+    shutdown.await;
+    if matches!(reader.wait_until_ready().now_or_never(), Some(Ok(()))) {
+        std::future::pending::<()>().await;
+    }
 }
