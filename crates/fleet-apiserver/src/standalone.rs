@@ -1,5 +1,6 @@
-//! Running the server as a process: HTTPS with generated certificates (or plain HTTP on loopback), bearer
-//! authentication with the admin token, a kubeconfig written for clients, and shutdown on SIGINT/SIGTERM.
+//! Running the server as a process: HTTPS with generated certificates and bearer authentication with the admin
+//! token (or plain HTTP on loopback, where requests without a token act as the admin), a kubeconfig written for
+//! clients, and shutdown on SIGINT/SIGTERM.
 //! Used by `fleet apiserver`.
 
 use std::net::SocketAddr;
@@ -56,7 +57,10 @@ pub async fn run(options: Options) -> Result<(), ServeError> {
     let config = Config {
         data_dir: options.data_dir.clone(),
         watch_history: options.watch_history,
-        require_auth: true,
+        // kubectl (client-go) sends no bearer token over plain HTTP, so the loopback-only plain-HTTP server
+        // treats requests without a token as the admin, as kube-apiserver's former localhost insecure port did;
+        // tokens that are sent (ServiceAccounts) still get their own identity and RBAC.
+        require_auth: !options.plain_http,
         ca_pem: certs.as_ref().map(|c| c.ca_pem.clone()),
         ..Config::default()
     };
