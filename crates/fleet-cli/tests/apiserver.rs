@@ -1,9 +1,12 @@
 //! `fleet apiserver` as a process, driven by the real `kubectl` through the kubeconfig it writes: over HTTPS
 //! with the generated CA and admin token, and over `--plain-http` on loopback, where kubectl sends no token.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+
+use support::start_apiserver;
 
 fn kubectl() -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/bin/kubectl");
@@ -13,27 +16,6 @@ fn kubectl() -> PathBuf {
         path.display()
     );
     path
-}
-
-/// Starts `fleet apiserver` with `extra` flags and waits for its kubeconfig.
-fn start(dir: &Path, extra: &[&str]) -> (Child, PathBuf) {
-    let kubeconfig = dir.join("kubeconfig");
-    let server = Command::new(env!("CARGO_BIN_EXE_fleet"))
-        .args(["apiserver", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.join("data"))
-        .arg("--kubeconfig-out")
-        .arg(&kubeconfig)
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start fleet apiserver");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !kubeconfig.is_file() {
-        assert!(Instant::now() < deadline, "no kubeconfig written");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (server, kubeconfig)
 }
 
 /// Runs kubectl against `kubeconfig` and returns its stdout, failing on a non-zero exit.
@@ -54,7 +36,10 @@ fn run_kubectl(kubeconfig: &Path, args: &[&str]) -> String {
 
 fn kubectl_creates_and_reads(extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
-    let (mut server, kubeconfig) = start(dir.path(), extra);
+    let data = dir.path().join("data");
+    let mut flags = vec!["--data-dir", data.to_str().unwrap()];
+    flags.extend_from_slice(extra);
+    let (mut server, kubeconfig) = start_apiserver(dir.path(), &flags);
     run_kubectl(
         &kubeconfig,
         &["create", "configmap", "probe", "--from-literal=k=v"],

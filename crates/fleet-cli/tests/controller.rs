@@ -2,13 +2,13 @@
 //! (exit 0, "controller stopped") right after SIGTERM, even when the signal comes before its watches have
 //! listed anything. `--stop-timeout-seconds` and the runtime's grace for blocking tasks bound the wait.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn fleet() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fleet"))
-}
+use support::{fleet, start_apiserver};
 
 /// Waits for `child` to exit, killing it and failing after `limit`.
 fn wait_exit(child: &mut Child, what: &str, limit: Duration) -> std::process::ExitStatus {
@@ -36,20 +36,7 @@ fn terminate(child: &Child) {
 #[test]
 fn sigterm_stops_the_controller() {
     let temp = tempfile::tempdir().unwrap();
-    let kubeconfig = temp.path().join("kubeconfig");
-    let mut hub = fleet()
-        .args(["apiserver", "--listen", "127.0.0.1:0", "--plain-http"])
-        .arg("--kubeconfig-out")
-        .arg(&kubeconfig)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start fleet apiserver");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !kubeconfig.is_file() {
-        assert!(Instant::now() < deadline, "the hub wrote no kubeconfig");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let (mut hub, kubeconfig) = start_apiserver(temp.path(), &["--plain-http"]);
     install_crds(&kubeconfig);
     let mut controller = fleet()
         .args(["controller", "--no-leader-election", "--no-bootstrap"])
