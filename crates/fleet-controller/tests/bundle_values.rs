@@ -54,13 +54,7 @@ async fn bundle_values_live_in_the_bundle_values_secret() {
     git.write("app/configmap.yaml", CONFIGMAP);
     git.write("app/fleet.yaml", &fleet_yaml(2));
     git.commit("values");
-    create_gitrepo(
-        &client,
-        "repo",
-        json!({"repo": git.url(), "branch": "main", "paths": ["app"],
-               "targets": [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]}),
-    )
-    .await;
+    follow_app_on_prod(&client, &git.url()).await;
     let controller = RunningController::start(client.clone()).await;
     let bundles: Api<Bundle> = Api::namespaced(client.clone(), NS);
     let bundle = eventually("the Bundle", || async {

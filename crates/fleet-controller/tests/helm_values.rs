@@ -27,13 +27,7 @@ async fn helm_values_go_into_the_options_secret() {
         "helm:\n  values:\n    password: s3cret\n    replicas: 2\n",
     );
     git.commit("values");
-    create_gitrepo(
-        &client,
-        "repo",
-        json!({"repo": git.url(), "branch": "main", "paths": ["app"],
-               "targets": [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]}),
-    )
-    .await;
+    follow_app_on_prod(&client, &git.url()).await;
     let controller = RunningController::start(client.clone()).await;
     let bd = eventually("the BundleDeployment", || async {
         deployments(&client).await.into_values().next()

@@ -32,32 +32,47 @@ pub const UNINSTALL_ANNOTATION: &str = "fleet.cattle.io/uninstall";
 /// How often a leave checks whether the BundleDeployments are gone.
 const RECHECK: Duration = Duration::from_secs(1);
 
+/// Whether `object` carries `annotation: orphan`.
+fn says_orphan(object: &impl ResourceExt, annotation: &str) -> bool {
+    object.annotations().get(annotation).map(String::as_str) == Some(ORPHAN)
+}
+
+/// What both steps of a leave work on: the Cluster's namespace and name, its cluster namespace, and
+/// whether it leaves its applied objects in place.
+struct Leaving {
+    namespace: String,
+    name: String,
+    cluster_ns: String,
+    orphan: bool,
+}
+
+impl Leaving {
+    fn of(cluster: &Cluster) -> Self {
+        let namespace = cluster.namespace().unwrap_or_default();
+        let name = cluster.name_any();
+        Leaving {
+            cluster_ns: crate::cluster::cluster_namespace(&namespace, &name),
+            orphan: says_orphan(cluster, LEAVE_ANNOTATION),
+            namespace,
+            name,
+        }
+    }
+}
+
 /// First step of a leave, before the finalizer runs [`leave`]: deletes the Cluster's BundleDeployments
 /// (annotated orphan first when asked); `Some(requeue)` while they are still there and the leave timeout
 /// has not run out.
 pub async fn drain(cluster: &Cluster, ctx: &Context) -> Result<Option<Action>> {
-    let namespace = cluster.namespace().unwrap_or_default();
-    let name = cluster.name_any();
-    let cluster_ns = crate::cluster::cluster_namespace(&namespace, &name);
-    let orphan = cluster
-        .annotations()
-        .get(LEAVE_ANNOTATION)
-        .map(String::as_str)
-        == Some(ORPHAN);
-    let deployments: Api<BundleDeployment> = Api::namespaced(ctx.client.clone(), &cluster_ns);
+    let leaving = Leaving::of(cluster);
+    let deployments: Api<BundleDeployment> =
+        Api::namespaced(ctx.client.clone(), &leaving.cluster_ns);
     let remaining = deployments
         .list_metadata(&ListParams::default())
         .await?
         .items;
     for bd in &remaining {
         let bd_name = bd.name_any();
-        if orphan
-            && bd
-                .annotations()
-                .get(UNINSTALL_ANNOTATION)
-                .map(String::as_str)
-                != Some(ORPHAN)
-        {
+        if leaving.orphan && !says_orphan(bd, UNINSTALL_ANNOTATION) {
             let patch = json!({"metadata": {"annotations": {UNINSTALL_ANNOTATION: ORPHAN}}});
             ignore_missing(
                 deployments
@@ -93,14 +108,12 @@ pub async fn drain(cluster: &Cluster, ctx: &Context) -> Result<Option<Action>> {
 /// The rest of a leave, run by the finalizer once [`drain`] is done: deletes the cluster namespace, the
 /// grant Secrets and the ClusterRegistrations of the cluster.
 pub async fn leave(cluster: &Cluster, ctx: &Context) -> Result<Action> {
-    let namespace = cluster.namespace().unwrap_or_default();
-    let name = cluster.name_any();
-    let cluster_ns = crate::cluster::cluster_namespace(&namespace, &name);
-    let orphan = cluster
-        .annotations()
-        .get(LEAVE_ANNOTATION)
-        .map(String::as_str)
-        == Some(ORPHAN);
+    let Leaving {
+        namespace,
+        name,
+        cluster_ns,
+        orphan,
+    } = Leaving::of(cluster);
     ignore_missing(
         Api::<Namespace>::all(ctx.client.clone())
             .delete(&cluster_ns, &DeleteParams::default())

@@ -149,6 +149,17 @@ pub async fn create_gitrepo(client: &Client, name: &str, spec: serde_json::Value
         .expect("create gitrepo");
 }
 
+/// Creates the GitRepo `repo` following `main` of `url` at path `app`, targeting clusters labelled env=prod.
+pub async fn follow_app_on_prod(client: &Client, url: &str) {
+    create_gitrepo(
+        client,
+        "repo",
+        json!({"repo": url, "branch": "main", "paths": ["app"],
+               "targets": [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]}),
+    )
+    .await;
+}
+
 pub async fn gitrepo(client: &Client, name: &str) -> GitRepo {
     Api::<GitRepo>::namespaced(client.clone(), NS)
         .get(name)
