@@ -50,6 +50,10 @@ pub struct IndexState {
     pub states: BTreeMap<String, i64>,
     /// Helm values this process moved into options Secrets, by BundleDeployment (namespace, name).
     pub moved_values: HashMap<(String, String), MovedValues>,
+    /// Counts changes to what Fleet targeting reads (a Cluster's targeting fields, not its heartbeat or
+    /// namespace; ClusterGroups, BundleNamespaceMappings, namespace labels): a Bundle's targeting computed
+    /// at one count holds while the count stays (`bundle::cache`).
+    pub targeting_version: u64,
 }
 
 /// What one BundleDeployment event changed (nothing is reported for a replayed or stale event).
@@ -258,6 +262,9 @@ impl FleetIndex {
                 state.clusters.upsert_cluster(info);
                 return Vec::new();
             }
+            if !unchanged {
+                state.targeting_version += 1;
+            }
             let before = outcomes(state, &key);
             state.clusters.upsert_cluster(info);
             if cluster_namespace.is_empty() {
@@ -276,6 +283,7 @@ impl FleetIndex {
     pub fn delete_cluster(&self, cluster: &Cluster) -> Vec<BundleKey> {
         let key = ClusterKey::new(cluster.namespace().unwrap_or_default(), cluster.name_any());
         self.write(|state| {
+            state.targeting_version += 1;
             let before = outcomes(state, &key);
             state.clusters.remove_cluster(&key);
             state.cluster_namespaces.remove(&key);
@@ -287,6 +295,7 @@ impl FleetIndex {
     pub fn apply_group(&self, group: &ClusterGroup, deleted: bool) -> Vec<BundleKey> {
         let namespace = group.namespace().unwrap_or_default();
         self.write(|state| {
+            state.targeting_version += 1;
             if deleted {
                 state
                     .clusters
@@ -308,6 +317,7 @@ impl FleetIndex {
         let namespace = mapping.namespace().unwrap_or_default();
         let name = mapping.name_any();
         self.write(|state| {
+            state.targeting_version += 1;
             state
                 .mappings
                 .retain(|m| !(m.namespace == namespace && m.name == name));
@@ -333,6 +343,8 @@ impl FleetIndex {
                 None => state.namespaces.remove(name).is_some(),
             };
             if changed && !state.mappings.is_empty() {
+                // Namespaces are read by targeting only through mappings.
+                state.targeting_version += 1;
                 state.bundles.keys().cloned().collect()
             } else {
                 Vec::new()
