@@ -129,13 +129,7 @@ pub fn plan_bundle(
         .iter()
         .map(deployment_id)
         .collect::<Result<Vec<String>, TargetError>>()?;
-    let wanted: BTreeSet<&ClusterKey> = targets.iter().map(|t| &t.cluster).collect();
-    let mut orphaned: Vec<ClusterKey> = input
-        .deployments
-        .keys()
-        .filter(|k| !wanted.contains(k))
-        .cloned()
-        .collect();
+    let mut orphaned = orphans(targets.iter().map(|t| &t.cluster), input.deployments);
     let mut orphans_held = Vec::new();
     let mut held = BTreeSet::new();
     let budget = match (&input.placement, &schedule_result) {
@@ -148,16 +142,14 @@ pub fn plan_bundle(
         }
         _ => None,
     };
-    let rollout_targets: Vec<RolloutTarget> = targets
-        .iter()
-        .zip(&ids)
-        .map(|(t, id)| RolloutTarget {
-            cluster: t.cluster.clone(),
-            deployment_id: id.clone(),
-            current: input.deployments.get(&t.cluster).cloned(),
-            hold: held.contains(&t.cluster),
-        })
-        .collect();
+    let rollout_targets = rollout_targets(
+        targets
+            .iter()
+            .zip(&ids)
+            .map(|(t, id)| (&t.cluster, id.as_str())),
+        input.deployments,
+        &held,
+    );
     let rollout = plan_rollout(&rollout_targets, input.rollout, input.paused, index)?;
     Ok(BundlePlan {
         targeting,
@@ -168,6 +160,53 @@ pub fn plan_bundle(
         orphaned,
         orphans_held,
     })
+}
+
+/// What [`plan_bundle`] does after targeting for a bundle without a placement block, from targets
+/// already computed (a caller that keeps targeting between plans, as it changes only with the
+/// bundle or the clusters): Fleet's rollout over `targets` (each cluster with its deploymentID, in
+/// targeting's order) and the clusters holding a BundleDeployment no longer wanted, sorted.
+pub fn plan_targeted(
+    index: &ClusterIndex,
+    targets: &[(&ClusterKey, &str)],
+    rollout: &RolloutStrategy,
+    paused: bool,
+    deployments: &BTreeMap<ClusterKey, DeploymentState>,
+) -> Result<(RolloutPlan, Vec<ClusterKey>), TargetError> {
+    let orphaned = orphans(targets.iter().map(|(cluster, _)| *cluster), deployments);
+    let rollout_targets = rollout_targets(targets.iter().copied(), deployments, &BTreeSet::new());
+    let plan = plan_rollout(&rollout_targets, rollout, paused, index)?;
+    Ok((plan, orphaned))
+}
+
+/// The clusters of `deployments` not among `wanted`, sorted.
+fn orphans<'a>(
+    wanted: impl Iterator<Item = &'a ClusterKey>,
+    deployments: &BTreeMap<ClusterKey, DeploymentState>,
+) -> Vec<ClusterKey> {
+    let wanted: BTreeSet<&ClusterKey> = wanted.collect();
+    deployments
+        .keys()
+        .filter(|k| !wanted.contains(k))
+        .cloned()
+        .collect()
+}
+
+/// The rollout's input: each target (cluster, deploymentID) with its current BundleDeployment, held
+/// when in `held`.
+fn rollout_targets<'a>(
+    targets: impl Iterator<Item = (&'a ClusterKey, &'a str)>,
+    deployments: &BTreeMap<ClusterKey, DeploymentState>,
+    held: &BTreeSet<ClusterKey>,
+) -> Vec<RolloutTarget> {
+    targets
+        .map(|(cluster, id)| RolloutTarget {
+            cluster: cluster.clone(),
+            deployment_id: id.to_string(),
+            current: deployments.get(cluster).cloned(),
+            hold: held.contains(cluster),
+        })
+        .collect()
 }
 
 /// Runs the placement's rolling-update budget over the chosen targets and the orphans.
@@ -299,6 +338,49 @@ mod tests {
         );
         assert_eq!(names(plan.orphaned), ["d"]);
         assert!(plan.schedule.is_none());
+    }
+
+    #[test]
+    fn planning_from_kept_targets_gives_the_same_rollout_and_orphans() {
+        let old = DeploymentState {
+            deployment_id: "old".into(),
+            staged_deployment_id: "old".into(),
+            applied_deployment_id: "old".into(),
+            ready: true,
+            failed: false,
+        };
+        let deployments = BTreeMap::from([
+            (ClusterKey::new(NS, "b"), old),
+            (ClusterKey::new(NS, "d"), DeploymentState::default()),
+        ]);
+        let full = plan_for(None, &deployments);
+        let ids: Vec<String> = full.targets.iter().map(|t| id(t).unwrap()).collect();
+        let kept: Vec<(&ClusterKey, &str)> = full
+            .targets
+            .iter()
+            .zip(&ids)
+            .map(|(t, id)| (&t.cluster, id.as_str()))
+            .collect();
+        let (rollout, orphaned) = plan_targeted(
+            &index(),
+            &kept,
+            &RolloutStrategy::default(),
+            false,
+            &deployments,
+        )
+        .unwrap();
+        assert_eq!(rollout, full.rollout);
+        assert_eq!(orphaned, full.orphaned);
+        assert_eq!(names(orphaned), ["d"]);
+        // b is promoted to its new ID, a and c are created.
+        assert!(matches!(
+            &rollout.deployments[1].outcome,
+            Outcome::Write {
+                created: false,
+                promoted: true,
+                ..
+            }
+        ));
     }
 
     #[test]
