@@ -64,6 +64,8 @@ pub struct Context {
     pub placement_settings: std::sync::OnceLock<crate::placement::PlacementSettings>,
     /// Helper "gitops": the GitRepoRestriction-checked access each GitRepo was last read with.
     pub gitrepo_access: crate::gitrepo::restrict::Applied,
+    /// Each Bundle's targeting, kept while nothing it reads changes.
+    pub targeting: crate::bundle::cache::TargetingCache,
 }
 
 impl Context {
@@ -90,6 +92,7 @@ impl Context {
             placement_decisions: Default::default(),
             placement_settings: Default::default(),
             gitrepo_access: Default::default(),
+            targeting: Default::default(),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! ([`content`]), write and delete BundleDeployments ([`deploy`]), then write its status when it changed.
 //! A finalizer removes the Bundle's BundleDeployments (and, through GC, its Content) when it is deleted.
 
+pub mod cache;
 pub mod content;
 pub mod deploy;
 pub mod target;
@@ -146,11 +147,12 @@ async fn pass(
     ctx.placement_decisions
         .planning(&key, bundle.spec.placement.is_some());
     let mut work = match ctx.index.read(|state| {
-        target::plan_with(
+        target::plan_cached(
             bundle,
             state,
             &crate::placement::settings(ctx),
             crate::placement::unix_now(),
+            &ctx.targeting,
         )
     }) {
         Ok(work) => work,
@@ -209,6 +211,7 @@ async fn cleanup(bundle: &Bundle, ctx: &Context) -> Result<Action> {
             .map(|bd| (bd.namespace().unwrap_or_default(), bd.name_any()))
             .collect();
     deploy::delete_all(&ctx.client, deletes).await?;
+    ctx.targeting.forget(&(namespace.clone(), name.clone()));
     lock(&ctx.manifests).remove(&(namespace, name));
     record_states(ctx, bundle, None);
     ctx.triggers.content_gc.notify_one();

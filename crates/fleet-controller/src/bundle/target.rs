@@ -1,10 +1,12 @@
 //! Planning one Bundle against the index (pure, under the index's read lock): the manifest ID, Fleet
-//! targeting and rollout through `fleet_target::pipeline::plan_bundle`, the BundleDeployment each target
-//! should have (skipping those already as wanted), and the orphans to delete. A Bundle with a `placement`
-//! block is scheduled among the targeted clusters with its existing placements fed back in
-//! ([`crate::placement::record`]); a Cluster that is leaving gets no BundleDeployment and loses the ones
-//! it has.
+//! targeting ([`Targeted`], kept between reconciles by [`crate::bundle::cache`]) and the rollout through
+//! `fleet_target::pipeline::plan_targeted`, the BundleDeployment each target should have (skipping those
+//! already as wanted), and the orphans to delete. A Bundle with a `placement` block goes through
+//! `fleet_target::pipeline::plan_bundle`, scheduled among the targeted clusters with its existing
+//! placements fed back in ([`crate::placement::record`]); a Cluster that is leaving gets no
+//! BundleDeployment and loses the ones it has.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,20 +17,22 @@ use fleet_api::{
 };
 use fleet_bundle::hash;
 use fleet_target::TargetError;
-use fleet_target::bundle_spec::read_bundle_spec;
+use fleet_target::bundle_spec::{BundleSpecParts, read_bundle_spec};
 use fleet_target::index::ClusterIndex;
 use fleet_target::labels::deployment_labels;
 use fleet_target::model::ClusterKey;
-use fleet_target::pipeline::{BundlePlanInput, PlacementStage, plan_bundle};
+use fleet_target::pipeline::{BundlePlanInput, PlacementStage, plan_bundle, plan_targeted};
+use fleet_target::placement::ScheduleResult;
 use fleet_target::rollout::{
     DeploymentState, Outcome, RolloutPlan, RolloutStatus, RolloutStrategy, RolloutTarget,
     plan_rollout,
 };
-use fleet_target::targeting::{Target, TargetingContext};
+use fleet_target::targeting::{Target, TargetingContext, compute_targets};
 use fleet_target::template_engine::BuiltinTemplater;
 use kube::ResourceExt;
 use kube::api::ObjectMeta;
 
+use crate::bundle::cache::TargetingCache;
 use crate::index::IndexState;
 use crate::placement::status::{Outcome as PlacementOutcome, outcome};
 use crate::placement::{PlacementSettings, record, unix_now};
@@ -66,11 +70,107 @@ pub fn plan_with(
     settings: &PlacementSettings,
     now: i64,
 ) -> Result<BundleWork, TargetError> {
+    plan_cached(bundle, state, settings, now, &TargetingCache::default())
+}
+
+/// A Bundle's targeting (for a Bundle without a placement block): what stays the same between plans
+/// until the Bundle or what targeting reads changes ([`crate::bundle::cache`]).
+pub struct Targeted {
+    manifest_id: String,
+    rollout: RolloutStrategy,
+    paused: bool,
+    /// The clusters that get a BundleDeployment, in targeting's order (sorted), each with the index
+    /// of its option set in `options`.
+    chosen: Vec<(ClusterKey, usize)>,
+    options: Vec<TypedOptions>,
+}
+
+impl Targeted {
+    /// Each chosen cluster with its deploymentID.
+    fn ids(&self) -> Vec<(&ClusterKey, &str)> {
+        self.chosen
+            .iter()
+            .map(|(cluster, set)| (cluster, self.options[*set].deployment_id.as_str()))
+            .collect()
+    }
+}
+
+/// The Bundle's spec split into its parts.
+fn parts_of(bundle: &Bundle) -> Result<BundleSpecParts, TargetError> {
+    let spec_json = serde_json::to_value(&bundle.spec).unwrap_or_default();
+    read_bundle_spec(
+        &bundle.namespace().unwrap_or_default(),
+        &bundle.name_any(),
+        bundle.labels(),
+        &spec_json,
+    )
+}
+
+/// Fleet targeting of `bundle` (without its placement stage) against `state`, with each target's
+/// option set converted and hashed.
+pub fn targeted(bundle: &Bundle, state: &IndexState) -> Result<Targeted, TargetError> {
+    let parts = parts_of(bundle)?;
+    let namespaces = state.bundle_namespaces(&parts.targeting);
+    let targeting = compute_targets(
+        &state.clusters,
+        &parts.targeting,
+        &namespaces,
+        &TargetingContext::default(),
+        &BuiltinTemplater,
+    )?;
+    let manifest_id = hash::manifest_id(&bundle.spec.resources);
+    let sets = OptionSets::new(&manifest_id);
+    Targeted::of(parts, &targeting.targets, sets)
+}
+
+impl Targeted {
+    /// The Bundle's `targets` with their option sets (`sets` may know some already).
+    fn of(
+        parts: BundleSpecParts,
+        targets: &[Target],
+        sets: OptionSets<'_>,
+    ) -> Result<Targeted, TargetError> {
+        let chosen = targets
+            .iter()
+            .map(|t| Ok((t.cluster.clone(), sets.index_of(t)?)))
+            .collect::<Result<Vec<_>, TargetError>>()?;
+        Ok(Targeted {
+            manifest_id: sets.manifest_id.to_string(),
+            options: sets.into_typed(),
+            rollout: parts.rollout,
+            paused: parts.paused,
+            chosen,
+        })
+    }
+}
+
+/// A plan before it is compared with the BundleDeployments that exist.
+struct Planned {
+    targeted: Arc<Targeted>,
+    /// One entry per chosen cluster.
+    rollout: RolloutPlan,
+    orphaned: Vec<ClusterKey>,
+    placement: Option<Placed>,
+}
+
+/// The placement stage's part of a plan.
+struct Placed {
+    schedule: ScheduleResult,
+    policy_hash: String,
+    requeue_at: Option<i64>,
+}
+
+/// Plans `bundle` against `state`, taking its targeting from `cache` when nothing it reads changed; a
+/// placement is scheduled at `now` with `settings`' limits (and not cached: it reads cluster health).
+pub fn plan_cached(
+    bundle: &Bundle,
+    state: &IndexState,
+    settings: &PlacementSettings,
+    now: i64,
+    cache: &TargetingCache,
+) -> Result<BundleWork, TargetError> {
     let namespace = bundle.namespace().unwrap_or_default();
     let name = bundle.name_any();
-    let spec_json = serde_json::to_value(&bundle.spec).unwrap_or_default();
-    let parts = read_bundle_spec(&namespace, &name, bundle.labels(), &spec_json)?;
-    let manifest_id = hash::manifest_id(&bundle.spec.resources);
     let none = BTreeMap::new();
     let existing: &BTreeMap<ClusterKey, Arc<BundleDeployment>> = state
         .deployments_of(&(namespace.clone(), name.clone()))
@@ -79,35 +179,6 @@ pub fn plan_with(
         .iter()
         .map(|(k, bd)| (k.clone(), deployment_state(bd)))
         .collect();
-    let namespaces = state.bundle_namespaces(&parts.targeting);
-    let context = TargetingContext::default();
-    let policy_hash = parts.placement.as_ref().map(record::policy_hash);
-    let placed = match (&parts.placement, &policy_hash) {
-        (Some(_), Some(hash)) => record::existing_placements(
-            existing,
-            bundle.status.as_ref().and_then(|s| s.placement.as_ref()),
-            hash,
-        ),
-        _ => Vec::new(),
-    };
-    let input = BundlePlanInput {
-        bundle: &parts.targeting,
-        namespaces: &namespaces,
-        context: &context,
-        placement: parts.placement.as_ref().map(|policy| PlacementStage {
-            policy,
-            existing: &placed,
-            now,
-            eligibility: settings.eligibility(),
-        }),
-        rollout: &parts.rollout,
-        paused: parts.paused,
-        deployments: &current,
-    };
-    let memo = OptionsMemo::new(&manifest_id);
-    let id_of =
-        |target: &Target| -> Result<String, TargetError> { Ok(memo.get(target)?.deployment_id) };
-    let mut planned = plan_bundle(&state.clusters, &input, &BuiltinTemplater, &id_of)?;
     let leaving = |cluster: &ClusterKey| {
         state
             .clusters
@@ -115,44 +186,48 @@ pub fn plan_with(
             .and_then(|c| c.cluster.health.as_ref())
             .is_some_and(|h| h.leaving)
     };
-    if parts.placement.is_none() {
+    let planned = if bundle.spec.placement.is_some() {
+        plan_placed(bundle, state, settings, now, existing, &current)?
+    } else {
+        let targeted = cache.targeted(bundle, state)?;
+        let (first, orphaned) = plan_targeted(
+            &state.clusters,
+            &targeted.ids(),
+            &targeted.rollout,
+            targeted.paused,
+            &current,
+        )?;
         let writable = |cluster: &ClusterKey| {
             state.cluster_namespaces.contains_key(cluster) && !leaving(cluster)
         };
-        planned.rollout = through_max_new(
-            &planned.targets,
-            std::mem::take(&mut planned.rollout),
-            &current,
-            &memo,
-            &parts.rollout,
-            parts.paused,
-            &state.clusters,
-            writable,
-        )?;
-    }
-
+        let rollout = through_max_new(&targeted, first, &current, &state.clusters, writable)?;
+        Planned {
+            targeted,
+            rollout,
+            orphaned,
+            placement: None,
+        }
+    };
+    let targeted = &planned.targeted;
+    let manifest_id = &targeted.manifest_id;
     let decisions: BTreeMap<&ClusterKey, &fleet_target::placement::Decision> = planned
-        .schedule
+        .placement
         .iter()
-        .flat_map(|s| &s.selected)
+        .flat_map(|p| &p.schedule.selected)
         .map(|d| (&d.cluster, d))
         .collect();
-    let requeue_at = [
-        planned.schedule.as_ref().and_then(|s| s.requeue_at),
-        planned.budget.as_ref().and_then(|b| b.requeue_at),
-    ]
-    .into_iter()
-    .flatten()
-    .min();
+    let policy_hash = planned.placement.as_ref().map(|p| &p.policy_hash);
     let mut work = BundleWork {
         manifest_id: manifest_id.clone(),
         rollout: planned.rollout.status.clone(),
         placement: planned
-            .schedule
+            .placement
             .as_ref()
-            .zip(policy_hash.as_deref())
-            .map(|(result, hash)| outcome(result, hash)),
-        requeue_after: requeue_at
+            .map(|p| outcome(&p.schedule, &p.policy_hash)),
+        requeue_after: planned
+            .placement
+            .as_ref()
+            .and_then(|p| p.requeue_at)
             .map(|at| Duration::from_secs(u64::try_from(at - now).unwrap_or(0).max(1))),
         ..BundleWork::default()
     };
@@ -162,19 +237,19 @@ pub fn plan_with(
         &name,
         bundle.labels(),
         &ClusterKey::new("", ""),
-        &manifest_id,
+        manifest_id,
     );
     let default_options = BundleDeploymentOptions::default();
-    for (target, deployment) in planned.targets.iter().zip(&planned.rollout.deployments) {
-        let bd = existing.get(&target.cluster).cloned();
-        if leaving(&target.cluster) {
+    for ((cluster, set), deployment) in targeted.chosen.iter().zip(&planned.rollout.deployments) {
+        let bd = existing.get(cluster).cloned();
+        if leaving(cluster) {
             if let Some(bd) = &bd {
                 work.deletes
                     .push((bd.namespace().unwrap_or_default(), bd.name_any()));
             }
             continue;
         }
-        work.targets.push((target.cluster.clone(), bd.clone()));
+        work.targets.push((cluster.clone(), bd.clone()));
         let Outcome::Write {
             staged_deployment_id,
             deployment_id,
@@ -186,17 +261,17 @@ pub fn plan_with(
             }
             continue;
         };
-        let Some(cluster_namespace) = state.cluster_namespaces.get(&target.cluster) else {
+        let Some(cluster_namespace) = state.cluster_namespaces.get(cluster) else {
             work.waiting_for_namespace += 1;
             continue;
         };
         let cluster_paused = state
             .clusters
-            .get(&target.cluster)
+            .get(cluster)
             .is_some_and(|c| c.cluster.paused);
-        let staged = memo.get(target)?;
+        let staged = &targeted.options[*set];
         let desired = DesiredSpec {
-            paused: parts.paused || cluster_paused,
+            paused: targeted.paused || cluster_paused,
             staged_options: &staged.options,
             staged_deployment_id,
             options: if deployment_id == staged_deployment_id {
@@ -207,14 +282,14 @@ pub fn plan_with(
             deployment_id,
             depends_on: &bundle.spec.depends_on,
         };
-        let annotations = match (decisions.get(&target.cluster), &policy_hash) {
+        let annotations = match (decisions.get(cluster), policy_hash) {
             (Some(decision), Some(hash)) => record::annotations(decision, hash),
             _ => BTreeMap::new(),
         };
         let unchanged = bd.as_ref().is_some_and(|b| {
             desired.matches(&b.spec)
                 && b.namespace().as_deref() == Some(cluster_namespace.as_str())
-                && labels_match(b.labels(), &bundle_labels, &target.cluster)
+                && labels_match(b.labels(), &bundle_labels, cluster)
                 && annotations
                     .iter()
                     .all(|(k, v)| b.annotations().get(k) == Some(v))
@@ -223,13 +298,7 @@ pub fn plan_with(
             continue;
         }
         let spec = desired.to_spec();
-        let labels = deployment_labels(
-            &namespace,
-            &name,
-            bundle.labels(),
-            &target.cluster,
-            &manifest_id,
-        );
+        let labels = deployment_labels(&namespace, &name, bundle.labels(), cluster, manifest_id);
         let mut desired = BundleDeployment::new(&name, spec);
         desired.metadata = ObjectMeta {
             name: Some(name.clone()),
@@ -249,6 +318,66 @@ pub fn plan_with(
     Ok(work)
 }
 
+/// Plans a Bundle with a placement block: targeting, scheduling among the targeted clusters (with its
+/// existing placements fed back in), the rolling-update budget and the rollout.
+fn plan_placed(
+    bundle: &Bundle,
+    state: &IndexState,
+    settings: &PlacementSettings,
+    now: i64,
+    existing: &BTreeMap<ClusterKey, Arc<BundleDeployment>>,
+    current: &BTreeMap<ClusterKey, DeploymentState>,
+) -> Result<Planned, TargetError> {
+    let parts = parts_of(bundle)?;
+    let namespaces = state.bundle_namespaces(&parts.targeting);
+    let context = TargetingContext::default();
+    let policy_hash = parts
+        .placement
+        .as_ref()
+        .map(record::policy_hash)
+        .unwrap_or_default();
+    let placed = record::existing_placements(
+        existing,
+        bundle.status.as_ref().and_then(|s| s.placement.as_ref()),
+        &policy_hash,
+    );
+    let manifest_id = hash::manifest_id(&bundle.spec.resources);
+    let sets = OptionSets::new(&manifest_id);
+    let id_of = |target: &Target| -> Result<String, TargetError> { sets.deployment_id(target) };
+    let input = BundlePlanInput {
+        bundle: &parts.targeting,
+        namespaces: &namespaces,
+        context: &context,
+        placement: parts.placement.as_ref().map(|policy| PlacementStage {
+            policy,
+            existing: &placed,
+            now,
+            eligibility: settings.eligibility(),
+        }),
+        rollout: &parts.rollout,
+        paused: parts.paused,
+        deployments: current,
+    };
+    let planned = plan_bundle(&state.clusters, &input, &BuiltinTemplater, &id_of)?;
+    let requeue_at = [
+        planned.schedule.as_ref().and_then(|s| s.requeue_at),
+        planned.budget.as_ref().and_then(|b| b.requeue_at),
+    ]
+    .into_iter()
+    .flatten()
+    .min();
+    Ok(Planned {
+        targeted: Arc::new(Targeted::of(parts, &planned.targets, sets)?),
+        rollout: planned.rollout,
+        orphaned: planned.orphaned,
+        placement: planned.schedule.map(|schedule| Placed {
+            schedule,
+            policy_hash,
+            requeue_at,
+        }),
+    })
+}
+
 /// Passes [`through_max_new`] runs at most.
 const MAX_NEW_PASSES: usize = 1000;
 
@@ -258,24 +387,20 @@ const MAX_NEW_PASSES: usize = 1000;
 /// is deferred. A target keeps its last write; the status is the last pass's. Only the rollout is
 /// planned again (targeting and deploymentIDs stay), so creating a thousand BundleDeployments costs one
 /// plan, not one per `maxNew` of them.
-#[allow(clippy::too_many_arguments)]
 fn through_max_new(
-    targets: &[Target],
+    targeted: &Targeted,
     first: RolloutPlan,
     current: &BTreeMap<ClusterKey, DeploymentState>,
-    memo: &OptionsMemo<'_>,
-    strategy: &RolloutStrategy,
-    paused: bool,
     index: &ClusterIndex,
     writable: impl Fn(&ClusterKey) -> bool,
 ) -> Result<RolloutPlan, TargetError> {
-    let mut states: Vec<Option<DeploymentState>> = targets
+    let mut states: Vec<Option<DeploymentState>> = targeted
+        .chosen
         .iter()
-        .map(|t| current.get(&t.cluster).cloned())
+        .map(|(cluster, _)| current.get(cluster).cloned())
         .collect();
-    let mut written: Vec<Option<Outcome>> = vec![None; targets.len()];
+    let mut written: Vec<Option<Outcome>> = vec![None; targeted.chosen.len()];
     let mut plan = first;
-    let mut ids: Option<Vec<String>> = None;
     for _ in 0..MAX_NEW_PASSES {
         let deferred = plan
             .deployments
@@ -301,27 +426,18 @@ fn through_max_new(
         if !deferred || !created {
             break;
         }
-        let ids = match &mut ids {
-            Some(ids) => ids,
-            None => ids.insert(
-                targets
-                    .iter()
-                    .map(|t| memo.get(t).map(|typed| typed.deployment_id))
-                    .collect::<Result<Vec<_>, _>>()?,
-            ),
-        };
-        let again: Vec<RolloutTarget> = targets
-            .iter()
-            .zip(ids.iter())
+        let again: Vec<RolloutTarget> = targeted
+            .ids()
+            .into_iter()
             .zip(&states)
-            .map(|((target, id), state)| RolloutTarget {
-                cluster: target.cluster.clone(),
-                deployment_id: id.clone(),
+            .map(|((cluster, id), state)| RolloutTarget {
+                cluster: cluster.clone(),
+                deployment_id: id.to_string(),
                 current: state.clone(),
                 hold: false,
             })
             .collect();
-        plan = plan_rollout(&again, strategy, paused, index)?;
+        plan = plan_rollout(&again, &targeted.rollout, targeted.paused, index)?;
     }
     for (planned, write) in plan.deployments.iter_mut().zip(written) {
         if let Some(write) = write
@@ -364,44 +480,59 @@ struct TypedOptions {
     deployment_id: String,
 }
 
-/// Distinct option sets kept by one plan (most targets of a Bundle share a few).
+/// Distinct option sets recognised by comparison (most targets of a Bundle share a few); a target
+/// whose options are none of these gets a set of its own.
 const MEMO_LIMIT: usize = 16;
 
-/// The typed options and deploymentID of each distinct option set one plan meets, so that targets with
-/// the same options (most of them: options differ only by customization or templated values) are
-/// converted and hashed once, not once per cluster.
-struct OptionsMemo<'a> {
+/// The typed options and deploymentID of the option sets targeting produced, so that targets with the
+/// same options (most of them: options differ only by customization or templated values) are converted
+/// and hashed once, not once per cluster.
+struct OptionSets<'a> {
     manifest_id: &'a str,
-    seen: std::cell::RefCell<Vec<(serde_json::Map<String, serde_json::Value>, TypedOptions)>>,
+    sets: RefCell<Sets>,
 }
 
-impl<'a> OptionsMemo<'a> {
+/// The typed sets, and the options of the first [`MEMO_LIMIT`] of them as targeting produced them.
+#[derive(Default)]
+struct Sets {
+    typed: Vec<TypedOptions>,
+    seen: Vec<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl<'a> OptionSets<'a> {
     fn new(manifest_id: &'a str) -> Self {
-        OptionsMemo {
+        OptionSets {
             manifest_id,
-            seen: Default::default(),
+            sets: RefCell::default(),
         }
     }
 
-    fn get(&self, target: &Target) -> Result<TypedOptions, TargetError> {
-        if let Some((_, typed)) = self
-            .seen
-            .borrow()
-            .iter()
-            .find(|(options, _)| *options == target.options)
-        {
-            return Ok(typed.clone());
+    /// The index of `target`'s option set, added when new.
+    fn index_of(&self, target: &Target) -> Result<usize, TargetError> {
+        let mut sets = self.sets.borrow_mut();
+        let Sets { typed, seen } = &mut *sets;
+        if let Some(i) = seen.iter().position(|options| *options == target.options) {
+            return Ok(i);
         }
         let options = options_of(target)?;
-        let typed = TypedOptions {
+        typed.push(TypedOptions {
             deployment_id: hash::deployment_id(self.manifest_id, &options),
             options: Arc::new(options),
-        };
-        let mut seen = self.seen.borrow_mut();
-        if seen.len() < MEMO_LIMIT {
-            seen.push((target.options.clone(), typed.clone()));
+        });
+        if seen.len() + 1 == typed.len() && seen.len() < MEMO_LIMIT {
+            seen.push(target.options.clone());
         }
-        Ok(typed)
+        Ok(typed.len() - 1)
+    }
+
+    /// `target`'s deploymentID.
+    fn deployment_id(&self, target: &Target) -> Result<String, TargetError> {
+        let i = self.index_of(target)?;
+        Ok(self.sets.borrow().typed[i].deployment_id.clone())
+    }
+
+    fn into_typed(self) -> Vec<TypedOptions> {
+        self.sets.into_inner().typed
     }
 }
 
