@@ -67,6 +67,11 @@ impl Funcs {
         self.table.get(name).copied()
     }
 
+    /// The table's own (static) spelling of `name` and the function, if there is one.
+    pub fn resolve(&self, name: &str) -> Option<(&'static str, Func)> {
+        self.table.get_key_value(name).map(|(n, f)| (*n, *f))
+    }
+
     pub fn contains(&self, name: &str) -> bool {
         self.table.contains_key(name)
     }

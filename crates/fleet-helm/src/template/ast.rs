@@ -37,7 +37,7 @@ pub struct Pipeline {
     pub pos: usize,
     /// `true` for `=` (assignment to existing variables), `false` for `:=`.
     pub is_assign: bool,
-    pub decl: Vec<String>,
+    pub decl: Vec<Arc<str>>,
     pub cmds: Vec<Command>,
 }
 
@@ -57,13 +57,15 @@ pub enum Arg {
     /// `$x.A.B`.
     Variable {
         pos: usize,
-        name: String,
+        name: Arc<str>,
         idents: Vec<String>,
     },
-    /// A function name.
+    /// A function name, resolved while parsing: `func` is `None` for the functions the evaluator binds itself
+    /// (`and`, `or`, `include`, `tpl`).
     Identifier {
         pos: usize,
-        name: String,
+        name: &'static str,
+        func: Option<crate::funcs::Func>,
     },
     /// `(pipeline).A.B`.
     Chain {

@@ -11,7 +11,7 @@ use minijinja::value::ValueKind;
 
 use super::ast::{Arg, Branch, Command, List, Node, Number, Pipeline};
 use super::{TemplateError, TemplateSet, Tmpl, line_col, parse};
-use crate::funcs::{FuncError, Funcs};
+use crate::funcs::{Func, FuncError, Funcs};
 use crate::gofmt::to_go_string;
 use crate::value::{Value, as_list, as_map, is_nil, nil, truthy};
 
@@ -28,14 +28,19 @@ const TPL_CACHE_ENTRIES: usize = 4096;
 static METHOD_ENV: LazyLock<minijinja::Environment<'static>> =
     LazyLock::new(minijinja::Environment::new);
 
+/// The name of the variable every template execution starts with.
+static DOLLAR: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from("$"));
+
 /// Execution limits and state shared by all templates rendered in one chart render.
 pub struct Exec<'a> {
     set: &'a TemplateSet,
     funcs: &'a Funcs,
     /// Templates defined by strings passed to `tpl`, innermost last.
     overlays: Vec<Arc<TplOverlay>>,
-    /// Strings `tpl` has parsed, by (template name, text): charts pass the same strings for every resource.
-    tpl_cache: HashMap<(String, String), (Arc<Tmpl>, Arc<TplOverlay>)>,
+    /// Strings `tpl` has parsed, by template name and text: charts pass the same strings for every resource.
+    tpl_cache: HashMap<String, HashMap<String, TplParsed>>,
+    /// Entries in `tpl_cache`.
+    tpl_cached: usize,
     fuel: u64,
     depth: usize,
     /// Seedable randomness for `rand*`, `uuidv4` and key generators.
@@ -46,6 +51,8 @@ pub struct Exec<'a> {
 
 /// The templates a `tpl` string defines, by name.
 type TplOverlay = HashMap<String, Arc<Tmpl>>;
+/// A parsed `tpl` string: its body and the templates it defines.
+type TplParsed = (Arc<Tmpl>, Arc<TplOverlay>);
 
 enum Flow {
     Normal,
@@ -58,7 +65,7 @@ type R<T> = Result<T, TemplateError>;
 /// The state of one template execution: the template (for error positions) and the variable stack.
 struct Scope {
     tmpl: Arc<Tmpl>,
-    vars: Vec<(String, Value)>,
+    vars: Vec<(Arc<str>, Value)>,
 }
 
 impl<'a> Exec<'a> {
@@ -68,6 +75,7 @@ impl<'a> Exec<'a> {
             funcs,
             overlays: Vec::new(),
             tpl_cache: HashMap::new(),
+            tpl_cached: 0,
             fuel: DEFAULT_FUEL,
             depth: 0,
             rng: crate::funcs::Rng::default(),
@@ -111,7 +119,7 @@ impl<'a> Exec<'a> {
         self.depth += 1;
         let mut scope = Scope {
             tmpl: tmpl.clone(),
-            vars: vec![("$".to_string(), data.clone())],
+            vars: vec![(DOLLAR.clone(), data.clone())],
         };
         let r = self.walk_list(&mut scope, data, &tmpl.body, out);
         self.depth -= 1;
@@ -326,8 +334,8 @@ impl<'a> Exec<'a> {
         let first = &cmd.args[0];
         let rest = &cmd.args[1..];
         match first {
-            Arg::Identifier { name, pos } => {
-                self.eval_function(scope, dot, cmd, name, *pos, rest, fin)
+            Arg::Identifier { name, pos, func } => {
+                self.eval_function(scope, dot, cmd, (name, *func), *pos, rest, fin)
             }
             Arg::Field { pos, idents } => {
                 self.eval_field_chain(scope, dot, dot.clone(), idents, rest, fin, *pos, first)
@@ -372,7 +380,7 @@ impl<'a> Exec<'a> {
     }
 
     fn var(&self, scope: &Scope, name: &str, pos: usize) -> R<Value> {
-        match scope.vars.iter().rev().find(|(n, _)| n == name) {
+        match scope.vars.iter().rev().find(|(n, _)| &**n == name) {
             Some((_, v)) => Ok(v.clone()),
             None => Err(self.error(scope, pos, name, format!("undefined variable: {name}"))),
         }
@@ -409,12 +417,12 @@ impl<'a> Exec<'a> {
                 scope.vars.truncate(mark);
                 v?
             }
-            Arg::Identifier { name, pos } => {
+            Arg::Identifier { name, pos, func } => {
                 let cmd = Command {
                     pos: *pos,
                     args: vec![arg.clone()],
                 };
-                self.eval_function(scope, dot, &cmd, name, *pos, &[], None)?
+                self.eval_function(scope, dot, &cmd, (name, *func), *pos, &[], None)?
             }
         })
     }
@@ -525,7 +533,7 @@ impl<'a> Exec<'a> {
         scope: &mut Scope,
         dot: &Value,
         cmd: &Command,
-        name: &str,
+        (name, func): (&str, Option<Func>),
         pos: usize,
         args: &[Arg],
         fin: Option<Value>,
@@ -553,7 +561,7 @@ impl<'a> Exec<'a> {
             }
             return Ok(v);
         }
-        if !self.funcs.contains(name) && !super::parse::LATE_BOUND.contains(&name) {
+        if func.is_none() && !super::parse::LATE_BOUND.contains(&name) {
             return Err(self.error(scope, pos, name, format!("function {name:?} not defined")));
         }
         let mut values = Vec::with_capacity(args.len() + 1);
@@ -563,10 +571,11 @@ impl<'a> Exec<'a> {
         if let Some(f) = fin {
             values.push(f);
         }
-        let result = match name {
-            "include" => self.include(values),
-            "tpl" => self.tpl(scope, values),
-            _ => match self.funcs.get(name) {
+        let result = match (func, name) {
+            (Some(f), _) => f(self, values),
+            (None, "include") => self.include(values),
+            (None, "tpl") => self.tpl(scope, values),
+            (None, _) => match self.funcs.get(name) {
                 Some(f) => f(self, values),
                 None => Err(FuncError::Msg(format!("function {name:?} not defined"))),
             },
@@ -594,11 +603,15 @@ impl<'a> Exec<'a> {
                 a.len()
             ))
         })?;
-        let name = name
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| to_go_string(&name));
-        let Some(t) = self.lookup(&name) else {
+        let printed;
+        let name = match name.as_str() {
+            Some(s) => s,
+            None => {
+                printed = to_go_string(&name);
+                printed.as_str()
+            }
+        };
+        let Some(t) = self.lookup(name) else {
             return Err(FuncError::Msg(format!(
                 "template: no template {name:?} associated with template \"gotpl\""
             )));
@@ -616,22 +629,32 @@ impl<'a> Exec<'a> {
                 a.len()
             ))
         })?;
-        let text = text
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| to_go_string(&text));
+        let printed;
+        let text = match text.as_str() {
+            Some(s) => s,
+            None => {
+                printed = to_go_string(&text);
+                printed.as_str()
+            }
+        };
         let name = as_map(&data)
             .and_then(|m| m.get("Template"))
-            .and_then(|t| as_map(&t).and_then(|t| t.get("Name")))
-            .and_then(|n| n.as_str().map(str::to_string))
-            .unwrap_or_else(|| scope.tmpl.file.to_string());
-        let key = (name, text);
-        let (root, overlay) = match self.tpl_cache.get(&key) {
-            Some(cached) => cached.clone(),
+            .and_then(|t| as_map(&t).and_then(|t| t.get("Name")));
+        let name = name
+            .as_ref()
+            .and_then(|n| n.as_str())
+            .unwrap_or(&scope.tmpl.file);
+        let cached = self.tpl_cache.get(name).and_then(|m| m.get(text)).cloned();
+        let (root, overlay) = match cached {
+            Some(cached) => cached,
             None => {
-                let parsed = parse_tpl(&key.0, &key.1)?;
-                if self.tpl_cache.len() < TPL_CACHE_ENTRIES {
-                    self.tpl_cache.insert(key, parsed.clone());
+                let parsed = parse_tpl(name, text)?;
+                if self.tpl_cached < TPL_CACHE_ENTRIES {
+                    self.tpl_cached += 1;
+                    self.tpl_cache
+                        .entry(name.to_string())
+                        .or_default()
+                        .insert(text.to_string(), parsed.clone());
                 }
                 parsed
             }
@@ -641,7 +664,10 @@ impl<'a> Exec<'a> {
         let r = self.run(root, &data, &mut out);
         self.overlays.pop();
         r.map_err(FuncError::Nested)?;
-        Ok(Value::from(out.replace("<no value>", "")))
+        if out.contains("<no value>") {
+            out = out.replace("<no value>", "");
+        }
+        Ok(Value::from(out))
     }
 }
 
@@ -673,7 +699,7 @@ fn parse_tpl(name: &str, text: &str) -> Result<(Arc<Tmpl>, Arc<TplOverlay>), Fun
 }
 
 fn set_var(scope: &mut Scope, name: &str, value: Value) {
-    if let Some(slot) = scope.vars.iter_mut().rev().find(|(n, _)| n == name) {
+    if let Some(slot) = scope.vars.iter_mut().rev().find(|(n, _)| &**n == name) {
         slot.1 = value;
     }
 }

@@ -1,6 +1,8 @@
 //! The lexer for Go `text/template` source: splits text from `{{ … }}` actions, applies `{{-`/`-}}` trimming and
 //! produces the tokens inside actions with their byte offsets (Go reports positions as byte offsets).
 
+use std::sync::Arc;
+
 use super::TemplateError;
 
 /// One token with the byte offset where it starts in the template source.
@@ -15,21 +17,24 @@ pub struct Token {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Tok {
     /// Literal text between actions (already trimmed).
-    Text(String),
+    Text(Arc<str>),
     /// `{{` (after any left trim marker).
     LeftDelim,
     /// `}}`.
     RightDelim,
     /// A comment action `{{/* … */}}`; produces no output.
     Comment,
+    /// A name that is not a known function (the parser reports it).
     Identifier(String),
+    /// The name of a known function, as the function table spells it.
+    Function(&'static str),
     /// `.Field` (the name without the dot).
     Field(String),
     /// `$name` or `$`.
-    Variable(String),
+    Variable(Arc<str>),
     Dot,
     /// A quoted or raw string, already unquoted.
-    String(String),
+    String(Arc<str>),
     /// A character constant, as its code point.
     Char(char),
     /// A number literal as written.
@@ -173,7 +178,7 @@ impl<'a> Lexer<'a> {
         }
         if !t.is_empty() {
             self.tokens.push(Token {
-                kind: Tok::Text(t.to_string()),
+                kind: Tok::Text(Arc::from(t)),
                 pos: start,
                 end: start,
             });
@@ -253,15 +258,15 @@ impl<'a> Lexer<'a> {
                     let Some(end) = self.src[self.pos + 1..].find('`') else {
                         return Err(self.error(start, "unterminated raw quoted string"));
                     };
-                    let s = self.src[self.pos + 1..self.pos + 1 + end].to_string();
+                    let s = Arc::from(&self.src[self.pos + 1..self.pos + 1 + end]);
                     self.pos += end + 2;
                     Tok::String(s)
                 }
                 b'\'' => Tok::Char(self.lex_char()?),
                 b'$' => {
                     self.pos += 1;
-                    let name = self.take_alnum();
-                    Tok::Variable(format!("${name}"))
+                    self.take_alnum();
+                    Tok::Variable(Arc::from(&self.src[start..self.pos]))
                 }
                 b'.' => {
                     if bytes.get(self.pos + 1).is_some_and(|c| c.is_ascii_digit()) {
@@ -291,7 +296,10 @@ impl<'a> Lexer<'a> {
                         "nil" => Tok::Nil,
                         w => match Keyword::from_word(w) {
                             Some(k) => Tok::Keyword(k),
-                            None => Tok::Identifier(w.to_string()),
+                            None => match super::parse::function_name(w) {
+                                Some(name) => Tok::Function(name),
+                                None => Tok::Identifier(w.to_string()),
+                            },
                         },
                     }
                 }
@@ -313,6 +321,14 @@ impl<'a> Lexer<'a> {
     fn take_alnum(&mut self) -> &'a str {
         let start = self.pos;
         let src: &'a str = self.src;
+        let ascii_end = src.as_bytes()[start..]
+            .iter()
+            .position(|&b| !(b == b'_' || b.is_ascii_alphanumeric()))
+            .map_or(src.len(), |i| start + i);
+        if src.as_bytes().get(ascii_end).is_none_or(|&b| b < 0x80) {
+            self.pos = ascii_end;
+            return &src[start..ascii_end];
+        }
         for (i, ch) in src[start..].char_indices() {
             if !(ch == '_' || ch.is_alphanumeric()) {
                 self.pos = start + i;
@@ -343,15 +359,23 @@ impl<'a> Lexer<'a> {
         self.src[start..i].to_string()
     }
 
-    fn lex_quoted(&mut self) -> Result<String, TemplateError> {
+    fn lex_quoted(&mut self) -> Result<Arc<str>, TemplateError> {
         let start = self.pos;
+        // Most strings have no escapes: take them straight from the source.
+        let body = &self.src[start + 1..];
+        if let Some(end) = body.find(['"', '\\', '\n'])
+            && body.as_bytes()[end] == b'"'
+        {
+            self.pos = start + 1 + end + 1;
+            return Ok(Arc::from(&body[..end]));
+        }
         let mut out = String::new();
         let mut chars = self.src[self.pos + 1..].char_indices();
         while let Some((i, ch)) = chars.next() {
             match ch {
                 '"' => {
                     self.pos = start + 1 + i + 1;
-                    return Ok(out);
+                    return Ok(Arc::from(out));
                 }
                 '\n' => break,
                 '\\' => {

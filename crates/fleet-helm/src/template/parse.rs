@@ -27,7 +27,7 @@ pub fn parse(name: &str, src: &str) -> Result<Parsed, TemplateError> {
         tokens,
         i: 0,
         defines: Vec::new(),
-        vars: vec!["$".to_string()],
+        vars: vec![Arc::from("$")],
         range_depth: 0,
         depth: 0,
     };
@@ -44,8 +44,13 @@ pub fn parse(name: &str, src: &str) -> Result<Parsed, TemplateError> {
 /// Functions bound by the evaluator itself rather than the function table.
 pub const LATE_BOUND: &[&str] = &["and", "or", "include", "tpl"];
 
-fn is_function(name: &str) -> bool {
-    LATE_BOUND.contains(&name) || crate::funcs::Funcs::helm().contains(name)
+/// The function table's own spelling of `name` if it is a function (Go resolves function names while parsing).
+pub fn function_name(name: &str) -> Option<&'static str> {
+    LATE_BOUND
+        .iter()
+        .find(|n| **n == name)
+        .copied()
+        .or_else(|| crate::funcs::Funcs::helm().resolve(name).map(|(n, _)| n))
 }
 
 fn keyword_name(k: Keyword) -> &'static str {
@@ -70,7 +75,7 @@ struct Parser<'a> {
     i: usize,
     defines: Vec<(String, List)>,
     /// Variables in scope (Go checks variable use at parse time).
-    vars: Vec<String>,
+    vars: Vec<Arc<str>>,
     range_depth: usize,
     /// Current nesting of control structures and parentheses (bounded so hostile input cannot overflow the stack).
     depth: usize,
@@ -121,7 +126,7 @@ impl<'a> Parser<'a> {
             let t = self.next();
             match t.kind {
                 Tok::Eof => return Ok((nodes, None)),
-                Tok::Text(s) => nodes.push(Node::Text(Arc::from(s))),
+                Tok::Text(s) => nodes.push(Node::Text(s)),
                 Tok::Comment => {}
                 Tok::LeftDelim => {
                     let kw_pos = self.peek().pos;
@@ -157,13 +162,13 @@ impl<'a> Parser<'a> {
             return Err(self.error(t.pos, "unexpected name in define clause"));
         };
         self.expect_right_delim("define clause")?;
-        let saved = std::mem::replace(&mut self.vars, vec!["$".to_string()]);
+        let saved = std::mem::replace(&mut self.vars, vec![Arc::from("$")]);
         let (body, end) = self.list(false)?;
         self.vars = saved;
         match end {
             Some((Keyword::End, _)) => {
                 self.expect_right_delim("end")?;
-                self.defines.push((name, body));
+                self.defines.push((name.to_string(), body));
                 Ok(())
             }
             Some((kw, pos)) => {
@@ -212,16 +217,20 @@ impl<'a> Parser<'a> {
                     Some(self.pipeline("template clause", false)?)
                 };
                 if kw == Keyword::Block {
-                    let saved = std::mem::replace(&mut self.vars, vec!["$".to_string()]);
+                    let saved = std::mem::replace(&mut self.vars, vec![Arc::from("$")]);
                     let (body, end) = self.list(false)?;
                     self.vars = saved;
                     if !matches!(end, Some((Keyword::End, _))) {
                         return Err(self.error(pos, "unexpected EOF in block clause"));
                     }
                     self.expect_right_delim("end")?;
-                    self.defines.push((name.clone(), body));
+                    self.defines.push((name.to_string(), body));
                 }
-                Ok(Node::Template { pos, name, pipe })
+                Ok(Node::Template {
+                    pos,
+                    name: name.to_string(),
+                    pipe,
+                })
             }
             Keyword::End | Keyword::Else | Keyword::Define => {
                 Err(self.error(pos, format!("unexpected {{{{{}}}}}", keyword_name(kw))))
@@ -262,12 +271,15 @@ impl<'a> Parser<'a> {
                 None
             }
             Some((Keyword::Else, else_pos)) => {
-                let next = self.peek().clone();
-                match next.kind {
+                let (next_kind, next_pos) = match self.peek().kind {
+                    Tok::Keyword(k) => (Some(k), self.peek().pos),
+                    _ => (None, 0),
+                };
+                match next_kind {
                     // `{{else if …}}` / `{{else with …}}`: a nested branch that consumes the shared `{{end}}`.
-                    Tok::Keyword(k @ (Keyword::If | Keyword::With)) if k == kw => {
+                    Some(k @ (Keyword::If | Keyword::With)) if k == kw => {
                         self.next();
-                        let nested = self.branch(k, next.pos)?;
+                        let nested = self.branch(k, next_pos)?;
                         Some(vec![if k == Keyword::If {
                             Node::If(nested)
                         } else {
@@ -316,21 +328,20 @@ impl<'a> Parser<'a> {
         {
             {
                 let v = v.clone();
-                let after = self.tokens.get(self.i + 1).map(|t| t.kind.clone());
-                match after {
-                    Some(Tok::Declare) | Some(Tok::Assign) => {
-                        is_assign = after == Some(Tok::Assign);
+                let kind_at = |i: usize| self.tokens.get(i).map(|t| &t.kind);
+                match kind_at(self.i + 1) {
+                    Some(after @ (Tok::Declare | Tok::Assign)) => {
+                        is_assign = *after == Tok::Assign;
                         self.next();
                         self.next();
                         decl.push(v);
                     }
                     Some(Tok::Comma) if context == "range" => {
-                        let v2 = self.tokens.get(self.i + 2).map(|t| t.kind.clone());
-                        let op = self.tokens.get(self.i + 3).map(|t| t.kind.clone());
                         if let (Some(Tok::Variable(v2)), Some(op @ (Tok::Declare | Tok::Assign))) =
-                            (v2, op)
+                            (kind_at(self.i + 2), kind_at(self.i + 3))
                         {
-                            is_assign = op == Tok::Assign;
+                            is_assign = *op == Tok::Assign;
+                            let v2 = v2.clone();
                             self.i += 4;
                             decl.push(v);
                             decl.push(v2);
@@ -460,17 +471,19 @@ impl<'a> Parser<'a> {
     fn term(&mut self) -> Result<Arg, TemplateError> {
         let t = self.next();
         Ok(match t.kind {
+            // Go resolves function names while parsing (the lexer looked them up).
+            Tok::Function(name) => Arg::Identifier {
+                pos: t.pos,
+                name,
+                func: crate::funcs::Funcs::helm().resolve(name).map(|(_, f)| f),
+            },
             Tok::Identifier(name) => {
-                // Go resolves function names while parsing.
-                if !is_function(&name) {
-                    return Err(self.error(t.pos, format!("function {name:?} not defined")));
-                }
-                Arg::Identifier { pos: t.pos, name }
+                return Err(self.error(t.pos, format!("function {name:?} not defined")));
             }
             Tok::Dot => Arg::Dot(t.pos),
             Tok::Nil => Arg::Nil(t.pos),
             Tok::Bool(b) => Arg::Bool(b),
-            Tok::String(s) => Arg::String(Arc::from(s)),
+            Tok::String(s) => Arg::String(s),
             Tok::Field(f) => Arg::Field {
                 pos: t.pos,
                 idents: vec![f],
@@ -582,6 +595,7 @@ fn describe(t: &Tok) -> String {
         Tok::RightDelim => "\"}}\"".into(),
         Tok::Comment => "comment".into(),
         Tok::Identifier(s) => format!("<{s}>"),
+        Tok::Function(s) => format!("<{s}>"),
         Tok::Field(s) => format!("<.{s}>"),
         Tok::Variable(s) => format!("<{s}>"),
         Tok::Dot => "<.>".into(),
