@@ -262,7 +262,7 @@ impl FleetIndex {
                 state.clusters.upsert_cluster(info);
                 return Vec::new();
             }
-            if !unchanged {
+            if crate::bundle::cache::targeting_differs(state.clusters.get(&key), &info) {
                 state.targeting_version += 1;
             }
             let before = outcomes(state, &key);

@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use fleet_api::Bundle;
 use fleet_target::TargetError;
+use fleet_target::index::IndexedCluster;
+use fleet_target::model::ClusterInfo;
 use kube::ResourceExt;
 
 use crate::bundle::target::{Targeted, targeted};
@@ -45,6 +47,18 @@ impl CacheKey {
     }
 }
 
+/// Whether Fleet targeting may see `new` differently from `old` (`None`: a new cluster): it reads a
+/// cluster's name, labels (and through them its groups), annotations and template values, not what
+/// placement reads (taints, properties, resource usage, scores, health).
+pub fn targeting_differs(old: Option<&IndexedCluster>, new: &ClusterInfo) -> bool {
+    old.is_none_or(|old| {
+        let old = &old.cluster;
+        old.labels != new.labels
+            || old.annotations != new.annotations
+            || old.template_values != new.template_values
+    })
+}
+
 impl TargetingCache {
     /// `bundle`'s targeting against `state`: the kept one when nothing it reads changed, else computed
     /// (and kept). A targeting error is not kept.
@@ -68,5 +82,81 @@ impl TargetingCache {
     /// Forgets a deleted Bundle.
     pub fn forget(&self, key: &BundleKey) {
         lock(&self.entries).remove(key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::FleetIndex;
+    use serde_json::json;
+
+    const NS: &str = "fleet-default";
+
+    fn cluster(name: &str, env: &str, status: serde_json::Value) -> fleet_api::Cluster {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": NS, "labels": {"env": env}},
+            "spec": {},
+            "status": status,
+        }))
+        .unwrap()
+    }
+
+    fn bundle(labels: serde_json::Value) -> Bundle {
+        serde_json::from_value(json!({
+            "metadata": {"name": "app", "namespace": NS, "labels": labels},
+            "spec": {
+                "defaultNamespace": "app",
+                "targets": [{"clusterSelector": {"matchLabels": {"env": "prod"}}}],
+            },
+        }))
+        .unwrap()
+    }
+
+    fn names(targeted: &Targeted) -> Vec<String> {
+        targeted.clusters().map(|c| c.name.clone()).collect()
+    }
+
+    #[test]
+    fn kept_targeting_holds_until_what_targeting_reads_changes() {
+        let index = FleetIndex::new();
+        let cache = TargetingCache::default();
+        index.apply_cluster(&cluster("a", "prod", json!({})));
+        index.apply_cluster(&cluster("b", "dev", json!({})));
+        let app = bundle(json!({}));
+        let targeted = || index.read(|state| cache.targeted(&app, state)).unwrap();
+        let first = targeted();
+        assert_eq!(names(&first), ["a"]);
+        assert!(Arc::ptr_eq(&first, &targeted()));
+
+        // A namespace assigned, or what only placement reads, keeps it.
+        index.apply_cluster(&cluster("a", "prod", json!({"namespace": "cluster-a"})));
+        index.apply_cluster(&cluster(
+            "b",
+            "dev",
+            json!({"properties": {"zone": {"value": "1"}}}),
+        ));
+        assert!(Arc::ptr_eq(&first, &targeted()));
+
+        // A label change re-targets.
+        index.apply_cluster(&cluster("b", "prod", json!({})));
+        let second = targeted();
+        assert_eq!(names(&second), ["a", "b"]);
+        assert!(Arc::ptr_eq(&second, &targeted()));
+
+        // So does the Bundle's spec or labels.
+        let mut changed = app.clone();
+        changed.spec.paused = true;
+        let third = index.read(|state| cache.targeted(&changed, state)).unwrap();
+        assert!(!Arc::ptr_eq(&second, &third));
+        let relabelled = bundle(json!({"team": "x"}));
+        let fourth = index
+            .read(|state| cache.targeted(&relabelled, state))
+            .unwrap();
+        assert!(!Arc::ptr_eq(&third, &fourth));
+
+        // A deleted cluster leaves.
+        index.delete_cluster(&cluster("a", "prod", json!({})));
+        assert_eq!(names(&targeted()), ["b"]);
     }
 }

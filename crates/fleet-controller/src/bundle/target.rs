@@ -86,6 +86,11 @@ pub struct Targeted {
 }
 
 impl Targeted {
+    /// The clusters that get a BundleDeployment, sorted.
+    pub fn clusters(&self) -> impl Iterator<Item = &ClusterKey> {
+        self.chosen.iter().map(|(cluster, _)| cluster)
+    }
+
     /// Each chosen cluster with its deploymentID.
     fn ids(&self) -> Vec<(&ClusterKey, &str)> {
         self.chosen
