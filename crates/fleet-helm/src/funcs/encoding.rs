@@ -14,26 +14,18 @@ use minijinja::value::ValueKind;
 pub(super) fn register(t: &mut Table) {
     t.insert("toYaml", |_, a| {
         arity("toYaml", &a, 1)?;
-        Ok(Value::from(
-            crate::yaml::to_yaml(&a[0])
-                .unwrap_or_default()
-                .trim_end_matches('\n')
-                .to_string(),
-        ))
+        let y = crate::yaml::to_yaml(&a[0]).unwrap_or_default();
+        Ok(Value::from(y.trim_end_matches('\n')))
     });
     t.insert("mustToYaml", |_, a| {
         arity("mustToYaml", &a, 1)?;
         let y = crate::yaml::to_yaml(&a[0]).map_err(FuncError::Msg)?;
-        Ok(Value::from(y.trim_end_matches('\n').to_string()))
+        Ok(Value::from(y.trim_end_matches('\n')))
     });
     t.insert("toYamlPretty", |_, a| {
         arity("toYamlPretty", &a, 1)?;
-        Ok(Value::from(
-            crate::yaml::to_yaml(&a[0])
-                .unwrap_or_default()
-                .trim_end_matches('\n')
-                .to_string(),
-        ))
+        let y = crate::yaml::to_yaml(&a[0]).unwrap_or_default();
+        Ok(Value::from(y.trim_end_matches('\n')))
     });
     t.insert("fromYaml", |_, a| {
         arity("fromYaml", &a, 1)?;

@@ -117,6 +117,14 @@ pub(crate) fn strval(v: &Value) -> String {
     }
 }
 
+/// [`str_arg`] without copying when the value already is a string.
+pub(crate) fn str_ref(v: &Value) -> std::borrow::Cow<'_, str> {
+    match v.as_str() {
+        Some(s) if v.kind() == ValueKind::String => std::borrow::Cow::Borrowed(s),
+        _ => std::borrow::Cow::Owned(str_arg(v)),
+    }
+}
+
 /// A string parameter: nil becomes "" (Go passes the zero value), other kinds print with `%v`.
 pub fn str_arg(v: &Value) -> String {
     if crate::value::is_nil(v) {

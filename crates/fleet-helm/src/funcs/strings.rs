@@ -4,7 +4,7 @@
 use minijinja::value::ValueKind;
 use regex::Regex;
 
-use super::{FuncResult, Table, arity, err, str_arg, strval, to_i64};
+use super::{FuncResult, Table, arity, err, str_arg, str_ref, strval, to_i64};
 use crate::gofmt::go_quote;
 use crate::template::exec::Exec;
 use crate::value::{Value, as_list, is_nil, list_value, map_value};
@@ -106,13 +106,18 @@ pub(super) fn register(t: &mut Table) {
     });
     t.insert("indent", |_, a| {
         arity("indent", &a, 2)?;
-        Ok(Value::from(indent(to_i64(&a[0]), &str_arg(&a[1]))))
+        Ok(Value::from(indent_after(
+            String::new(),
+            to_i64(&a[0]),
+            &str_ref(&a[1]),
+        )))
     });
     t.insert("nindent", |_, a| {
         arity("nindent", &a, 2)?;
-        Ok(Value::from(format!(
-            "\n{}",
-            indent(to_i64(&a[0]), &str_arg(&a[1]))
+        Ok(Value::from(indent_after(
+            String::from("\n"),
+            to_i64(&a[0]),
+            &str_ref(&a[1]),
         )))
     });
     t.insert("replace", |_, a| {
@@ -321,9 +326,12 @@ fn quote_all(a: &[Value], single: bool) -> String {
     parts.join(" ")
 }
 
-pub(crate) fn indent(n: i64, s: &str) -> String {
+/// `prefix` followed by `s` with every line indented by `n` spaces.
+fn indent_after(prefix: String, n: i64, s: &str) -> String {
     let pad = " ".repeat(n.clamp(0, 10_000) as usize);
-    let mut out = String::with_capacity(s.len() + pad.len());
+    let lines = 1 + s.bytes().filter(|&b| b == b'\n').count();
+    let mut out = prefix;
+    out.reserve(s.len() + pad.len() * lines);
     out.push_str(&pad);
     for (i, line) in s.split('\n').enumerate() {
         if i > 0 {

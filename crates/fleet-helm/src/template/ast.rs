@@ -52,13 +52,13 @@ pub enum Arg {
     /// `.A.B` on dot.
     Field {
         pos: usize,
-        idents: Vec<String>,
+        idents: FieldPath,
     },
     /// `$x.A.B`.
     Variable {
         pos: usize,
         name: Arc<str>,
-        idents: Vec<String>,
+        idents: FieldPath,
     },
     /// A function name, resolved while parsing: `func` is `None` for the functions the evaluator binds itself
     /// (`and`, `or`, `include`, `tpl`).
@@ -71,7 +71,7 @@ pub enum Arg {
     Chain {
         pos: usize,
         node: Box<Arg>,
-        fields: Vec<String>,
+        fields: FieldPath,
     },
     Pipe(Box<Pipeline>),
     Dot(usize),
@@ -108,8 +108,44 @@ impl Arg {
     }
 }
 
-fn write_fields(f: &mut fmt::Formatter<'_>, idents: &[String]) -> fmt::Result {
-    for i in idents {
+/// The field names of a chain such as `.A.B.C`, kept as one string `A.B.C` (one allocation per chain, not one per
+/// name).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldPath(Box<str>);
+
+impl FieldPath {
+    /// `path` is the names joined by dots, without the leading dot.
+    pub fn new(path: &str) -> FieldPath {
+        FieldPath(Box::from(path))
+    }
+
+    /// This chain followed by the names of `more` (joined by dots).
+    pub fn join(&self, more: &str) -> FieldPath {
+        if self.0.is_empty() {
+            return FieldPath::new(more);
+        }
+        FieldPath(format!("{}.{more}", self.0).into_boxed_str())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        if self.0.is_empty() {
+            0
+        } else {
+            1 + self.0.bytes().filter(|&b| b == b'.').count()
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.split('.').filter(|_| !self.0.is_empty())
+    }
+}
+
+fn write_fields(f: &mut fmt::Formatter<'_>, idents: &FieldPath) -> fmt::Result {
+    for i in idents.iter() {
         write!(f, ".{i}")?;
     }
     Ok(())

@@ -9,7 +9,7 @@ use std::sync::{Arc, LazyLock};
 
 use minijinja::value::ValueKind;
 
-use super::ast::{Arg, Branch, Command, List, Node, Number, Pipeline};
+use super::ast::{Arg, Branch, Command, FieldPath, List, Node, Number, Pipeline};
 use super::{TemplateError, TemplateSet, Tmpl, line_col, parse};
 use crate::funcs::{Func, FuncError, Funcs};
 use crate::gofmt::to_go_string;
@@ -433,7 +433,7 @@ impl<'a> Exec<'a> {
         scope: &mut Scope,
         dot: &Value,
         mut receiver: Value,
-        idents: &[String],
+        idents: &FieldPath,
         args: &[Arg],
         fin: Option<Value>,
         pos: usize,
@@ -448,12 +448,22 @@ impl<'a> Exec<'a> {
         for (i, field) in idents.iter().enumerate() {
             let last = i + 1 == n;
             let has_args = last && (!args.is_empty() || fin.is_some());
-            let is_go_map = receiver
-                .downcast_object_ref::<crate::value::GoMap>()
-                .is_some();
+            // The common case first: a key of one of our maps.
+            if let Some(m) = receiver.downcast_object_ref::<crate::value::GoMap>() {
+                if has_args {
+                    return Err(self.error(
+                        scope,
+                        pos,
+                        &node.to_string(),
+                        format!("{field} is not a method but has arguments"),
+                    ));
+                }
+                receiver = m.get(field).unwrap_or_default();
+                continue;
+            }
             // Objects other than plain maps may have methods (`.Files.Get`, `.Capabilities.APIVersions.Has`);
             // as in Go, a method wins over a map key of the same name.
-            if !is_go_map && receiver.as_object().is_some() {
+            if receiver.as_object().is_some() {
                 let mut call_args = Vec::new();
                 if last {
                     for a in args {

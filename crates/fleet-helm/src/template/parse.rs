@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::TemplateError;
-use super::ast::{Arg, Branch, Command, List, Node, Number, Pipeline};
+use super::ast::{Arg, Branch, Command, FieldPath, List, Node, Number, Pipeline};
 use super::lex::{Keyword, Tok, Token, lex};
 
 /// Deepest nesting of `if`/`with`/`range` and parentheses accepted.
@@ -421,39 +421,31 @@ impl<'a> Parser<'a> {
 
     fn operand(&mut self) -> Result<Arg, TemplateError> {
         let term = self.term()?;
-        let mut fields = Vec::new();
         let mut last_end = self.tokens[self.i - 1].end;
         // Go positions a chained node (`.a.b`, `$x.a`, `(p).a`) at its first chained field.
         let chain_pos = self.peek().pos;
-        while let Tok::Field(f) = &self.peek().kind {
+        // Adjacent field tokens are one run of source text: `.a.b` is `a.b` after the first dot.
+        while let Tok::Field(_) = &self.peek().kind {
             if self.peek().pos != last_end {
                 break;
             }
-            fields.push(f.clone());
             last_end = self.peek().end;
             self.next();
         }
-        if fields.is_empty() {
+        if last_end <= chain_pos {
             return Ok(term);
         }
+        let fields = &self.src[chain_pos + 1..last_end];
         Ok(match term {
-            Arg::Field { mut idents, .. } => {
-                idents.extend(fields);
-                Arg::Field {
-                    pos: chain_pos,
-                    idents,
-                }
-            }
-            Arg::Variable {
-                name, mut idents, ..
-            } => {
-                idents.extend(fields);
-                Arg::Variable {
-                    pos: chain_pos,
-                    name,
-                    idents,
-                }
-            }
+            Arg::Field { idents, .. } => Arg::Field {
+                pos: chain_pos,
+                idents: idents.join(fields),
+            },
+            Arg::Variable { name, idents, .. } => Arg::Variable {
+                pos: chain_pos,
+                name,
+                idents: idents.join(fields),
+            },
             Arg::Bool(_) | Arg::String(_) | Arg::Number { .. } | Arg::Dot(_) | Arg::Nil(_) => {
                 return Err(self.error(
                     term.pos(),
@@ -463,7 +455,7 @@ impl<'a> Parser<'a> {
             other => Arg::Chain {
                 pos: chain_pos,
                 node: Box::new(other),
-                fields,
+                fields: FieldPath::new(fields),
             },
         })
     }
@@ -486,7 +478,7 @@ impl<'a> Parser<'a> {
             Tok::String(s) => Arg::String(s),
             Tok::Field(f) => Arg::Field {
                 pos: t.pos,
-                idents: vec![f],
+                idents: FieldPath::new(&f),
             },
             Tok::Variable(v) => {
                 if !self.vars.contains(&v) {
@@ -495,7 +487,7 @@ impl<'a> Parser<'a> {
                 Arg::Variable {
                     pos: t.pos,
                     name: v,
-                    idents: Vec::new(),
+                    idents: FieldPath::default(),
                 }
             }
             Tok::Char(c) => Arg::Number {
