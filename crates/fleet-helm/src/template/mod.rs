@@ -131,37 +131,7 @@ impl TemplateSet {
     /// [`add_file`](Self::add_file) for many files, in order, with the parsing spread over a few threads (a chart
     /// with vendored library charts has hundreds of templates). Stops at the first file, in order, that fails.
     pub fn add_files(&mut self, files: &[(&str, &str)]) -> Result<(), TemplateError> {
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(4);
-        let chunk = files.len().div_ceil(workers).max(16);
-        let parsed: Vec<Result<parse::Parsed, TemplateError>> = if files.len() <= chunk {
-            files.iter().map(|(f, src)| parse::parse(f, src)).collect()
-        } else {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = files
-                    .chunks(chunk)
-                    .map(|part| {
-                        let handle = scope.spawn(move || {
-                            part.iter()
-                                .map(|(f, src)| parse::parse(f, src))
-                                .collect::<Vec<_>>()
-                        });
-                        (handle, part.len())
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|(h, n)| {
-                        h.join().unwrap_or_else(|_| {
-                            let failed =
-                                || TemplateError::Exec("the template parser failed".into());
-                            (0..n).map(|_| Err(failed())).collect()
-                        })
-                    })
-                    .collect()
-            })
-        };
+        let parsed = parse_all(files);
         for ((file, src), parsed) in files.iter().zip(parsed) {
             let parsed = parsed?;
             let file_arc: Arc<str> = Arc::from(*file);
@@ -194,6 +164,48 @@ impl TemplateSet {
     pub fn contains(&self, name: &str) -> bool {
         self.templates.contains_key(name)
     }
+}
+
+/// Parses every file, on up to four threads (the calling one included) that each take the next unparsed file, the
+/// largest first, so one thread does not end up with all the big files. Results are in `files` order.
+fn parse_all(files: &[(&str, &str)]) -> Vec<Result<parse::Parsed, TemplateError>> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4)
+        .min(files.len().div_ceil(8));
+    if workers <= 1 {
+        return files.iter().map(|(f, src)| parse::parse(f, src)).collect();
+    }
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(files[i].1.len()));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&i) = order.get(k) else { break };
+            let (file, src) = files[i];
+            done.push((i, parse::parse(file, src)));
+        }
+        done
+    };
+    let mut results: Vec<Option<Result<parse::Parsed, TemplateError>>> =
+        files.iter().map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..workers).map(|_| scope.spawn(work)).collect();
+        let mut all = work();
+        for h in helpers {
+            // A helper that panicked leaves its files unparsed; they are reported below.
+            all.extend(h.join().unwrap_or_default());
+        }
+        for (i, r) in all {
+            results[i] = Some(r);
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(TemplateError::Exec("the template parser failed".into()))))
+        .collect()
 }
 
 /// Sets above this many templates are freed on a helper thread.
