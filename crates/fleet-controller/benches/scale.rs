@@ -7,9 +7,12 @@
 //! `FLEET_BENCH_CONTROLLER_KUBECONFIG`) talking to the embedded API server over loopback HTTP, exactly as
 //! `fleet controller` would, so its peak RSS (`VmHWM` of the child, read from `/proc/<pid>/status` before
 //! it is stopped) is the controller's own; the API server and the simulated agents run in the parent,
-//! whose peak RSS is printed separately.
+//! whose peak RSS is printed separately. Both run on mimalloc, as the `fleet` binary does.
 //!
 //! `cargo bench -p fleet-controller --bench scale`; `FLEET_BENCH_CLUSTERS` / `FLEET_BENCH_BUNDLES` scale it.
+//! `FLEET_BENCH_CONTROLLER_WRAPPER` (a command and its arguments, split on spaces) starts the controller
+//! process under another program, e.g. `heaptrack -o /tmp/controller` for a heap profile (heaptrack sees
+//! only malloc: comment out the global allocator below for that run).
 
 use std::collections::HashSet;
 use std::io::Read;
@@ -28,6 +31,11 @@ use kube::runtime::watcher::{self, Event};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
+/// The `fleet` binary's allocator (`crates/fleet-cli/src/main.rs`), so that the controller process's peak
+/// RSS is what the product's would be.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const NS: &str = "fleet-default";
 
 fn env_number(name: &str, default: usize) -> usize {
@@ -39,10 +47,20 @@ fn env_number(name: &str, default: usize) -> usize {
 
 /// Peak resident memory (`VmHWM`) of process `pid` (`"self"` for this one), in MiB.
 fn peak_rss_mib(pid: &str) -> f64 {
+    proc_status_mib(pid, "VmHWM:")
+}
+
+/// Resident memory (`VmRSS`) of process `pid` now, in MiB.
+fn rss_mib(pid: &str) -> f64 {
+    proc_status_mib(pid, "VmRSS:")
+}
+
+/// A `kB` field of `/proc/<pid>/status`, in MiB (0 when unreadable).
+fn proc_status_mib(pid: &str, field: &str) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .find_map(|line| line.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(0.0, |kib| kib / 1024.0)
 }
@@ -167,6 +185,8 @@ async fn simulate_agents(client: Client, expected: usize, start: Instant) -> (Du
 
 /// The child process: the controller alone, against the hub in the kubeconfig, until stdin closes.
 fn run_controller_child(kubeconfig: &Path, git_cache: &Path) {
+    // The parent reads this process's figures by this pid (not the wrapper's, when there is one).
+    std::fs::write(pid_file(git_cache), std::process::id().to_string()).expect("write pid file");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -201,8 +221,23 @@ fn run_controller_child(kubeconfig: &Path, git_cache: &Path) {
     });
 }
 
+/// Where the controller process writes its pid, beside the git cache.
+fn pid_file(git_cache: &Path) -> std::path::PathBuf {
+    git_cache.with_file_name("controller.pid")
+}
+
 fn start_controller_child(kubeconfig: &Path, git_cache: &Path) -> Child {
-    Command::new(std::env::current_exe().expect("bench binary"))
+    let bench = std::env::current_exe().expect("bench binary");
+    let wrapper = std::env::var("FLEET_BENCH_CONTROLLER_WRAPPER").unwrap_or_default();
+    let mut command = match wrapper.split_whitespace().collect::<Vec<_>>().split_first() {
+        Some((program, args)) => {
+            let mut command = Command::new(program);
+            command.args(args).arg(&bench);
+            command
+        }
+        None => Command::new(&bench),
+    };
+    command
         .env("FLEET_BENCH_CONTROLLER_KUBECONFIG", kubeconfig)
         .env("FLEET_BENCH_GIT_CACHE", git_cache)
         .env_remove("RUST_LOG")
@@ -267,15 +302,18 @@ fn main() {
         let mut controller = start_controller_child(&kubeconfig_file, &git_cache);
         let expected = clusters * bundles;
         let (created, all_ready) = simulate_agents(client.clone(), expected, start).await;
-        let controller_peak = peak_rss_mib(&controller.id().to_string());
-        let controller_cpu = cpu_seconds(&controller.id().to_string());
+        let pid = std::fs::read_to_string(pid_file(&git_cache))
+            .unwrap_or_else(|_| controller.id().to_string());
+        let controller_peak = peak_rss_mib(&pid);
+        let controller_rss = rss_mib(&pid);
+        let controller_cpu = cpu_seconds(&pid);
         println!(
             "{bundles} bundles x {clusters} clusters = {expected} BundleDeployments: all created after {:.1} s, all Ready after {:.1} s",
             created.as_secs_f64(),
             all_ready.as_secs_f64()
         );
         println!(
-            "peak RSS of the controller process (talking to the hub at http://{addr}): {controller_peak:.0} MiB"
+            "peak RSS of the controller process (talking to the hub at http://{addr}): {controller_peak:.0} MiB ({controller_rss:.0} MiB when all are Ready)"
         );
         println!(
             "peak RSS of the bench process (embedded API server + simulated agents): {:.0} MiB",

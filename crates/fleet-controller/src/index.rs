@@ -467,12 +467,24 @@ impl FleetIndex {
     }
 }
 
-/// A BundleDeployment as the index keeps it: without managedFields or the list of deployed resources,
-/// and with the non-ready and modified lists capped as summaries cap them.
+/// A BundleDeployment as the index keeps it: only what planning, status and placement read. Gone are
+/// managedFields, the creation time, finalizers and owners, and from the status the deployed resources,
+/// the release, the agent's display and the conditions' times; the non-ready and modified lists are
+/// capped as summaries cap them. (Fifty thousand of these are held at scale.)
 fn slim(mut bd: BundleDeployment) -> BundleDeployment {
-    bd.metadata.managed_fields = None;
+    let meta = &mut bd.metadata;
+    meta.managed_fields = None;
+    meta.creation_timestamp = None;
+    meta.finalizers = None;
+    meta.owner_references = None;
     if let Some(status) = bd.status.as_mut() {
         status.resources = Vec::new();
+        status.release = String::new();
+        status.display = Default::default();
+        for condition in &mut status.conditions {
+            condition.last_update_time = String::new();
+            condition.last_transition_time = String::new();
+        }
         status.non_ready_status.truncate(MAX_NON_READY);
         status.modified_status.truncate(MAX_NON_READY);
     }
@@ -563,6 +575,54 @@ fn changed_bundles(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_stored_deployment_keeps_what_state_messages_and_placement_read() {
+        let bd: BundleDeployment = serde_json::from_value(json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1",
+            "kind": "BundleDeployment",
+            "metadata": {
+                "name": "app", "namespace": "cluster-ns", "uid": "u1", "resourceVersion": "7",
+                "generation": 2, "creationTimestamp": "2026-01-01T00:00:00Z",
+                "labels": {"fleet.cattle.io/bundle-name": "app"},
+                "annotations": {"fleet.cattle.io/placement-policy-hash": "h"},
+                "finalizers": ["f"],
+                "managedFields": [{"manager": "fleet-agent", "operation": "Apply"}],
+            },
+            "spec": {"deploymentID": "m:1", "stagedDeploymentID": "m:1", "options": {"defaultNamespace": "x"}},
+            "status": {
+                "appliedDeploymentID": "m:1", "release": "x/app:1", "ready": false, "nonModified": true,
+                "display": {"deployed": "Yes", "state": "NotReady"},
+                "conditions": [{"type": "Ready", "status": "False", "message": "pod not ready",
+                                "lastUpdateTime": "2026-01-01T00:00:00Z", "lastTransitionTime": "2026-01-01T00:00:00Z"}],
+                "nonReadyStatus": (0..10).map(|i| json!({"name": format!("p{i}")})).collect::<Vec<_>>(),
+                "resources": [{"kind": "ConfigMap", "name": "x"}],
+            },
+        }))
+        .unwrap();
+        let state = bd.state();
+        let message = crate::status::deployment_message(Some(&bd), &state);
+        let stored = slim(bd.clone());
+        assert_eq!(stored.state(), state);
+        assert_eq!(
+            crate::status::deployment_message(Some(&stored), &state),
+            message
+        );
+        assert_eq!(stored.spec, bd.spec);
+        assert_eq!(
+            (stored.labels(), stored.annotations()),
+            (bd.labels(), bd.annotations())
+        );
+        assert_eq!(
+            (&stored.metadata.uid, &stored.metadata.resource_version),
+            (&bd.metadata.uid, &bd.metadata.resource_version)
+        );
+        let status = stored.status.unwrap();
+        assert_eq!(status.non_ready_status.len(), MAX_NON_READY);
+        assert!(status.resources.is_empty() && status.release.is_empty());
+        assert!(status.conditions[0].last_update_time.is_empty());
+        assert!(stored.metadata.managed_fields.is_none() && stored.metadata.finalizers.is_none());
+    }
 
     #[test]
     fn bundle_namespaces_add_mapped_namespaces_only_for_a_mapping_in_the_bundles_namespace() {
