@@ -399,6 +399,14 @@ fn through_max_new(
     index: &ClusterIndex,
     writable: impl Fn(&ClusterKey) -> bool,
 ) -> Result<RolloutPlan, TargetError> {
+    // Nothing held back (every BundleDeployment exists, the usual case): the first pass is the plan.
+    if !first
+        .deployments
+        .iter()
+        .any(|d| d.outcome == Outcome::Deferred)
+    {
+        return Ok(first);
+    }
     let mut states: Vec<Option<DeploymentState>> = targeted
         .chosen
         .iter()
@@ -461,13 +469,16 @@ fn labels_match(
     bundle_labels: &BTreeMap<String, String>,
     cluster: &ClusterKey,
 ) -> bool {
+    // Both maps are sorted: one walk through `labels` finds every key.
+    let mut held = labels.iter();
     bundle_labels.iter().all(|(key, value)| {
         let wanted = match key.as_str() {
             fleet_target::labels::CLUSTER_NAMESPACE => cluster.namespace.as_str(),
             fleet_target::labels::CLUSTER => cluster.name.as_str(),
             _ => value.as_str(),
         };
-        labels.get(key).map(String::as_str) == Some(wanted)
+        held.find(|(k, _)| *k >= key)
+            .is_some_and(|(k, v)| k == key && v == wanted)
     })
 }
 
@@ -682,6 +693,36 @@ mod tests {
         assert_eq!(written(&limited), written(&unlimited));
         // The status is the last pass's: it created the last target.
         assert_eq!(limited.rollout.newly_created, 1);
+    }
+
+    #[test]
+    fn labels_match_wants_every_bundle_label_with_the_clusters_own() {
+        let cluster = ClusterKey::new(NS, "c1");
+        let bundle_labels = deployment_labels(
+            NS,
+            "app",
+            &BTreeMap::from([("team".to_string(), "a".to_string())]),
+            &ClusterKey::new("", ""),
+            "s-1",
+        );
+        let mut labels = deployment_labels(
+            NS,
+            "app",
+            &BTreeMap::from([("team".to_string(), "a".to_string())]),
+            &cluster,
+            "s-1",
+        );
+        assert!(labels_match(&labels, &bundle_labels, &cluster));
+        labels.insert("aaa-other".into(), "x".into());
+        labels.insert("zzz-other".into(), "x".into());
+        assert!(labels_match(&labels, &bundle_labels, &cluster));
+        assert!(!labels_match(
+            &labels,
+            &bundle_labels,
+            &ClusterKey::new(NS, "c2")
+        ));
+        labels.remove("team");
+        assert!(!labels_match(&labels, &bundle_labels, &cluster));
     }
 
     #[test]
