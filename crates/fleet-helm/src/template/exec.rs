@@ -242,9 +242,10 @@ impl<'a> Exec<'a> {
                 .collect(),
             ValueKind::Map => as_map(&coll)
                 .map(|m| {
-                    m.snapshot()
-                        .into_iter()
-                        .map(|(k, v)| (Value::from(k), v))
+                    // The entries as they are now (the body may change the map), without copying the map itself.
+                    m.lock()
+                        .iter()
+                        .map(|(k, v)| (Value::from(k.as_str()), v.clone()))
                         .collect()
                 })
                 .unwrap_or_default(),
