@@ -18,7 +18,7 @@ use fleet_api::{
 use fleet_bundle::hash;
 use fleet_target::TargetError;
 use fleet_target::bundle_spec::{BundleSpecParts, read_bundle_spec};
-use fleet_target::index::ClusterIndex;
+use fleet_target::index::{ClusterIndex, IndexedCluster};
 use fleet_target::labels::deployment_labels;
 use fleet_target::model::ClusterKey;
 use fleet_target::pipeline::{BundlePlanInput, PlacementStage, plan_bundle, plan_targeted};
@@ -184,13 +184,11 @@ pub fn plan_cached(
         .iter()
         .map(|(k, bd)| (k.clone(), deployment_state(bd)))
         .collect();
-    let leaving = |cluster: &ClusterKey| {
-        state
-            .clusters
-            .get(cluster)
-            .and_then(|c| c.cluster.health.as_ref())
+    let is_leaving = |info: Option<&IndexedCluster>| {
+        info.and_then(|c| c.cluster.health.as_ref())
             .is_some_and(|h| h.leaving)
     };
+    let leaving = |cluster: &ClusterKey| is_leaving(state.clusters.get(cluster));
     let planned = if bundle.spec.placement.is_some() {
         plan_placed(bundle, state, settings, now, existing, &current)?
     } else {
@@ -247,7 +245,8 @@ pub fn plan_cached(
     let default_options = BundleDeploymentOptions::default();
     for ((cluster, set), deployment) in targeted.chosen.iter().zip(&planned.rollout.deployments) {
         let bd = existing.get(cluster).cloned();
-        if leaving(cluster) {
+        let info = state.clusters.get(cluster);
+        if is_leaving(info) {
             if let Some(bd) = &bd {
                 work.deletes
                     .push((bd.namespace().unwrap_or_default(), bd.name_any()));
@@ -270,10 +269,7 @@ pub fn plan_cached(
             work.waiting_for_namespace += 1;
             continue;
         };
-        let cluster_paused = state
-            .clusters
-            .get(cluster)
-            .is_some_and(|c| c.cluster.paused);
+        let cluster_paused = info.is_some_and(|c| c.cluster.paused);
         let staged = &targeted.options[*set];
         let desired = DesiredSpec {
             paused: targeted.paused || cluster_paused,
