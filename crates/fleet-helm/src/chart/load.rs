@@ -11,6 +11,17 @@ use crate::value::Value;
 /// The files of a chart: relative path → contents.
 pub type FileMap = BTreeMap<String, Vec<u8>>;
 
+/// A borrowed view of a chart's files: subcharts are sliced out of their parent's view, so a file's contents are
+/// copied once, into the [`Chart`] that owns it.
+type View<'a> = BTreeMap<&'a str, &'a [u8]>;
+
+fn view(files: &FileMap) -> View<'_> {
+    files
+        .iter()
+        .map(|(path, data)| (path.as_str(), data.as_slice()))
+        .collect()
+}
+
 /// A dependency entry of `Chart.yaml` (or `requirements.yaml`).
 #[derive(Debug, Clone, Default)]
 pub struct Dependency {
@@ -38,15 +49,15 @@ pub struct Chart {
     pub schema: Option<String>,
     /// `templates/…` path → source.
     pub templates: BTreeMap<String, std::sync::Arc<str>>,
-    /// `crds/…` path → contents.
-    pub crds: BTreeMap<String, String>,
-    /// Every other file, for `.Files`.
+    /// The `crds/…` paths, in order; their contents are in `files` (Helm's `.Files` holds them too).
+    pub crds: Vec<String>,
+    /// Every file that is not a template, `Chart.yaml`, a values file or a lock file, for `.Files`.
     pub files: BTreeMap<String, std::sync::Arc<Vec<u8>>>,
     pub subcharts: Vec<Chart>,
 }
 
-fn utf8(path: &str, data: &[u8]) -> Result<String, ChartError> {
-    String::from_utf8(data.to_vec()).map_err(|_| ChartError::Load {
+fn utf8<'a>(path: &str, data: &'a [u8]) -> Result<&'a str, ChartError> {
+    std::str::from_utf8(data).map_err(|_| ChartError::Load {
         path: path.to_string(),
         message: "not valid UTF-8".into(),
     })
@@ -263,12 +274,23 @@ pub fn unpack_archive(path: &str, data: &[u8]) -> Result<FileMap, ChartError> {
     Ok(out)
 }
 
-/// Loads a chart from its files. `origin` names the chart in errors (e.g. its directory).
-pub fn load_chart(files: &FileMap, origin: &str) -> Result<Chart, ChartError> {
-    load_depth(files, origin, 0)
+/// Whether a `crds/` file is a CRD manifest to Helm (`.yaml`, `.yml` or `.json`, in any case); others are only
+/// `.Files`.
+fn has_manifest_extension(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.').is_some_and(|(_, ext)| {
+        ["yaml", "yml", "json"]
+            .iter()
+            .any(|known| ext.eq_ignore_ascii_case(known))
+    })
 }
 
-fn load_depth(files: &FileMap, origin: &str, depth: usize) -> Result<Chart, ChartError> {
+/// Loads a chart from its files. `origin` names the chart in errors (e.g. its directory).
+pub fn load_chart(files: &FileMap, origin: &str) -> Result<Chart, ChartError> {
+    load_depth(&view(files), origin, 0)
+}
+
+fn load_depth(files: &View<'_>, origin: &str, depth: usize) -> Result<Chart, ChartError> {
     if depth > 20 {
         return Err(ChartError::Load {
             path: origin.into(),
@@ -280,7 +302,7 @@ fn load_depth(files: &FileMap, origin: &str, depth: usize) -> Result<Chart, Char
         message: "Chart.yaml file is missing".into(),
     })?;
     let chart_path = format!("{origin}/Chart.yaml");
-    let metadata = crate::yaml::parse_json(&utf8(&chart_path, chart_yaml)?).map_err(|message| {
+    let metadata = crate::yaml::parse_json(utf8(&chart_path, chart_yaml)?).map_err(|message| {
         ChartError::Load {
             path: chart_path.clone(),
             message,
@@ -305,7 +327,7 @@ fn load_depth(files: &FileMap, origin: &str, depth: usize) -> Result<Chart, Char
         && let Some(req) = files.get("requirements.yaml")
     {
         let path = format!("{origin}/requirements.yaml");
-        let r = crate::yaml::parse_json(&utf8(&path, req)?)
+        let r = crate::yaml::parse_json(utf8(&path, req)?)
             .map_err(|message| ChartError::Load { path, message })?;
         dependencies = parse_dependencies(r.get("dependencies"));
     }
@@ -318,7 +340,7 @@ fn load_depth(files: &FileMap, origin: &str, depth: usize) -> Result<Chart, Char
         Some(v) => {
             let path = format!("{origin}/values.yaml");
             let text = utf8(&path, v)?;
-            let parsed = crate::yaml::parse_value(&text)
+            let parsed = crate::yaml::parse_value(text)
                 .map_err(|message| ChartError::Load { path, message })?;
             if crate::value::is_nil(&parsed) {
                 crate::value::map_value(Default::default())
@@ -329,28 +351,25 @@ fn load_depth(files: &FileMap, origin: &str, depth: usize) -> Result<Chart, Char
         None => crate::value::map_value(Default::default()),
     };
     let schema = match files.get("values.schema.json") {
-        Some(s) => Some(utf8(&format!("{origin}/values.schema.json"), s)?),
+        Some(s) => Some(utf8(&format!("{origin}/values.schema.json"), s)?.to_string()),
         None => None,
     };
     let mut templates = BTreeMap::new();
-    let mut crds = BTreeMap::new();
+    let mut crds = Vec::new();
     let mut other = BTreeMap::new();
-    let mut sub_files: BTreeMap<String, FileMap> = BTreeMap::new();
-    let mut archives: Vec<(String, &Vec<u8>)> = Vec::new();
-    for (path, data) in files {
+    let mut sub_files: BTreeMap<&str, View<'_>> = BTreeMap::new();
+    let mut archives: Vec<(&str, &[u8])> = Vec::new();
+    for (&path, &data) in files {
         if ignore.as_ref().is_some_and(|i| i.ignored(path)) {
             continue;
         }
         if let Some(rest) = path.strip_prefix("charts/") {
             match rest.split_once('/') {
                 Some((dir, inner)) => {
-                    sub_files
-                        .entry(dir.to_string())
-                        .or_default()
-                        .insert(inner.to_string(), data.clone());
+                    sub_files.entry(dir).or_default().insert(inner, data);
                 }
                 None if rest.ends_with(".tgz") || rest.ends_with(".tar.gz") => {
-                    archives.push((path.clone(), data))
+                    archives.push((path, data))
                 }
                 None => {}
             }
@@ -358,13 +377,16 @@ fn load_depth(files: &FileMap, origin: &str, depth: usize) -> Result<Chart, Char
         }
         if path.starts_with("templates/") {
             templates.insert(
-                path.clone(),
+                path.to_string(),
                 std::sync::Arc::from(utf8(&format!("{origin}/{path}"), data)?),
             );
-        } else if path.starts_with("crds/") {
-            crds.insert(path.clone(), String::from_utf8_lossy(data).into_owned());
-        } else if !matches!(
-            path.as_str(),
+            continue;
+        }
+        if path.starts_with("crds/") && has_manifest_extension(path) {
+            crds.push(path.to_string());
+        }
+        if !matches!(
+            path,
             "Chart.yaml"
                 | "values.yaml"
                 | "values.schema.json"
@@ -372,15 +394,16 @@ fn load_depth(files: &FileMap, origin: &str, depth: usize) -> Result<Chart, Char
                 | "requirements.lock"
                 | "Chart.lock"
         ) {
-            other.insert(path.clone(), std::sync::Arc::new(data.clone()));
+            other.insert(path.to_string(), std::sync::Arc::new(data.to_vec()));
         }
     }
     // The top chart's subcharts load on threads of their own (each parses its values.yaml and templates' files).
-    let dirs: Vec<(&String, &FileMap)> = sub_files
+    let dirs: Vec<(&str, &View<'_>)> = sub_files
         .iter()
         .filter(|(_, fm)| fm.contains_key("Chart.yaml"))
+        .map(|(dir, fm)| (*dir, fm))
         .collect();
-    let load_sub = |(dir, fm): &(&String, &FileMap)| {
+    let load_sub = |(dir, fm): &(&str, &View<'_>)| {
         load_depth(fm, &format!("{origin}/charts/{dir}"), depth + 1)
     };
     let loaded: Vec<Result<Chart, ChartError>> = if depth == 0 && dirs.len() > 1 {
@@ -411,7 +434,11 @@ fn load_depth(files: &FileMap, origin: &str, depth: usize) -> Result<Chart, Char
     }
     for (path, data) in archives {
         let fm = unpack_archive(&format!("{origin}/{path}"), data)?;
-        subcharts.push(load_depth(&fm, &format!("{origin}/{path}"), depth + 1)?);
+        subcharts.push(load_depth(
+            &view(&fm),
+            &format!("{origin}/{path}"),
+            depth + 1,
+        )?);
     }
     Ok(Chart {
         metadata,
@@ -485,6 +512,23 @@ mod tests {
                 && !chart.files.contains_key("requirements.yaml")
         );
         assert!(unpack_archive("x.tgz", b"not gzip").is_err());
+    }
+
+    #[test]
+    fn crd_files_are_also_files_as_in_helm() {
+        let mut files = FileMap::new();
+        for (path, body) in [
+            ("Chart.yaml", "apiVersion: v2\nname: app\nversion: 1.0.0\n"),
+            ("crds/b.YML", "kind: CustomResourceDefinition\n"),
+            ("crds/a.yaml", "kind: CustomResourceDefinition\n"),
+            ("crds/README.md", "notes\n"),
+        ] {
+            files.insert(path.into(), body.as_bytes().to_vec());
+        }
+        let chart = load_chart(&files, "app").unwrap();
+        assert_eq!(chart.crds, ["crds/a.yaml", "crds/b.YML"]);
+        let in_files: Vec<&String> = chart.files.keys().collect();
+        assert_eq!(in_files, ["crds/README.md", "crds/a.yaml", "crds/b.YML"]);
     }
 
     #[test]

@@ -222,10 +222,14 @@ fn parse_order(names: &[String]) -> Vec<String> {
 }
 
 fn collect_crds(chart: &Chart, full_path: &str, out: &mut Vec<Manifest>) {
-    for (path, content) in &chart.crds {
+    for path in &chart.crds {
+        let content = chart
+            .files
+            .get(path)
+            .map(|data| String::from_utf8_lossy(data));
         out.push(Manifest {
             source: format!("{full_path}/{path}"),
-            content: content.clone(),
+            content: content.unwrap_or_default().into_owned(),
             kind: "CustomResourceDefinition".into(),
             hook: false,
         });
