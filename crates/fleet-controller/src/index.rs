@@ -470,8 +470,10 @@ impl FleetIndex {
 /// A BundleDeployment as the index keeps it: only what planning, status and placement read. Gone are
 /// managedFields, the creation time, finalizers and owners, and from the status the deployed resources,
 /// the release, the agent's display and the conditions' times; the non-ready and modified lists are
-/// capped as summaries cap them. (Fifty thousand of these are held at scale.)
-fn slim(mut bd: BundleDeployment) -> BundleDeployment {
+/// capped as summaries cap them. (Fifty thousand of these are held at scale; writers slim the objects
+/// the API server returns as they arrive, so that a thousand written at once never hold their
+/// managedFields together.)
+pub fn slim(mut bd: BundleDeployment) -> BundleDeployment {
     let meta = &mut bd.metadata;
     meta.managed_fields = None;
     meta.creation_timestamp = None;

@@ -17,7 +17,8 @@ use k8s_openapi::api::core::v1::Secret;
 const PARALLEL_WRITES: usize = 32;
 
 /// Applies every BundleDeployment in `writes` and the options Secret of those with moved values; returns
-/// the BundleDeployments as the API server stored them.
+/// the BundleDeployments as the API server stored them, slimmed as the index keeps them
+/// ([`crate::index::slim`]).
 pub async fn apply_all(
     client: &Client,
     writes: Vec<(BundleDeployment, Option<MovedValues>)>,
@@ -47,7 +48,7 @@ pub async fn apply_all(
                     )
                     .await?;
             }
-            Ok::<_, crate::error::Error>(stored)
+            Ok::<_, crate::error::Error>(crate::index::slim(stored))
         }
     }))
     .buffer_unordered(PARALLEL_WRITES)
