@@ -403,12 +403,18 @@ fn through_max_new(
     {
         return Ok(first);
     }
-    let mut states: Vec<Option<DeploymentState>> = targeted
-        .chosen
-        .iter()
-        .map(|(cluster, _)| current.get(cluster).cloned())
+    // The next pass's input: each target's state as the passes so far leave it.
+    let mut again: Vec<RolloutTarget> = targeted
+        .ids()
+        .into_iter()
+        .map(|(cluster, id)| RolloutTarget {
+            cluster: cluster.clone(),
+            deployment_id: id.to_string(),
+            current: current.get(cluster).cloned(),
+            hold: false,
+        })
         .collect();
-    let mut written: Vec<Option<Outcome>> = vec![None; targeted.chosen.len()];
+    let mut written: Vec<Option<Outcome>> = vec![None; again.len()];
     let mut plan = first;
     for _ in 0..MAX_NEW_PASSES {
         let deferred = plan
@@ -416,7 +422,8 @@ fn through_max_new(
             .iter()
             .any(|d| d.outcome == Outcome::Deferred);
         let mut created = false;
-        for (i, planned) in plan.deployments.iter().enumerate() {
+        let mut wrote = Vec::new();
+        for (i, (target, planned)) in again.iter_mut().zip(&plan.deployments).enumerate() {
             if let Outcome::Write {
                 created: new,
                 staged_deployment_id,
@@ -425,27 +432,25 @@ fn through_max_new(
             } = &planned.outcome
                 && writable(&planned.cluster)
             {
-                let state = states[i].get_or_insert_with(DeploymentState::default);
-                state.staged_deployment_id = staged_deployment_id.clone();
-                state.deployment_id = deployment_id.clone();
+                let state = target.current.get_or_insert_with(DeploymentState::default);
+                state.staged_deployment_id.clone_from(staged_deployment_id);
+                state.deployment_id.clone_from(deployment_id);
                 created |= *new;
-                written[i] = Some(planned.outcome.clone());
+                wrote.push(i);
             }
         }
         if !deferred || !created {
             break;
         }
-        let again: Vec<RolloutTarget> = targeted
-            .ids()
+        // This pass's writes stand unless a later pass writes the target again.
+        let mut outcomes: Vec<Option<Outcome>> = plan
+            .deployments
             .into_iter()
-            .zip(&states)
-            .map(|((cluster, id), state)| RolloutTarget {
-                cluster: cluster.clone(),
-                deployment_id: id.to_string(),
-                current: state.clone(),
-                hold: false,
-            })
+            .map(|d| Some(d.outcome))
             .collect();
+        for i in wrote {
+            written[i] = outcomes[i].take();
+        }
         plan = plan_rollout(&again, &targeted.rollout, targeted.paused, index)?;
     }
     for (planned, write) in plan.deployments.iter_mut().zip(written) {
