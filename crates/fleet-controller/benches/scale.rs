@@ -13,6 +13,8 @@
 //! `FLEET_BENCH_CONTROLLER_WRAPPER` (a command and its arguments, split on spaces) starts the controller
 //! process under another program, e.g. `heaptrack -o /tmp/controller` for a heap profile (heaptrack sees
 //! only malloc: comment out the global allocator below for that run).
+//! The controller child turns transparent huge pages off as `fleet controller` does
+//! (`fleet_controller::process::prefer_small_pages`); `FLEET_BENCH_THP=1` keeps them, for comparison.
 
 use std::collections::HashSet;
 use std::io::Read;
@@ -187,6 +189,10 @@ async fn simulate_agents(client: Client, expected: usize, start: Instant) -> (Du
 fn run_controller_child(kubeconfig: &Path, git_cache: &Path) {
     // The parent reads this process's figures by this pid (not the wrapper's, when there is one).
     std::fs::write(pid_file(git_cache), std::process::id().to_string()).expect("write pid file");
+    // As `fleet controller` starts.
+    if std::env::var_os("FLEET_BENCH_THP").is_none() {
+        fleet_controller::process::prefer_small_pages();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

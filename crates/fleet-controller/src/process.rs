@@ -27,6 +27,17 @@ pub struct ProcessOptions {
     pub bootstrap: bool,
 }
 
+/// Turns transparent huge pages off for this process, as `fleet controller` does first thing: the controller
+/// keeps tens of thousands of small records, and with mimalloc's 2 MB pages its peak resident memory at 50
+/// bundles on 1,000 clusters was about 10% higher (399 against 363 MiB in `cargo bench -p fleet-controller
+/// --bench scale`) at the same CPU time. Pages already faulted stay as they are; the kernel checks the flag at
+/// every later fault. A kernel without the prctl only costs the memory, so a failure is logged, not fatal.
+pub fn prefer_small_pages() {
+    if let Err(err) = rustix::thread::disable_transparent_huge_pages(true) {
+        tracing::debug!(error = %err, "could not turn transparent huge pages off");
+    }
+}
+
 /// Runs until `shutdown` resolves or leadership is lost.
 pub async fn run_process(
     client: Client,

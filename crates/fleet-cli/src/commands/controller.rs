@@ -57,6 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         )
         .json()
         .init();
+    fleet_controller::process::prefer_small_pages();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
