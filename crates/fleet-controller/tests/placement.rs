@@ -294,9 +294,15 @@ async fn maintenance_taint_moves_the_placement_after_toleration_seconds() {
     for cluster in kept {
         assert_eq!(after.get(cluster), before.get(cluster));
     }
-    let status = bundle_status(&client, "app").await;
-    let reason = &status.placement.unwrap().unselected[0];
-    assert!(reason.cluster.ends_with(&victim), "{reason:?}");
+    // The Bundle's status is written after the BundleDeployments move, so it is awaited too.
+    let reason = eventually("victim unselected in the Bundle status", || async {
+        let status = bundle_status(&client, "app").await;
+        let unselected = status.placement?.unselected;
+        unselected
+            .into_iter()
+            .find(|r| r.cluster.ends_with(&victim))
+    })
+    .await;
     assert!(reason.reason.contains("maintenance"), "{reason:?}");
     controller.stop().await;
 }
