@@ -449,22 +449,12 @@ impl<'a> Exec<'a> {
         for (i, field) in idents.iter().enumerate() {
             let last = i + 1 == n;
             let has_args = last && (!args.is_empty() || fin.is_some());
-            // The common case first: a key of one of our maps.
-            if let Some(m) = receiver.downcast_object_ref::<crate::value::GoMap>() {
-                if has_args {
-                    return Err(self.error(
-                        scope,
-                        pos,
-                        &node.to_string(),
-                        format!("{field} is not a method but has arguments"),
-                    ));
-                }
-                receiver = m.get(field).unwrap_or_default();
-                continue;
-            }
-            // Objects other than plain maps may have methods (`.Files.Get`, `.Capabilities.APIVersions.Has`);
-            // as in Go, a method wins over a map key of the same name.
-            if receiver.as_object().is_some() {
+            // Objects other than our plain maps (the common case, which have no methods) may have methods
+            // (`.Files.Get`, `.Capabilities.APIVersions.Has`); as in Go, a method wins over a map key of the same name.
+            let plain_map = receiver
+                .downcast_object_ref::<crate::value::GoMap>()
+                .is_some();
+            if !plain_map && receiver.as_object().is_some() {
                 let mut call_args = Vec::new();
                 if last {
                     for a in args {
