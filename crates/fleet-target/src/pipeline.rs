@@ -318,6 +318,17 @@ mod tests {
         plan_bundle(&index(), &input, &BuiltinTemplater, &id).unwrap()
     }
 
+    /// A deployment applied and ready at `id`.
+    fn ready_at(id: &str) -> DeploymentState {
+        DeploymentState {
+            deployment_id: id.into(),
+            staged_deployment_id: id.into(),
+            applied_deployment_id: id.into(),
+            ready: true,
+            failed: false,
+        }
+    }
+
     fn names(keys: impl IntoIterator<Item = ClusterKey>) -> Vec<String> {
         keys.into_iter().map(|k| k.name).collect()
     }
@@ -342,13 +353,7 @@ mod tests {
 
     #[test]
     fn planning_from_kept_targets_gives_the_same_rollout_and_orphans() {
-        let old = DeploymentState {
-            deployment_id: "old".into(),
-            staged_deployment_id: "old".into(),
-            applied_deployment_id: "old".into(),
-            ready: true,
-            failed: false,
-        };
+        let old = ready_at("old");
         let deployments = BTreeMap::from([
             (ClusterKey::new(NS, "b"), old),
             (ClusterKey::new(NS, "d"), DeploymentState::default()),
@@ -405,16 +410,7 @@ mod tests {
         let mut deployments = deployments.clone();
         for d in &plan.rollout.deployments {
             if let Outcome::Write { deployment_id, .. } = &d.outcome {
-                deployments.insert(
-                    d.cluster.clone(),
-                    DeploymentState {
-                        deployment_id: deployment_id.clone(),
-                        staged_deployment_id: deployment_id.clone(),
-                        applied_deployment_id: deployment_id.clone(),
-                        ready: true,
-                        failed: false,
-                    },
-                );
+                deployments.insert(d.cluster.clone(), ready_at(deployment_id));
             }
         }
         let existing: Vec<ExistingPlacement> = plan
@@ -442,13 +438,7 @@ mod tests {
         }))
         .unwrap();
         // c already runs an old version, ready.
-        let old = DeploymentState {
-            deployment_id: "old".into(),
-            staged_deployment_id: "old".into(),
-            applied_deployment_id: "old".into(),
-            ready: true,
-            failed: false,
-        };
+        let old = ready_at("old");
         let deployments = BTreeMap::from([
             (ClusterKey::new(NS, "c"), old),
             (ClusterKey::new(NS, "d"), DeploymentState::default()),
