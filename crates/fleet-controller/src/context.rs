@@ -57,12 +57,12 @@ pub struct Context {
     pub stopping: tokio::sync::watch::Sender<bool>,
     /// Kubernetes Events on GitRepos and Bundles.
     pub events: crate::events::Events,
-    /// Helper "place": each placed Bundle's latest decisions, for its GitRepo's status.
+    /// Each placed Bundle's latest decisions, for its GitRepo's status.
     pub placement_decisions: crate::placement::status::Decisions,
-    /// Helper "place": heartbeat timeout and other membership limits; set it before the controller
+    /// Heartbeat timeout and other membership limits; set it before the controller
     /// starts (in `run`'s `started` callback), the defaults apply otherwise ([`crate::placement::settings`]).
     pub placement_settings: std::sync::OnceLock<crate::placement::PlacementSettings>,
-    /// Helper "gitops": the GitRepoRestriction-checked access each GitRepo was last read with.
+    /// The GitRepoRestriction-checked access each GitRepo was last read with.
     pub gitrepo_access: crate::gitrepo::restrict::Applied,
     /// Each Bundle's targeting, kept while nothing it reads changes.
     pub targeting: crate::bundle::cache::TargetingCache,

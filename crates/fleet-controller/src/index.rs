@@ -253,7 +253,7 @@ impl FleetIndex {
             if unchanged && !namespace_changed {
                 return Vec::new();
             }
-            // Helper "place": a heartbeat (membership) alone changes no Fleet targeting outcome.
+            // A heartbeat (membership) alone changes no Fleet targeting outcome.
             let heartbeat_only = state
                 .clusters
                 .get(&key)

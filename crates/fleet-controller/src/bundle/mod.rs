@@ -61,7 +61,7 @@ async fn reconcile_inner(bundle: Arc<Bundle>, ctx: Arc<Context>) -> Result<Actio
 const MAX_PASSES: usize = 1000;
 
 async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
-    // Helper "gitops": Helm values kept in the Bundle's values Secret are put back before targeting.
+    // Helm values kept in the Bundle's values Secret are put back before targeting.
     let bundle = &*values::with_bundle_values(ctx, bundle).await?;
     let previous = bundle.status.clone().unwrap_or_default();
     let now = conditions::now();
@@ -112,7 +112,7 @@ async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
         read_error.as_deref(),
         &now,
     );
-    // Helper "place": placement status (`Scheduled`, decisions), also handed to the GitRepo.
+    // Placement status (`Scheduled`, decisions), also handed to the GitRepo.
     crate::placement::status::record_bundle(
         ctx,
         bundle,
@@ -122,7 +122,7 @@ async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
     );
     record_states(ctx, bundle, Some(&status.display.state));
     write_status(ctx, bundle, &previous, status).await?;
-    // Helper "place": a toleration or the placement's rollout budget runs out later.
+    // A toleration or the placement's rollout budget runs out later.
     if let Some(after) = work.requeue_after {
         return Ok(Action::requeue(after));
     }

@@ -132,7 +132,7 @@ async fn apply(cluster: &Cluster, ctx: &Context) -> Result<Action> {
     let mut status = previous.clone();
     status.namespace = cluster_ns.clone();
     status.conditions = membership.conditions;
-    // Helper "scale": read from the index's incremental per-namespace tally (was a scan of every BD).
+    // Read from the index's incremental per-namespace tally (was a scan of every BD).
     let summary = ctx.index.read(|state| {
         state
             .cluster_tally(&cluster_ns)

@@ -104,7 +104,7 @@ async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
     ctx.index.read(|state| {
         aggregate(&mut status, state.repo_tally(&namespace, &name), &now_text);
     });
-    // Helper "place": the placement decisions of this repository's Bundles.
+    // The placement decisions of this repository's Bundles.
     crate::placement::status::apply_to_gitrepo(
         &mut status,
         &ctx.placement_decisions.of_repo(&namespace, &name),

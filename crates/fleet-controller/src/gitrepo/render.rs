@@ -35,7 +35,7 @@ pub fn render(tree: &dyn FileTree, repo: &GitRepo, commit: &str) -> Result<Rende
         let name = bundle_id(&options.repo_name, location);
         match read_bundle(tree, location, &options) {
             Ok(Some(mut bundle)) => {
-                // Helper "place": the GitRepo's placement block applies to bundles without their own.
+                // The GitRepo's placement block applies to bundles without their own.
                 crate::placement::inherit_gitrepo_placement(&mut bundle, repo);
                 rendered.names.insert(bundle.name_any());
                 rendered.bundles.push(bundle);
