@@ -177,13 +177,15 @@ pub struct FleetIndex {
 }
 
 /// The watches that must have listed once before reconciles may trust the index.
-pub const SYNCED_KINDS: [&str; 6] = [
+pub const SYNCED_KINDS: [&str; 7] = [
     "Cluster",
     "ClusterGroup",
     "BundleNamespaceMapping",
     "Namespace",
     "Bundle",
     "BundleDeployment",
+    // Marked by `gitrepo::restrict::watch`: targeting reads the restrictions' namespace selectors.
+    crate::gitrepo::restrict::SYNCED_KIND,
 ];
 
 impl Default for FleetIndex {

@@ -3,12 +3,15 @@
 //! `defaultClientSecretName`), a disallowed service account or repository gets `Accepted=False` with Fleet's
 //! message and a `FailedToApplyRestrictions` event, a restriction change re-reconciles the namespace's
 //! GitRepos (rejecting one without touching its deployed Bundle, accepting it again, and re-reading it
-//! when a default changes), `allowedTargetNamespaces` requires a target namespace, and
-//! `allowedTargetNamespaceSelector` reaches the BundleDeployments' options.
+//! when a default changes, also one changed while the controller was down), `allowedTargetNamespaces`
+//! requires a target namespace, and `allowedTargetNamespaceSelector` reaches the BundleDeployments' options
+//! of every Bundle labelled with a GitRepo (as in Fleet, also one no GitRepo owns, and over a target
+//! customization's own selector), follows restriction changes, and survives a restart.
 
 mod support;
 
-use fleet_api::{Bundle, GitRepo, GitRepoRestriction};
+use fleet_api::{Bundle, BundleDeployment, GitRepo, GitRepoRestriction};
+use fleet_controller::metrics::ControllerLabel;
 use fleet_testing::GitFixture;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -266,6 +269,193 @@ async fn target_namespaces_are_required_and_the_selector_reaches_the_deployments
         deployments(&client).await.len(),
         1,
         "nothing for the rejected GitRepo"
+    );
+    controller.stop().await;
+}
+
+/// How many reconciles of `controller` finished in `running`.
+fn reconciles(running: &RunningController, controller: &str) -> u64 {
+    running
+        .context
+        .metrics
+        .reconciles
+        .get_or_create(&ControllerLabel {
+            controller: controller.to_string(),
+        })
+        .get()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_default_changed_while_the_controller_is_down_is_applied_after_the_restart() {
+    let (hub, _git, controller) = setup(
+        service_accounts_policy("fleet-sa", "^file://"),
+        &[("allowed", json!({}))],
+    )
+    .await;
+    let client = hub.client.clone();
+    let bd = eventually("the BundleDeployment with the default", || async {
+        deployments(&client)
+            .await
+            .into_values()
+            .find(|bd| bd.spec.options.service_account == "fleet-sa")
+    })
+    .await;
+    controller.stop().await;
+
+    // Down: the default changes. Up again: the same commit is read again with it.
+    put_restriction(&client, NS, service_accounts_policy("other-sa", "^file://")).await;
+    let controller = RunningController::start(client.clone()).await;
+    eventually("the Bundle read with the new default", || async {
+        bundle(&client, "allowed-web")
+            .await
+            .filter(|b| b.spec.options.service_account == "other-sa")
+    })
+    .await;
+    let moved = eventually("the BundleDeployment with the new default", || async {
+        deployments(&client)
+            .await
+            .into_values()
+            .find(|bd| bd.spec.options.service_account == "other-sa")
+    })
+    .await;
+    assert_ne!(moved.spec.deployment_id, bd.spec.deployment_id);
+    controller.stop().await;
+
+    // Nothing changed while down: a restart reads nothing again and rewrites nothing.
+    let before = bundle(&client, "allowed-web").await.unwrap();
+    let controller = RunningController::start(client.clone()).await;
+    eventually("the GitRepo reconciled after the restart", || async {
+        (reconciles(&controller, "gitrepo") >= 1 && reconciles(&controller, "bundle") >= 1)
+            .then_some(())
+    })
+    .await;
+    let after = bundle(&client, "allowed-web").await.unwrap();
+    assert_eq!(
+        after.metadata.resource_version,
+        before.metadata.resource_version
+    );
+    let kept = deployments(&client).await.into_values().next().unwrap();
+    assert_eq!(
+        kept.metadata.resource_version,
+        moved.metadata.resource_version
+    );
+    controller.stop().await;
+}
+
+/// Creates a Bundle by hand (no GitRepo owns it) with a ConfigMap and its own namespace selector (team=any),
+/// targeting env=prod.
+async fn create_bundle(client: &kube::Client, name: &str, labels: serde_json::Value) {
+    let bundle: Bundle = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1",
+        "kind": "Bundle",
+        "metadata": {"name": name, "namespace": NS, "labels": labels},
+        "spec": {
+            "defaultNamespace": "apps",
+            "allowedTargetNamespaceSelector": {"matchLabels": {"team": "any"}},
+            "resources": [{"name": "configmap.yaml", "content": CONFIGMAP}],
+            "targets": [{"clusterSelector": {"matchLabels": {"env": "prod"}}}],
+        },
+    }))
+    .unwrap();
+    Api::<Bundle>::namespaced(client.clone(), NS)
+        .create(&PostParams::default(), &bundle)
+        .await
+        .expect("create bundle");
+}
+
+/// The BundleDeployment of Bundle `name` once its namespace selector is `selector`.
+async fn deployment_with_selector(
+    client: &kube::Client,
+    name: &str,
+    selector: serde_json::Value,
+) -> BundleDeployment {
+    eventually(
+        &format!("{name} deployed with selector {selector}"),
+        || async {
+            deployments(client)
+                .await
+                .into_values()
+                .filter(|bd| bd.metadata.name.as_deref() == Some(name))
+                .find(|bd| {
+                    serde_json::to_value(&bd.spec.options.allowed_target_namespace_selector)
+                        .unwrap()
+                        == selector
+                })
+        },
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_namespace_selector_reaches_every_bundle_labelled_with_a_gitrepo() {
+    let hub = hub().await;
+    let client = hub.client.clone();
+    put_cluster(&client, "a", &[("env", "prod")]).await;
+    put_restriction(
+        &client,
+        NS,
+        json!({"allowedTargetNamespaceSelector": {"matchLabels": {"team": "web"}}}),
+    )
+    .await;
+    // Neither is owned by a GitRepo; only the first carries the GitRepo label Fleet keys on.
+    create_bundle(
+        &client,
+        "labelled",
+        json!({"fleet.cattle.io/repo-name": "elsewhere"}),
+    )
+    .await;
+    create_bundle(&client, "unlabelled", json!({})).await;
+    let controller = RunningController::start(client.clone()).await;
+
+    // The restriction's selector replaces the Bundle's own; a Bundle without the label keeps its own.
+    let labelled =
+        deployment_with_selector(&client, "labelled", json!({"matchLabels": {"team": "web"}}))
+            .await;
+    let unlabelled = deployment_with_selector(
+        &client,
+        "unlabelled",
+        json!({"matchLabels": {"team": "any"}}),
+    )
+    .await;
+
+    // A restart plans the same deployments: nothing is written again.
+    controller.stop().await;
+    let controller = RunningController::start(client.clone()).await;
+    eventually("both Bundles reconciled after the restart", || async {
+        (reconciles(&controller, "bundle") >= 2).then_some(())
+    })
+    .await;
+    let after = deployments(&client).await;
+    for bd in [&labelled, &unlabelled] {
+        let now = after
+            .values()
+            .find(|b| b.metadata.name == bd.metadata.name)
+            .unwrap();
+        assert_eq!(now.metadata.resource_version, bd.metadata.resource_version);
+    }
+
+    // A restriction change re-targets the labelled Bundle at once; the other is left alone.
+    put_restriction(
+        &client,
+        NS,
+        json!({"allowedTargetNamespaceSelector": {"matchLabels": {"team": "api"}}}),
+    )
+    .await;
+    let moved =
+        deployment_with_selector(&client, "labelled", json!({"matchLabels": {"team": "api"}}))
+            .await;
+    assert_ne!(moved.spec.deployment_id, labelled.spec.deployment_id);
+    // Without a selector in the restrictions, the Bundle's own applies again.
+    put_restriction(&client, NS, json!({"allowedServiceAccounts": ["fleet-sa"]})).await;
+    deployment_with_selector(&client, "labelled", json!({"matchLabels": {"team": "any"}})).await;
+    let kept = deployments(&client)
+        .await
+        .into_values()
+        .find(|b| b.metadata.name.as_deref() == Some("unlabelled"))
+        .unwrap();
+    assert_eq!(
+        kept.metadata.resource_version,
+        unlabelled.metadata.resource_version
     );
     controller.stop().await;
 }

@@ -106,6 +106,13 @@ pub fn authorize(
     })
 }
 
+/// The `allowedTargetNamespaceSelector` of a namespace's `restrictions` (any order), ANDed as
+/// [`authorize`] merges them: what Fleet's Bundle targeting puts on the options of every target of a
+/// GitRepo's Bundle (`getNamespaceSelectorForBundle`). `None` when no restriction has one.
+pub fn namespace_selector(restrictions: &[GitRepoRestriction]) -> Option<LabelSelector> {
+    aggregate(restrictions).allowed_target_namespace_selector
+}
+
 fn aggregate(restrictions: &[GitRepoRestriction]) -> GitRepoRestriction {
     let mut sorted: Vec<&GitRepoRestriction> = restrictions.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
@@ -301,6 +308,14 @@ mod tests {
             ok.allowed_target_namespace_selector,
             Some(LabelSelector::from_labels([("x", "1"), ("y", "2")]))
         );
+        // The same merge, in any order, for the Bundles' targeting; none without a selector.
+        let reversed: Vec<GitRepoRestriction> = restrictions.iter().rev().cloned().collect();
+        assert_eq!(
+            namespace_selector(&reversed),
+            ok.allowed_target_namespace_selector
+        );
+        assert_eq!(namespace_selector(&[GitRepoRestriction::default()]), None);
+        assert_eq!(namespace_selector(&[]), None);
     }
 
     #[test]

@@ -1,8 +1,15 @@
 //! Each Bundle's targeting ([`Targeted`]: its targeted clusters, their option sets and deploymentIDs)
-//! kept between reconciles. Targeting reads only the Bundle's spec and labels and what the index counts in
-//! `targeting_version` (Clusters' targeting fields, ClusterGroups, BundleNamespaceMappings, mapped
-//! namespaces), so a kept result holds while those are the same: a reconcile woken by BundleDeployment
-//! status, or by a Cluster getting its namespace, plans only the rollout and the writes.
+//! kept between reconciles. Targeting reads only the Bundle's spec and labels, its namespace's
+//! GitRepoRestriction selector ([`NamespaceSelectors`]) and what the index counts in `targeting_version`
+//! (Clusters' targeting fields, ClusterGroups, BundleNamespaceMappings, mapped namespaces), so a kept
+//! result holds while those are the same: a reconcile woken by BundleDeployment status, or by a Cluster
+//! getting its namespace, plans only the rollout and the writes.
+//!
+//! The spec is known by the Bundle's uid and `metadata.generation`: the API server moves the generation on
+//! every change outside metadata and status (the Bundle CRD has the status subresource; the embedded API
+//! server does the same), and a re-created Bundle has a new uid. The Helm values put back from the values
+//! Secret are covered too, as they must match `spec.valuesHash`. A Bundle without either (never stored)
+//! is known by a hash of its spec.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
@@ -12,36 +19,63 @@ use fleet_api::Bundle;
 use fleet_target::TargetError;
 use fleet_target::index::IndexedCluster;
 use fleet_target::model::ClusterInfo;
+use fleet_target::selector::LabelSelector;
 use kube::ResourceExt;
 
 use crate::bundle::target::{Targeted, targeted};
 use crate::context::lock;
+use crate::gitrepo::restrict::NamespaceSelectors;
 use crate::index::{BundleKey, IndexState};
 
-/// Kept targeting results, by Bundle.
+/// Kept targeting results, by Bundle, and the restriction selectors targeting reads.
 #[derive(Default)]
 pub struct TargetingCache {
     entries: Mutex<HashMap<BundleKey, (CacheKey, Arc<Targeted>)>>,
+    /// The GitRepoRestrictions' `allowedTargetNamespaceSelector` of each namespace.
+    pub namespace_selectors: NamespaceSelectors,
 }
 
 /// What a kept result was computed from.
-#[derive(PartialEq)]
+#[derive(Debug, PartialEq)]
 struct CacheKey {
-    /// A hash of the spec as JSON (the spec itself can be large: it holds the resources).
-    spec: u64,
+    spec: SpecVersion,
     labels: BTreeMap<String, String>,
+    namespace_selector: Option<LabelSelector>,
     targeting_version: u64,
 }
 
-impl CacheKey {
-    fn of(bundle: &Bundle, state: &IndexState) -> Self {
+/// Which version of a Bundle's spec.
+#[derive(Debug, PartialEq)]
+enum SpecVersion {
+    /// A stored Bundle: its uid and generation.
+    Stored { uid: String, generation: i64 },
+    /// A hash of the spec as JSON, for a Bundle that has no uid or generation.
+    Hashed(u64),
+}
+
+impl SpecVersion {
+    fn of(bundle: &Bundle) -> Self {
+        let meta = &bundle.metadata;
+        if let (Some(uid), Some(generation)) = (&meta.uid, meta.generation) {
+            return SpecVersion::Stored {
+                uid: uid.clone(),
+                generation,
+            };
+        }
         let mut hasher = std::hash::DefaultHasher::new();
         serde_json::to_vec(&bundle.spec)
             .unwrap_or_default()
             .hash(&mut hasher);
+        SpecVersion::Hashed(hasher.finish())
+    }
+}
+
+impl CacheKey {
+    fn of(bundle: &Bundle, namespace_selector: Option<&LabelSelector>, state: &IndexState) -> Self {
         CacheKey {
-            spec: hasher.finish(),
+            spec: SpecVersion::of(bundle),
             labels: bundle.labels().clone(),
+            namespace_selector: namespace_selector.cloned(),
             targeting_version: state.targeting_version,
         }
     }
@@ -60,21 +94,22 @@ pub fn targeting_differs(old: Option<&IndexedCluster>, new: &ClusterInfo) -> boo
 }
 
 impl TargetingCache {
-    /// `bundle`'s targeting against `state`: the kept one when nothing it reads changed, else computed
-    /// (and kept). A targeting error is not kept.
+    /// `bundle`'s targeting against `state` (with its namespace's restriction selector): the kept one when
+    /// nothing it reads changed, else computed (and kept). A targeting error is not kept.
     pub fn targeted(
         &self,
         bundle: &Bundle,
         state: &IndexState,
     ) -> Result<Arc<Targeted>, TargetError> {
         let key = (bundle.namespace().unwrap_or_default(), bundle.name_any());
-        let cache_key = CacheKey::of(bundle, state);
+        let selector = self.namespace_selectors.for_bundle(bundle);
+        let cache_key = CacheKey::of(bundle, selector.as_ref(), state);
         if let Some((kept_key, kept)) = lock(&self.entries).get(&key)
             && *kept_key == cache_key
         {
             return Ok(kept.clone());
         }
-        let fresh = Arc::new(targeted(bundle, state)?);
+        let fresh = Arc::new(targeted(bundle, selector.as_ref(), state)?);
         lock(&self.entries).insert(key, (cache_key, fresh.clone()));
         Ok(fresh)
     }

@@ -23,6 +23,7 @@ use fleet_target::labels::deployment_labels;
 use fleet_target::model::ClusterKey;
 use fleet_target::pipeline::{BundlePlanInput, PlacementStage, plan_bundle, plan_targeted};
 use fleet_target::placement::ScheduleResult;
+use fleet_target::selector::LabelSelector;
 use fleet_target::rollout::{
     DeploymentState, Outcome, RolloutPlan, RolloutStatus, RolloutStrategy, RolloutTarget,
     plan_rollout,
@@ -112,15 +113,20 @@ fn parts_of(bundle: &Bundle) -> Result<BundleSpecParts, TargetError> {
 }
 
 /// Fleet targeting of `bundle` (without its placement stage) against `state`, with each target's
-/// option set converted and hashed.
-pub fn targeted(bundle: &Bundle, state: &IndexState) -> Result<Targeted, TargetError> {
+/// option set converted and hashed. The GitRepoRestrictions' `namespace_selector` goes on every
+/// target's options after its customizations are merged, as Fleet's targeting puts it there.
+pub fn targeted(
+    bundle: &Bundle,
+    namespace_selector: Option<&LabelSelector>,
+    state: &IndexState,
+) -> Result<Targeted, TargetError> {
     let parts = parts_of(bundle)?;
     let namespaces = state.bundle_namespaces(&parts.targeting);
     let targeting = compute_targets(
         &state.clusters,
         &parts.targeting,
         &namespaces,
-        &TargetingContext::default(),
+        &context_with(namespace_selector),
         &BuiltinTemplater,
     )?;
     let manifest_id = hash::manifest_id(&bundle.spec.resources);
@@ -146,6 +152,14 @@ impl Targeted {
             paused: parts.paused,
             chosen,
         })
+    }
+}
+
+/// What targeting takes from outside the Bundle: its namespace's GitRepoRestriction selector.
+fn context_with(namespace_selector: Option<&LabelSelector>) -> TargetingContext {
+    TargetingContext {
+        allowed_target_namespace_selector: namespace_selector.cloned(),
+        ..TargetingContext::default()
     }
 }
 
@@ -190,7 +204,16 @@ pub fn plan_cached(
     };
     let leaving = |cluster: &ClusterKey| is_leaving(state.clusters.get(cluster));
     let planned = if bundle.spec.placement.is_some() {
-        plan_placed(bundle, state, settings, now, existing, &current)?
+        let selector = cache.namespace_selectors.for_bundle(bundle);
+        plan_placed(
+            bundle,
+            selector.as_ref(),
+            state,
+            settings,
+            now,
+            existing,
+            &current,
+        )?
     } else {
         let targeted = cache.targeted(bundle, state)?;
         let (first, orphaned) = plan_targeted(
@@ -323,6 +346,7 @@ pub fn plan_cached(
 /// existing placements fed back in), the rolling-update budget and the rollout.
 fn plan_placed(
     bundle: &Bundle,
+    namespace_selector: Option<&LabelSelector>,
     state: &IndexState,
     settings: &PlacementSettings,
     now: i64,
@@ -331,7 +355,7 @@ fn plan_placed(
 ) -> Result<Planned, TargetError> {
     let parts = parts_of(bundle)?;
     let namespaces = state.bundle_namespaces(&parts.targeting);
-    let context = TargetingContext::default();
+    let context = context_with(namespace_selector);
     let policy_hash = parts
         .placement
         .as_ref()

@@ -290,7 +290,8 @@ fn json(values: Option<&GenericMap>) -> Vec<u8> {
         .unwrap_or_default()
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Lowercase hex of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

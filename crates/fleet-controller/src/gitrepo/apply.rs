@@ -1,5 +1,5 @@
 //! Writing a commit's Bundles: server-side apply of each Bundle read (owned by the GitRepo, labelled with
-//! its name and the commit) with its Helm values moved into its values Secret as Fleet does
+//! its name and the commit, annotated with the access it was read with, [`restrict::ACCESS_ANNOTATION`]) with its Helm values moved into its values Secret as Fleet does
 //! ([`crate::bundle::values::extract_bundle`]; a Bundle without values loses an old values Secret), the read
 //! error recorded on a broken Bundle (whose last good spec stays), and pruning of the GitRepo's Bundles whose
 //! directory is gone.
@@ -18,6 +18,7 @@ use crate::bundle::values::{self, BundleValues};
 use crate::context::{Context, FIELD_MANAGER};
 use crate::error::Result;
 use crate::gitrepo::render::Rendered;
+use crate::gitrepo::restrict;
 
 /// Annotation on a Bundle whose directory failed to read in the GitRepo's current commit (our addition:
 /// Fleet's git job fails as a whole instead). The Bundle keeps its last good spec.
@@ -51,11 +52,15 @@ pub async fn apply(ctx: &Context, repo: &GitRepo, rendered: &Rendered) -> Result
         .collect();
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
     let owner = repo.controller_owner_ref(&());
+    let access = restrict::fingerprint(repo);
     let mut writes = Vec::new();
     for bundle in &rendered.bundles {
         let (api, secrets) = (api.clone(), secrets.clone());
         let mut bundle = bundle.clone();
         bundle.metadata.owner_references = owner.clone().map(|o| vec![o]);
+        bundle
+            .annotations_mut()
+            .insert(restrict::ACCESS_ANNOTATION.to_string(), access.clone());
         let moved = values::extract_bundle(&mut bundle);
         let was_marked = marked.contains(&bundle.name_any());
         let uid = uids.get(&bundle.name_any()).cloned();

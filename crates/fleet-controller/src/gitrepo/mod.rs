@@ -70,11 +70,13 @@ async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
             return Ok(Action::await_change());
         }
     };
-    let repo = &authorized.repo;
+    let repo = &authorized;
     let key = format!("{namespace}/{name}");
-    let access = authorized.fingerprint();
-    let access_changed =
-        ctx.gitrepo_access.changed(&key, &access) || restrict::was_rejected(&previous);
+    // A restriction default that changed (while running, or while the controller was down) re-reads the
+    // commit with it.
+    let access = restrict::fingerprint(repo);
+    let access_changed = restrict::was_rejected(&previous)
+        || restrict::access_changed(ctx, repo, &key, &access).await?;
     let mut status = previous.clone();
     let now = Timestamp::now();
     let now_text = conditions::now();
@@ -93,7 +95,6 @@ async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
             generation,
             spec_changed || forced,
             &now_text,
-            authorized.namespace_selector.as_ref(),
         )
         .await?;
         status.last_polling_triggered = Some(Time(now));
@@ -135,7 +136,6 @@ async fn poll_and_read(
     generation: i64,
     must_read: bool,
     now: &str,
-    namespace_selector: Option<&fleet_api::LabelSelector>,
 ) -> Result<bool> {
     let conditions = &mut status.base.conditions;
     let resolved = match fetch::source(ctx, repo).await {
@@ -190,8 +190,7 @@ async fn poll_and_read(
             .map_err(|e| Error::Task(e.to_string()))?
     };
     match rendered {
-        Ok(mut rendered) => {
-            restrict::constrain(&mut rendered.bundles, namespace_selector);
+        Ok(rendered) => {
             apply::apply(ctx, repo, &rendered).await?;
             let errors: Vec<String> = rendered
                 .errors

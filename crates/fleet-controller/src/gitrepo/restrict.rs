@@ -1,26 +1,44 @@
-//! GitRepoRestrictions, as Fleet's `AuthorizeAndAssignDefaults`: every reconcile reads the restrictions of the
+//! GitRepoRestrictions, as Fleet applies them.
+//!
+//! **GitRepos** (Fleet's `AuthorizeAndAssignDefaults`): every reconcile reads the restrictions of the
 //! GitRepo's namespace and checks the GitRepo against them ([`fleet_target::restrictions::authorize`]). An
-//! allowed GitRepo goes on with the defaults filled in (`defaultServiceAccount`, `defaultClientSecretName`) as
-//! its effective spec; a disallowed one gets `Accepted=False` with Fleet's message and a
+//! allowed GitRepo goes on with the defaults filled in (`defaultServiceAccount`, `defaultClientSecretName`)
+//! as its effective spec; a disallowed one gets `Accepted=False` with Fleet's message and a
 //! `FailedToApplyRestrictions` warning Event, and nothing is fetched or written, so its Bundles stay as they
-//! are. An `allowedTargetNamespaceSelector` is put on the options of the GitRepo's Bundles ([`constrain`]), so
-//! every BundleDeployment carries it and the agent checks the target namespace against it. [`watch`]
-//! re-reconciles a namespace's GitRepos when one of its restrictions changes, and [`Applied`] remembers the
-//! effective access each GitRepo was last read with, so that a changed default re-reads the commit.
+//! are. Each Bundle read carries [`ACCESS_ANNOTATION`], a hash of the effective access it was read with
+//! ([`fingerprint`]); [`Applied`] remembers it per GitRepo, and after a restart [`access_changed`] reads it
+//! back from the GitRepo's Bundles, so a default changed while the controller was down re-reads the commit
+//! too, not only one changed while it runs.
+//!
+//! **Bundles** (Fleet's `getNamespaceSelectorForBundle`): the `allowedTargetNamespaceSelector` of a
+//! namespace's restrictions (ANDed) goes on the options of every target of each Bundle in that namespace
+//! that carries the `fleet.cattle.io/repo-name` label, after target customizations are merged, when
+//! targeting runs ([`NamespaceSelectors`], read by [`crate::bundle::cache`]). As in Fleet this keys on the
+//! label, not on an owning GitRepo: a Bundle created by hand without the label gets no selector, one with
+//! it does. The other restriction fields (allowed service accounts, repo patterns, client secrets, target
+//! namespaces, the defaults) govern GitRepos only: Fleet checks them nowhere for Bundles, nor do we.
+//!
+//! [`watch`] keeps [`NamespaceSelectors`] current, marks the `GitRepoRestriction` kind synced in the index
+//! once it listed them (so no Bundle is planned without its selector after a restart, which would change
+//! its deploymentIDs), and on a change wakes the namespace's GitRepos and, when the selector moved, its
+//! Bundles.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use fleet_api::{Bundle, GitRepo, GitRepoRestriction, GitRepoStatus, LabelSelector};
+use fleet_api::{Bundle, GitRepo, GitRepoRestriction, GitRepoStatus, labels};
 use fleet_target::restrictions::{self, GitRepoAccess};
+use fleet_target::selector::LabelSelector;
 use futures::StreamExt;
 use kube::api::{Api, ListParams};
 use kube::runtime::watcher::Event;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
+use sha2::{Digest, Sha256};
 
 use crate::context::{Context, lock};
 use crate::error::Result;
+use crate::gitrepo::apply::READ_ERROR_ANNOTATION;
 use crate::status::{apply_status, conditions};
 
 /// The condition Fleet sets to `False` with the restriction error.
@@ -28,40 +46,21 @@ pub const ACCEPTED: &str = "Accepted";
 /// The reason of the warning Event on a rejected GitRepo.
 pub const EVENT_REASON: &str = "FailedToApplyRestrictions";
 
-/// The effective access ([`Authorized::fingerprint`]) each GitRepo's Bundles were last read with, keyed by
-/// `namespace/name`.
+/// Annotation on each Bundle a GitRepo wrote: the [`fingerprint`] of the effective access it was read with
+/// (our addition).
+pub const ACCESS_ANNOTATION: &str = "fleet.cattle.io/gitrepo-access";
+
+/// The kind [`watch`] marks synced in the index.
+pub const SYNCED_KIND: &str = "GitRepoRestriction";
+
+/// The access [`fingerprint`] each GitRepo's Bundles were last read with, keyed by `namespace/name`.
 #[derive(Debug, Default)]
 pub struct Applied(Mutex<HashMap<String, String>>);
 
-/// A GitRepo that passed its namespace's restrictions.
-#[derive(Debug, Clone)]
-pub struct Authorized {
-    /// The GitRepo with the restrictions' defaults filled in.
-    pub repo: GitRepo,
-    /// The restrictions' `allowedTargetNamespaceSelector` (ANDed), for the Bundles' options.
-    pub namespace_selector: Option<LabelSelector>,
-}
-
-impl Authorized {
-    /// What the Bundles read under this authorization depend on (repo, target namespace, service account,
-    /// client secret, namespace selector), as one comparable string.
-    pub fn fingerprint(&self) -> String {
-        serde_json::to_string(&(access(&self.repo), &self.namespace_selector)).unwrap_or_default()
-    }
-}
-
 impl Applied {
-    /// Whether `access` differs from what the GitRepo was last read with; the first time a GitRepo is seen
-    /// (after a restart) its Bundles are taken to match, and `access` is remembered.
-    pub fn changed(&self, key: &str, access: &str) -> bool {
-        let mut applied = lock(&self.0);
-        match applied.get(key) {
-            Some(known) => known != access,
-            None => {
-                applied.insert(key.to_string(), access.to_string());
-                false
-            }
-        }
+    /// The access the GitRepo's Bundles were last read with, when this process knows it.
+    pub fn get(&self, key: &str) -> Option<String> {
+        lock(&self.0).get(key).cloned()
     }
 
     /// Records that the GitRepo's Bundles were read with `access`.
@@ -75,9 +74,46 @@ impl Applied {
     }
 }
 
+/// What the Bundles read from `repo` (the effective GitRepo) depend on of its access (repo, target
+/// namespace, service account, client secret), as a hash: the value of [`ACCESS_ANNOTATION`].
+pub fn fingerprint(repo: &GitRepo) -> String {
+    let text = serde_json::to_string(&access(repo)).unwrap_or_default();
+    crate::bundle::values::hex(&Sha256::digest(text.as_bytes()))
+}
+
+/// Whether the Bundles of `repo` (effective, keyed `key`) were read with other access than `access`. Known
+/// from memory once this process read or checked them; otherwise (after a restart) from the
+/// [`ACCESS_ANNOTATION`] of its Bundles that read fine (a broken one keeps its last good spec and
+/// annotation), remembered when they all match. A GitRepo without Bundles has nothing to re-read.
+pub async fn access_changed(
+    ctx: &Context,
+    repo: &GitRepo,
+    key: &str,
+    access: &str,
+) -> Result<bool> {
+    if let Some(known) = ctx.gitrepo_access.get(key) {
+        return Ok(known != access);
+    }
+    let api: Api<Bundle> =
+        Api::namespaced(ctx.client.clone(), &repo.namespace().unwrap_or_default());
+    let selector = format!("{}={}", labels::REPO_NAME, repo.name_any());
+    let bundles = api
+        .list_metadata(&ListParams::default().labels(&selector))
+        .await?;
+    let changed = bundles
+        .items
+        .iter()
+        .filter(|b| !b.annotations().contains_key(READ_ERROR_ANNOTATION))
+        .any(|b| b.annotations().get(ACCESS_ANNOTATION).map(String::as_str) != Some(access));
+    if !changed {
+        ctx.gitrepo_access.record(key, access);
+    }
+    Ok(changed)
+}
+
 /// The GitRepo with the defaults of its namespace's restrictions filled in, or Fleet's error when it breaks
 /// them.
-pub async fn authorize(ctx: &Context, repo: &GitRepo) -> Result<Result<Authorized, String>> {
+pub async fn authorize(ctx: &Context, repo: &GitRepo) -> Result<Result<GitRepo, String>> {
     let namespace = repo.namespace().unwrap_or_default();
     let api: Api<GitRepoRestriction> = Api::namespaced(ctx.client.clone(), &namespace);
     let listed = match api.list(&ListParams::default()).await {
@@ -94,13 +130,7 @@ pub async fn authorize(ctx: &Context, repo: &GitRepo) -> Result<Result<Authorize
             spec.target_namespace = authorized.access.target_namespace;
             spec.service_account = authorized.access.service_account;
             spec.client_secret_name = authorized.access.client_secret_name;
-            Authorized {
-                repo: effective,
-                namespace_selector: authorized
-                    .allowed_target_namespace_selector
-                    .and_then(|selector| serde_json::to_value(selector).ok())
-                    .and_then(|value| serde_json::from_value(value).ok()),
-            }
+            effective
         })
         .map_err(|err| err.to_string()))
 }
@@ -112,14 +142,6 @@ pub fn access(repo: &GitRepo) -> GitRepoAccess {
         target_namespace: repo.spec.target_namespace.clone(),
         service_account: repo.spec.service_account.clone(),
         client_secret_name: repo.spec.client_secret_name.clone(),
-    }
-}
-
-/// Puts the restrictions' namespace selector on the options of `bundles` (all of a GitRepo's), so that every
-/// BundleDeployment carries it, as Fleet's targeting sets it.
-pub fn constrain(bundles: &mut [Bundle], selector: Option<&LabelSelector>) {
-    for bundle in bundles {
-        bundle.spec.options.allowed_target_namespace_selector = selector.cloned();
     }
 }
 
@@ -159,33 +181,159 @@ pub async fn reject(
     Ok(())
 }
 
-/// Watches GitRepoRestrictions and wakes every GitRepo of a namespace whose restrictions changed. Runs until
+/// The merged `allowedTargetNamespaceSelector` of each namespace's GitRepoRestrictions (namespaces without
+/// one are absent), as [`watch`] last saw them.
+#[derive(Debug, Default)]
+pub struct NamespaceSelectors(Mutex<HashMap<String, LabelSelector>>);
+
+impl NamespaceSelectors {
+    /// The selector Fleet's targeting puts on the options of `bundle`'s targets: its namespace's, when the
+    /// Bundle carries the `fleet.cattle.io/repo-name` label.
+    pub fn for_bundle(&self, bundle: &Bundle) -> Option<LabelSelector> {
+        let from_gitrepo = bundle
+            .labels()
+            .get(labels::REPO_NAME)
+            .is_some_and(|repo| !repo.is_empty());
+        if !from_gitrepo {
+            return None;
+        }
+        lock(&self.0)
+            .get(&bundle.namespace().unwrap_or_default())
+            .cloned()
+    }
+
+    /// Sets the selector of `namespace`; whether it changed.
+    pub fn set(&self, namespace: &str, selector: Option<LabelSelector>) -> bool {
+        let mut selectors = lock(&self.0);
+        let previous = match &selector {
+            Some(selector) => selectors.insert(namespace.to_string(), selector.clone()),
+            None => selectors.remove(namespace),
+        };
+        previous != selector
+    }
+}
+
+/// Each namespace's restrictions, by name.
+type Known = HashMap<String, BTreeMap<String, restrictions::GitRepoRestriction>>;
+
+/// Watches GitRepoRestrictions: keeps the namespace selectors of `ctx.targeting` current, marks the kind
+/// synced after the first list (or at once on a hub without the CRD), and after that wakes a namespace's
+/// GitRepos when its restrictions change and its GitRepo Bundles when its selector changes. Runs until
 /// aborted.
 pub async fn watch(ctx: Arc<Context>) {
     let api: Api<GitRepoRestriction> = Api::all(ctx.client.clone());
     let mut events = watcher::watcher(api, watcher::Config::default())
         .default_backoff()
         .boxed();
+    let mut known = Known::new();
+    let mut relisted: Option<Known> = None;
+    let mut synced = false;
     while let Some(event) = events.next().await {
-        let namespace = match event {
-            Ok(Event::Apply(r) | Event::Delete(r) | Event::InitApply(r)) => {
-                r.namespace().unwrap_or_default()
+        let listed = matches!(event, Ok(Event::InitDone));
+        let changed: Vec<String> = match event {
+            Ok(Event::Apply(r)) => {
+                let namespace = r.namespace().unwrap_or_default();
+                let entry = known.entry(namespace.clone()).or_default();
+                let converted = convert(&r);
+                let before = entry.insert(converted.name.clone(), converted.clone());
+                if before.as_ref() == Some(&converted) {
+                    continue;
+                }
+                vec![namespace]
             }
-            Ok(Event::Init | Event::InitDone) => continue,
+            Ok(Event::Delete(r)) => {
+                let namespace = r.namespace().unwrap_or_default();
+                let removed = known
+                    .get_mut(&namespace)
+                    .and_then(|e| e.remove(&r.name_any()));
+                if removed.is_none() {
+                    continue;
+                }
+                vec![namespace]
+            }
+            Ok(Event::Init) => {
+                relisted = Some(Known::new());
+                continue;
+            }
+            Ok(Event::InitApply(r)) => {
+                let converted = convert(&r);
+                relisted
+                    .get_or_insert_with(Known::new)
+                    .entry(r.namespace().unwrap_or_default())
+                    .or_default()
+                    .insert(converted.name.clone(), converted);
+                continue;
+            }
+            Ok(Event::InitDone) => {
+                let fresh = relisted.take().unwrap_or_default();
+                let mut namespaces: Vec<String> =
+                    known.keys().chain(fresh.keys()).cloned().collect();
+                namespaces.sort();
+                namespaces.dedup();
+                namespaces.retain(|ns| {
+                    known.get(ns).filter(|m| !m.is_empty())
+                        != fresh.get(ns).filter(|m| !m.is_empty())
+                });
+                known = fresh;
+                namespaces
+            }
+            Err(watcher::Error::InitialListFailed(kube::Error::Api(status)))
+                if status.code == 404 && !synced =>
+            {
+                // A hub without the GitRepoRestriction CRD has no restrictions.
+                synced = true;
+                ctx.index.mark_synced(SYNCED_KIND);
+                continue;
+            }
             Err(err) => {
                 tracing::debug!(error = %err, "GitRepoRestriction watch error; retrying");
                 continue;
             }
         };
-        let repos: Api<GitRepo> = Api::namespaced(ctx.client.clone(), &namespace);
-        match repos.list_metadata(&ListParams::default()).await {
-            Ok(list) => {
-                for repo in list.items {
-                    ctx.triggers.gitrepo(&namespace, &repo.name_any());
-                }
+        for namespace in &changed {
+            let listed: Vec<restrictions::GitRepoRestriction> = known
+                .get(namespace)
+                .map(|m| m.values().cloned().collect())
+                .unwrap_or_default();
+            let selector = restrictions::namespace_selector(&listed);
+            let selector_changed = ctx.targeting.namespace_selectors.set(namespace, selector);
+            // Before the first sync nothing was planned or checked yet: every reconcile waits for it.
+            if synced {
+                wake(&ctx, namespace, selector_changed).await;
             }
-            Err(err) => tracing::warn!(%namespace, error = %err, "listing GitRepos failed"),
         }
+        if listed && !synced {
+            synced = true;
+            ctx.index.mark_synced(SYNCED_KIND);
+        }
+    }
+}
+
+/// Wakes every GitRepo of `namespace` and, with `bundles`, every Bundle there a GitRepo wrote.
+async fn wake(ctx: &Context, namespace: &str, bundles: bool) {
+    let repos: Api<GitRepo> = Api::namespaced(ctx.client.clone(), namespace);
+    match repos.list_metadata(&ListParams::default()).await {
+        Ok(list) => {
+            for repo in list.items {
+                ctx.triggers.gitrepo(namespace, &repo.name_any());
+            }
+        }
+        Err(err) => tracing::warn!(%namespace, error = %err, "listing GitRepos failed"),
+    }
+    if !bundles {
+        return;
+    }
+    let api: Api<Bundle> = Api::namespaced(ctx.client.clone(), namespace);
+    match api
+        .list_metadata(&ListParams::default().labels(labels::REPO_NAME))
+        .await
+    {
+        Ok(list) => ctx.triggers.bundles(
+            list.items
+                .iter()
+                .map(|b| (namespace.to_string(), b.name_any())),
+        ),
+        Err(err) => tracing::warn!(%namespace, error = %err, "listing Bundles failed"),
     }
 }
 
