@@ -1,15 +1,17 @@
 //! The controller's in-memory view of the hub, fed by watches (see [`crate::watches`]): the targeting
 //! [`ClusterIndex`] (Clusters and ClusterGroups), cluster namespaces, BundleNamespaceMappings, namespace
 //! labels, the targeting input of every Bundle, and every BundleDeployment grouped by its Bundle (stored
-//! slimmed: no managedFields, capped status lists) with incremental status tallies per GitRepo and per
-//! cluster namespace. Updates return what they affect, so a change wakes only the reconciles that must run
-//! (no periodic resync).
+//! as a [`StoredDeployment`]: slimmed, with the specs, statuses and labels that a Bundle's
+//! BundleDeployments have in common shared between them) with incremental status tallies per GitRepo and
+//! per cluster namespace. Updates return what they affect, so a change wakes only the reconciles that
+//! must run (no periodic resync).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 
 use fleet_api::{
-    Bundle, BundleDeployment, BundleNamespaceMapping, Cluster, ClusterGroup, labels as fleet_labels,
+    Bundle, BundleDeployment, BundleDeploymentSpec, BundleDeploymentStatus, BundleNamespaceMapping,
+    BundleState, Cluster, ClusterGroup, labels as fleet_labels,
 };
 use fleet_target::bundle_spec::read_bundle_spec;
 use fleet_target::index::ClusterIndex;
@@ -19,6 +21,7 @@ use fleet_target::selector::Labels;
 use fleet_target::targeting::{TargetingBundle, TargetingContext, target_cluster};
 use fleet_target::template_engine::BuiltinTemplater;
 use kube::ResourceExt;
+use kube::api::ObjectMeta;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
@@ -41,7 +44,10 @@ pub struct IndexState {
     /// The targeting input of each Bundle that parsed.
     pub bundles: BTreeMap<BundleKey, TargetingBundle>,
     /// BundleDeployments by their Bundle (labels `bundle-namespace`/`bundle-name`), then cluster.
-    pub deployments: BTreeMap<BundleKey, BTreeMap<ClusterKey, Arc<BundleDeployment>>>,
+    pub deployments: BTreeMap<BundleKey, BTreeMap<ClusterKey, Arc<StoredDeployment>>>,
+    /// The distinct specs, statuses and labels of each Bundle's stored BundleDeployments, shared
+    /// between them.
+    shared: HashMap<BundleKey, SharedParts>,
     /// BundleDeployments of each GitRepo (bundle namespace, label `repo-name`) by state.
     pub repos: HashMap<(String, String), RepoTally>,
     /// BundleDeployments of each cluster namespace by state.
@@ -101,7 +107,7 @@ impl IndexState {
     pub fn deployments_of(
         &self,
         key: &BundleKey,
-    ) -> Option<&BTreeMap<ClusterKey, Arc<BundleDeployment>>> {
+    ) -> Option<&BTreeMap<ClusterKey, Arc<StoredDeployment>>> {
         self.deployments.get(key)
     }
 
@@ -116,17 +122,16 @@ impl IndexState {
     }
 
     /// Adds (or with `add == false` removes) one BundleDeployment to the tallies it belongs to.
-    fn tally(&mut self, bd: &Arc<BundleDeployment>, add: bool) {
+    fn tally(&mut self, bd: &Arc<StoredDeployment>, add: bool) {
         let state = deployment_state(Some(bd));
-        let namespace = bd.namespace().unwrap_or_default();
-        let name = format!("{namespace}/{}", bd.name_any());
-        let labels = bd.labels();
-        let label = |key: &str| labels.get(key).cloned().unwrap_or_default();
+        let namespace = bd.metadata.namespace.clone();
+        let name = format!("{namespace}/{}", bd.metadata.name);
+        let label = |key: &str| bd.label(key).cloned().unwrap_or_default();
         let cluster = ClusterKey::new(
             label(fleet_labels::CLUSTER_NAMESPACE),
             label(fleet_labels::CLUSTER),
         );
-        if let Some(repo) = labels.get(fleet_labels::REPO_NAME) {
+        if let Some(repo) = bd.label(fleet_labels::REPO_NAME) {
             let key = (label(fleet_labels::BUNDLE_NAMESPACE), repo.clone());
             let tally = self.repos.entry(key.clone()).or_default();
             if add {
@@ -368,14 +373,15 @@ impl FleetIndex {
         });
     }
 
-    /// Adds, updates or (with `deleted`) removes a BundleDeployment, slimmed for storage. Returns the
-    /// stored object and what changed, or `None` when it belongs to no Bundle or the event is stale (an
-    /// older resourceVersion than the one held, a replay, or the delete of an older object).
+    /// Adds, updates or (with `deleted`) removes a BundleDeployment, slimmed and stored as a
+    /// [`StoredDeployment`]. Returns the stored object and what changed, or `None` when it belongs to no
+    /// Bundle or the event is stale (an older resourceVersion than the one held, a replay, or the delete
+    /// of an older object).
     pub fn apply_deployment(
         &self,
         bd: BundleDeployment,
         deleted: bool,
-    ) -> (Arc<BundleDeployment>, Option<DeploymentChange>) {
+    ) -> (Arc<StoredDeployment>, Option<DeploymentChange>) {
         let mut bd = slim(bd);
         if !bd.spec.values_hash.is_empty() {
             let key = (bd.namespace().unwrap_or_default(), bd.name_any());
@@ -385,9 +391,10 @@ impl FleetIndex {
                 }
             });
         }
-        let bd = Arc::new(bd);
-        let change = self.record_deployment(&bd, deleted);
-        (bd, change)
+        match DeploymentKeys::of(&bd) {
+            Some(keys) => self.write(|state| state.record_deployment(bd, keys, deleted)),
+            None => (Arc::new(StoredDeployment::unshared(bd)), None),
+        }
     }
 
     /// Remembers the values moved out of `bd` (about to be written), so that its stored copy gets them
@@ -398,12 +405,18 @@ impl FleetIndex {
             state.moved_values.insert(key, moved);
         });
     }
+}
 
-    fn record_deployment(
-        &self,
-        bd: &Arc<BundleDeployment>,
-        deleted: bool,
-    ) -> Option<DeploymentChange> {
+/// Where a BundleDeployment belongs, from its labels.
+struct DeploymentKeys {
+    bundle: BundleKey,
+    cluster: ClusterKey,
+    repo: Option<(String, String)>,
+}
+
+impl DeploymentKeys {
+    /// `None` when a label naming its Bundle or cluster is missing.
+    fn of(bd: &BundleDeployment) -> Option<DeploymentKeys> {
         let labels = bd.labels();
         let bundle = (
             labels.get(fleet_labels::BUNDLE_NAMESPACE)?.clone(),
@@ -416,57 +429,232 @@ impl FleetIndex {
         let repo = labels
             .get(fleet_labels::REPO_NAME)
             .map(|repo| (bundle.0.clone(), repo.clone()));
-        let replan = self.write(|state| {
-            let previous = state
-                .deployments
-                .get(&bundle)
-                .and_then(|by_cluster| by_cluster.get(&cluster))
-                .cloned();
-            let same_object = previous
-                .as_ref()
-                .is_some_and(|p| p.metadata.uid == bd.metadata.uid);
-            if deleted {
-                // A stale delete of an older object with the same cluster must not drop a newer one.
-                let previous = previous.filter(|_| same_object)?;
-                state.tally(&previous, false);
-                state
-                    .moved_values
-                    .remove(&(bd.namespace().unwrap_or_default(), bd.name_any()));
-                if let Some(by_cluster) = state.deployments.get_mut(&bundle) {
-                    by_cluster.remove(&cluster);
-                    if by_cluster.is_empty() {
-                        state.deployments.remove(&bundle);
-                    }
-                }
-                return Some(true);
-            }
-            if let Some(previous) = &previous {
-                if same_object && !is_newer(bd, previous) {
-                    return None;
-                }
-                state.tally(previous, false);
-            }
-            state.tally(bd, true);
-            state
-                .deployments
-                .entry(bundle.clone())
-                .or_default()
-                .insert(cluster.clone(), Arc::clone(bd));
-            Some(previous.is_none_or(|p| {
-                p.metadata.generation != bd.metadata.generation
-                    || p.metadata.labels != bd.metadata.labels
-                    || p.metadata.namespace != bd.metadata.namespace
-                    || crate::bundle::target::deployment_state(&p)
-                        != crate::bundle::target::deployment_state(bd)
-            }))
-        })?;
-        Some(DeploymentChange {
+        Some(DeploymentKeys {
             bundle,
-            repo,
             cluster,
-            replan,
+            repo,
         })
     }
+}
+
+impl IndexState {
+    /// [`FleetIndex::apply_deployment`] of a BundleDeployment that belongs to a Bundle.
+    fn record_deployment(
+        &mut self,
+        bd: BundleDeployment,
+        keys: DeploymentKeys,
+        deleted: bool,
+    ) -> (Arc<StoredDeployment>, Option<DeploymentChange>) {
+        let DeploymentKeys {
+            bundle,
+            cluster,
+            repo,
+        } = keys;
+        let previous = self
+            .deployments
+            .get(&bundle)
+            .and_then(|by_cluster| by_cluster.get(&cluster))
+            .cloned();
+        let same_object = previous
+            .as_ref()
+            .is_some_and(|p| p.metadata.uid == bd.metadata.uid);
+        let change = |replan| DeploymentChange {
+            bundle: bundle.clone(),
+            repo: repo.clone(),
+            cluster: cluster.clone(),
+            replan,
+        };
+        if deleted {
+            // A stale delete of an older object with the same cluster must not drop a newer one.
+            let Some(previous) = previous.filter(|_| same_object) else {
+                return (Arc::new(StoredDeployment::unshared(bd)), None);
+            };
+            self.tally(&previous, false);
+            self.moved_values
+                .remove(&(bd.namespace().unwrap_or_default(), bd.name_any()));
+            if let Some(by_cluster) = self.deployments.get_mut(&bundle) {
+                by_cluster.remove(&cluster);
+                if by_cluster.is_empty() {
+                    self.deployments.remove(&bundle);
+                    self.shared.remove(&bundle);
+                }
+            }
+            return (previous, Some(change(true)));
+        }
+        if let Some(previous) = &previous {
+            if same_object && !is_newer(&bd, previous) {
+                return (Arc::clone(previous), None);
+            }
+            self.tally(previous, false);
+        }
+        let stored = Arc::new(self.shared.entry(bundle.clone()).or_default().store(bd));
+        self.tally(&stored, true);
+        self.deployments
+            .entry(bundle.clone())
+            .or_default()
+            .insert(cluster.clone(), Arc::clone(&stored));
+        let replan = previous.is_none_or(|p| {
+            p.metadata.generation != stored.metadata.generation
+                || !p.labels().eq(stored.labels())
+                || p.metadata.namespace != stored.metadata.namespace
+                || crate::bundle::target::deployment_state(&p)
+                    != crate::bundle::target::deployment_state(&stored)
+        });
+        (stored, Some(change(replan)))
+    }
+}
+
+/// A BundleDeployment as the index keeps it: [`slim`]med, with its spec, status and labels behind `Arc`s
+/// that the Bundle's other BundleDeployments share when theirs are equal (a Bundle's thousand
+/// BundleDeployments usually have one or two distinct specs and statuses, and labels that differ only
+/// by cluster). Read like a `BundleDeployment`: `bd.spec.deployment_id`, `bd.namespace()`,
+/// `bd.labels()` (an iterator in key order).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StoredDeployment {
+    pub metadata: StoredMeta,
+    pub spec: Arc<BundleDeploymentSpec>,
+    pub status: Option<Arc<BundleDeploymentStatus>>,
+}
+
+/// What the index keeps of a BundleDeployment's metadata.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StoredMeta {
+    pub name: String,
+    pub namespace: String,
+    pub uid: Option<String>,
+    pub resource_version: Option<String>,
+    pub generation: Option<i64>,
+    pub annotations: BTreeMap<String, String>,
+    /// The labels with the values of `cluster-namespace` and `cluster` left empty (so that a Bundle's
+    /// BundleDeployments share them); those two are the fields below.
+    labels: Arc<Labels>,
+    cluster_namespace: String,
+    cluster: String,
+}
+
+impl StoredMeta {
+    /// `metadata` as stored, its labels (split from their cluster values) from `share`.
+    fn of(metadata: ObjectMeta, share: impl FnOnce(Labels) -> Arc<Labels>) -> StoredMeta {
+        let mut labels = metadata.labels.unwrap_or_default();
+        let mut take = |key: &str| labels.get_mut(key).map(std::mem::take).unwrap_or_default();
+        let cluster_namespace = take(fleet_labels::CLUSTER_NAMESPACE);
+        let cluster = take(fleet_labels::CLUSTER);
+        StoredMeta {
+            name: metadata.name.unwrap_or_default(),
+            namespace: metadata.namespace.unwrap_or_default(),
+            uid: metadata.uid,
+            resource_version: metadata.resource_version,
+            generation: metadata.generation,
+            annotations: metadata.annotations.unwrap_or_default(),
+            labels: share(labels),
+            cluster_namespace,
+            cluster,
+        }
+    }
+}
+
+impl StoredDeployment {
+    /// `bd` slimmed, sharing nothing.
+    pub fn unshared(bd: BundleDeployment) -> StoredDeployment {
+        SharedParts::default().store(slim(bd))
+    }
+
+    /// Fleet's state of this BundleDeployment (no status yet counts as an empty status).
+    pub fn state(&self) -> BundleState {
+        match &self.status {
+            Some(status) => fleet_api::state::deployment_state(&self.spec, status),
+            None => {
+                fleet_api::state::deployment_state(&self.spec, &BundleDeploymentStatus::default())
+            }
+        }
+    }
+
+    /// The name, as `ResourceExt::name_any` gives it.
+    pub fn name_any(&self) -> String {
+        self.metadata.name.clone()
+    }
+
+    /// The namespace, as `ResourceExt::namespace` gives it.
+    pub fn namespace(&self) -> Option<String> {
+        Some(self.metadata.namespace.clone())
+    }
+
+    pub fn annotations(&self) -> &BTreeMap<String, String> {
+        &self.metadata.annotations
+    }
+
+    /// The labels in key order.
+    pub fn labels(&self) -> impl Iterator<Item = (&String, &String)> {
+        let meta = &self.metadata;
+        meta.labels
+            .iter()
+            .map(move |(key, value)| match key.as_str() {
+                fleet_labels::CLUSTER_NAMESPACE => (key, &meta.cluster_namespace),
+                fleet_labels::CLUSTER => (key, &meta.cluster),
+                _ => (key, value),
+            })
+    }
+
+    /// The value of label `key`.
+    pub fn label(&self, key: &str) -> Option<&String> {
+        let meta = &self.metadata;
+        let value = meta.labels.get(key)?;
+        Some(match key {
+            fleet_labels::CLUSTER_NAMESPACE => &meta.cluster_namespace,
+            fleet_labels::CLUSTER => &meta.cluster,
+            _ => value,
+        })
+    }
+
+    /// The metadata as the API has it (what is kept of it).
+    pub fn object_meta(&self) -> ObjectMeta {
+        let meta = &self.metadata;
+        ObjectMeta {
+            name: Some(meta.name.clone()),
+            namespace: Some(meta.namespace.clone()),
+            uid: meta.uid.clone(),
+            resource_version: meta.resource_version.clone(),
+            generation: meta.generation,
+            annotations: (!meta.annotations.is_empty()).then(|| meta.annotations.clone()),
+            labels: Some(self.labels().map(|(k, v)| (k.clone(), v.clone())).collect()),
+            ..ObjectMeta::default()
+        }
+    }
+}
+
+/// Distinct specs, statuses and labels a Bundle's BundleDeployments were stored with, the latest used
+/// first.
+#[derive(Default)]
+struct SharedParts {
+    specs: Vec<Arc<BundleDeploymentSpec>>,
+    statuses: Vec<Arc<BundleDeploymentStatus>>,
+    labels: Vec<Arc<Labels>>,
+}
+
+/// Distinct specs (statuses, labels) kept per Bundle for sharing: enough for a rollout's old and new
+/// deployment and a few customizations; a Bundle with more shares only the recent ones.
+const SHARED_LIMIT: usize = 8;
+
+impl SharedParts {
+    /// `bd` as stored, its spec, status and labels shared with equal ones held.
+    fn store(&mut self, bd: BundleDeployment) -> StoredDeployment {
+        StoredDeployment {
+            metadata: StoredMeta::of(bd.metadata, |labels| share(&mut self.labels, labels)),
+            spec: share(&mut self.specs, bd.spec),
+            status: bd.status.map(|status| share(&mut self.statuses, status)),
+        }
+    }
+}
+
+/// The held value equal to `value` (moved to the front), or `value`, held from now on.
+fn share<T: PartialEq>(held: &mut Vec<Arc<T>>, value: T) -> Arc<T> {
+    let shared = match held.iter().position(|h| **h == value) {
+        Some(i) => held.remove(i),
+        None => Arc::new(value),
+    };
+    held.insert(0, Arc::clone(&shared));
+    held.truncate(SHARED_LIMIT);
+    shared
 }
 
 /// A BundleDeployment as the index keeps it: only what planning, status and placement read. Gone are
@@ -496,16 +684,17 @@ pub fn slim(mut bd: BundleDeployment) -> BundleDeployment {
 }
 
 /// `object` carries a later resourceVersion than `held` (unparseable versions count as later).
-fn is_newer(object: &BundleDeployment, held: &BundleDeployment) -> bool {
-    let version = |bd: &BundleDeployment| {
-        bd.metadata
-            .resource_version
-            .as_deref()
-            .and_then(|v| v.parse::<u64>().ok())
-    };
-    match (version(object), version(held)) {
+fn is_newer(object: &BundleDeployment, held: &StoredDeployment) -> bool {
+    let (new, old) = (
+        object.metadata.resource_version.as_deref(),
+        held.metadata.resource_version.as_deref(),
+    );
+    match (
+        new.and_then(|v| v.parse::<u64>().ok()),
+        old.and_then(|v| v.parse::<u64>().ok()),
+    ) {
         (Some(new), Some(old)) => new > old,
-        _ => object.metadata.resource_version != held.metadata.resource_version,
+        _ => new != old,
     }
 }
 
@@ -605,13 +794,27 @@ mod tests {
         }))
         .unwrap();
         let state = bd.state();
-        let message = crate::status::deployment_message(Some(&bd), &state);
-        let stored = slim(bd.clone());
-        assert_eq!(stored.state(), state);
+        // The whole object, as it would be stored without slimming.
+        let whole = StoredDeployment {
+            metadata: StoredMeta::of(bd.metadata.clone(), Arc::new),
+            spec: Arc::new(bd.spec.clone()),
+            status: bd.status.clone().map(Arc::new),
+        };
+        let message = crate::status::deployment_message(Some(&whole), &state);
+        assert_eq!(whole.state(), state);
         assert_eq!(
-            crate::status::deployment_message(Some(&stored), &state),
+            StoredDeployment::unshared(bd.clone()).state(),
+            state,
+            "slimmed"
+        );
+        assert_eq!(
+            crate::status::deployment_message(
+                Some(&StoredDeployment::unshared(bd.clone())),
+                &state
+            ),
             message
         );
+        let stored = slim(bd.clone());
         assert_eq!(stored.spec, bd.spec);
         assert_eq!(
             (stored.labels(), stored.annotations()),
@@ -626,6 +829,80 @@ mod tests {
         assert!(status.resources.is_empty() && status.release.is_empty());
         assert!(status.conditions[0].last_update_time.is_empty());
         assert!(stored.metadata.managed_fields.is_none() && stored.metadata.finalizers.is_none());
+    }
+
+    /// A BundleDeployment of Bundle `fleet/app` on cluster `fleet/<cluster>`.
+    fn deployment(cluster: &str, deployment_id: &str, ready: bool) -> BundleDeployment {
+        serde_json::from_value(json!({
+            "metadata": {
+                "name": "app", "namespace": format!("cluster-{cluster}"), "uid": cluster,
+                "resourceVersion": "1",
+                "labels": {
+                    "fleet.cattle.io/bundle-namespace": "fleet", "fleet.cattle.io/bundle-name": "app",
+                    "fleet.cattle.io/cluster-namespace": "fleet", "fleet.cattle.io/cluster": cluster,
+                },
+            },
+            "spec": {"deploymentID": deployment_id, "stagedDeploymentID": deployment_id,
+                     "options": {"defaultNamespace": "x"}, "stagedOptions": {"defaultNamespace": "x"}},
+            "status": {"appliedDeploymentID": deployment_id, "ready": ready, "nonModified": true},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_bundles_deployments_share_equal_specs_and_statuses() {
+        let index = FleetIndex::new();
+        let (a, change) = index.apply_deployment(deployment("a", "m:1", true), false);
+        assert!(change.is_some_and(|c| c.replan));
+        let (b, _) = index.apply_deployment(deployment("b", "m:1", true), false);
+        let (c, _) = index.apply_deployment(deployment("c", "m:2", false), false);
+        assert!(Arc::ptr_eq(&a.spec, &b.spec));
+        assert!(Arc::ptr_eq(
+            a.status.as_ref().unwrap(),
+            b.status.as_ref().unwrap()
+        ));
+        assert!(!Arc::ptr_eq(&a.spec, &c.spec));
+        assert!(Arc::ptr_eq(&a.metadata.labels, &c.metadata.labels));
+        // Each still reads its own cluster's labels.
+        let original = deployment("c", "m:2", false).metadata;
+        assert!(c.labels().eq(original.labels.as_ref().unwrap()));
+        assert_eq!(
+            c.label(fleet_labels::CLUSTER).map(String::as_str),
+            Some("c")
+        );
+        assert_eq!(c.object_meta().labels, original.labels);
+        assert_eq!(
+            (c.namespace(), c.name_any(), &c.metadata.uid),
+            (original.namespace, "app".to_string(), &original.uid)
+        );
+        assert_eq!(*c.spec, deployment("c", "m:2", false).spec);
+        assert_eq!(c.status.as_ref().unwrap().applied_deployment_id, "m:2");
+        assert_eq!(
+            (b.state(), c.state()),
+            (BundleState::Ready, BundleState::NotReady)
+        );
+        // An update of one leaves what the others share untouched.
+        let mut moved = deployment("b", "m:2", false);
+        moved.metadata.resource_version = Some("2".into());
+        let (b, change) = index.apply_deployment(moved, false);
+        assert!(change.is_some_and(|c| c.replan));
+        assert!(Arc::ptr_eq(&b.spec, &c.spec));
+        assert_eq!(a.spec.deployment_id, "m:1");
+        index.read(|state| {
+            let stored = state
+                .deployments_of(&("fleet".into(), "app".into()))
+                .unwrap();
+            assert_eq!(stored.len(), 3);
+            assert_eq!(state.states.get("Ready"), Some(&1));
+            assert_eq!(state.states.get("NotReady"), Some(&2));
+        });
+        for cluster in ["a", "b", "c"] {
+            let (_, change) = index.apply_deployment(deployment(cluster, "m:1", true), true);
+            assert!(change.is_some(), "{cluster}");
+        }
+        index.read(|state| {
+            assert!(state.deployments.is_empty() && state.shared.is_empty());
+        });
     }
 
     #[test]

@@ -306,6 +306,12 @@ pub async fn run(client: Client, index: FleetIndex, triggers: Triggers) {
                 }
                 stored
             },
+            // A delete needs only the object's metadata.
+            |held| BundleDeployment {
+                metadata: held.object_meta(),
+                spec: Default::default(),
+                status: None,
+            },
         )
     };
     futures::join!(
@@ -326,25 +332,34 @@ async fn watch<K>(
 ) where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
-    watch_stored(api, kind, index, move |object: K, deleted| {
-        handle(&object, deleted);
-        Arc::new(object)
-    })
+    watch_stored(
+        api,
+        kind,
+        index,
+        move |object: K, deleted| {
+            handle(&object, deleted);
+            Arc::new(object)
+        },
+        |held| K::clone(held),
+    )
     .await;
 }
 
 /// One watch: applies, deletes, and relists (objects missing from a relist count as deleted). `handle`
-/// returns the object as it should be remembered for that (shared with the index, not copied).
-async fn watch_stored<K>(
+/// returns the object as it should be remembered for that (shared with the index, not copied), and
+/// `revive` turns a remembered object back into one to hand `handle` as deleted.
+async fn watch_stored<K, R>(
     api: Api<K>,
     kind: &'static str,
     index: FleetIndex,
-    mut handle: impl FnMut(K, bool) -> Arc<K> + Send,
+    mut handle: impl FnMut(K, bool) -> R + Send,
+    revive: impl Fn(&R) -> K + Send,
 ) where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    R: Send,
 {
-    let mut known: HashMap<String, Arc<K>> = HashMap::new();
-    let mut relisted: Option<HashMap<String, Arc<K>>> = None;
+    let mut known: HashMap<String, R> = HashMap::new();
+    let mut relisted: Option<HashMap<String, R>> = None;
     let key = |object: &K| {
         format!(
             "{}/{}",
@@ -375,7 +390,7 @@ async fn watch_stored<K>(
                 let seen = relisted.take().unwrap_or_default();
                 for (name, gone) in &known {
                     if !seen.contains_key(name) {
-                        handle(K::clone(gone), true);
+                        handle(revive(gone), true);
                     }
                 }
                 known = seen;

@@ -3,7 +3,7 @@
 //! bounded number at a time (pipelined over the client's connection pool).
 
 use fleet_api::BundleDeployment;
-use futures::{StreamExt, TryStreamExt, stream};
+use futures::{StreamExt, TryStreamExt, future, stream};
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 
@@ -16,13 +16,14 @@ use k8s_openapi::api::core::v1::Secret;
 /// Writes in flight at once.
 const PARALLEL_WRITES: usize = 32;
 
-/// Applies every BundleDeployment in `writes` and the options Secret of those with moved values; returns
-/// the BundleDeployments as the API server stored them, slimmed as the index keeps them
-/// ([`crate::index::slim`]).
+/// Applies every BundleDeployment in `writes` and the options Secret of those with moved values, and hands
+/// each to `record` as the API server stored it, slimmed as the index keeps it ([`crate::index::slim`]),
+/// as soon as it is written (so that a thousand written objects are never held at once).
 pub async fn apply_all(
     client: &Client,
-    writes: Vec<(BundleDeployment, Option<MovedValues>)>,
-) -> Result<Vec<BundleDeployment>> {
+    writes: impl IntoIterator<Item = (BundleDeployment, Option<MovedValues>)>,
+    mut record: impl FnMut(BundleDeployment),
+) -> Result<()> {
     stream::iter(writes.into_iter().map(|(bd, moved)| {
         let client = client.clone();
         async move {
@@ -52,7 +53,10 @@ pub async fn apply_all(
         }
     }))
     .buffer_unordered(PARALLEL_WRITES)
-    .try_collect::<Vec<BundleDeployment>>()
+    .try_for_each(|stored| {
+        record(stored);
+        future::ready(Ok(()))
+    })
     .await
 }
 

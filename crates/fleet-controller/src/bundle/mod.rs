@@ -167,23 +167,21 @@ async fn pass(
     }
     let manifest_changed = previous_manifest.is_some_and(|m| m != work.manifest_id);
     let deleted_any = !work.deletes.is_empty();
-    let writes: Vec<_> = std::mem::take(&mut work.writes)
-        .into_iter()
-        .map(|mut bd| {
-            let moved = values::extract(&mut bd);
-            if let Some(moved) = &moved {
-                ctx.index.remember_values(&bd, moved.clone());
-            }
-            (bd, moved)
-        })
-        .collect();
-    let written = writes.len();
-    for stored in deploy::apply_all(&ctx.client, writes).await? {
+    let written = work.writes.len();
+    let writes = std::mem::take(&mut work.writes).into_iter().map(|mut bd| {
+        let moved = values::extract(&mut bd);
+        if let Some(moved) = &moved {
+            ctx.index.remember_values(&bd, moved.clone());
+        }
+        (bd, moved)
+    });
+    deploy::apply_all(&ctx.client, writes, |stored| {
         let (_, change) = ctx.index.apply_deployment(stored, false);
         if let Some(change) = change {
             ctx.triggers.deployment_changed(&ctx.index, &change, false);
         }
-    }
+    })
+    .await?;
     deploy::delete_all(&ctx.client, std::mem::take(&mut work.deletes)).await?;
     if manifest_changed || deleted_any {
         content::collect_garbage(ctx).await?;

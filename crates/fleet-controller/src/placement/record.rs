@@ -7,13 +7,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use fleet_api::{BundleDeployment, PlacementStatus};
+use fleet_api::PlacementStatus;
 use fleet_target::model::ClusterKey;
 use fleet_target::placement::{
     ClusterScore, Decision, ExistingPlacement, PlacementPolicy, PlacementState,
     scheduling_fingerprint,
 };
-use kube::ResourceExt;
+
+use crate::index::StoredDeployment;
 
 /// Hash of the policy a BundleDeployment's placement was made under.
 pub const POLICY_HASH_ANNOTATION: &str = "placement.fleet.cattle.io/policy-hash";
@@ -45,7 +46,7 @@ pub fn annotations(decision: &Decision, hash: &str) -> BTreeMap<String, String> 
 /// The existing placements of a Bundle: its BundleDeployments (rolled out once the agent applied
 /// one), then the clusters its last status selected that have none yet.
 pub fn existing_placements(
-    deployments: &BTreeMap<ClusterKey, Arc<BundleDeployment>>,
+    deployments: &BTreeMap<ClusterKey, Arc<StoredDeployment>>,
     previous: Option<&PlacementStatus>,
     hash: &str,
 ) -> Vec<ExistingPlacement> {
@@ -100,7 +101,8 @@ pub fn existing_placements(
 mod tests {
     use super::*;
     use fleet_api::{
-        BundleDeploymentSpec, BundleDeploymentStatus, PlacementScore, SelectedCluster,
+        BundleDeployment, BundleDeploymentSpec, BundleDeploymentStatus, PlacementScore,
+        SelectedCluster,
     };
     use fleet_target::placement::{Origin, PlacementType};
 
@@ -137,8 +139,14 @@ mod tests {
         });
         let old = BundleDeployment::new("b", BundleDeploymentSpec::default());
         let deployments = BTreeMap::from([
-            (ClusterKey::new("ns", "a"), Arc::new(applied)),
-            (ClusterKey::new("ns", "c"), Arc::new(old)),
+            (
+                ClusterKey::new("ns", "a"),
+                Arc::new(StoredDeployment::unshared(applied)),
+            ),
+            (
+                ClusterKey::new("ns", "c"),
+                Arc::new(StoredDeployment::unshared(old)),
+            ),
         ]);
         let previous = PlacementStatus {
             policy_hash: hash.clone(),

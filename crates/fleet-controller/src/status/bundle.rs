@@ -4,16 +4,17 @@
 
 use std::sync::Arc;
 
-use fleet_api::{BundleDeployment, BundleDisplay, BundleStatus, BundleSummary, PartitionStatus};
+use fleet_api::{BundleDisplay, BundleStatus, BundleSummary, PartitionStatus};
 use fleet_target::model::ClusterKey;
 use fleet_target::rollout::RolloutStatus;
 
+use crate::index::StoredDeployment;
 use crate::status::{conditions, deployment_state, increment, ready_message, summary_state};
 
 /// The new status, starting from `previous` (whose conditions keep their times).
 pub fn bundle_status(
     previous: &BundleStatus,
-    targets: &[(ClusterKey, Option<Arc<BundleDeployment>>)],
+    targets: &[(ClusterKey, Option<Arc<StoredDeployment>>)],
     rollout: &RolloutStatus,
     generation: i64,
     error: Option<&str>,

@@ -10,7 +10,7 @@ pub mod tally;
 
 use std::fmt::Debug;
 
-use fleet_api::{BundleDeployment, BundleState, BundleSummary, NonReadyResource, find_condition};
+use fleet_api::{BundleState, BundleSummary, NonReadyResource, find_condition};
 use kube::Resource;
 use kube::api::{Api, Patch, PatchParams};
 use serde::Serialize;
@@ -19,6 +19,7 @@ use serde_json::json;
 
 use crate::context::FIELD_MANAGER;
 use crate::error::Result;
+use crate::index::StoredDeployment;
 
 /// Writes `status` as the status of `name` (server-side apply of the status subresource, so fields the
 /// controller no longer sets are removed). Callers write only when the status changed.
@@ -44,12 +45,12 @@ where
 pub const MAX_NON_READY: usize = 10;
 
 /// The state of one BundleDeployment; `None` (no BundleDeployment yet) is `Pending`.
-pub fn deployment_state(bd: Option<&BundleDeployment>) -> BundleState {
-    bd.map_or(BundleState::Pending, BundleDeployment::state)
+pub fn deployment_state(bd: Option<&StoredDeployment>) -> BundleState {
+    bd.map_or(BundleState::Pending, StoredDeployment::state)
 }
 
 /// What a user should read about one BundleDeployment's state.
-pub fn deployment_message(bd: Option<&BundleDeployment>, state: &BundleState) -> String {
+pub fn deployment_message(bd: Option<&StoredDeployment>, state: &BundleState) -> String {
     let Some(status) = bd.and_then(|bd| bd.status.as_ref()) else {
         return String::new();
     };
@@ -85,7 +86,7 @@ pub fn increment(
     summary: &mut BundleSummary,
     name: &str,
     state: &BundleState,
-    bd: Option<&BundleDeployment>,
+    bd: Option<&StoredDeployment>,
 ) {
     summary.desired_ready += 1;
     let counter = match state {
@@ -110,7 +111,7 @@ pub fn increment(
 pub fn non_ready_entry(
     name: &str,
     state: &BundleState,
-    bd: Option<&BundleDeployment>,
+    bd: Option<&StoredDeployment>,
 ) -> NonReadyResource {
     let status = bd.and_then(|bd| bd.status.as_ref());
     NonReadyResource {
@@ -196,9 +197,19 @@ pub fn ready_message(summary: &BundleSummary, kind: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fleet_api::{BundleDeploymentSpec, BundleDeploymentStatus, Condition};
+    use fleet_api::{BundleDeployment, BundleDeploymentSpec, BundleDeploymentStatus, Condition};
 
     fn bd(
+        deployed: &str,
+        staged: &str,
+        applied: &str,
+        ready: bool,
+        non_modified: bool,
+    ) -> StoredDeployment {
+        StoredDeployment::unshared(raw_bd(deployed, staged, applied, ready, non_modified))
+    }
+
+    fn raw_bd(
         deployed: &str,
         staged: &str,
         applied: &str,
@@ -229,13 +240,14 @@ mod tests {
             deployment_state(Some(&bd("a", "a", "", false, false))),
             BundleState::WaitApplied
         );
-        let mut failed = bd("a", "a", "", false, false);
+        let mut failed = raw_bd("a", "a", "", false, false);
         failed.status.as_mut().unwrap().conditions.push(Condition {
             type_: "Deployed".into(),
             status: "False".into(),
             message: "boom".into(),
             ..Default::default()
         });
+        let failed = StoredDeployment::unshared(failed);
         assert_eq!(deployment_state(Some(&failed)), BundleState::ErrApplied);
         assert_eq!(
             deployment_message(Some(&failed), &BundleState::ErrApplied),

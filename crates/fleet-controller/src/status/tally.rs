@@ -6,9 +6,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use fleet_api::{BundleDeployment, BundleState, BundleSummary};
+use fleet_api::{BundleState, BundleSummary};
 use fleet_target::model::ClusterKey;
 
+use crate::index::StoredDeployment;
 use crate::status::{MAX_NON_READY, non_ready_entry};
 
 /// BundleDeployments of one aggregate by state.
@@ -19,12 +20,12 @@ pub struct Tally {
     /// Count per known non-ready state (Fleet's rank as the key).
     counts: BTreeMap<u8, i64>,
     /// Non-ready BundleDeployments by rank, then by the name the summary lists them under.
-    non_ready: BTreeMap<u8, BTreeMap<String, (BundleState, Arc<BundleDeployment>)>>,
+    non_ready: BTreeMap<u8, BTreeMap<String, (BundleState, Arc<StoredDeployment>)>>,
 }
 
 impl Tally {
     /// Counts `bd`, listed as `name`, in `state`.
-    pub fn add(&mut self, name: &str, state: &BundleState, bd: &Arc<BundleDeployment>) {
+    pub fn add(&mut self, name: &str, state: &BundleState, bd: &Arc<StoredDeployment>) {
         self.desired += 1;
         match state {
             BundleState::Ready => self.ready += 1,
@@ -101,7 +102,7 @@ impl Tally {
             };
             *counter = *count;
         }
-        let mut first: Vec<(&String, &(BundleState, Arc<BundleDeployment>))> = self
+        let mut first: Vec<(&String, &(BundleState, Arc<StoredDeployment>))> = self
             .non_ready
             .values()
             .flat_map(|names| names.iter().take(MAX_NON_READY))
@@ -116,7 +117,7 @@ impl Tally {
     }
 
     /// The highest-ranked non-ready state and the first BundleDeployment (by name) in it.
-    pub fn worst(&self) -> Option<(&BundleState, &Arc<BundleDeployment>)> {
+    pub fn worst(&self) -> Option<(&BundleState, &Arc<StoredDeployment>)> {
         self.non_ready
             .values()
             .next_back()
@@ -139,7 +140,7 @@ impl RepoTally {
         name: &str,
         cluster: &ClusterKey,
         state: &BundleState,
-        bd: &Arc<BundleDeployment>,
+        bd: &Arc<StoredDeployment>,
     ) {
         self.tally.add(name, state, bd);
         let entry = self.clusters.entry(cluster.clone()).or_default();
@@ -177,10 +178,13 @@ impl RepoTally {
 mod tests {
     use super::*;
     use crate::status::increment;
-    use fleet_api::BundleDeploymentSpec;
+    use fleet_api::{BundleDeployment, BundleDeploymentSpec};
 
-    fn bd() -> Arc<BundleDeployment> {
-        Arc::new(BundleDeployment::new("b", BundleDeploymentSpec::default()))
+    fn bd() -> Arc<StoredDeployment> {
+        Arc::new(StoredDeployment::unshared(BundleDeployment::new(
+            "b",
+            BundleDeploymentSpec::default(),
+        )))
     }
 
     #[test]
