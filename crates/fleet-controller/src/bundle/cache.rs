@@ -194,4 +194,40 @@ mod tests {
         index.delete_cluster(&cluster("a", "prod", json!({})));
         assert_eq!(names(&targeted()), ["b"]);
     }
+
+    #[test]
+    fn a_stored_bundle_is_known_by_uid_and_generation_labels_and_selector() {
+        let index = FleetIndex::new();
+        let cache = TargetingCache::default();
+        index.apply_cluster(&cluster("a", "prod", json!({})));
+        index.apply_cluster(&cluster("b", "dev", json!({})));
+        let stored = |uid: &str, generation: i64, env: &str| {
+            let mut bundle = bundle(json!({"fleet.cattle.io/repo-name": "repo"}));
+            bundle.metadata.uid = Some(uid.to_string());
+            bundle.metadata.generation = Some(generation);
+            bundle.spec.targets[0].cluster_selector =
+                Some(serde_json::from_value(json!({"matchLabels": {"env": env}})).unwrap());
+            bundle
+        };
+        let targeted = |bundle: &Bundle| index.read(|state| cache.targeted(bundle, state)).unwrap();
+        let first = targeted(&stored("u1", 1, "prod"));
+        assert_eq!(names(&first), ["a"]);
+        // The spec is not read again while the generation stays: the API server moves it with every
+        // spec change (the test below pins that of the embedded one).
+        assert!(Arc::ptr_eq(&first, &targeted(&stored("u1", 1, "dev"))));
+        // A new generation, or a re-created Bundle (new uid), is targeted again.
+        let second = targeted(&stored("u1", 2, "dev"));
+        assert_eq!(names(&second), ["b"]);
+        let third = targeted(&stored("u2", 2, "dev"));
+        assert!(!Arc::ptr_eq(&second, &third));
+        // So is one whose namespace's restriction selector changed.
+        let selector = fleet_target::selector::LabelSelector::from_labels([("team", "web")]);
+        assert!(cache.namespace_selectors.set(NS, Some(selector.clone())));
+        assert!(!cache.namespace_selectors.set(NS, Some(selector)));
+        let fourth = targeted(&stored("u2", 2, "dev"));
+        assert!(!Arc::ptr_eq(&third, &fourth));
+        assert!(Arc::ptr_eq(&fourth, &targeted(&stored("u2", 2, "dev"))));
+        assert!(cache.namespace_selectors.set(NS, None));
+        assert!(!Arc::ptr_eq(&fourth, &targeted(&stored("u2", 2, "dev"))));
+    }
 }
