@@ -23,18 +23,18 @@ use fleet_target::labels::deployment_labels;
 use fleet_target::model::ClusterKey;
 use fleet_target::pipeline::{BundlePlanInput, PlacementStage, plan_bundle, plan_targeted};
 use fleet_target::placement::ScheduleResult;
+use fleet_target::selector::LabelSelector;
 use fleet_target::rollout::{
     DeploymentState, Outcome, RolloutPlan, RolloutStatus, RolloutStrategy, RolloutTarget,
     plan_rollout,
 };
-use fleet_target::selector::LabelSelector;
 use fleet_target::targeting::{Target, TargetingContext, compute_targets};
 use fleet_target::template_engine::BuiltinTemplater;
 use kube::ResourceExt;
 use kube::api::ObjectMeta;
 
 use crate::bundle::cache::TargetingCache;
-use crate::index::IndexState;
+use crate::index::{IndexState, StoredDeployment};
 use crate::placement::status::{Outcome as PlacementOutcome, outcome};
 use crate::placement::{PlacementSettings, record, unix_now};
 
@@ -47,7 +47,7 @@ pub struct BundleWork {
     /// BundleDeployments to delete: (namespace, name).
     pub deletes: Vec<(String, String)>,
     /// Every target, with its current BundleDeployment, sorted by cluster.
-    pub targets: Vec<(ClusterKey, Option<Arc<BundleDeployment>>)>,
+    pub targets: Vec<(ClusterKey, Option<Arc<StoredDeployment>>)>,
     pub rollout: RolloutStatus,
     /// Targets not deployable yet because their Cluster has no namespace assigned.
     pub waiting_for_namespace: usize,
@@ -191,7 +191,7 @@ pub fn plan_cached(
     let namespace = bundle.namespace().unwrap_or_default();
     let name = bundle.name_any();
     let none = BTreeMap::new();
-    let existing: &BTreeMap<ClusterKey, Arc<BundleDeployment>> = state
+    let existing: &BTreeMap<ClusterKey, Arc<StoredDeployment>> = state
         .deployments_of(&(namespace.clone(), name.clone()))
         .unwrap_or(&none);
     let current: BTreeMap<ClusterKey, DeploymentState> = existing
@@ -350,7 +350,7 @@ fn plan_placed(
     state: &IndexState,
     settings: &PlacementSettings,
     now: i64,
-    existing: &BTreeMap<ClusterKey, Arc<BundleDeployment>>,
+    existing: &BTreeMap<ClusterKey, Arc<StoredDeployment>>,
     current: &BTreeMap<ClusterKey, DeploymentState>,
 ) -> Result<Planned, TargetError> {
     let parts = parts_of(bundle)?;
@@ -489,13 +489,13 @@ fn through_max_new(
 
 /// `labels` hold every label of `bundle_labels` (the Bundle's BundleDeployment labels without a cluster),
 /// with `cluster`'s namespace and name, as [`deployment_labels`] would build them.
-fn labels_match(
-    labels: &BTreeMap<String, String>,
+fn labels_match<'a>(
+    labels: impl IntoIterator<Item = (&'a String, &'a String)>,
     bundle_labels: &BTreeMap<String, String>,
     cluster: &ClusterKey,
 ) -> bool {
-    // Both maps are sorted: one walk through `labels` finds every key.
-    let mut held = labels.iter();
+    // Both are sorted: one walk through `labels` finds every key.
+    let mut held = labels.into_iter();
     bundle_labels.iter().all(|(key, value)| {
         let wanted = match key.as_str() {
             fleet_target::labels::CLUSTER_NAMESPACE => cluster.namespace.as_str(),
@@ -637,7 +637,7 @@ impl DesiredSpec<'_> {
 }
 
 /// The rollout's view of an existing BundleDeployment.
-pub fn deployment_state(bd: &BundleDeployment) -> DeploymentState {
+pub fn deployment_state(bd: &StoredDeployment) -> DeploymentState {
     let status = bd.status.as_ref();
     DeploymentState {
         deployment_id: bd.spec.deployment_id.clone(),
