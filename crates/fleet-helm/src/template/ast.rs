@@ -9,7 +9,11 @@ pub type List = Vec<Node>;
 
 #[derive(Debug, Clone)]
 pub enum Node {
-    Text(Arc<str>),
+    /// Literal text (already trimmed): the byte range `start..end` of the template's source, not a copy.
+    Text {
+        start: usize,
+        end: usize,
+    },
     Action(Pipeline),
     If(Branch),
     With(Branch),
@@ -79,7 +83,8 @@ pub enum Arg {
     Bool(bool),
     Number {
         pos: usize,
-        text: String,
+        /// The constant as written, unless that is the plain decimal form of an integer `value`.
+        text: Option<Box<str>>,
         value: Number,
     },
     String(Arc<str>),
@@ -172,7 +177,13 @@ impl fmt::Display for Arg {
             Arg::Dot(_) => f.write_str("."),
             Arg::Nil(_) => f.write_str("nil"),
             Arg::Bool(b) => write!(f, "{b}"),
-            Arg::Number { text, .. } => f.write_str(text),
+            Arg::Number {
+                text: Some(text), ..
+            } => f.write_str(text),
+            Arg::Number { value, .. } => match value {
+                Number::Int(i) => write!(f, "{i}"),
+                Number::Float(x) => write!(f, "{x}"),
+            },
             Arg::String(s) => write!(f, "{s:?}"),
         }
     }

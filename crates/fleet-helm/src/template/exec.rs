@@ -173,7 +173,7 @@ impl<'a> Exec<'a> {
                 return Err(TemplateError::Budget(scope.tmpl.file.to_string()));
             }
             match node {
-                Node::Text(t) => out.push_str(t),
+                Node::Text { start, end } => out.push_str(&scope.tmpl.src[*start..*end]),
                 Node::Action(pipe) => {
                     let v = self.eval_pipeline(scope, dot, pipe)?;
                     if pipe.decl.is_empty() {

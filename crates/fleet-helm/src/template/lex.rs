@@ -16,8 +16,11 @@ pub struct Token {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Tok {
-    /// Literal text between actions (already trimmed).
-    Text(Arc<str>),
+    /// Literal text between actions (already trimmed): the source's bytes `start..end`.
+    Text {
+        start: usize,
+        end: usize,
+    },
     /// `{{` (after any left trim marker).
     LeftDelim,
     /// `}}`.
@@ -26,19 +29,19 @@ pub enum Tok {
     Comment,
     /// A name that is not a known function (the parser reports it).
     Identifier(String),
-    /// The name of a known function, as the function table spells it.
-    Function(&'static str),
-    /// `.Field` (the name without the dot).
-    Field(String),
-    /// `$name` or `$`.
-    Variable(Arc<str>),
+    /// A known function.
+    Function(super::parse::FunctionRef),
+    /// `.Field` (the name is the token's source text after the dot).
+    Field,
+    /// `$name` or `$` (the token's source text).
+    Variable,
     Dot,
     /// A quoted or raw string, already unquoted.
     String(Arc<str>),
     /// A character constant, as its code point.
     Char(char),
-    /// A number literal as written.
-    Number(String),
+    /// A number literal (its source text).
+    Number,
     Bool(bool),
     Nil,
     Pipe,
@@ -182,20 +185,24 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// Records the text `text`, which starts at the current position, trimmed as the neighbouring markers ask.
     fn push_text(&mut self, text: &str, trim_start: bool, trim_end: bool) {
-        let start = self.pos;
         let mut t = text;
         if trim_start {
             t = t.trim_start_matches([' ', '\t', '\r', '\n']);
         }
+        let start = self.pos + (text.len() - t.len());
         if trim_end {
             t = t.trim_end_matches([' ', '\t', '\r', '\n']);
         }
         if !t.is_empty() {
             self.tokens.push(Token {
-                kind: Tok::Text(Arc::from(t)),
-                pos: start,
-                end: start,
+                kind: Tok::Text {
+                    start,
+                    end: start + t.len(),
+                },
+                pos: self.pos,
+                end: self.pos,
             });
         }
     }
@@ -281,22 +288,26 @@ impl<'a> Lexer<'a> {
                 b'$' => {
                     self.pos += 1;
                     self.take_alnum();
-                    Tok::Variable(Arc::from(&self.src[start..self.pos]))
+                    Tok::Variable
                 }
                 b'.' => {
                     if bytes.get(self.pos + 1).is_some_and(|c| c.is_ascii_digit()) {
-                        Tok::Number(self.take_number())
+                        self.take_number();
+                        Tok::Number
                     } else {
                         self.pos += 1;
                         let name = self.take_alnum();
                         if name.is_empty() {
                             Tok::Dot
                         } else {
-                            Tok::Field(name.to_string())
+                            Tok::Field
                         }
                     }
                 }
-                b'+' | b'-' | b'0'..=b'9' => Tok::Number(self.take_number()),
+                b'+' | b'-' | b'0'..=b'9' => {
+                    self.take_number();
+                    Tok::Number
+                }
                 c if c == b'_' || c.is_ascii_alphabetic() || c >= 0x80 => {
                     let word = self.take_alnum();
                     if word.is_empty() {
@@ -312,7 +323,7 @@ impl<'a> Lexer<'a> {
                         w => match Keyword::from_word(w) {
                             Some(k) => Tok::Keyword(k),
                             None => match super::parse::function_name(w) {
-                                Some(name) => Tok::Function(name),
+                                Some(f) => Tok::Function(f),
                                 None => Tok::Identifier(w.to_string()),
                             },
                         },
@@ -354,7 +365,8 @@ impl<'a> Lexer<'a> {
         &src[start..]
     }
 
-    fn take_number(&mut self) -> String {
+    /// Moves past a number literal.
+    fn take_number(&mut self) {
         let bytes = self.src.as_bytes();
         let start = self.pos;
         let mut i = self.pos;
@@ -371,7 +383,6 @@ impl<'a> Lexer<'a> {
             }
         }
         self.pos = i;
-        self.src[start..i].to_string()
     }
 
     fn lex_quoted(&mut self) -> Result<Arc<str>, TemplateError> {

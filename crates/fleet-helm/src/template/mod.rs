@@ -105,9 +105,9 @@ pub struct TemplateSet {
     templates: HashMap<String, Arc<Tmpl>>,
 }
 
-fn is_empty_tree(list: &List) -> bool {
+fn is_empty_tree(list: &List, src: &str) -> bool {
     list.iter()
-        .all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()))
+        .all(|n| matches!(n, Node::Text { start, end } if src[*start..*end].trim().is_empty()))
 }
 
 impl TemplateSet {
@@ -145,7 +145,7 @@ impl TemplateSet {
     }
 
     fn insert(&mut self, name: String, body: List, file: &Arc<str>, src: &Arc<str>) {
-        if is_empty_tree(&body) && self.templates.contains_key(&name) {
+        if is_empty_tree(&body, src) && self.templates.contains_key(&name) {
             return;
         }
         let t = Tmpl {
@@ -208,19 +208,49 @@ fn parse_all(files: &[(&str, &str)]) -> Vec<Result<parse::Parsed, TemplateError>
         .collect()
 }
 
-/// Sets above this many templates are freed on a helper thread.
-const BACKGROUND_DROP_TEMPLATES: usize = 64;
+/// What dropping a [`TemplateSet`] does with its templates: a process-wide choice (see [`set_drop_policy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropPolicy {
+    /// Free them at once, on the dropping thread: the default, for long-running processes (the controller and the
+    /// agent render bundle after bundle and should not start a thread per render).
+    Inline,
+    /// Free large sets on a short-lived helper thread (inline if none can be started), so the caller goes on at
+    /// once: for a caller that times renders in a loop.
+    Background,
+    /// Never free them: for a one-shot process such as `fleet helm template`, whose exit reclaims the memory.
+    Leak,
+}
 
-/// A chart with vendored libraries parses into hundreds of thousands of tree nodes; freeing them took a sixth of
-/// kube-prometheus-stack's render. Large sets are freed on a short-lived thread instead (inline if no thread can be
-/// started), so the caller goes on to print the output; a `fleet helm template` process just exits.
+static DROP_POLICY: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Chooses, for the whole process, what dropping a [`TemplateSet`] does. A chart with vendored libraries parses
+/// into hundreds of thousands of tree nodes, and freeing them took a sixth of kube-prometheus-stack's render.
+pub fn set_drop_policy(policy: DropPolicy) {
+    let code = match policy {
+        DropPolicy::Inline => 0,
+        DropPolicy::Background => 1,
+        DropPolicy::Leak => 2,
+    };
+    DROP_POLICY.store(code, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Sets above this many templates are the ones [`DropPolicy::Background`] and [`DropPolicy::Leak`] treat specially.
+const LARGE_SET_TEMPLATES: usize = 64;
+
 impl Drop for TemplateSet {
     fn drop(&mut self) {
-        if self.templates.len() > BACKGROUND_DROP_TEMPLATES {
-            let templates = std::mem::take(&mut self.templates);
-            let _ = std::thread::Builder::new()
-                .name("template-drop".into())
-                .spawn(move || drop(templates));
+        if self.templates.len() <= LARGE_SET_TEMPLATES {
+            return;
+        }
+        match DROP_POLICY.load(std::sync::atomic::Ordering::Relaxed) {
+            1 => {
+                let templates = std::mem::take(&mut self.templates);
+                let _ = std::thread::Builder::new()
+                    .name("template-drop".into())
+                    .spawn(move || drop(templates));
+            }
+            2 => std::mem::forget(std::mem::take(&mut self.templates)),
+            _ => {}
         }
     }
 }

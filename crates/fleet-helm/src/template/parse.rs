@@ -44,13 +44,35 @@ pub fn parse(name: &str, src: &str) -> Result<Parsed, TemplateError> {
 /// Functions bound by the evaluator itself rather than the function table.
 pub const LATE_BOUND: &[&str] = &["and", "or", "include", "tpl"];
 
-/// The function table's own spelling of `name` if it is a function (Go resolves function names while parsing).
-pub fn function_name(name: &str) -> Option<&'static str> {
-    LATE_BOUND
-        .iter()
-        .find(|n| **n == name)
-        .copied()
-        .or_else(|| crate::funcs::Funcs::helm().resolve(name).map(|(n, _)| n))
+/// A function named in a template, resolved while parsing (as Go does): the function table's own spelling of the
+/// name, and the function unless the evaluator binds it itself ([`LATE_BOUND`]).
+#[derive(Debug, Clone, Copy)]
+pub struct FunctionRef {
+    pub name: &'static str,
+    pub func: Option<crate::funcs::Func>,
+}
+
+/// Function references are equal when they name the same function (one name, one function).
+impl PartialEq for FunctionRef {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+/// `name` resolved, if it is a function.
+pub fn function_name(name: &str) -> Option<FunctionRef> {
+    if let Some(late) = LATE_BOUND.iter().find(|n| **n == name) {
+        return Some(FunctionRef {
+            name: late,
+            func: None,
+        });
+    }
+    crate::funcs::Funcs::helm()
+        .resolve(name)
+        .map(|(name, func)| FunctionRef {
+            name,
+            func: Some(func),
+        })
 }
 
 fn keyword_name(k: Keyword) -> &'static str {
@@ -108,12 +130,26 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// The name of the variable token at index `i`, for a declaration.
+    fn variable_name(&self, i: usize) -> Arc<str> {
+        let t = &self.tokens[i];
+        Arc::from(&self.src[t.pos..t.end])
+    }
+
+    /// [`describe`] for a token at `pos..end`.
+    fn describe(&self, t: &Tok, pos: usize, end: usize) -> String {
+        describe(t, &self.src[pos..end])
+    }
+
     fn expect_right_delim(&mut self, context: &str) -> Result<(), TemplateError> {
         let t = self.next();
         if t.kind != Tok::RightDelim {
             return Err(self.error(
                 t.pos,
-                format!("unexpected {} in {context}", describe(&t.kind)),
+                format!(
+                    "unexpected {} in {context}",
+                    self.describe(&t.kind, t.pos, t.end)
+                ),
             ));
         }
         Ok(())
@@ -126,7 +162,7 @@ impl<'a> Parser<'a> {
             let t = self.next();
             match t.kind {
                 Tok::Eof => return Ok((nodes, None)),
-                Tok::Text(s) => nodes.push(Node::Text(s)),
+                Tok::Text { start, end } => nodes.push(Node::Text { start, end }),
                 Tok::Comment => {}
                 Tok::LeftDelim => {
                     let kw_pos = self.peek().pos;
@@ -151,7 +187,12 @@ impl<'a> Parser<'a> {
                         nodes.push(Node::Action(pipe));
                     }
                 }
-                other => return Err(self.error(t.pos, format!("unexpected {}", describe(&other)))),
+                other => {
+                    return Err(self.error(
+                        t.pos,
+                        format!("unexpected {}", self.describe(&other, t.pos, t.end)),
+                    ));
+                }
             }
         }
     }
@@ -207,7 +248,10 @@ impl<'a> Parser<'a> {
                 let Tok::String(name) = t.kind else {
                     return Err(self.error(
                         t.pos,
-                        format!("unexpected {} in template clause", describe(&t.kind)),
+                        format!(
+                            "unexpected {} in template clause",
+                            self.describe(&t.kind, t.pos, t.end)
+                        ),
                     ));
                 };
                 let pipe = if self.peek().kind == Tok::RightDelim {
@@ -324,27 +368,26 @@ impl<'a> Parser<'a> {
         let mut is_assign = false;
         // Look ahead for `$x :=`, `$x =`, `$k, $v :=`.
         if (allow_decl || context != "template clause")
-            && let Tok::Variable(v) = &self.peek().kind
+            && let Tok::Variable = self.peek().kind
         {
             {
-                let v = v.clone();
+                let v_at = self.i;
                 let kind_at = |i: usize| self.tokens.get(i).map(|t| &t.kind);
                 match kind_at(self.i + 1) {
                     Some(after @ (Tok::Declare | Tok::Assign)) => {
                         is_assign = *after == Tok::Assign;
+                        decl.push(self.variable_name(v_at));
                         self.next();
                         self.next();
-                        decl.push(v);
                     }
                     Some(Tok::Comma) if context == "range" => {
-                        if let (Some(Tok::Variable(v2)), Some(op @ (Tok::Declare | Tok::Assign))) =
+                        if let (Some(Tok::Variable), Some(op @ (Tok::Declare | Tok::Assign))) =
                             (kind_at(self.i + 2), kind_at(self.i + 3))
                         {
                             is_assign = *op == Tok::Assign;
-                            let v2 = v2.clone();
+                            decl.push(self.variable_name(v_at));
+                            decl.push(self.variable_name(v_at + 2));
                             self.i += 4;
-                            decl.push(v);
-                            decl.push(v2);
                         } else {
                             return Err(self.error(pos, "too many declarations in range"));
                         }
@@ -425,7 +468,7 @@ impl<'a> Parser<'a> {
         // Go positions a chained node (`.a.b`, `$x.a`, `(p).a`) at its first chained field.
         let chain_pos = self.peek().pos;
         // Adjacent field tokens are one run of source text: `.a.b` is `a.b` after the first dot.
-        while let Tok::Field(_) = &self.peek().kind {
+        while let Tok::Field = &self.peek().kind {
             if self.peek().pos != last_end {
                 break;
             }
@@ -437,9 +480,10 @@ impl<'a> Parser<'a> {
         }
         let fields = &self.src[chain_pos + 1..last_end];
         Ok(match term {
-            Arg::Field { idents, .. } => Arg::Field {
+            // The first name and the chained ones are one run of source text.
+            Arg::Field { pos, .. } => Arg::Field {
                 pos: chain_pos,
-                idents: idents.join(fields),
+                idents: FieldPath::new(&self.src[pos + 1..last_end]),
             },
             Arg::Variable { name, idents, .. } => Arg::Variable {
                 pos: chain_pos,
@@ -464,10 +508,10 @@ impl<'a> Parser<'a> {
         let t = self.next();
         Ok(match t.kind {
             // Go resolves function names while parsing (the lexer looked them up).
-            Tok::Function(name) => Arg::Identifier {
+            Tok::Function(f) => Arg::Identifier {
                 pos: t.pos,
-                name,
-                func: crate::funcs::Funcs::helm().resolve(name).map(|(_, f)| f),
+                name: f.name,
+                func: f.func,
             },
             Tok::Identifier(name) => {
                 return Err(self.error(t.pos, format!("function {name:?} not defined")));
@@ -476,31 +520,34 @@ impl<'a> Parser<'a> {
             Tok::Nil => Arg::Nil(t.pos),
             Tok::Bool(b) => Arg::Bool(b),
             Tok::String(s) => Arg::String(s),
-            Tok::Field(f) => Arg::Field {
+            Tok::Field => Arg::Field {
                 pos: t.pos,
-                idents: FieldPath::new(&f),
+                idents: FieldPath::new(&self.src[t.pos + 1..t.end]),
             },
-            Tok::Variable(v) => {
-                if !self.vars.contains(&v) {
+            Tok::Variable => {
+                let v = &self.src[t.pos..t.end];
+                // The name is shared with its declaration's.
+                let Some(name) = self.vars.iter().rev().find(|d| &***d == v).cloned() else {
                     return Err(self.error(t.pos, format!("undefined variable \"{v}\"")));
-                }
+                };
                 Arg::Variable {
                     pos: t.pos,
-                    name: v,
+                    name,
                     idents: FieldPath::default(),
                 }
             }
             Tok::Char(c) => Arg::Number {
                 pos: t.pos,
-                text: format!("'{c}'"),
+                text: Some(format!("'{c}'").into()),
                 value: Number::Int(c as i64),
             },
-            Tok::Number(text) => {
-                let value = parse_number(&text)
+            Tok::Number => {
+                let text = &self.src[t.pos..t.end];
+                let value = parse_number(text)
                     .ok_or_else(|| self.error(t.pos, format!("bad number syntax: {text:?}")))?;
                 Arg::Number {
                     pos: t.pos,
-                    text,
+                    text: (!is_plain_decimal(text)).then(|| text.into()),
                     value,
                 }
             }
@@ -511,16 +558,31 @@ impl<'a> Parser<'a> {
                 Arg::Pipe(Box::new(pipe?))
             }
             other => {
-                return Err(
-                    self.error(t.pos, format!("unexpected {} in operand", describe(&other)))
-                );
+                return Err(self.error(
+                    t.pos,
+                    format!(
+                        "unexpected {} in operand",
+                        self.describe(&other, t.pos, t.end)
+                    ),
+                ));
             }
         })
     }
 }
 
+/// Digits only, without a leading zero (or `0` itself): how an `i64` prints.
+fn is_plain_decimal(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 18
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && (text == "0" || !text.starts_with('0'))
+}
+
 /// Parses a Go number literal (decimal, hex, octal, binary, with `_` separators; floats with exponents).
 pub fn parse_number(text: &str) -> Option<Number> {
+    if is_plain_decimal(text) {
+        return text.parse().ok().map(Number::Int);
+    }
     let cleaned: String = text.chars().filter(|c| *c != '_').collect();
     let (neg, body) = match cleaned.strip_prefix('-') {
         Some(rest) => (true, rest.to_string()),
@@ -580,20 +642,21 @@ fn parse_hex_float(h: &str) -> Option<f64> {
     f.is_finite().then_some(f)
 }
 
-fn describe(t: &Tok) -> String {
+/// A token as Go's parse errors name it; `text` is its source text.
+fn describe(t: &Tok, text: &str) -> String {
     match t {
-        Tok::Text(_) => "text".into(),
+        Tok::Text { .. } => "text".into(),
         Tok::LeftDelim => "\"{{\"".into(),
         Tok::RightDelim => "\"}}\"".into(),
         Tok::Comment => "comment".into(),
         Tok::Identifier(s) => format!("<{s}>"),
-        Tok::Function(s) => format!("<{s}>"),
-        Tok::Field(s) => format!("<.{s}>"),
-        Tok::Variable(s) => format!("<{s}>"),
+        Tok::Function(f) => format!("<{}>", f.name),
+        Tok::Field => format!("<{text}>"),
+        Tok::Variable => format!("<{text}>"),
         Tok::Dot => "<.>".into(),
         Tok::String(s) => format!("{s:?}"),
         Tok::Char(c) => format!("'{c}'"),
-        Tok::Number(n) => n.clone(),
+        Tok::Number => text.to_string(),
         Tok::Bool(b) => b.to_string(),
         Tok::Nil => "nil".into(),
         Tok::Pipe => "\"|\"".into(),

@@ -488,3 +488,28 @@ fn json_encodings_follow_go() {
         "{e}"
     );
 }
+
+#[test]
+fn the_drop_policy_decides_whether_a_large_set_is_freed() {
+    use super::{DropPolicy, set_drop_policy};
+    let large_set = || {
+        let mut set = TemplateSet::new();
+        let files: Vec<(String, String)> = (0..=super::LARGE_SET_TEMPLATES)
+            .map(|i| (format!("t{i}"), format!("x{i}")))
+            .collect();
+        for (name, src) in &files {
+            set.add_file(name, src).unwrap();
+        }
+        let probe = std::sync::Arc::downgrade(&set.get("t0").unwrap());
+        (set, probe)
+    };
+    // Only this test changes the policy; other tests' sets are at most kept while it is `Leak`.
+    set_drop_policy(DropPolicy::Leak);
+    let (set, kept) = large_set();
+    drop(set);
+    set_drop_policy(DropPolicy::Inline);
+    let (set, freed) = large_set();
+    drop(set);
+    assert!(kept.upgrade().is_some());
+    assert!(freed.upgrade().is_none());
+}
