@@ -66,6 +66,8 @@ pub struct Context {
     pub gitrepo_access: crate::gitrepo::restrict::Applied,
     /// Each Bundle's targeting, kept while nothing it reads changes.
     pub targeting: crate::bundle::cache::TargetingCache,
+    /// Values Secrets written ahead of their Bundle.
+    pub values_ahead: crate::bundle::values::WrittenAhead,
 }
 
 impl Context {
@@ -93,6 +95,7 @@ impl Context {
             placement_settings: Default::default(),
             gitrepo_access: Default::default(),
             targeting: Default::default(),
+            values_ahead: Default::default(),
         }
     }
 }

@@ -2,16 +2,20 @@
 //! `fleet.cattle.io/bundle-values/v1alpha1` Secret (same name, owned by it) holds the root values under
 //! `values.yaml` and each target's under its name, and the BundleDeployments still get the values (from the
 //! Secret, per cluster's customization). New values move the hash; a commit without values drops the Secret.
+//! No Bundle reconcile fails on the way: the Secret is written before its Bundle, and a reconcile of the
+//! previous version in between waits for the new one instead of failing.
 
 mod support;
 
 use std::collections::BTreeMap;
 
 use fleet_api::{Bundle, BundleDeployment};
+use fleet_controller::bundle::values;
+use fleet_controller::metrics::{ControllerLabel, ErrorLabels};
 use fleet_testing::GitFixture;
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
-use kube::api::Api;
+use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 
 use support::*;
@@ -33,6 +37,35 @@ async fn values_secret(client: &kube::Client, name: &str) -> Option<Secret> {
 
 fn json_of(secret: &Secret, key: &str) -> serde_json::Value {
     serde_json::from_slice(&secret.data.as_ref().unwrap()[key].0).unwrap()
+}
+
+/// Failed reconciles of `controller`, of any kind.
+fn failures(running: &RunningController, controller: &str) -> u64 {
+    ["kube", "git", "invalid", "finalizer", "task"]
+        .iter()
+        .map(|kind| {
+            running
+                .context
+                .metrics
+                .errors
+                .get_or_create(&ErrorLabels {
+                    controller: controller.to_string(),
+                    kind: kind.to_string(),
+                })
+                .get()
+        })
+        .sum()
+}
+
+fn reconciles(running: &RunningController, controller: &str) -> u64 {
+    running
+        .context
+        .metrics
+        .reconciles
+        .get_or_create(&ControllerLabel {
+            controller: controller.to_string(),
+        })
+        .get()
 }
 
 /// The values a BundleDeployment's options Secret holds.
@@ -166,6 +199,129 @@ async fn bundle_values_live_in_the_bundle_values_secret() {
             .await
             .is_none()
             .then_some(())
+    })
+    .await;
+    assert_eq!(
+        failures(&controller, "bundle"),
+        0,
+        "a Bundle reconcile failed"
+    );
+    controller.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconcile_between_the_values_secret_and_its_bundle_does_not_fail() {
+    let hub = hub().await;
+    let client = hub.client.clone();
+    put_cluster(&client, "a", &[("env", "prod")]).await;
+    let git = GitFixture::new();
+    git.write("app/configmap.yaml", CONFIGMAP);
+    git.write("app/fleet.yaml", &fleet_yaml(2));
+    git.commit("values");
+    follow_app_on_prod(&client, &git.url()).await;
+    let controller = RunningController::start(client.clone()).await;
+    let bundles: Api<Bundle> = Api::namespaced(client.clone(), NS);
+    let bd = eventually("the BundleDeployment", || async {
+        deployments(&client).await.into_values().next()
+    })
+    .await;
+    let stored = bundles.get("repo-app").await.unwrap();
+
+    // The first half of a read, as the GitRepo writes it: the values Secret, ahead of its Bundle.
+    let mut next = stored.clone();
+    next.spec
+        .options
+        .helm
+        .get_or_insert_with(Default::default)
+        .values =
+        Some(serde_json::from_value(json!({"password": "s3cret", "replicas": 3})).unwrap());
+    let moved = values::extract_bundle(&mut next).expect("values");
+    let ahead = controller
+        .context
+        .values_ahead
+        .begin(NS, "repo-app", &moved.hash);
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
+    secrets
+        .patch(
+            "repo-app",
+            &PatchParams::apply("fleet-controller").force(),
+            &Patch::Apply(&values::bundle_secret(&stored, &moved)),
+        )
+        .await
+        .unwrap();
+    // A reconcile of the Bundle's current version in between (woken by a metadata change) does not fail.
+    let before = reconciles(&controller, "bundle");
+    bundles
+        .patch(
+            "repo-app",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"poke": "1"}}})),
+        )
+        .await
+        .unwrap();
+    eventually("the Bundle reconciled in between", || async {
+        (reconciles(&controller, "bundle") > before).then_some(())
+    })
+    .await;
+    assert_eq!(
+        failures(&controller, "bundle"),
+        0,
+        "a Bundle reconcile failed"
+    );
+    let unchanged = deployments(&client).await.into_values().next().unwrap();
+    assert_eq!(
+        unchanged.metadata.resource_version,
+        bd.metadata.resource_version
+    );
+
+    // The second half: the Bundle with the new hash, and the deployment follows.
+    bundles
+        .patch(
+            "repo-app",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"valuesHash": moved.hash}})),
+        )
+        .await
+        .unwrap();
+    drop(ahead);
+    eventually("cluster a deployed with 3 replicas", || async {
+        let bd = deployments(&client).await.into_values().next()?;
+        (deployed_values(&client, &bd).await["replicas"] == 3).then_some(())
+    })
+    .await;
+    assert_eq!(
+        failures(&controller, "bundle"),
+        0,
+        "a Bundle reconcile failed"
+    );
+
+    // A values Secret that no write in flight explains is an error, retried as in Fleet.
+    let mut tampered = next.clone();
+    tampered
+        .spec
+        .options
+        .helm
+        .get_or_insert_with(Default::default)
+        .values = Some(serde_json::from_value(json!({"replicas": 9})).unwrap());
+    let tampered = values::extract_bundle(&mut tampered).unwrap();
+    secrets
+        .patch(
+            "repo-app",
+            &PatchParams::apply("fleet-controller").force(),
+            &Patch::Apply(&values::bundle_secret(&stored, &tampered)),
+        )
+        .await
+        .unwrap();
+    bundles
+        .patch(
+            "repo-app",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"poke": "2"}}})),
+        )
+        .await
+        .unwrap();
+    eventually("the mismatch reported as a failed reconcile", || async {
+        (failures(&controller, "bundle") > 0).then_some(())
     })
     .await;
     controller.stop().await;

@@ -62,7 +62,11 @@ const MAX_PASSES: usize = 1000;
 
 async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
     // Helm values kept in the Bundle's values Secret are put back before targeting.
-    let bundle = &*values::with_bundle_values(ctx, bundle).await?;
+    let Some(bundle) = values::with_bundle_values(ctx, bundle).await? else {
+        // The Secret holds a newer version's values: that version's watch event wakes this again.
+        return Ok(Action::await_change());
+    };
+    let bundle = &*bundle;
     let previous = bundle.status.clone().unwrap_or_default();
     let now = conditions::now();
     let generation = bundle.meta().generation.unwrap_or_default();

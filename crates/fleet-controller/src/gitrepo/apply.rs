@@ -64,8 +64,14 @@ pub async fn apply(ctx: &Context, repo: &GitRepo, rendered: &Rendered) -> Result
         let moved = values::extract_bundle(&mut bundle);
         let was_marked = marked.contains(&bundle.name_any());
         let uid = uids.get(&bundle.name_any()).cloned();
+        let namespace = namespace.as_str();
         writes.push(async move {
             let name = bundle.name_any();
+            // Until the Bundle is written, a reconcile of its previous version waits for it instead of
+            // failing on the new values.
+            let _ahead = moved
+                .as_ref()
+                .map(|moved| ctx.values_ahead.begin(namespace, &name, &moved.hash));
             if let Some(moved) = &moved {
                 // Before the Bundle, so that its reconcile finds values matching its valuesHash; owned by the
                 // Bundle (once it exists).
