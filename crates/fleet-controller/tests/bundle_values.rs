@@ -68,12 +68,14 @@ fn reconciles(running: &RunningController, controller: &str) -> u64 {
         .get()
 }
 
-/// The values a BundleDeployment's options Secret holds.
+/// The values a BundleDeployment's options Secret holds (written right after the BundleDeployment, so
+/// waited for).
 async fn deployed_values(client: &kube::Client, bd: &BundleDeployment) -> serde_json::Value {
-    let secret = Api::<Secret>::namespaced(client.clone(), &bd.namespace().unwrap())
-        .get(&bd.name_any())
-        .await
-        .unwrap();
+    let secrets = Api::<Secret>::namespaced(client.clone(), &bd.namespace().unwrap());
+    let secret = eventually("the options Secret", || async {
+        secrets.get_opt(&bd.name_any()).await.unwrap()
+    })
+    .await;
     json_of(&secret, "values")
 }
 

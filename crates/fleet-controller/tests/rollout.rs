@@ -1,12 +1,19 @@
 //! Rollout by partitions with `maxUnavailable`, and a controller restart in the middle of it: no
-//! BundleDeployment is duplicated, lost or rewritten, and the new controller continues the rollout.
+//! BundleDeployment is duplicated, lost or rewritten, and the new controller continues the rollout. Also
+//! with what makes each cluster's options differ (target customizations, `${ }` templated Helm values kept
+//! in values Secrets) and a GitRepoRestriction filling in the service account and the namespace selector:
+//! the restart writes nothing, neither Bundle, values Secrets, BundleDeployments nor their options Secrets.
 
 mod support;
 
 use std::collections::BTreeMap;
 
+use fleet_api::Bundle;
+use fleet_controller::metrics::ControllerLabel;
 use fleet_testing::GitFixture;
+use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use serde_json::json;
 
 use support::*;
@@ -124,5 +131,230 @@ async fn partitions_roll_one_at_a_time_and_survive_a_restart() {
             .values()
             .all(|bd| bd.labels()["fleet.cattle.io/repo-name"] == "repo")
     );
+    controller.stop().await;
+}
+
+/// A rollout whose clusters all get different options: values templated per cluster, eu customized.
+const CUSTOMIZED: &str = r#"helm:
+  values:
+    version: "VERSION"
+    cluster: ${ .ClusterName }
+    region: ${ .ClusterLabels.region }
+rolloutStrategy:
+  maxUnavailable: 1
+  partitions:
+  - name: canary
+    clusterName: c0
+  - name: rest
+    clusterSelector:
+      matchLabels:
+        env: prod
+targetCustomizations:
+- name: eu
+  clusterSelector:
+    matchLabels:
+      region: eu
+  helm:
+    values:
+      replicas: 3
+"#;
+
+fn reconciles(running: &RunningController, controller: &str) -> u64 {
+    running
+        .context
+        .metrics
+        .reconciles
+        .get_or_create(&ControllerLabel {
+            controller: controller.to_string(),
+        })
+        .get()
+}
+
+/// The resourceVersion of every object the controller writes for a GitRepo: its Bundles, their values
+/// Secrets, the BundleDeployments and their options Secrets (keyed kind/namespace/name).
+async fn written(client: &kube::Client) -> BTreeMap<String, String> {
+    let mut versions = BTreeMap::new();
+    for bundle in Api::<Bundle>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+    {
+        versions.insert(
+            format!("Bundle/{}", bundle.name_any()),
+            bundle.resource_version().unwrap(),
+        );
+    }
+    for secret in Api::<Secret>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|s| {
+            s.type_
+                .as_deref()
+                .is_some_and(|t| t.starts_with("fleet.cattle.io/"))
+        })
+    {
+        versions.insert(
+            format!(
+                "Secret/{}/{}",
+                secret.namespace().unwrap(),
+                secret.name_any()
+            ),
+            secret.resource_version().unwrap(),
+        );
+    }
+    for ((cluster, name), bd) in deployments(client).await {
+        versions.insert(
+            format!("BundleDeployment/{cluster}/{name}"),
+            bd.resource_version().unwrap(),
+        );
+    }
+    versions
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_mid_rollout_with_customized_templated_values_rewrites_nothing() {
+    let hub = hub().await;
+    let client = hub.client.clone();
+    for i in 0..4 {
+        let region = if i < 2 { "us" } else { "eu" };
+        put_cluster(
+            &client,
+            &format!("c{i}"),
+            &[("env", "prod"), ("region", region)],
+        )
+        .await;
+    }
+    Api::<fleet_api::GitRepoRestriction>::namespaced(client.clone(), NS)
+        .patch(
+            "policy",
+            &PatchParams::apply("test").force(),
+            &Patch::Apply(json!({
+                "apiVersion": "fleet.cattle.io/v1alpha1",
+                "kind": "GitRepoRestriction",
+                "metadata": {"name": "policy", "namespace": NS},
+                "defaultServiceAccount": "fleet-sa",
+                "allowedTargetNamespaceSelector": {"matchLabels": {"team": "web"}},
+            })),
+        )
+        .await
+        .unwrap();
+    let git = GitFixture::new();
+    let fleet_yaml = |version: &str| CUSTOMIZED.replace("VERSION", version);
+    git.write("app/fleet.yaml", &fleet_yaml("1"));
+    git.write(
+        "app/configmap.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n",
+    );
+    git.commit("v1");
+    create_gitrepo(
+        &client,
+        "repo",
+        json!({"repo": git.url(), "branch": "main", "targetNamespace": "app",
+               "targets": [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]}),
+    )
+    .await;
+    let controller = RunningController::start(client.clone()).await;
+    let v1 = eventually("4 new BundleDeployments", || async {
+        let bds = deployments(&client).await;
+        (bds.len() == 4).then_some(bds)
+    })
+    .await;
+    // Four clusters, four option sets (templated per cluster), all restricted as the restriction says.
+    let v1_ids = ids(&v1);
+    let distinct: std::collections::BTreeSet<&String> =
+        v1_ids.values().map(|(_, id, _)| id).collect();
+    assert_eq!(distinct.len(), 4);
+    for bd in v1.values() {
+        assert_eq!(bd.spec.options.service_account, "fleet-sa");
+        assert!(bd.spec.options.allowed_target_namespace_selector.is_some());
+        assert!(!bd.spec.values_hash.is_empty());
+        report_ready(&client, bd).await;
+    }
+    eventually("v1 ready", || async {
+        let repo = gitrepo(&client, "repo").await;
+        (repo.status?.base.display.ready_bundle_deployments == "4/4").then_some(())
+    })
+    .await;
+
+    // v2: staged everywhere, only the canary promoted.
+    git.write("app/fleet.yaml", &fleet_yaml("2"));
+    git.commit("v2");
+    let staged = eventually("v2 staged everywhere", || async {
+        let bds = deployments(&client).await;
+        // Each cluster's options differ, so each has its own v1 ID.
+        let all_staged = bds
+            .iter()
+            .all(|((cluster, _), bd)| bd.spec.staged_deployment_id != v1_ids[cluster].2);
+        all_staged.then_some(bds)
+    })
+    .await;
+    let promoted: Vec<&str> = staged
+        .iter()
+        .filter(|(_, bd)| bd.spec.deployment_id == bd.spec.staged_deployment_id)
+        .map(|((c, _), _)| c.as_str())
+        .collect();
+    assert_eq!(promoted, ["c0"]);
+    eventually(
+        "the GitRepo at v2 and the Bundle's status caught up",
+        || async {
+            let repo = gitrepo(&client, "repo").await;
+            let bundle = Api::<Bundle>::namespaced(client.clone(), NS)
+                .get("repo-app")
+                .await
+                .ok()?;
+            (repo.status?.commit == git.head() && bundle.status?.display.state == "WaitApplied")
+                .then_some(())
+        },
+    )
+    .await;
+    let before = written(&client).await;
+    assert_eq!(
+        before.keys().filter(|k| k.starts_with("Secret/")).count(),
+        5,
+        "one values Secret for the Bundle, one options Secret per BundleDeployment: {before:?}"
+    );
+
+    // Restart in the middle of the rollout: once the new controller has reconciled the GitRepo and the
+    // Bundle, nothing it writes has moved.
+    controller.stop().await;
+    let controller = RunningController::start(client.clone()).await;
+    eventually(
+        "the GitRepo and the Bundle reconciled after the restart",
+        || async {
+            (reconciles(&controller, "gitrepo") >= 1 && reconciles(&controller, "bundle") >= 1)
+                .then_some(())
+        },
+    )
+    .await;
+    assert_eq!(written(&client).await, before);
+
+    // The new controller continues the rollout: c0 reports v2 ready, then c1 is promoted; c2 and c3 are
+    // not touched.
+    report_ready(
+        &client,
+        &staged[&("c0".to_string(), "repo-app".to_string())],
+    )
+    .await;
+    let after = eventually("c1 promoted by the new controller", || async {
+        let bds = deployments(&client).await;
+        let c1 = &bds[&("c1".to_string(), "repo-app".to_string())];
+        (c1.spec.deployment_id == c1.spec.staged_deployment_id).then_some(bds)
+    })
+    .await;
+    let after_ids = ids(&after);
+    let staged_ids = ids(&staged);
+    for cluster in ["c2", "c3"] {
+        assert_eq!(after_ids[cluster], staged_ids[cluster], "{cluster} changed");
+        let key = (cluster.to_string(), "repo-app".to_string());
+        assert_eq!(
+            after[&key].resource_version(),
+            staged[&key].resource_version(),
+            "{cluster} rewritten"
+        );
+    }
+    assert_eq!(after_ids["c1"].1, staged_ids["c1"].2);
     controller.stop().await;
 }

@@ -23,11 +23,11 @@ use fleet_target::labels::deployment_labels;
 use fleet_target::model::ClusterKey;
 use fleet_target::pipeline::{BundlePlanInput, PlacementStage, plan_bundle, plan_targeted};
 use fleet_target::placement::ScheduleResult;
-use fleet_target::selector::LabelSelector;
 use fleet_target::rollout::{
     DeploymentState, Outcome, RolloutPlan, RolloutStatus, RolloutStrategy, RolloutTarget,
     plan_rollout,
 };
+use fleet_target::selector::LabelSelector;
 use fleet_target::targeting::{Target, TargetingContext, compute_targets};
 use fleet_target::template_engine::BuiltinTemplater;
 use kube::ResourceExt;
@@ -590,7 +590,9 @@ struct DesiredSpec<'a> {
 
 impl DesiredSpec<'_> {
     /// `spec` is exactly what [`DesiredSpec::to_spec`] builds (every field is listed, so a new field
-    /// cannot be forgotten).
+    /// cannot be forgotten). A spec whose Helm values are in its options Secret (`valuesHash`; values the
+    /// index does not know, as after a restart) matches by its deploymentIDs, which hash the full options,
+    /// values included, so a restarted controller does not rewrite it.
     fn matches(&self, spec: &BundleDeploymentSpec) -> bool {
         let BundleDeploymentSpec {
             paused,
@@ -607,16 +609,15 @@ impl DesiredSpec<'_> {
             off_schedule,
             waiting_for_values,
         } = spec;
+        let values_moved = !values_hash.is_empty();
         *paused == self.paused
             && deployment_id == self.deployment_id
             && staged_deployment_id == self.staged_deployment_id
-            && staged_options == self.staged_options
-            && options == self.options
+            && (values_moved || (staged_options == self.staged_options && options == self.options))
             && depends_on.as_slice() == self.depends_on
             && *correct_drift == self.staged_options.correct_drift
             && !oci_contents
             && helm_chart_options.is_none()
-            && values_hash.is_empty()
             && *downstream_resources_generation == 0
             && !off_schedule
             && !waiting_for_values
@@ -788,7 +789,6 @@ mod tests {
             |s| s.correct_drift = None,
             |s| s.oci_contents = true,
             |s| s.helm_chart_options = Some(Default::default()),
-            |s| s.values_hash = "h".into(),
             |s| s.downstream_resources_generation = 1,
             |s| s.off_schedule = true,
             |s| s.waiting_for_values = true,
@@ -797,6 +797,16 @@ mod tests {
             let mut spec = built.clone();
             change(&mut spec);
             assert!(!desired.matches(&spec), "change {i} still matches");
+        }
+        // Stored with its values moved to its options Secret, unknown to a restarted controller: the
+        // deploymentIDs stand for the options.
+        let mut stored = BundleDeployment::new("app", built.clone());
+        crate::bundle::values::extract(&mut stored).expect("values to move");
+        assert!(desired.matches(&stored.spec));
+        for change in &changes[..3] {
+            let mut spec = stored.spec.clone();
+            change(&mut spec);
+            assert!(!desired.matches(&spec));
         }
     }
 
