@@ -356,5 +356,30 @@ async fn a_restart_mid_rollout_with_customized_templated_values_rewrites_nothing
         );
     }
     assert_eq!(after_ids["c1"].1, staged_ids["c1"].2);
+
+    // v3 while c2 and c3 still run v1, whose values only their options Secrets hold (written by the
+    // controller before the restart): their staged options move, their deployed values stay.
+    git.write("app/fleet.yaml", &fleet_yaml("3"));
+    git.commit("v3");
+    let key = ("c2".to_string(), "repo-app".to_string());
+    let c2 = eventually("v3 staged on c2", || async {
+        let bds = deployments(&client).await;
+        let c2 = bds.get(&key)?.clone();
+        (c2.spec.staged_deployment_id != staged_ids["c2"].2).then_some(c2)
+    })
+    .await;
+    assert_eq!(c2.spec.deployment_id, staged_ids["c2"].1, "c2 promoted");
+    let secret = Api::<Secret>::namespaced(client.clone(), &c2.namespace().unwrap())
+        .get("repo-app")
+        .await
+        .unwrap();
+    let data = secret.data.unwrap();
+    let values: serde_json::Value = serde_json::from_slice(&data["values"].0).unwrap();
+    let staged_values: serde_json::Value = serde_json::from_slice(&data["stagedValues"].0).unwrap();
+    assert_eq!(
+        values,
+        json!({"version": "1", "cluster": "c2", "region": "eu", "replicas": 3})
+    );
+    assert_eq!(staged_values["version"], "3");
     controller.stop().await;
 }

@@ -172,6 +172,7 @@ async fn pass(
     let manifest_changed = previous_manifest.is_some_and(|m| m != work.manifest_id);
     let deleted_any = !work.deletes.is_empty();
     let written = work.writes.len();
+    values::keep_deployed_values(ctx, &mut work.writes, &work.deployed_values_unknown).await?;
     let writes = std::mem::take(&mut work.writes).into_iter().map(|mut bd| {
         let moved = values::extract(&mut bd);
         if let Some(moved) = &moved {

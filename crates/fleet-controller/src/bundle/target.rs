@@ -57,6 +57,10 @@ pub struct BundleWork {
     pub placement: Option<PlacementOutcome>,
     /// Plan again after this long (a toleration or the rollout budget's wait runs out).
     pub requeue_after: Option<Duration>,
+    /// Written BundleDeployments (namespace, name) that keep their deployed options while their staged
+    /// options change, whose Helm values are in their options Secret and not known here (written before
+    /// this process started): [`crate::bundle::values::keep_deployed_values`] reads them back first.
+    pub deployed_values_unknown: Vec<(String, String)>,
 }
 
 /// Plans `bundle` against `state` with the default placement settings, now.
@@ -331,6 +335,12 @@ pub fn plan_cached(
             annotations: (!annotations.is_empty()).then_some(annotations),
             ..ObjectMeta::default()
         };
+        if deployment_id != staged_deployment_id
+            && bd.as_ref().is_some_and(|b| !b.spec.values_hash.is_empty())
+        {
+            work.deployed_values_unknown
+                .push((cluster_namespace.clone(), name.clone()));
+        }
         work.writes.push(desired);
     }
     for cluster in &planned.orphaned {

@@ -323,6 +323,47 @@ async fn newer_bundle_stored(
         .is_some_and(|stored| stored.metadata.generation != bundle.metadata.generation))
 }
 
+/// Puts back into each of `writes` named in `unknown` (namespace, name) the Helm values of its deployed
+/// `options`, read from the `values` key of its options Secret: a BundleDeployment that keeps its deployed
+/// options while its staged options change, written before this process started, so planning knows its
+/// options without their values. Without this its rewrite would empty them. A missing Secret is an error
+/// (retried), never a write without the values.
+pub async fn keep_deployed_values(
+    ctx: &crate::context::Context,
+    writes: &mut [BundleDeployment],
+    unknown: &[(String, String)],
+) -> crate::error::Result<()> {
+    for bd in writes.iter_mut() {
+        let (namespace, name) = (bd.namespace().unwrap_or_default(), bd.name_any());
+        if !unknown.iter().any(|(n, m)| *n == namespace && *m == name) {
+            continue;
+        }
+        let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
+        let object = format!("BundleDeployment {namespace}/{name}");
+        let secret = secrets.get_opt(&name).await?.ok_or_else(|| {
+            crate::error::Error::invalid(&object, "its options secret does not exist; retrying")
+        })?;
+        let bytes = secret
+            .data
+            .as_ref()
+            .and_then(|data| data.get("values"))
+            .map(|value| value.0.as_slice())
+            .unwrap_or_default();
+        if bytes.is_empty() {
+            continue;
+        }
+        // Never echo the values: they may hold secrets.
+        let values: GenericMap = serde_json::from_slice(bytes).map_err(|_| {
+            crate::error::Error::invalid(
+                &object,
+                "its options secret's values are not a JSON object",
+            )
+        })?;
+        put_values(&mut bd.spec.options, Some(values));
+    }
+    Ok(())
+}
+
 fn helm_values(options: &BundleDeploymentOptions) -> Option<&GenericMap> {
     options.helm.as_ref().and_then(|helm| helm.values.as_ref())
 }
