@@ -1,7 +1,9 @@
 //! End to end against the embedded API server with real git repositories: a commit becomes Bundles and
 //! BundleDeployments on exactly the targeted clusters (with targetCustomizations), a cluster label change
 //! re-targets, a broken bundle keeps its last good version without holding back the others, a force-push
-//! goes back, and deleting the GitRepo removes Bundles, BundleDeployments and Content.
+//! goes back, and deleting the GitRepo removes Bundles, BundleDeployments and Content. Git failures (an
+//! unreachable host, a deleted branch, a refused authentication, credentials over plain http) are reported
+//! in the GitRepo's status and Events in words a user can act on, never with the credentials.
 
 mod support;
 
@@ -302,5 +304,81 @@ async fn git_errors_are_reported_without_touching_bundles() {
     .await;
     assert!(message.contains("not found"), "{message}");
     assert!(bundles.get_opt("feature").await.unwrap().is_some());
+    controller.stop().await;
+}
+
+/// A git server that refuses every request for want of credentials (401 with a Basic challenge); its
+/// repository URL.
+async fn refusing_git_server() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let app = axum::Router::new().fallback(|| async {
+        (
+            http::StatusCode::UNAUTHORIZED,
+            [(http::header::WWW_AUTHENTICATE, "Basic realm=\"git\"")],
+            "",
+        )
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{address}/private.git")
+}
+
+/// The message of the GitRepo's `GitPolling` condition once it is False.
+async fn polling_failure(client: &kube::Client, name: &str) -> String {
+    eventually(&format!("{name} GitPolling=False"), || async {
+        let (status, message) = condition(&gitrepo(client, name).await, "GitPolling")?;
+        (status == "False").then_some(message)
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_authentication_is_reported_without_the_credentials() {
+    let hub = hub().await;
+    let client = hub.client.clone();
+    let url = refusing_git_server().await;
+    let password = "correct-horse-battery-staple";
+    let secret: k8s_openapi::api::core::v1::Secret = serde_json::from_value(json!({
+        "metadata": {"name": "git-auth", "namespace": NS},
+        "type": "kubernetes.io/basic-auth",
+        "stringData": {"username": "fleet", "password": password},
+    }))
+    .unwrap();
+    Api::<k8s_openapi::api::core::v1::Secret>::namespaced(client.clone(), NS)
+        .create(&Default::default(), &secret)
+        .await
+        .unwrap();
+    let all = json!([{"clusterSelector": {}}]);
+    create_gitrepo(&client, "anonymous", json!({"repo": url, "targets": all})).await;
+    create_gitrepo(
+        &client,
+        "with-secret",
+        json!({"repo": url, "clientSecretName": "git-auth", "targets": all}),
+    )
+    .await;
+    let controller = RunningController::start(client.clone()).await;
+
+    let message = polling_failure(&client, "anonymous").await;
+    assert!(
+        message.starts_with(&format!("authentication to {url} failed:")),
+        "{message}"
+    );
+    let ready = condition(&gitrepo(&client, "anonymous").await, "Ready").unwrap();
+    assert_eq!(ready, ("False".to_string(), message.clone()));
+    let event = event_about(&client, NS, "GitPollingFailed", "anonymous").await;
+    assert_eq!(event.note.as_deref(), Some(message.as_str()));
+
+    // Credentials are not sent over plain http at all, and never shown.
+    let message = polling_failure(&client, "with-secret").await;
+    assert!(
+        message.contains("refusing to send credentials") && message.contains("https://"),
+        "{message}"
+    );
+    let repo = serde_json::to_string(&gitrepo(&client, "with-secret").await).unwrap();
+    let event = event_about(&client, NS, "GitPollingFailed", "with-secret").await;
+    let event = serde_json::to_string(&event).unwrap();
+    for shown in [&repo, &event] {
+        assert!(!shown.contains(password), "{shown}");
+    }
     controller.stop().await;
 }
