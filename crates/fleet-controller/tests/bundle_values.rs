@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 
 use fleet_api::{Bundle, BundleDeployment};
 use fleet_controller::bundle::values;
-use fleet_controller::metrics::{ControllerLabel, ErrorLabels};
 use fleet_testing::GitFixture;
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
@@ -37,35 +36,6 @@ async fn values_secret(client: &kube::Client, name: &str) -> Option<Secret> {
 
 fn json_of(secret: &Secret, key: &str) -> serde_json::Value {
     serde_json::from_slice(&secret.data.as_ref().unwrap()[key].0).unwrap()
-}
-
-/// Failed reconciles of `controller`, of any kind.
-fn failures(running: &RunningController, controller: &str) -> u64 {
-    ["kube", "git", "invalid", "finalizer", "task"]
-        .iter()
-        .map(|kind| {
-            running
-                .context
-                .metrics
-                .errors
-                .get_or_create(&ErrorLabels {
-                    controller: controller.to_string(),
-                    kind: kind.to_string(),
-                })
-                .get()
-        })
-        .sum()
-}
-
-fn reconciles(running: &RunningController, controller: &str) -> u64 {
-    running
-        .context
-        .metrics
-        .reconciles
-        .get_or_create(&ControllerLabel {
-            controller: controller.to_string(),
-        })
-        .get()
 }
 
 /// The values a BundleDeployment's options Secret holds (written right after the BundleDeployment, so
@@ -204,7 +174,7 @@ async fn bundle_values_live_in_the_bundle_values_secret() {
     })
     .await;
     assert_eq!(
-        failures(&controller, "bundle"),
+        controller.failures("bundle"),
         0,
         "a Bundle reconcile failed"
     );
@@ -252,7 +222,7 @@ async fn a_reconcile_between_the_values_secret_and_its_bundle_does_not_fail() {
         .await
         .unwrap();
     // A reconcile of the Bundle's current version in between (woken by a metadata change) does not fail.
-    let before = reconciles(&controller, "bundle");
+    let before = controller.reconciles("bundle");
     bundles
         .patch(
             "repo-app",
@@ -262,11 +232,11 @@ async fn a_reconcile_between_the_values_secret_and_its_bundle_does_not_fail() {
         .await
         .unwrap();
     eventually("the Bundle reconciled in between", || async {
-        (reconciles(&controller, "bundle") > before).then_some(())
+        (controller.reconciles("bundle") > before).then_some(())
     })
     .await;
     assert_eq!(
-        failures(&controller, "bundle"),
+        controller.failures("bundle"),
         0,
         "a Bundle reconcile failed"
     );
@@ -292,7 +262,7 @@ async fn a_reconcile_between_the_values_secret_and_its_bundle_does_not_fail() {
     })
     .await;
     assert_eq!(
-        failures(&controller, "bundle"),
+        controller.failures("bundle"),
         0,
         "a Bundle reconcile failed"
     );
@@ -323,7 +293,7 @@ async fn a_reconcile_between_the_values_secret_and_its_bundle_does_not_fail() {
         .await
         .unwrap();
     eventually("the mismatch reported as a failed reconcile", || async {
-        (failures(&controller, "bundle") > 0).then_some(())
+        (controller.failures("bundle") > 0).then_some(())
     })
     .await;
     controller.stop().await;

@@ -11,7 +11,6 @@
 mod support;
 
 use fleet_api::{Bundle, BundleDeployment, GitRepo, GitRepoRestriction};
-use fleet_controller::metrics::ControllerLabel;
 use fleet_testing::GitFixture;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -273,18 +272,6 @@ async fn target_namespaces_are_required_and_the_selector_reaches_the_deployments
     controller.stop().await;
 }
 
-/// How many reconciles of `controller` finished in `running`.
-fn reconciles(running: &RunningController, controller: &str) -> u64 {
-    running
-        .context
-        .metrics
-        .reconciles
-        .get_or_create(&ControllerLabel {
-            controller: controller.to_string(),
-        })
-        .get()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_default_changed_while_the_controller_is_down_is_applied_after_the_restart() {
     let (hub, _git, controller) = setup(
@@ -325,7 +312,7 @@ async fn a_default_changed_while_the_controller_is_down_is_applied_after_the_res
     let before = bundle(&client, "allowed-web").await.unwrap();
     let controller = RunningController::start(client.clone()).await;
     eventually("the GitRepo reconciled after the restart", || async {
-        (reconciles(&controller, "gitrepo") >= 1 && reconciles(&controller, "bundle") >= 1)
+        (controller.reconciles("gitrepo") >= 1 && controller.reconciles("bundle") >= 1)
             .then_some(())
     })
     .await;
@@ -422,7 +409,7 @@ async fn the_namespace_selector_reaches_every_bundle_labelled_with_a_gitrepo() {
     controller.stop().await;
     let controller = RunningController::start(client.clone()).await;
     eventually("both Bundles reconciled after the restart", || async {
-        (reconciles(&controller, "bundle") >= 2).then_some(())
+        (controller.reconciles("bundle") >= 2).then_some(())
     })
     .await;
     let after = deployments(&client).await;

@@ -9,7 +9,6 @@ mod support;
 use std::collections::BTreeMap;
 
 use fleet_api::Bundle;
-use fleet_controller::metrics::ControllerLabel;
 use fleet_testing::GitFixture;
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
@@ -158,17 +157,6 @@ targetCustomizations:
     values:
       replicas: 3
 "#;
-
-fn reconciles(running: &RunningController, controller: &str) -> u64 {
-    running
-        .context
-        .metrics
-        .reconciles
-        .get_or_create(&ControllerLabel {
-            controller: controller.to_string(),
-        })
-        .get()
-}
 
 /// The resourceVersion of every object the controller writes for a GitRepo: its Bundles, their values
 /// Secrets, the BundleDeployments and their options Secrets (keyed kind/namespace/name).
@@ -324,7 +312,7 @@ async fn a_restart_mid_rollout_with_customized_templated_values_rewrites_nothing
     eventually(
         "the GitRepo and the Bundle reconciled after the restart",
         || async {
-            (reconciles(&controller, "gitrepo") >= 1 && reconciles(&controller, "bundle") >= 1)
+            (controller.reconciles("gitrepo") >= 1 && controller.reconciles("bundle") >= 1)
                 .then_some(())
         },
     )

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fleet_api::{BundleDeployment, Cluster, GitRepo};
-use fleet_controller::metrics::Metrics;
+use fleet_controller::metrics::{ControllerLabel, Metrics};
 use fleet_controller::{Context, Settings};
 use fleet_testing::TestCluster;
 use kube::api::{Api, Patch, PatchParams, PostParams};
@@ -66,6 +66,30 @@ impl RunningController {
             context,
             _cache: cache,
         }
+    }
+
+    /// How many reconciles of `controller` (e.g. "bundle") finished, failed or not.
+    pub fn reconciles(&self, controller: &str) -> u64 {
+        self.context
+            .metrics
+            .reconciles
+            .get_or_create(&ControllerLabel {
+                controller: controller.to_string(),
+            })
+            .get()
+    }
+
+    /// How many reconciles of `controller` failed, of any kind (as `/metrics` shows them).
+    pub fn failures(&self, controller: &str) -> u64 {
+        let prefix =
+            format!("fleet_controller_reconcile_errors_total{{controller=\"{controller}\",");
+        self.context
+            .metrics
+            .encode()
+            .lines()
+            .filter(|line| line.starts_with(&prefix))
+            .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum()
     }
 
     /// Stops the controller and waits for its in-flight reconciles to finish.
