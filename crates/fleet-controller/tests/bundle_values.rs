@@ -49,18 +49,24 @@ async fn deployed_values(client: &kube::Client, bd: &BundleDeployment) -> serde_
     json_of(&secret, "values")
 }
 
+/// A git repository with the ConfigMap bundle `app` with values (2 replicas), followed by the GitRepo `repo`
+/// at env=prod clusters, and a running controller.
+async fn follow_values_app(client: &kube::Client) -> (GitFixture, RunningController) {
+    let git = GitFixture::new();
+    git.write("app/configmap.yaml", CONFIGMAP);
+    git.write("app/fleet.yaml", &fleet_yaml(2));
+    git.commit("values");
+    follow_app_on_prod(client, &git.url()).await;
+    (git, RunningController::start(client.clone()).await)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bundle_values_live_in_the_bundle_values_secret() {
     let hub = hub().await;
     let client = hub.client.clone();
     put_cluster(&client, "a", &[("env", "prod")]).await;
     put_cluster(&client, "b", &[("env", "prod"), ("region", "eu")]).await;
-    let git = GitFixture::new();
-    git.write("app/configmap.yaml", CONFIGMAP);
-    git.write("app/fleet.yaml", &fleet_yaml(2));
-    git.commit("values");
-    follow_app_on_prod(&client, &git.url()).await;
-    let controller = RunningController::start(client.clone()).await;
+    let (git, controller) = follow_values_app(&client).await;
     let bundles: Api<Bundle> = Api::namespaced(client.clone(), NS);
     let bundle = eventually("the Bundle", || async {
         bundles.get_opt("repo-app").await.unwrap()
@@ -181,17 +187,47 @@ async fn bundle_values_live_in_the_bundle_values_secret() {
     controller.stop().await;
 }
 
+/// What the GitRepo's read moves out of `bundle` (as stored) when its root values become `values`.
+fn moved_values(bundle: &Bundle, values: serde_json::Value) -> values::BundleValues {
+    let mut next = bundle.clone();
+    next.spec
+        .options
+        .helm
+        .get_or_insert_with(Default::default)
+        .values = Some(serde_json::from_value(values).unwrap());
+    values::extract_bundle(&mut next).expect("values")
+}
+
+/// Writes the values Secret of `bundle` (as stored) holding `moved`, as the GitRepo's read writes it.
+async fn write_values_secret(client: &kube::Client, bundle: &Bundle, moved: &values::BundleValues) {
+    Api::<Secret>::namespaced(client.clone(), NS)
+        .patch(
+            &bundle.name_any(),
+            &PatchParams::apply("fleet-controller").force(),
+            &Patch::Apply(&values::bundle_secret(bundle, moved)),
+        )
+        .await
+        .unwrap();
+}
+
+/// Wakes the reconcile of Bundle `name` with a metadata change (`poke` annotation = `n`).
+async fn poke(bundles: &Api<Bundle>, name: &str, n: u32) {
+    bundles
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"poke": n.to_string()}}})),
+        )
+        .await
+        .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reconcile_between_the_values_secret_and_its_bundle_does_not_fail() {
     let hub = hub().await;
     let client = hub.client.clone();
     put_cluster(&client, "a", &[("env", "prod")]).await;
-    let git = GitFixture::new();
-    git.write("app/configmap.yaml", CONFIGMAP);
-    git.write("app/fleet.yaml", &fleet_yaml(2));
-    git.commit("values");
-    follow_app_on_prod(&client, &git.url()).await;
-    let controller = RunningController::start(client.clone()).await;
+    let (_git, controller) = follow_values_app(&client).await;
     let bundles: Api<Bundle> = Api::namespaced(client.clone(), NS);
     let bd = eventually("the BundleDeployment", || async {
         deployments(&client).await.into_values().next()
@@ -200,37 +236,15 @@ async fn a_reconcile_between_the_values_secret_and_its_bundle_does_not_fail() {
     let stored = bundles.get("repo-app").await.unwrap();
 
     // The first half of a read, as the GitRepo writes it: the values Secret, ahead of its Bundle.
-    let mut next = stored.clone();
-    next.spec
-        .options
-        .helm
-        .get_or_insert_with(Default::default)
-        .values =
-        Some(serde_json::from_value(json!({"password": "s3cret", "replicas": 3})).unwrap());
-    let moved = values::extract_bundle(&mut next).expect("values");
+    let moved = moved_values(&stored, json!({"password": "s3cret", "replicas": 3}));
     let ahead = controller
         .context
         .values_ahead
         .begin(NS, "repo-app", &moved.hash);
-    let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
-    secrets
-        .patch(
-            "repo-app",
-            &PatchParams::apply("fleet-controller").force(),
-            &Patch::Apply(&values::bundle_secret(&stored, &moved)),
-        )
-        .await
-        .unwrap();
+    write_values_secret(&client, &stored, &moved).await;
     // A reconcile of the Bundle's current version in between (woken by a metadata change) does not fail.
     let before = controller.reconciles("bundle");
-    bundles
-        .patch(
-            "repo-app",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"annotations": {"poke": "1"}}})),
-        )
-        .await
-        .unwrap();
+    poke(&bundles, "repo-app", 1).await;
     eventually("the Bundle reconciled in between", || async {
         (controller.reconciles("bundle") > before).then_some(())
     })
@@ -268,30 +282,9 @@ async fn a_reconcile_between_the_values_secret_and_its_bundle_does_not_fail() {
     );
 
     // A values Secret that no write in flight explains is an error, retried as in Fleet.
-    let mut tampered = next.clone();
-    tampered
-        .spec
-        .options
-        .helm
-        .get_or_insert_with(Default::default)
-        .values = Some(serde_json::from_value(json!({"replicas": 9})).unwrap());
-    let tampered = values::extract_bundle(&mut tampered).unwrap();
-    secrets
-        .patch(
-            "repo-app",
-            &PatchParams::apply("fleet-controller").force(),
-            &Patch::Apply(&values::bundle_secret(&stored, &tampered)),
-        )
-        .await
-        .unwrap();
-    bundles
-        .patch(
-            "repo-app",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"annotations": {"poke": "2"}}})),
-        )
-        .await
-        .unwrap();
+    let tampered = moved_values(&stored, json!({"replicas": 9}));
+    write_values_secret(&client, &stored, &tampered).await;
+    poke(&bundles, "repo-app", 2).await;
     eventually("the mismatch reported as a failed reconcile", || async {
         (controller.failures("bundle") > 0).then_some(())
     })

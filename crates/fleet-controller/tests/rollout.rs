@@ -34,6 +34,82 @@ fn ids(
         .collect()
 }
 
+type Deployments = BTreeMap<(String, String), fleet_api::BundleDeployment>;
+
+/// A git repository with the ConfigMap bundle `app` at `fleet_yaml`, and the GitRepo `repo` following it
+/// at env=prod clusters (with `extra` spec fields).
+async fn follow_app(
+    client: &kube::Client,
+    fleet_yaml: &str,
+    extra: serde_json::Value,
+) -> GitFixture {
+    let git = GitFixture::new();
+    git.write("app/fleet.yaml", fleet_yaml);
+    git.write(
+        "app/configmap.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n",
+    );
+    git.commit("v1");
+    let mut spec = json!({"repo": git.url(), "branch": "main",
+                          "targets": [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]});
+    spec.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    create_gitrepo(client, "repo", spec).await;
+    git
+}
+
+/// Reports every one of `bds` applied and ready, and waits for the GitRepo `repo` to count them.
+async fn all_ready(client: &kube::Client, bds: &Deployments) {
+    for bd in bds.values() {
+        report_ready(client, bd).await;
+    }
+    let want = format!("{n}/{n}", n = bds.len());
+    eventually("all ready", || async {
+        let repo = gitrepo(client, "repo").await;
+        (repo.status?.base.display.ready_bundle_deployments == want).then_some(())
+    })
+    .await;
+}
+
+/// Commits `fleet_yaml` and waits until every BundleDeployment has a staged ID other than its one in
+/// `before` (each cluster's own: with per-cluster options they differ); returns them and the clusters
+/// promoted at once (deploymentID = staged ID).
+async fn commit_and_stage(
+    client: &kube::Client,
+    git: &GitFixture,
+    fleet_yaml: &str,
+    before: &BTreeMap<String, (String, String, String)>,
+) -> (Deployments, Vec<String>) {
+    git.write("app/fleet.yaml", fleet_yaml);
+    git.commit("next");
+    let staged = eventually("staged everywhere", || async {
+        let bds = deployments(client).await;
+        let all_staged = bds
+            .iter()
+            .all(|((cluster, _), bd)| bd.spec.staged_deployment_id != before[cluster].2);
+        all_staged.then_some(bds)
+    })
+    .await;
+    let promoted = staged
+        .iter()
+        .filter(|(_, bd)| bd.spec.deployment_id == bd.spec.staged_deployment_id)
+        .map(|((cluster, _), _)| cluster.clone())
+        .collect();
+    (staged, promoted)
+}
+
+/// Reports c0 ready at its staged ID and waits for c1 to be promoted.
+async fn c0_ready_then_c1_promoted(client: &kube::Client, staged: &Deployments) -> Deployments {
+    report_ready(client, &staged[&("c0".to_string(), "repo-app".to_string())]).await;
+    eventually("c1 promoted", || async {
+        let bds = deployments(client).await;
+        let c1 = &bds[&("c1".to_string(), "repo-app".to_string())];
+        (c1.spec.deployment_id == c1.spec.staged_deployment_id).then_some(bds)
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn partitions_roll_one_at_a_time_and_survive_a_restart() {
     let hub = hub().await;
@@ -41,56 +117,23 @@ async fn partitions_roll_one_at_a_time_and_survive_a_restart() {
     for i in 0..4 {
         put_cluster(&client, &format!("c{i}"), &[("env", "prod")]).await;
     }
-    let git = GitFixture::new();
     let fleet_yaml = |version: &str| {
         format!(
             "defaultNamespace: app\nhelm:\n  values:\n    version: \"{version}\"\nrolloutStrategy:\n  maxUnavailable: 1\n  partitions:\n  - name: canary\n    clusterName: c0\n  - name: rest\n    clusterSelector:\n      matchLabels:\n        env: prod\n"
         )
     };
-    git.write("app/fleet.yaml", &fleet_yaml("1"));
-    git.write(
-        "app/configmap.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n",
-    );
-    git.commit("v1");
-    create_gitrepo(
-        &client,
-        "repo",
-        json!({"repo": git.url(), "branch": "main", "targets": [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]}),
-    )
-    .await;
+    let git = follow_app(&client, &fleet_yaml("1"), json!({})).await;
     let controller = RunningController::start(client.clone()).await;
     let v1 = eventually("4 new BundleDeployments", || async {
         let bds = deployments(&client).await;
         (bds.len() == 4).then_some(bds)
     })
     .await;
-    for bd in v1.values() {
-        report_ready(&client, bd).await;
-    }
-    eventually("v1 ready", || async {
-        let repo = gitrepo(&client, "repo").await;
-        (repo.status?.base.display.ready_bundle_deployments == "4/4").then_some(())
-    })
-    .await;
+    all_ready(&client, &v1).await;
     let v1_ids = ids(&deployments(&client).await);
 
     // v2: everything is staged, but only the canary is promoted (maxUnavailable 1).
-    git.write("app/fleet.yaml", &fleet_yaml("2"));
-    git.commit("v2");
-    let staged = eventually("v2 staged everywhere", || async {
-        let bds = deployments(&client).await;
-        let all_staged = bds
-            .values()
-            .all(|bd| bd.spec.staged_deployment_id != v1_ids["c0"].2);
-        all_staged.then_some(bds)
-    })
-    .await;
-    let promoted: Vec<&str> = staged
-        .iter()
-        .filter(|(_, bd)| bd.spec.deployment_id == bd.spec.staged_deployment_id)
-        .map(|((c, _), _)| c.as_str())
-        .collect();
+    let (staged, promoted) = commit_and_stage(&client, &git, &fleet_yaml("2"), &v1_ids).await;
     assert_eq!(promoted, ["c0"]);
     let mid_rollout = ids(&staged);
     for (cluster, (uid, _, _)) in &mid_rollout {
@@ -105,17 +148,7 @@ async fn partitions_roll_one_at_a_time_and_survive_a_restart() {
     let controller = RunningController::start(client.clone()).await;
     controller.context.index.wait_synced().await;
     // Give the new controller a change to react to: c0 reports v2 applied and ready; then c1 is promoted.
-    report_ready(
-        &client,
-        &staged[&("c0".to_string(), "repo-app".to_string())],
-    )
-    .await;
-    let after = eventually("c1 promoted by the new controller", || async {
-        let bds = deployments(&client).await;
-        let c1 = &bds[&("c1".to_string(), "repo-app".to_string())];
-        (c1.spec.deployment_id == c1.spec.staged_deployment_id).then_some(bds)
-    })
-    .await;
+    let after = c0_ready_then_c1_promoted(&client, &staged).await;
     assert_eq!(after.len(), 4);
     let after_ids = ids(&after);
     for cluster in ["c0", "c2", "c3"] {
@@ -229,21 +262,8 @@ async fn a_restart_mid_rollout_with_customized_templated_values_rewrites_nothing
         )
         .await
         .unwrap();
-    let git = GitFixture::new();
     let fleet_yaml = |version: &str| CUSTOMIZED.replace("VERSION", version);
-    git.write("app/fleet.yaml", &fleet_yaml("1"));
-    git.write(
-        "app/configmap.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n",
-    );
-    git.commit("v1");
-    create_gitrepo(
-        &client,
-        "repo",
-        json!({"repo": git.url(), "branch": "main", "targetNamespace": "app",
-               "targets": [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]}),
-    )
-    .await;
+    let git = follow_app(&client, &fleet_yaml("1"), json!({"targetNamespace": "app"})).await;
     let controller = RunningController::start(client.clone()).await;
     let v1 = eventually("4 new BundleDeployments", || async {
         let bds = deployments(&client).await;
@@ -259,31 +279,11 @@ async fn a_restart_mid_rollout_with_customized_templated_values_rewrites_nothing
         assert_eq!(bd.spec.options.service_account, "fleet-sa");
         assert!(bd.spec.options.allowed_target_namespace_selector.is_some());
         assert!(!bd.spec.values_hash.is_empty());
-        report_ready(&client, bd).await;
     }
-    eventually("v1 ready", || async {
-        let repo = gitrepo(&client, "repo").await;
-        (repo.status?.base.display.ready_bundle_deployments == "4/4").then_some(())
-    })
-    .await;
+    all_ready(&client, &v1).await;
 
     // v2: staged everywhere, only the canary promoted.
-    git.write("app/fleet.yaml", &fleet_yaml("2"));
-    git.commit("v2");
-    let staged = eventually("v2 staged everywhere", || async {
-        let bds = deployments(&client).await;
-        // Each cluster's options differ, so each has its own v1 ID.
-        let all_staged = bds
-            .iter()
-            .all(|((cluster, _), bd)| bd.spec.staged_deployment_id != v1_ids[cluster].2);
-        all_staged.then_some(bds)
-    })
-    .await;
-    let promoted: Vec<&str> = staged
-        .iter()
-        .filter(|(_, bd)| bd.spec.deployment_id == bd.spec.staged_deployment_id)
-        .map(|((c, _), _)| c.as_str())
-        .collect();
+    let (staged, promoted) = commit_and_stage(&client, &git, &fleet_yaml("2"), &v1_ids).await;
     assert_eq!(promoted, ["c0"]);
     eventually(
         "the GitRepo at v2 and the Bundle's status caught up",
@@ -321,17 +321,7 @@ async fn a_restart_mid_rollout_with_customized_templated_values_rewrites_nothing
 
     // The new controller continues the rollout: c0 reports v2 ready, then c1 is promoted; c2 and c3 are
     // not touched.
-    report_ready(
-        &client,
-        &staged[&("c0".to_string(), "repo-app".to_string())],
-    )
-    .await;
-    let after = eventually("c1 promoted by the new controller", || async {
-        let bds = deployments(&client).await;
-        let c1 = &bds[&("c1".to_string(), "repo-app".to_string())];
-        (c1.spec.deployment_id == c1.spec.staged_deployment_id).then_some(bds)
-    })
-    .await;
+    let after = c0_ready_then_c1_promoted(&client, &staged).await;
     let after_ids = ids(&after);
     let staged_ids = ids(&staged);
     for cluster in ["c2", "c3"] {
@@ -347,15 +337,8 @@ async fn a_restart_mid_rollout_with_customized_templated_values_rewrites_nothing
 
     // v3 while c2 and c3 still run v1, whose values only their options Secrets hold (written by the
     // controller before the restart): their staged options move, their deployed values stay.
-    git.write("app/fleet.yaml", &fleet_yaml("3"));
-    git.commit("v3");
-    let key = ("c2".to_string(), "repo-app".to_string());
-    let c2 = eventually("v3 staged on c2", || async {
-        let bds = deployments(&client).await;
-        let c2 = bds.get(&key)?.clone();
-        (c2.spec.staged_deployment_id != staged_ids["c2"].2).then_some(c2)
-    })
-    .await;
+    let (v3, _) = commit_and_stage(&client, &git, &fleet_yaml("3"), &after_ids).await;
+    let c2 = &v3[&("c2".to_string(), "repo-app".to_string())];
     assert_eq!(c2.spec.deployment_id, staged_ids["c2"].1, "c2 promoted");
     let secret = Api::<Secret>::namespaced(client.clone(), &c2.namespace().unwrap())
         .get("repo-app")
