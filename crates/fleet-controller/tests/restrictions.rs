@@ -5,8 +5,9 @@
 //! GitRepos (rejecting one without touching its deployed Bundle, accepting it again, and re-reading it
 //! when a default changes, also one changed while the controller was down), `allowedTargetNamespaces`
 //! requires a target namespace, and `allowedTargetNamespaceSelector` reaches the BundleDeployments' options
-//! of every Bundle labelled with a GitRepo (as in Fleet, also one no GitRepo owns, and over a target
-//! customization's own selector), follows restriction changes, and survives a restart.
+//! of every Bundle labelled with a GitRepo (as in Fleet, also one no GitRepo owns, and over the Bundle's
+//! own selector), follows restriction changes, and survives a restart. A hub without the
+//! GitRepoRestriction CRD has no restrictions.
 
 mod support;
 
@@ -444,5 +445,38 @@ async fn the_namespace_selector_reaches_every_bundle_labelled_with_a_gitrepo() {
         kept.metadata.resource_version,
         unlabelled.metadata.resource_version
     );
+    controller.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hub_without_the_restriction_crd_has_no_restrictions() {
+    let hub = fleet_testing::TestCluster::empty();
+    hub.install_crds(
+        fleet_api::crds()
+            .into_iter()
+            .filter(|crd| crd.spec.names.kind != "GitRepoRestriction")
+            .collect(),
+    )
+    .await;
+    let client = hub.client.clone();
+    create_namespace(&client, NS).await;
+    put_cluster(&client, "a", &[("env", "prod")]).await;
+    let git = GitFixture::new();
+    git.write("web/configmap.yaml", CONFIGMAP);
+    git.commit("first");
+    create_gitrepo(
+        &client,
+        "web",
+        json!({"repo": git.url(), "branch": "main", "paths": ["web"],
+               "targets": [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]}),
+    )
+    .await;
+    // Nothing waits for a restriction list that cannot come: the GitRepo is deployed.
+    let controller = RunningController::start(client.clone()).await;
+    let bd = eventually("the BundleDeployment", || async {
+        deployments(&client).await.into_values().next()
+    })
+    .await;
+    assert!(bd.spec.options.allowed_target_namespace_selector.is_none());
     controller.stop().await;
 }
