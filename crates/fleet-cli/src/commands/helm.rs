@@ -59,10 +59,13 @@ pub struct TemplateArgs {
 pub fn run(cmd: Command) -> anyhow::Result<()> {
     match cmd {
         Command::Template(args) => {
+            // The process ends right after this command, so the template trees (hundreds of thousands of nodes for
+            // a chart with vendored libraries) are never freed either.
+            fleet_helm::template::set_drop_policy(fleet_helm::template::DropPolicy::Leak);
             let out = render(&args)?;
-            // One write of the whole output through a locked stdout (`print!` would go through its line buffer).
+            // Written straight from the manifests through a locked stdout, in a few vectored writes.
             let mut stdout = std::io::stdout().lock();
-            stdout.write_all(out.text.as_bytes())?;
+            out.write_to(&mut stdout)?;
             stdout.flush()?;
             // The process ends right after this command: freeing the chart's files and manifests, thousands of
             // allocations, would only delay the exit.
@@ -189,14 +192,25 @@ fn user_values(args: &TemplateArgs) -> anyhow::Result<Value> {
     Ok(user)
 }
 
-/// What one `fleet helm template` produced: the text to print, and the chart files and manifests it came from.
+/// What one `fleet helm template` produced: the manifests (and, with `--show-only`, the text to print instead of
+/// them), and the chart files they came from.
 struct Output {
-    text: String,
+    rendered: Rendered,
+    show_only: Option<String>,
     _files: FileMap,
-    _rendered: Rendered,
 }
 
-/// Renders per the arguments: `text` is what `helm template` would print.
+impl Output {
+    /// Writes what `helm template` would print.
+    fn write_to(&self, w: &mut impl Write) -> std::io::Result<()> {
+        match &self.show_only {
+            Some(text) => w.write_all(text.as_bytes()),
+            None => self.rendered.write_helm_output(w),
+        }
+    }
+}
+
+/// Renders per the arguments.
 fn render(args: &TemplateArgs) -> anyhow::Result<Output> {
     let (name, chart) = match args.args.as_slice() {
         [chart] => ("release-name".to_string(), chart.clone()),
@@ -216,15 +230,15 @@ fn render(args: &TemplateArgs) -> anyhow::Result<Output> {
         ..Default::default()
     };
     let rendered = render_chart(&files, &user, &opts)?;
-    let text = if args.show_only.is_empty() {
-        rendered.to_helm_output()
+    let show_only = if args.show_only.is_empty() {
+        None
     } else {
-        show_only(&rendered, &args.show_only)?
+        Some(show_only(&rendered, &args.show_only)?)
     };
     Ok(Output {
-        text,
+        rendered,
+        show_only,
         _files: files,
-        _rendered: rendered,
     })
 }
 
@@ -271,7 +285,13 @@ mod tests {
         let mut argv = vec!["fleet", "template", "rel", chart];
         argv.extend_from_slice(args);
         let Command::Template(t) = Cli::try_parse_from(argv)?.cmd;
-        render(&t).map(|out| out.text)
+        render(&t).map(|out| text(&out))
+    }
+
+    fn text(out: &Output) -> String {
+        let mut written = Vec::new();
+        out.write_to(&mut written).unwrap();
+        String::from_utf8(written).unwrap()
     }
 
     #[test]
@@ -337,7 +357,7 @@ mod tests {
             "oci://registry.example/charts/app",
         ];
         let Command::Template(t) = Cli::try_parse_from(argv).unwrap().cmd;
-        let err = render(&t).map(|out| out.text).unwrap_err().to_string();
+        let err = render(&t).map(|out| text(&out)).unwrap_err().to_string();
         assert!(err.contains("not supported yet"), "{err}");
     }
 }

@@ -49,20 +49,78 @@ impl Rendered {
             .map(|m| (m.source.as_str(), m.content.as_str()))
     }
 
-    /// The text `helm template` prints.
+    /// The text `helm template` prints, built in one allocation of its exact size.
     pub fn to_helm_output(&self) -> String {
-        let mut main = String::new();
-        for m in &self.crds {
-            main.push_str(&format!("---\n# Source: {}\n{}\n", m.source, m.content));
-        }
-        for m in self.manifests.iter().filter(|m| !m.hook) {
-            main.push_str(&format!("---\n# Source: {}\n{}\n", m.source, m.content));
-        }
-        let mut out = format!("{}\n", main.trim());
-        for m in self.manifests.iter().filter(|m| m.hook) {
-            out.push_str(&format!("---\n# Source: {}\n{}\n", m.source, m.content));
+        let pieces = self.helm_output_pieces();
+        let mut out = String::with_capacity(pieces.iter().map(|p| p.len()).sum());
+        for piece in pieces {
+            out.push_str(piece);
         }
         out
+    }
+
+    /// Writes the text `helm template` prints straight from the manifests (a big chart's output is megabytes, which
+    /// [`to_helm_output`](Self::to_helm_output) would first copy into a fresh buffer).
+    pub fn write_helm_output(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        let pieces = self.helm_output_pieces();
+        // Writes of up to 1,024 slices each (Linux's `IOV_MAX`).
+        for batch in pieces.chunks(1024) {
+            let mut slices: Vec<std::io::IoSlice<'_>> = batch
+                .iter()
+                .filter(|p| !p.is_empty())
+                .map(|p| std::io::IoSlice::new(p.as_bytes()))
+                .collect();
+            let mut rest = &mut slices[..];
+            while !rest.is_empty() {
+                match w.write_vectored(rest) {
+                    Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                    Ok(n) => std::io::IoSlice::advance_slices(&mut rest, n),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The output as consecutive pieces: CRDs and manifests, each `---\n# Source: …\n<content>\n`, with the whole
+    /// trimmed of surrounding whitespace and ended by one newline, then the hooks, as `helm template` prints them.
+    fn helm_output_pieces(&self) -> Vec<&str> {
+        const SEPARATOR: &str = "---\n# Source: ";
+        fn push<'a>(pieces: &mut Vec<&'a str>, m: &'a Manifest) {
+            pieces.extend([SEPARATOR, m.source.as_str(), "\n", m.content.as_str(), "\n"]);
+        }
+        let mut pieces = Vec::new();
+        let plain = self.manifests.iter().filter(|m| !m.hook);
+        for m in self.crds.iter().chain(plain) {
+            push(&mut pieces, m);
+        }
+        trim_pieces(&mut pieces);
+        pieces.push("\n");
+        for m in self.manifests.iter().filter(|m| m.hook) {
+            push(&mut pieces, m);
+        }
+        pieces
+    }
+}
+
+/// `str::trim` over the concatenation of `pieces`, done on the pieces: leading and trailing whitespace is cut from
+/// the first and last pieces that are not all whitespace, and the all-whitespace pieces outside them are dropped.
+fn trim_pieces(pieces: &mut Vec<&str>) {
+    while let Some(last) = pieces.last_mut() {
+        *last = last.trim_end();
+        if !last.is_empty() {
+            break;
+        }
+        pieces.pop();
+    }
+    let leading = pieces
+        .iter()
+        .take_while(|p| p.trim_start().is_empty())
+        .count();
+    pieces.drain(..leading);
+    if let Some(first) = pieces.first_mut() {
+        *first = first.trim_start();
     }
 }
 
@@ -482,6 +540,102 @@ mod tests {
         assert_eq!(
             split_manifests("---\n# only comment\n"),
             vec!["# only comment"]
+        );
+    }
+
+    fn manifest(source: &str, content: &str, hook: bool) -> Manifest {
+        Manifest {
+            source: source.into(),
+            content: content.into(),
+            kind: "ConfigMap".into(),
+            hook,
+        }
+    }
+
+    #[test]
+    fn helm_output_is_trimmed_once_and_written_whole() {
+        let crd = manifest("app/crds/a.yaml", "kind: CustomResourceDefinition", false);
+        let cm = manifest("app/templates/cm.yaml", "kind: ConfigMap", false);
+        let blank = manifest("app/templates/blank.yaml", "", false);
+        let hook = manifest("app/templates/job.yaml", "kind: Job", true);
+        let cases = [
+            (
+                Rendered {
+                    crds: vec![crd],
+                    manifests: vec![hook.clone(), cm.clone()],
+                    notes: None,
+                },
+                "---\n# Source: app/crds/a.yaml\nkind: CustomResourceDefinition\n\
+                 ---\n# Source: app/templates/cm.yaml\nkind: ConfigMap\n\
+                 ---\n# Source: app/templates/job.yaml\nkind: Job\n",
+            ),
+            // An empty last document loses the newlines after its source line, as helm's trim of the whole does.
+            (
+                Rendered {
+                    crds: vec![],
+                    manifests: vec![cm, blank],
+                    notes: None,
+                },
+                "---\n# Source: app/templates/cm.yaml\nkind: ConfigMap\n---\n# Source: app/templates/blank.yaml\n",
+            ),
+            // Hooks only: an empty main part still prints its newline.
+            (
+                Rendered {
+                    crds: vec![],
+                    manifests: vec![hook],
+                    notes: None,
+                },
+                "\n---\n# Source: app/templates/job.yaml\nkind: Job\n",
+            ),
+            (Rendered::default(), "\n"),
+        ];
+        for (rendered, expected) in cases {
+            assert_eq!(rendered.to_helm_output(), expected);
+            let mut written = Vec::new();
+            rendered.write_helm_output(&mut written).unwrap();
+            assert_eq!(String::from_utf8(written).unwrap(), expected);
+        }
+    }
+
+    #[test]
+    fn helm_output_of_many_documents_is_written_in_batches() {
+        let rendered = Rendered {
+            manifests: (0..700)
+                .map(|i| {
+                    manifest(
+                        &format!("app/templates/{i}.yaml"),
+                        &format!("n: {i}"),
+                        i % 7 == 0,
+                    )
+                })
+                .collect(),
+            ..Default::default()
+        };
+        // A writer that takes at most 10 bytes a call, so every slice boundary is crossed mid-slice.
+        struct Trickle(Vec<u8>);
+        impl std::io::Write for Trickle {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                let n = buf.len().min(10);
+                self.0.extend_from_slice(&buf[..n]);
+                Ok(n)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut w = Trickle(Vec::new());
+        rendered.write_helm_output(&mut w).unwrap();
+        assert_eq!(String::from_utf8(w.0).unwrap(), rendered.to_helm_output());
+        let mut direct = Vec::new();
+        rendered.write_helm_output(&mut direct).unwrap();
+        assert_eq!(
+            String::from_utf8(direct).unwrap(),
+            rendered.to_helm_output()
+        );
+        assert!(
+            rendered
+                .to_helm_output()
+                .ends_with("---\n# Source: app/templates/693.yaml\nn: 693\n")
         );
     }
 
