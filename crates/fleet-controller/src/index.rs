@@ -62,6 +62,17 @@ pub struct IndexState {
     pub targeting_version: u64,
 }
 
+/// The Bundles one Cluster event affects.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ClusterChange {
+    /// Bundles whose targeting of the Cluster changed, and with a new namespace every Bundle that
+    /// targets it (its BundleDeployments go there).
+    pub bundles: Vec<BundleKey>,
+    /// Only the Cluster's namespace changed, not its targeting: the Bundles may plan in the next
+    /// throttled batch, together with the other Clusters given a namespace meanwhile.
+    pub namespace_only: bool,
+}
+
 /// What one BundleDeployment event changed (nothing is reported for a replayed or stale event).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeploymentChange {
@@ -240,8 +251,8 @@ impl FleetIndex {
             .await;
     }
 
-    /// Adds or updates a Cluster; returns the Bundles whose targeting of it changed.
-    pub fn apply_cluster(&self, cluster: &Cluster) -> Vec<BundleKey> {
+    /// Adds or updates a Cluster; returns the Bundles it affects.
+    pub fn apply_cluster(&self, cluster: &Cluster) -> ClusterChange {
         let info = cluster_info(cluster);
         let key = info.key();
         let cluster_namespace = cluster
@@ -256,23 +267,21 @@ impl FleetIndex {
                 .cloned()
                 .unwrap_or_default()
                 != cluster_namespace;
-            let unchanged = state.clusters.get(&key).map(|c| &c.cluster) == Some(&info);
-            if unchanged && !namespace_changed {
-                return Vec::new();
-            }
+            let held = state.clusters.get(&key).map(|c| &c.cluster);
+            let unchanged = held == Some(&info);
             // A heartbeat (membership) alone changes no Fleet targeting outcome.
-            let heartbeat_only = state
-                .clusters
-                .get(&key)
-                .is_some_and(|c| crate::placement::view::same_but_health(&c.cluster, &info));
-            if heartbeat_only && !namespace_changed {
-                state.clusters.upsert_cluster(info);
-                return Vec::new();
+            let same_targeting = unchanged
+                || held.is_some_and(|held| crate::placement::view::same_but_health(held, &info));
+            if same_targeting && !namespace_changed {
+                if !unchanged {
+                    state.clusters.upsert_cluster(info);
+                }
+                return ClusterChange::default();
             }
             if crate::bundle::cache::targeting_differs(state.clusters.get(&key), &info) {
                 state.targeting_version += 1;
             }
-            let before = outcomes(state, &key);
+            let before = (!same_targeting).then(|| outcomes(state, &key));
             state.clusters.upsert_cluster(info);
             if cluster_namespace.is_empty() {
                 state.cluster_namespaces.remove(&key);
@@ -282,7 +291,14 @@ impl FleetIndex {
                     .insert(key.clone(), cluster_namespace);
             }
             let after = outcomes(state, &key);
-            changed_bundles(&before, &after, namespace_changed)
+            ClusterChange {
+                bundles: changed_bundles(
+                    before.as_ref().unwrap_or(&after),
+                    &after,
+                    namespace_changed,
+                ),
+                namespace_only: same_targeting,
+            }
         })
     }
 
@@ -903,6 +919,43 @@ mod tests {
         index.read(|state| {
             assert!(state.deployments.is_empty() && state.shared.is_empty());
         });
+    }
+
+    #[test]
+    fn a_cluster_given_a_namespace_wakes_its_bundles_in_a_batch_and_a_label_change_at_once() {
+        let index = FleetIndex::new();
+        let cluster = |env: &str, status: serde_json::Value| -> Cluster {
+            serde_json::from_value(json!({
+                "metadata": {"name": "a", "namespace": "fleet", "labels": {"env": env}},
+                "spec": {},
+                "status": status,
+            }))
+            .unwrap()
+        };
+        let bundle: Bundle = serde_json::from_value(json!({
+            "metadata": {"name": "app", "namespace": "fleet"},
+            "spec": {"targets": [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]},
+        }))
+        .unwrap();
+        index.apply_bundle(&bundle, false);
+        let app = ("fleet".to_string(), "app".to_string());
+        let first = index.apply_cluster(&cluster("prod", json!({})));
+        assert_eq!(
+            (first.bundles, first.namespace_only),
+            (vec![app.clone()], false)
+        );
+        let assigned = index.apply_cluster(&cluster("prod", json!({"namespace": "cluster-a"})));
+        assert_eq!(
+            (assigned.bundles, assigned.namespace_only),
+            (vec![app.clone()], true)
+        );
+        let again = index.apply_cluster(&cluster("prod", json!({"namespace": "cluster-a"})));
+        assert_eq!(again, ClusterChange::default());
+        let relabelled = index.apply_cluster(&cluster("dev", json!({"namespace": "cluster-a"})));
+        assert_eq!(
+            (relabelled.bundles, relabelled.namespace_only),
+            (vec![app], false)
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{Notify, mpsc};
 
 use crate::context::lock;
-use crate::index::{BundleKey, DeploymentChange, FleetIndex};
+use crate::index::{BundleKey, ClusterChange, DeploymentChange, FleetIndex};
 use crate::metrics::{ControllerLabel, Metrics};
 use crate::throttle::Throttled;
 
@@ -172,6 +172,19 @@ impl Triggers {
         }
     }
 
+    /// The requests a Cluster change implies: its Bundles at once, or in the next throttled batch when
+    /// only its namespace changed (a thousand Clusters given namespaces then cost each Bundle a few
+    /// plans, not one per Cluster).
+    pub fn cluster_changed(&self, change: ClusterChange) {
+        if change.namespace_only {
+            for (namespace, name) in &change.bundles {
+                self.bundle_later(namespace, name);
+            }
+        } else {
+            self.bundles(change.bundles);
+        }
+    }
+
     /// A throttled request for a Bundle's reconcile.
     pub fn bundle_later(&self, namespace: &str, name: &str) {
         self.waiting.requested("bundle", namespace, name);
@@ -221,12 +234,11 @@ pub async fn run(client: Client, index: FleetIndex, triggers: Triggers) {
             "Cluster",
             index.clone(),
             move |c, deleted| {
-                let affected = if deleted {
-                    index.delete_cluster(c)
+                if deleted {
+                    triggers.bundles(index.delete_cluster(c));
                 } else {
-                    index.apply_cluster(c)
-                };
-                triggers.bundles(affected);
+                    triggers.cluster_changed(index.apply_cluster(c));
+                }
                 let namespace = c.namespace().unwrap_or_default();
                 let key = (namespace.clone(), c.name_any());
                 let changed = if deleted {
