@@ -1,6 +1,8 @@
 //! Sprig's string functions: trimming, case, quoting, indentation, substrings, splitting and joining, regular
 //! expressions, paths and URL helpers.
 
+use std::rc::Rc;
+
 use minijinja::value::ValueKind;
 use regex::Regex;
 
@@ -527,16 +529,18 @@ fn go_split(s: &str, sep: &str, n: i64) -> Vec<String> {
 
 /// Compiles a Go RE2 pattern; the `regex` crate's syntax is RE2's. Charts call the same few patterns thousands of
 /// times (Bitnami's common library runs `regexReplaceAll` per image and label), so compiled patterns are kept per
-/// thread; the cache is emptied when it reaches [`REGEX_CACHE_SIZE`] patterns.
-fn compile(pattern: &Value) -> Result<Regex, super::FuncError> {
+/// thread; the cache is emptied when it reaches [`REGEX_CACHE_SIZE`] patterns. A pattern is shared, not cloned: a
+/// cloned `Regex` starts with an empty pool of match caches, which it would then build again on every call.
+fn compile(pattern: &Value) -> Result<Rc<Regex>, super::FuncError> {
     thread_local! {
-        static CACHE: std::cell::RefCell<std::collections::HashMap<String, Regex>> = Default::default();
+        static CACHE: std::cell::RefCell<std::collections::HashMap<String, Rc<Regex>>> = Default::default();
     }
     let pattern = str_arg(pattern);
     if let Some(re) = CACHE.with(|c| c.borrow().get(&pattern).cloned()) {
         return Ok(re);
     }
     let re = Regex::new(&go_regex_dialect(&pattern))
+        .map(Rc::new)
         .map_err(|e| super::FuncError::Msg(format!("error parsing regexp: {e}")))?;
     CACHE.with(|c| {
         let mut c = c.borrow_mut();

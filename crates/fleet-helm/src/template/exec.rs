@@ -41,6 +41,9 @@ pub struct Exec<'a> {
     tpl_cache: HashMap<String, HashMap<String, TplParsed>>,
     /// Entries in `tpl_cache`.
     tpl_cached: usize,
+    /// Buffers and variable stacks of finished `include`/`tpl` calls and template runs, kept for the next: charts
+    /// make thousands of small calls, and each would otherwise grow new ones from empty.
+    spare: Spare,
     fuel: u64,
     depth: usize,
     /// Seedable randomness for `rand*`, `uuidv4` and key generators.
@@ -54,6 +57,42 @@ type TplOverlay = HashMap<String, Arc<Tmpl>>;
 /// A parsed `tpl` string: its body and the templates it defines.
 type TplParsed = (Arc<Tmpl>, Arc<TplOverlay>);
 
+/// Most spare buffers kept, and the largest capacity kept (a rare huge output is not held on to).
+const SPARE_KEPT: usize = 32;
+const SPARE_MAX_CAPACITY: usize = 64 << 10;
+
+type Vars = Vec<(Arc<str>, Value)>;
+
+#[derive(Default)]
+struct Spare {
+    buffers: Vec<String>,
+    vars: Vec<Vars>,
+}
+
+impl Spare {
+    fn buffer(&mut self) -> String {
+        self.buffers.pop().unwrap_or_default()
+    }
+
+    fn keep_buffer(&mut self, mut b: String) {
+        if self.buffers.len() < SPARE_KEPT && b.capacity() <= SPARE_MAX_CAPACITY {
+            b.clear();
+            self.buffers.push(b);
+        }
+    }
+
+    fn vars(&mut self) -> Vars {
+        self.vars.pop().unwrap_or_default()
+    }
+
+    fn keep_vars(&mut self, mut v: Vars) {
+        if self.vars.len() < SPARE_KEPT {
+            v.clear();
+            self.vars.push(v);
+        }
+    }
+}
+
 enum Flow {
     Normal,
     Break,
@@ -65,7 +104,7 @@ type R<T> = Result<T, TemplateError>;
 /// The state of one template execution: the template (for error positions) and the variable stack.
 struct Scope {
     tmpl: Arc<Tmpl>,
-    vars: Vec<(Arc<str>, Value)>,
+    vars: Vars,
 }
 
 impl<'a> Exec<'a> {
@@ -76,6 +115,7 @@ impl<'a> Exec<'a> {
             overlays: Vec::new(),
             tpl_cache: HashMap::new(),
             tpl_cached: 0,
+            spare: Spare::default(),
             fuel: DEFAULT_FUEL,
             depth: 0,
             rng: crate::funcs::Rng::default(),
@@ -117,11 +157,14 @@ impl<'a> Exec<'a> {
             )));
         }
         self.depth += 1;
+        let mut vars = self.spare.vars();
+        vars.push((DOLLAR.clone(), data.clone()));
         let mut scope = Scope {
             tmpl: tmpl.clone(),
-            vars: vec![(DOLLAR.clone(), data.clone())],
+            vars,
         };
         let r = self.walk_list(&mut scope, data, &tmpl.body, out);
+        self.spare.keep_vars(scope.vars);
         self.depth -= 1;
         r.map(|_| ())
     }
@@ -617,9 +660,12 @@ impl<'a> Exec<'a> {
                 "template: no template {name:?} associated with template \"gotpl\""
             )));
         };
-        let mut out = String::new();
-        self.run(t, &data, &mut out).map_err(FuncError::Nested)?;
-        Ok(Value::from(out))
+        let mut out = self.spare.buffer();
+        let r = self.run(t, &data, &mut out);
+        let value = Value::from(out.as_str());
+        self.spare.keep_buffer(out);
+        r.map_err(FuncError::Nested)?;
+        Ok(value)
     }
 
     /// Helm's `tpl TEXT DATA`: parses TEXT as a template (seeing the chart's named templates) and renders it.
@@ -661,14 +707,17 @@ impl<'a> Exec<'a> {
             }
         };
         self.overlays.push(overlay);
-        let mut out = String::new();
+        let mut out = self.spare.buffer();
         let r = self.run(root, &data, &mut out);
         self.overlays.pop();
+        let value = if out.contains("<no value>") {
+            Value::from(out.replace("<no value>", ""))
+        } else {
+            Value::from(out.as_str())
+        };
+        self.spare.keep_buffer(out);
         r.map_err(FuncError::Nested)?;
-        if out.contains("<no value>") {
-            out = out.replace("<no value>", "");
-        }
-        Ok(Value::from(out))
+        Ok(value)
     }
 }
 
