@@ -2,14 +2,11 @@
 //! sieving a window of odd candidates after a random start with the small primes (and against `p ≡ 1 mod e`), then
 //! testing the survivors with Miller–Rabin on Montgomery arithmetic over 64-bit limbs — base 2 first (which rejects
 //! nearly every composite), then [`EXTRA_ROUNDS`] random bases on the one that passes. The two primes of a key are
-//! searched on two threads that share the work of both searches ([`PrimeSearch`]); each search draws from its own
-//! generator forked from the caller's and gives the same prime however the work was shared, so a seeded render
-//! stays reproducible. The key itself is assembled and checked by the `rsa` crate ([`rsa::RsaPrivateKey::from_p_q`]).
+//! searched on two threads, each with its own generator forked from the caller's, so a seeded render stays
+//! reproducible. The key itself is assembled and checked by the `rsa` crate ([`rsa::RsaPrivateKey::from_p_q`]).
 //!
 //! The arithmetic is not constant-time: it only ever touches candidates and the primes it returns, in a process that
 //! renders templates, and Go's own generator is no different in that respect before the final tests.
-
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rsa::BigUint;
 
@@ -51,22 +48,12 @@ pub fn generate_rsa_key(bits: usize, rng: &mut Rng) -> Result<rsa::RsaPrivateKey
     }
     let half = bits / 2;
     loop {
-        let (p, q) = (PrimeSearch::new(half, rng), PrimeSearch::new(half, rng));
-        // Two threads, each starting on its own search and then helping with the other: the key is ready when the
-        // two searches together are, not when the slower of them is.
-        std::thread::scope(|s| {
-            let helper = std::thread::Builder::new().spawn_scoped(s, || {
-                q.work();
-                p.work();
-            });
-            p.work();
-            q.work();
-            // Joined here, so a helper that panicked is not re-raised: this thread finished both searches itself.
-            if let Ok(h) = helper {
-                let _ = h.join();
-            }
+        let (mut rng_p, mut rng_q) = (rng.fork(), rng.fork());
+        let (p, q) = std::thread::scope(|s| {
+            let q = s.spawn(move || random_prime(half, &mut rng_q));
+            let p = random_prime(half, &mut rng_p);
+            (p, q.join().unwrap_or_else(|_| random_prime(half, rng)))
         });
-        let (p, q) = (p.prime(), q.prime());
         // FIPS 186-5 asks |p − q| > 2^(half − 100); equal top limbs are as good as impossible, but cheap to rule out.
         if p.last() == q.last() {
             continue;
@@ -82,95 +69,19 @@ fn to_biguint(limbs: &[u64]) -> BigUint {
     BigUint::from_bytes_le(&bytes)
 }
 
-/// The search for one prime, which several threads may share while giving the same prime as one thread would:
-/// the candidates are numbered (window after random window, the sieve's survivors in order), threads take the next
-/// number until one passes, and the prime is the lowest-numbered candidate that passes. Every lower number was
-/// handed out before the search stopped, and a test, random bases included, depends only on the candidate's
-/// number, so which thread tested what does not matter.
-struct PrimeSearch {
-    limbs: usize,
-    candidates: std::sync::Mutex<Candidates>,
-    /// Generators for the random-base rounds: candidate `i` gets `bases.derive(i)`.
-    bases: Rng,
-    /// The next candidate number to test.
-    next: AtomicUsize,
-    /// The lowest candidate number that passed (`usize::MAX` while none has).
-    found: AtomicUsize,
-}
-
-/// The sieved windows so far: their starts, and the survivors as (window, offset) in order.
-struct Candidates {
-    rng: Rng,
-    starts: Vec<Vec<u64>>,
-    survivors: Vec<(usize, usize)>,
-}
-
-impl PrimeSearch {
-    fn new(bits: usize, rng: &mut Rng) -> PrimeSearch {
-        PrimeSearch {
-            limbs: bits / 64,
-            candidates: std::sync::Mutex::new(Candidates {
-                rng: rng.fork(),
-                starts: Vec::new(),
-                survivors: Vec::new(),
-            }),
-            bases: rng.fork(),
-            next: AtomicUsize::new(0),
-            found: AtomicUsize::new(usize::MAX),
-        }
-    }
-
-    /// Tests candidates until this search has its prime (found here or by another thread).
-    fn work(&self) {
-        loop {
-            let i = self.next.fetch_add(1, Ordering::Relaxed);
-            if i >= self.found.load(Ordering::Acquire) {
-                return;
-            }
-            let candidate = self.candidate(i);
-            let mont = Montgomery::new(&candidate);
-            if mont.miller_rabin_base2() {
-                let mut rng = self.bases.derive(i as u64);
-                if (0..EXTRA_ROUNDS).all(|_| mont.miller_rabin_random(&mut rng)) {
-                    self.found.fetch_min(i, Ordering::AcqRel);
-                    return;
-                }
-            }
-        }
-    }
-
-    /// The prime, once [`work`](Self::work) has returned on every thread that ran it.
-    fn prime(&self) -> Vec<u64> {
-        self.candidate(self.found.load(Ordering::Acquire))
-    }
-
-    /// Candidate number `i`, sieving new windows as needed.
-    fn candidate(&self, i: usize) -> Vec<u64> {
-        // A thread that panicked while holding the lock left whole windows only: the data is still sound.
-        let mut c = self
-            .candidates
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        while c.survivors.len() <= i {
-            c.sieve_window(self.limbs);
-        }
-        let (w, k) = c.survivors[i];
-        let mut candidate = c.starts[w].clone();
-        add_small(&mut candidate, 2 * k as u64);
-        candidate
-    }
-}
-
-impl Candidates {
-    /// Draws a random odd start with its top two bits set and appends the offsets `k` for which `start + 2k` has
-    /// no prime factor below 2^16, keeps its top two bits, and is not 1 mod e.
-    fn sieve_window(&mut self, limbs: usize) {
-        let mut start: Vec<u64> = (0..limbs).map(|_| self.rng.next_u64()).collect();
+/// A random prime of exactly `bits` bits (a multiple of 64) with its top two bits set and `p − 1` prime to 65537,
+/// as little-endian limbs.
+pub fn random_prime(bits: usize, rng: &mut Rng) -> Vec<u64> {
+    let limbs = bits / 64;
+    let primes = small_primes();
+    let mut composite = vec![false; WINDOW];
+    loop {
+        let mut start: Vec<u64> = (0..limbs).map(|_| rng.next_u64()).collect();
         start[limbs - 1] |= 0b11 << 62;
         start[0] |= 1;
-        let mut composite = vec![false; WINDOW];
+        composite.iter_mut().for_each(|c| *c = false);
         // The remainder by a product of two primes (below 2^32) gives both remainders: half the long divisions.
-        for pair in small_primes().chunks(2) {
+        for pair in primes.chunks(2) {
             let r = rem_small(&start, pair.iter().product());
             for &p in pair {
                 // The first k with start + 2k ≡ 0 (mod p), then every p-th.
@@ -190,15 +101,20 @@ impl Candidates {
             composite[k] = true;
             k += e as usize;
         }
-        let window = self.starts.len();
         for (k, _) in composite.iter().enumerate().filter(|(_, c)| !**c) {
             let mut candidate = start.clone();
-            if add_small(&mut candidate, 2 * k as u64) || candidate[limbs - 1] >> 62 != 0b11 {
+            if add_small(&mut candidate, 2 * k as u64) {
                 break;
             }
-            self.survivors.push((window, k));
+            if candidate[limbs - 1] >> 62 != 0b11 {
+                break;
+            }
+            let mont = Montgomery::new(&candidate);
+            if mont.miller_rabin_base2() && (0..EXTRA_ROUNDS).all(|_| mont.miller_rabin_random(rng))
+            {
+                return candidate;
+            }
         }
-        self.starts.push(start);
     }
 }
 
@@ -509,14 +425,6 @@ mod tests {
     use super::*;
     use rsa::traits::{PrivateKeyParts, PublicKeyParts};
 
-    /// A random prime of exactly `bits` bits (a multiple of 64) with its top two bits set and `p − 1` prime to
-    /// 65537, as little-endian limbs, found by one thread.
-    fn random_prime(bits: usize, rng: &mut Rng) -> Vec<u64> {
-        let search = PrimeSearch::new(bits, rng);
-        search.work();
-        search.prime()
-    }
-
     /// Deterministic Miller–Rabin for 64-bit numbers (these twelve bases decide every n < 2^64), on u128
     /// arithmetic: an independent check of the Montgomery code.
     fn is_prime_u64(n: u64) -> bool {
@@ -603,20 +511,6 @@ mod tests {
             to_biguint(&p) % BigUint::from(PUBLIC_EXPONENT),
             BigUint::from(1u8)
         );
-    }
-
-    #[test]
-    fn a_search_shared_by_threads_finds_the_prime_one_thread_finds() {
-        for seed in 0..4 {
-            let alone = random_prime(512, &mut Rng::seeded(seed));
-            let shared = PrimeSearch::new(512, &mut Rng::seeded(seed));
-            std::thread::scope(|s| {
-                s.spawn(|| shared.work());
-                s.spawn(|| shared.work());
-                shared.work();
-            });
-            assert_eq!(shared.prime(), alone, "seed {seed}");
-        }
     }
 
     #[test]

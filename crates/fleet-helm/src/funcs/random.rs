@@ -28,19 +28,6 @@ impl Rng {
         }
     }
 
-    /// The `index`th of a family of independent generators drawn from this one without advancing it: seeded from
-    /// this seed and `index` when this one is seeded, else the OS CSPRNG. (Lets threads that share a job give the
-    /// same result whichever of them did which part.)
-    pub fn derive(&self, index: u64) -> Rng {
-        match self.0 {
-            Some(seed) => {
-                let mut mix = Rng::seeded(seed ^ Rng::seeded(index).next_u64());
-                Rng::seeded(mix.next_u64())
-            }
-            None => Rng(None),
-        }
-    }
-
     pub fn next_u64(&mut self) -> u64 {
         let Some(state) = &mut self.0 else {
             return rsa::rand_core::OsRng.next_u64();
