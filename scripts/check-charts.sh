@@ -195,6 +195,10 @@ check_nondefault() { # the fields ci/nondefault-values.yaml sets reached the API
   agent_args=$(jsonpath -n cattle-fleet-system deployment/fleet-agent -o 'jsonpath={.spec.template.spec.containers[0].args}')
   case "$agent_args" in *--scope*) fail "ci local agent in cattle-fleet-system has a scope: $agent_args" ;; esac
   expect "ci local agent cluster namespace" "$agent_args" '--cluster-namespace=cluster-fleet-home-local-aaf7c26e0a9a'
+  controller_args=$(jsonpath -n "$ci_release_ns" deployment/fleet-controller -o 'jsonpath={.spec.template.spec.containers[0].args}')
+  expect "ci controller skips host key checks" "$controller_args" '--insecure-skip-host-key-checks'
+  known_hosts=$(jsonpath -n "$ci_release_ns" configmap/known-hosts -o 'jsonpath={.data.known_hosts}')
+  expect "ci known-hosts ConfigMap" "$known_hosts" '[git.example.com]:2222 ssh-ed25519'
 }
 
 for rendered in "${ci_renders[@]}"; do

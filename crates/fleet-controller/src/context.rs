@@ -2,6 +2,7 @@
 //! the controller's settings.
 
 use std::collections::{BTreeMap, HashSet};
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -25,6 +26,11 @@ pub struct Settings {
     pub default_polling_interval: Duration,
     /// Namespace of the controller (webhook secret, lease).
     pub system_namespace: String,
+    /// The OpenSSH client run for `ssh://` and `git@host:path` remotes (default `ssh`, found on `PATH`).
+    pub ssh_program: OsString,
+    /// Accept any ssh host key (Fleet's `insecureSkipHostKeyChecks`); by default a host must match the
+    /// `known_hosts` of the GitRepo's secret or, without one, of the `known-hosts` ConfigMap.
+    pub insecure_skip_host_key_checks: bool,
 }
 
 impl Default for Settings {
@@ -33,6 +39,8 @@ impl Default for Settings {
             git_cache_dir: std::env::temp_dir().join("fleet-git-cache"),
             default_polling_interval: Duration::from_secs(15),
             system_namespace: "cattle-fleet-system".to_string(),
+            ssh_program: OsString::from("ssh"),
+            insecure_skip_host_key_checks: false,
         }
     }
 }
@@ -82,7 +90,10 @@ impl Context {
             events: crate::events::Events::new(client.clone()),
             client,
             index,
-            git: Arc::new(GitCache::new(settings.git_cache_dir.clone())),
+            git: Arc::new(
+                GitCache::new(settings.git_cache_dir.clone())
+                    .with_ssh_program(settings.ssh_program.clone()),
+            ),
             triggers,
             metrics,
             settings,

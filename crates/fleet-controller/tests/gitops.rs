@@ -382,3 +382,99 @@ async fn refused_authentication_is_reported_without_the_credentials() {
     }
     controller.stop().await;
 }
+
+/// The commit a GitRepo's status reports, once it reports `commit`.
+async fn fetched_commit(client: &kube::Client, name: &str, commit: &str) {
+    eventually(&format!("{name} at {commit}"), || async {
+        (gitrepo(client, name).await.status?.commit == commit).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssh_host_keys_are_enforced_unless_known_or_skipped() {
+    use fleet_testing::ssh::{FAKE_SSH_KEY, fake_ssh};
+    let hub = hub().await;
+    let client = hub.client.clone();
+    let git = GitFixture::new();
+    git.write("app/fleet.yaml", "defaultNamespace: web\n")
+        .write("app/cm.yaml", CONFIGMAP);
+    let commit = git.commit("first");
+    let tools = tempfile::tempdir().unwrap();
+    let ssh = fake_ssh(tools.path());
+    let secret: k8s_openapi::api::core::v1::Secret = serde_json::from_value(json!({
+        "metadata": {"name": "ssh-key", "namespace": NS},
+        "type": "kubernetes.io/ssh-auth",
+        "stringData": {"ssh-privatekey": FAKE_SSH_KEY},
+    }))
+    .unwrap();
+    Api::<k8s_openapi::api::core::v1::Secret>::namespaced(client.clone(), NS)
+        .create(&Default::default(), &secret)
+        .await
+        .unwrap();
+    let system_namespace = fleet_controller::Settings::default().system_namespace;
+    create_namespace(&client, &system_namespace).await;
+    let all = json!([{"clusterSelector": {}}]);
+    let url_at = |host: &str| format!("git@{host}:{}", git.path().display());
+    for (name, host) in [("known", "git.test"), ("unknown", "elsewhere.test")] {
+        create_gitrepo(
+            &client,
+            name,
+            json!({
+                "repo": url_at(host),
+                "branch": "main",
+                "clientSecretName": "ssh-key",
+                "targets": all,
+            }),
+        )
+        .await;
+    }
+
+    let strict = RunningController::start_with_settings(
+        client.clone(),
+        |settings| settings.ssh_program = ssh.clone().into(),
+        |_| {},
+    )
+    .await;
+    // No known_hosts anywhere yet: both hosts are refused, with a message that says what to do.
+    for (name, host) in [("known", "git.test"), ("unknown", "elsewhere.test")] {
+        let message = polling_failure(&client, name).await;
+        assert!(
+            message.starts_with(&format!(
+                "host key verification failed for {}",
+                url_at(host)
+            )) && message.contains("known_hosts"),
+            "{message}"
+        );
+    }
+    // The shared `known-hosts` ConfigMap in the controller's namespace vouches for git.test only.
+    let known_hosts: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "known-hosts", "namespace": system_namespace},
+        "data": {"known_hosts": "git.test ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeHostKeyForTests\n"},
+    }))
+    .unwrap();
+    Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(client.clone(), &system_namespace)
+        .create(&Default::default(), &known_hosts)
+        .await
+        .unwrap();
+    fetched_commit(&client, "known", &commit).await;
+    let message = polling_failure(&client, "unknown").await;
+    assert!(
+        message.starts_with("host key verification failed"),
+        "{message}"
+    );
+    strict.stop().await;
+
+    // insecureSkipHostKeyChecks accepts the unknown host.
+    let skipping = RunningController::start_with_settings(
+        client.clone(),
+        |settings| {
+            settings.ssh_program = ssh.clone().into();
+            settings.insecure_skip_host_key_checks = true;
+        },
+        |_| {},
+    )
+    .await;
+    fetched_commit(&client, "unknown", &commit).await;
+    skipping.stop().await;
+}

@@ -99,6 +99,7 @@ impl Dev {
             git_cache_dir: data_dir.git_cache(),
             default_polling_interval: options.tuning.default_polling_interval,
             system_namespace: SYSTEM_NAMESPACE.to_string(),
+            ..Settings::default()
         };
         let slot = Arc::new(ControllerSlot::default());
         let controller = RunningController::start(

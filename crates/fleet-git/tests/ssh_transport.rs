@@ -1,59 +1,17 @@
-//! The ssh transport end to end through gix and our wrapper script, with a stand-in for the `ssh` client
-//! (no sshd is installed on the build machines): the stand-in checks the key file and host key options the
-//! way OpenSSH would, prints OpenSSH's messages on failure, and otherwise runs the remote command locally.
+//! The ssh transport end to end through gix and our wrapper script, with the stand-in `ssh` client of
+//! [`fleet_testing::ssh`].
 
 mod support;
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use fleet_bundle::tree::{FileTree, TreePath};
 use fleet_git::{GitAuth, GitCache, GitError, GitSource};
+use fleet_testing::ssh::{FAKE_SSH_KEY, fake_ssh};
 use support::Remote;
 
-const KEY: &str =
-    "-----BEGIN OPENSSH PRIVATE KEY-----\nFAKE-KEY-FOR-TESTS\n-----END OPENSSH PRIVATE KEY-----\n";
+const KEY: &str = FAKE_SSH_KEY;
 const HOST: &str = "git.test";
-
-/// Writes the stand-in client; it records its arguments in `args.log` beside itself.
-fn fake_ssh(dir: &Path) -> PathBuf {
-    let path = dir.join("fake-ssh");
-    let log = dir.join("args.log");
-    let script = format!(
-        r#"#!/bin/sh
-printf '%s\n' "$@" > '{log}'
-key=""; known=""; strict=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    -i) key="$2"; shift 2 ;;
-    -F) shift 2 ;;
-    -o) case "$2" in
-          UserKnownHostsFile=*) known="${{2#UserKnownHostsFile=}}" ;;
-          StrictHostKeyChecking=*) strict="${{2#StrictHostKeyChecking=}}" ;;
-        esac
-        shift 2 ;;
-    -p*) shift ;;
-    *) break ;;
-  esac
-done
-host="${{1#*@}}"; shift
-if [ "$host" = "unreachable.test" ]; then
-  echo "ssh: connect to host $host port 22: Connection refused" >&2; exit 255
-fi
-if [ "$strict" = "yes" ] && ! grep -q "^$host " "$known" 2>/dev/null; then
-  echo "Host key verification failed." >&2; exit 255
-fi
-if [ -z "$key" ] || [ "$(stat -c %a "$key")" != "600" ] || ! grep -q FAKE-KEY-FOR-TESTS "$key"; then
-  echo "git@$host: Permission denied (publickey)." >&2; exit 255
-fi
-exec sh -c "$*"
-"#,
-        log = log.display()
-    );
-    std::fs::write(&path, script).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
-}
 
 fn ssh_source(remote: &Remote, key: &str, known_hosts: Option<&str>, insecure: bool) -> GitSource {
     let mut source = GitSource::new(format!("git@{HOST}:{}", remote.bare().display()));

@@ -33,6 +33,11 @@ pub struct Args {
     /// Polling interval of GitRepos that set none, in seconds.
     #[arg(long, default_value_t = 15)]
     default_polling_seconds: u64,
+    /// Accept any ssh host key of git servers (Fleet's `insecureSkipHostKeyChecks`). By default a server's
+    /// key must be in the `known_hosts` of the GitRepo's secret or, without one, in the `known-hosts`
+    /// ConfigMap of `--namespace`.
+    #[arg(long)]
+    insecure_skip_host_key_checks: bool,
     /// Reconcile without taking the leader Lease (only one controller may run then).
     #[arg(long)]
     no_leader_election: bool,
@@ -117,6 +122,8 @@ async fn run_controller(
             git_cache_dir: args.git_cache,
             default_polling_interval: Duration::from_secs(args.default_polling_seconds),
             system_namespace: args.namespace,
+            insecure_skip_host_key_checks: args.insecure_skip_host_key_checks,
+            ..Settings::default()
         },
         metrics_addr: Some(args.metrics_addr),
         webhook_addr: args.webhook_addr,

@@ -1,5 +1,5 @@
 //! From a GitRepo to git: its [`GitSource`] (repo, branch or revision, TLS settings, credentials from the
-//! `clientSecretName` Secret) and the blocking `fleet-git` calls, timed into the metrics. Those run on a
+//! `clientSecretName` Secret, ssh host keys from that Secret or else the [`KNOWN_HOSTS_CONFIGMAP`]) and the blocking `fleet-git` calls, timed into the metrics. Those run on a
 //! thread of their own and are abandoned when the controller stops, so a hung fetch never holds up
 //! shutdown (a task on tokio's blocking pool would: the runtime waits for it when it is dropped).
 
@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use fleet_api::GitRepo;
 use fleet_git::{GitAuth, GitError, GitSource, GitTree};
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::ResourceExt;
 use kube::api::Api;
 
@@ -45,7 +45,33 @@ pub async fn source(ctx: &Context, repo: &GitRepo) -> Result<GitSource> {
             .collect();
         source.auth = GitAuth::from_secret(secret.type_.as_deref().unwrap_or(""), &data)?;
     }
+    if let GitAuth::Ssh {
+        known_hosts,
+        insecure_skip_host_key_checks,
+        ..
+    } = &mut source.auth
+    {
+        *insecure_skip_host_key_checks = ctx.settings.insecure_skip_host_key_checks;
+        if known_hosts.is_none() && !*insecure_skip_host_key_checks {
+            *known_hosts = shared_known_hosts(ctx).await?;
+        }
+    }
     Ok(source)
+}
+
+/// The ConfigMap in the controller's namespace whose `known_hosts` key holds the host keys of ssh remotes
+/// whose secret brings none (as in Fleet; the `fleet` chart fills it from `additionalKnownHosts`).
+pub const KNOWN_HOSTS_CONFIGMAP: &str = "known-hosts";
+
+/// The `known_hosts` lines of [`KNOWN_HOSTS_CONFIGMAP`], if it exists and has any.
+async fn shared_known_hosts(ctx: &Context) -> Result<Option<String>> {
+    let configmaps: Api<ConfigMap> =
+        Api::namespaced(ctx.client.clone(), &ctx.settings.system_namespace);
+    let lines = configmaps
+        .get_opt(KNOWN_HOSTS_CONFIGMAP)
+        .await?
+        .and_then(|map| map.data?.remove("known_hosts"));
+    Ok(lines.filter(|lines| !lines.trim().is_empty()))
 }
 
 /// The commit the GitRepo's branch or revision points at (an ls-remote, nothing fetched).

@@ -39,12 +39,22 @@ impl RunningController {
         client: Client,
         configure: impl FnOnce(&Context) + Send + 'static,
     ) -> Self {
+        Self::start_with_settings(client, |_| {}, configure).await
+    }
+
+    /// Starts a controller whose settings `adjust` changes first (e.g. the ssh program).
+    pub async fn start_with_settings(
+        client: Client,
+        adjust: impl FnOnce(&mut Settings),
+        configure: impl FnOnce(&Context) + Send + 'static,
+    ) -> Self {
         let cache = tempfile::tempdir().expect("temp dir");
-        let settings = Settings {
+        let mut settings = Settings {
             git_cache_dir: cache.path().to_path_buf(),
             default_polling_interval: Duration::from_millis(300),
             ..Settings::default()
         };
+        adjust(&mut settings);
         let (stop, stopped) = oneshot::channel::<()>();
         let (started_tx, started_rx) = oneshot::channel();
         let task = tokio::spawn(fleet_controller::run(
