@@ -11,7 +11,12 @@ pub enum Error {
     #[error("{object}: {message}")]
     Invalid { object: String, message: String },
     #[error("finalizer on {object}: {message}")]
-    Finalizer { object: String, message: String },
+    Finalizer {
+        object: String,
+        message: String,
+        /// The finalizer patch was refused because the object changed since it was read.
+        stale_object: bool,
+    },
     #[error("background task failed: {0}")]
     Task(String),
 }
@@ -30,10 +35,28 @@ impl Error {
         match err {
             kube::runtime::finalizer::Error::ApplyFailed(e)
             | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
+            kube::runtime::finalizer::Error::AddFinalizer(e)
+            | kube::runtime::finalizer::Error::RemoveFinalizer(e) => Error::Finalizer {
+                object,
+                stale_object: is_stale_object(&e),
+                message: e.to_string(),
+            },
             other => Error::Finalizer {
                 object,
                 message: other.to_string(),
+                stale_object: false,
             },
+        }
+    }
+
+    /// The reconcile acted on an out-of-date copy of its object (a write conflict, or the finalizer
+    /// helper's JSON patch `test` failing because the cache had not yet seen the previous write): retried
+    /// at once, not reported as a failure worth a warning.
+    pub fn is_stale_object(&self) -> bool {
+        match self {
+            Error::Kube(e) => is_stale_object(e),
+            Error::Finalizer { stale_object, .. } => *stale_object,
+            _ => false,
         }
     }
 
@@ -43,6 +66,9 @@ impl Error {
             Error::Kube(_) => "kube",
             Error::Git(_) => "git",
             Error::Invalid { .. } => "invalid",
+            Error::Finalizer {
+                stale_object: true, ..
+            } => "conflict",
             Error::Finalizer { .. } => "finalizer",
             Error::Task(_) => "task",
         }
@@ -50,3 +76,52 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A 409 Conflict, or a 422 for a failed JSON patch `test` (how the API server refuses a patch written
+/// against an older copy of the object).
+fn is_stale_object(error: &kube::Error) -> bool {
+    match error {
+        kube::Error::Api(status) => {
+            status.code == 409 || (status.code == 422 && status.message.contains("test failed"))
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api_error(code: u16, message: &str) -> kube::Error {
+        kube::Error::Api(Box::new(
+            serde_json::from_value(serde_json::json!({
+                "status": "Failure", "code": code, "message": message, "reason": "Invalid",
+            }))
+            .unwrap(),
+        ))
+    }
+
+    #[test]
+    fn a_finalizer_patch_against_an_older_copy_is_a_stale_object_not_a_failure() {
+        let finalizer = |e| {
+            Error::from_finalizer(
+                "Cluster ns/c".into(),
+                kube::runtime::finalizer::Error::AddFinalizer(e),
+            )
+        };
+        let stale = finalizer(api_error(
+            422,
+            "Cluster.fleet.cattle.io \"c\" is invalid: patch: JSON patch operation 0 (test \"/metadata/finalizers\"): test failed: the value differs",
+        ));
+        assert!(stale.is_stale_object());
+        assert_eq!(stale.kind(), "conflict");
+        assert!(finalizer(api_error(409, "the object has been modified")).is_stale_object());
+        assert!(Error::Kube(api_error(409, "conflict")).is_stale_object());
+
+        let refused = finalizer(api_error(403, "forbidden"));
+        assert!(!refused.is_stale_object());
+        assert_eq!(refused.kind(), "finalizer");
+        assert!(!finalizer(api_error(422, "metadata.finalizers: Invalid value")).is_stale_object());
+        assert!(!Error::invalid("GitRepo ns/r", "bad").is_stale_object());
+    }
+}

@@ -57,6 +57,10 @@ pub const STATUS_INTERVAL: Duration = Duration::from_millis(300);
 /// Reconciles of one controller that run at once.
 const CONCURRENCY: u16 = 16;
 
+/// How soon a reconcile that met an out-of-date copy of its object ([`Error::is_stale_object`]) runs
+/// again; every other failure is retried after 5 s.
+const STALE_OBJECT_RETRY: Duration = Duration::from_millis(200);
+
 /// Runs the watches and the GitRepo, Bundle, Cluster and ClusterGroup controllers until `shutdown`
 /// resolves; in-flight reconciles finish first. `started` receives the shared context once everything is wired (for the
 /// metrics and webhook server).
@@ -217,6 +221,16 @@ async fn controller<K, F, Fut>(
         }
     };
     let error_policy = move |object: Arc<K>, error: &Error, _ctx: Arc<Context>| {
+        if error.is_stale_object() {
+            // The watch has not delivered our own last write yet: try again once it has.
+            tracing::debug!(
+                controller = name,
+                object = %kube::runtime::reflector::ObjectRef::from_obj(object.as_ref()),
+                %error,
+                "reconcile saw an out-of-date object; retrying"
+            );
+            return Action::requeue(STALE_OBJECT_RETRY);
+        }
         tracing::warn!(
             controller = name,
             object = %kube::runtime::reflector::ObjectRef::from_obj(object.as_ref()),
