@@ -10,6 +10,8 @@
 //! whose peak RSS is printed separately. Both run on mimalloc, as the `fleet` binary does.
 //!
 //! `cargo bench -p fleet-controller --bench scale`; `FLEET_BENCH_CLUSTERS` / `FLEET_BENCH_BUNDLES` scale it.
+//! `FLEET_BENCH_LOG` (a `RUST_LOG`-style filter, e.g. `fleet_controller=info`) prints the controller
+//! process's tracing to stderr.
 //! `FLEET_BENCH_CONTROLLER_WRAPPER` (a command and its arguments, split on spaces) starts the controller
 //! process under another program, e.g. `heaptrack -o /tmp/controller` for a heap profile (heaptrack sees
 //! only malloc: comment out the global allocator below for that run).
@@ -197,6 +199,12 @@ fn run_controller_child(kubeconfig: &Path, git_cache: &Path) {
         .enable_all()
         .build()
         .expect("runtime");
+    if let Ok(filter) = std::env::var("FLEET_BENCH_LOG") {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .init();
+    }
     runtime.block_on(async move {
         let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
         let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
