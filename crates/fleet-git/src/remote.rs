@@ -85,6 +85,13 @@ impl Session {
         remote: &'r gix::Remote<'repo>,
         operation: Operation,
     ) -> Result<gix::remote::Connection<'r, 'static, 'repo, BoxedTransport>, GitError> {
+        // Refused before any request: gix would also refuse, but only once the server has asked for them.
+        if matches!(self.source.auth, GitAuth::Basic { .. }) && is_plain_http_url(&self.source.url)
+        {
+            return Err(GitError::InsecureCredentials {
+                url: self.source.display_url(),
+            });
+        }
         let mut connection = remote
             .connect(Direction::Fetch)
             .map_err(|err| self.error(&err, operation))?;
@@ -159,6 +166,10 @@ fn http_timeout(operation: Operation) -> Duration {
 fn is_http_url(url: &str) -> bool {
     let lower = url.trim().to_ascii_lowercase();
     lower.starts_with("https://") || lower.starts_with("http://")
+}
+
+fn is_plain_http_url(url: &str) -> bool {
+    url.trim().to_ascii_lowercase().starts_with("http://")
 }
 
 fn is_ssh_url(url: &str) -> bool {

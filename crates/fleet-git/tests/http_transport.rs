@@ -28,13 +28,19 @@ fn source(url: String, password: &str) -> GitSource {
     source
 }
 
+/// `source` trusting the test server's certificate.
+fn trusting(server: &GitHttpServer, mut source: GitSource) -> GitSource {
+    source.ca_bundle = server.certificate_pem.clone().map(String::into_bytes);
+    source
+}
+
 #[test]
 fn right_credentials_fetch() {
     let remote = remote();
-    let server = GitHttpServer::start(remote.root().to_path_buf(), Some(("fleet", PASSWORD)));
+    let server = GitHttpServer::start_tls(remote.root().to_path_buf(), Some(("fleet", PASSWORD)));
     let cache_dir = tempfile::tempdir().unwrap();
     let cache = GitCache::new(cache_dir.path());
-    let source = source(server.url("private"), PASSWORD);
+    let source = trusting(&server, source(server.url("private"), PASSWORD));
     let commit = cache.resolve(&source).unwrap();
     assert_eq!(commit, remote.head());
     let stats = cache.fetch(&source, &commit).unwrap();
@@ -60,11 +66,11 @@ fn right_credentials_fetch() {
 #[test]
 fn wrong_credentials_are_authentication_failed_without_the_password() {
     let remote = remote();
-    let server = GitHttpServer::start(remote.root().to_path_buf(), Some(("fleet", PASSWORD)));
+    let server = GitHttpServer::start_tls(remote.root().to_path_buf(), Some(("fleet", PASSWORD)));
     let cache_dir = tempfile::tempdir().unwrap();
     let cache = GitCache::new(cache_dir.path());
     let wrong = "wrong-password-42";
-    let mut source = source(server.url("private"), wrong);
+    let mut source = trusting(&server, source(server.url("private"), wrong));
     let err = cache.resolve(&source).unwrap_err();
     assert_eq!(
         err,
@@ -81,7 +87,7 @@ fn wrong_credentials_are_authentication_failed_without_the_password() {
     // Credentials in the URL are not echoed either.
     source.url = server
         .url("private")
-        .replace("http://", &format!("http://fleet:{wrong}@"));
+        .replace("https://", &format!("https://fleet:{wrong}@"));
     source.auth = GitAuth::None;
     let err = cache.resolve(&source).unwrap_err();
     let message = format!("{err} {err:?}");
@@ -132,8 +138,26 @@ fn a_closed_port_is_unreachable() {
     };
     let cache_dir = tempfile::tempdir().unwrap();
     let cache = GitCache::new(cache_dir.path());
-    let source = source(format!("http://127.0.0.1:{port}/repo.git"), PASSWORD);
+    let source = source(format!("https://127.0.0.1:{port}/repo.git"), PASSWORD);
     let err = cache.resolve(&source).unwrap_err();
     assert!(matches!(err, GitError::Unreachable { .. }), "{err:?}");
     assert!(!format!("{err:?}").contains(PASSWORD));
+}
+
+#[test]
+fn credentials_are_never_offered_over_plain_http() {
+    // Nothing listens on the port: the refusal comes before any connection, not from the server's answer.
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = GitCache::new(cache_dir.path());
+    let source = source(format!("HTTP://127.0.0.1:{port}/repo.git"), PASSWORD);
+    let err = cache.resolve(&source).unwrap_err();
+    assert!(
+        matches!(err, GitError::InsecureCredentials { .. }),
+        "{err:?}"
+    );
+    assert!(!format!("{err:?} {err}").contains(PASSWORD));
 }
