@@ -4,7 +4,9 @@
 
 use std::io::Read;
 
-use fleet_api::{BundleDeployment, BundleDeploymentOptions, BundleResource, Content, GenericMap};
+use fleet_api::{
+    BundleDeployment, BundleDeploymentOptions, BundleResource, Content, OPTIONS_SECRET_VALUES,
+};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use serde::Deserialize;
@@ -86,18 +88,12 @@ pub async fn options(hub: &kube::Client, bd: &BundleDeployment) -> Result<Bundle
             err,
         )
     })?;
-    let values = secret
-        .data
-        .as_ref()
-        .and_then(|data| data.get("values"))
-        .map(|bytes| bytes.0.as_slice())
-        .unwrap_or_default();
-    if !values.is_empty() && values != b"{}" && values != b"null" {
-        // Never echo the values: they may hold secrets.
-        let values: GenericMap = serde_json::from_slice(values).map_err(|_| Error::Content {
+    let values = fleet_api::options_secret_values(secret.data.as_ref(), OPTIONS_SECRET_VALUES)
+        .map_err(|_| Error::Content {
             name: format!("secret {namespace}/{name}"),
             message: "key `values` is not a JSON object".to_string(),
         })?;
+    if let Some(values) = values {
         options.helm.get_or_insert_with(Default::default).values = Some(values);
     }
     Ok(options)

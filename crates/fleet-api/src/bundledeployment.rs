@@ -1,5 +1,7 @@
 //! BundleDeployment: one Bundle staged for and deployed to one cluster, in that cluster's
-//! namespace. The controller writes its spec; the cluster's agent writes its status.
+//! namespace. The controller writes its spec; the cluster's agent writes its status. Also the keys of its
+//! options Secret, where the controller moves its Helm values, and how they are read back
+//! ([`options_secret_values`]).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::CustomResource;
@@ -185,4 +187,72 @@ pub struct BundleDeploymentResource {
     /// Creation time of the object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub created_at: Option<Time>,
+}
+
+/// Key of a BundleDeployment's options Secret (type
+/// [`SECRET_TYPE_BUNDLE_DEPLOYMENT_OPTIONS`](crate::labels::SECRET_TYPE_BUNDLE_DEPLOYMENT_OPTIONS), same
+/// name) holding the Helm values of `spec.options`, as JSON.
+pub const OPTIONS_SECRET_VALUES: &str = "values";
+/// Key of a BundleDeployment's options Secret holding the Helm values of `spec.stagedOptions`, as JSON.
+pub const OPTIONS_SECRET_STAGED_VALUES: &str = "stagedValues";
+
+/// The values under a key of an options Secret are not a JSON object. Carries nothing of them: they may
+/// hold secrets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValuesNotAnObject;
+
+impl std::fmt::Display for ValuesNotAnObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the values are not a JSON object")
+    }
+}
+
+impl std::error::Error for ValuesNotAnObject {}
+
+/// The Helm values an options Secret's `data` holds under `key` ([`OPTIONS_SECRET_VALUES`] or
+/// [`OPTIONS_SECRET_STAGED_VALUES`]): `None` when the key is absent or holds nothing, `{}` or `null` (Go's
+/// `json.Marshal` of a nil map, as Fleet may write it).
+pub fn options_secret_values(
+    data: Option<&std::collections::BTreeMap<String, k8s_openapi::ByteString>>,
+    key: &str,
+) -> Result<Option<crate::GenericMap>, ValuesNotAnObject> {
+    let bytes = data
+        .and_then(|data| data.get(key))
+        .map(|bytes| bytes.0.as_slice())
+        .unwrap_or_default();
+    if bytes.is_empty() || bytes == b"{}" || bytes == b"null" {
+        return Ok(None);
+    }
+    serde_json::from_slice(bytes)
+        .map(Some)
+        .map_err(|_| ValuesNotAnObject)
+}
+
+#[cfg(test)]
+mod options_secret_tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn options_secret_values_are_read_from_their_key_and_nothing_is_none() {
+        let data = |value: &str| {
+            BTreeMap::from([(
+                OPTIONS_SECRET_VALUES.to_string(),
+                k8s_openapi::ByteString(value.as_bytes().to_vec()),
+            )])
+        };
+        let read = |value: &str| options_secret_values(Some(&data(value)), OPTIONS_SECRET_VALUES);
+        let values = read(r#"{"replicas":2}"#).unwrap().unwrap();
+        assert_eq!(values.0["replicas"], serde_json::json!(2));
+        for nothing in ["", "{}", "null"] {
+            assert_eq!(read(nothing), Ok(None), "{nothing:?}");
+        }
+        assert_eq!(
+            options_secret_values(Some(&data("{}")), OPTIONS_SECRET_STAGED_VALUES),
+            Ok(None)
+        );
+        assert_eq!(options_secret_values(None, OPTIONS_SECRET_VALUES), Ok(None));
+        let err = read(r#"["password-123"]"#).unwrap_err();
+        assert!(!err.to_string().contains("password-123"));
+    }
 }

@@ -7,7 +7,7 @@
 //! BundleDeployment and loses the ones it has.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -60,7 +60,7 @@ pub struct BundleWork {
     /// Written BundleDeployments (namespace, name) that keep their deployed options while their staged
     /// options change, whose Helm values are in their options Secret and not known here (written before
     /// this process started): [`crate::bundle::values::keep_deployed_values`] reads them back first.
-    pub deployed_values_unknown: Vec<(String, String)>,
+    pub deployed_values_unknown: HashSet<(String, String)>,
 }
 
 /// Plans `bundle` against `state` with the default placement settings, now.
@@ -339,7 +339,7 @@ pub fn plan_cached(
             && bd.as_ref().is_some_and(|b| !b.spec.values_hash.is_empty())
         {
             work.deployed_values_unknown
-                .push((cluster_namespace.clone(), name.clone()));
+                .insert((cluster_namespace.clone(), name.clone()));
         }
         work.writes.push(desired);
     }

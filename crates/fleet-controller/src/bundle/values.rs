@@ -20,11 +20,14 @@
 //! were written by this process), so planning compares what it wants with what exists, values included.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 
 use base64::Engine as _;
-use fleet_api::{Bundle, BundleDeployment, BundleDeploymentOptions, GenericMap, labels};
+use fleet_api::{
+    Bundle, BundleDeployment, BundleDeploymentOptions, GenericMap, OPTIONS_SECRET_STAGED_VALUES,
+    OPTIONS_SECRET_VALUES, labels,
+};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -78,11 +81,11 @@ pub fn restore(bd: &mut BundleDeployment, moved: &MovedValues) -> bool {
 pub fn secret(bd: &BundleDeployment, moved: &MovedValues) -> Secret {
     let data = BTreeMap::from([
         (
-            "values".to_string(),
+            OPTIONS_SECRET_VALUES.to_string(),
             ByteString(json(moved.values.as_ref())),
         ),
         (
-            "stagedValues".to_string(),
+            OPTIONS_SECRET_STAGED_VALUES.to_string(),
             ByteString(json(moved.staged.as_ref())),
         ),
     ]);
@@ -331,35 +334,27 @@ async fn newer_bundle_stored(
 pub async fn keep_deployed_values(
     ctx: &crate::context::Context,
     writes: &mut [BundleDeployment],
-    unknown: &[(String, String)],
+    unknown: &HashSet<(String, String)>,
 ) -> crate::error::Result<()> {
     for bd in writes.iter_mut() {
-        let (namespace, name) = (bd.namespace().unwrap_or_default(), bd.name_any());
-        if !unknown.iter().any(|(n, m)| *n == namespace && *m == name) {
+        let key = (bd.namespace().unwrap_or_default(), bd.name_any());
+        if !unknown.contains(&key) {
             continue;
         }
+        let (namespace, name) = key;
         let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
         let object = format!("BundleDeployment {namespace}/{name}");
         let secret = secrets.get_opt(&name).await?.ok_or_else(|| {
             crate::error::Error::invalid(&object, "its options secret does not exist; retrying")
         })?;
-        let bytes = secret
-            .data
-            .as_ref()
-            .and_then(|data| data.get("values"))
-            .map(|value| value.0.as_slice())
-            .unwrap_or_default();
-        if bytes.is_empty() {
-            continue;
-        }
-        // Never echo the values: they may hold secrets.
-        let values: GenericMap = serde_json::from_slice(bytes).map_err(|_| {
-            crate::error::Error::invalid(
-                &object,
-                "its options secret's values are not a JSON object",
-            )
-        })?;
-        put_values(&mut bd.spec.options, Some(values));
+        let values = fleet_api::options_secret_values(secret.data.as_ref(), OPTIONS_SECRET_VALUES)
+            .map_err(|_| {
+                crate::error::Error::invalid(
+                    &object,
+                    "its options secret's values are not a JSON object",
+                )
+            })?;
+        put_values(&mut bd.spec.options, values);
     }
     Ok(())
 }
