@@ -17,8 +17,8 @@ use k8s_openapi::api::core::v1::Secret;
 const PARALLEL_WRITES: usize = 32;
 
 /// Applies every BundleDeployment in `writes` and the options Secret of those with moved values, and hands
-/// each to `record` as the API server stored it, slimmed as the index keeps it ([`crate::index::slim`]),
-/// as soon as it is written (so that a thousand written objects are never held at once).
+/// each to `record` as the API server stored it, as soon as it is written (so that a thousand written
+/// objects are never held at once).
 pub async fn apply_all(
     client: &Client,
     writes: impl IntoIterator<Item = (BundleDeployment, Option<MovedValues>)>,
@@ -49,7 +49,7 @@ pub async fn apply_all(
                     )
                     .await?;
             }
-            Ok::<_, crate::error::Error>(crate::index::slim(stored))
+            Ok::<_, crate::error::Error>(stored)
         }
     }))
     .buffer_unordered(PARALLEL_WRITES)
