@@ -68,6 +68,20 @@ async fn accepted(client: &kube::Client, repo: &str, status: &str) -> String {
 
 /// A hub with cluster `a` (env=prod), a git repository with one bundle (`web`), `restriction` in [`NS`], and
 /// a GitRepo per `(name, extra spec fields)` targeting env=prod; then a running controller.
+/// A BundleDeployment whose options carry service account `account`, once one does.
+async fn deployment_with_service_account(client: &kube::Client, account: &str) -> BundleDeployment {
+    eventually(
+        &format!("a BundleDeployment with service account {account}"),
+        || async {
+            deployments(client)
+                .await
+                .into_values()
+                .find(|bd| bd.spec.options.service_account == account)
+        },
+    )
+    .await
+}
+
 async fn setup(
     restriction: serde_json::Value,
     repos: &[(&str, serde_json::Value)],
@@ -281,13 +295,7 @@ async fn a_default_changed_while_the_controller_is_down_is_applied_after_the_res
     )
     .await;
     let client = hub.client.clone();
-    let bd = eventually("the BundleDeployment with the default", || async {
-        deployments(&client)
-            .await
-            .into_values()
-            .find(|bd| bd.spec.options.service_account == "fleet-sa")
-    })
-    .await;
+    let bd = deployment_with_service_account(&client, "fleet-sa").await;
     controller.stop().await;
 
     // Down: the default changes. Up again: the same commit is read again with it.
@@ -299,13 +307,7 @@ async fn a_default_changed_while_the_controller_is_down_is_applied_after_the_res
             .filter(|b| b.spec.options.service_account == "other-sa")
     })
     .await;
-    let moved = eventually("the BundleDeployment with the new default", || async {
-        deployments(&client)
-            .await
-            .into_values()
-            .find(|bd| bd.spec.options.service_account == "other-sa")
-    })
-    .await;
+    let moved = deployment_with_service_account(&client, "other-sa").await;
     assert_ne!(moved.spec.deployment_id, bd.spec.deployment_id);
     controller.stop().await;
 

@@ -130,16 +130,21 @@ fn https_with_a_private_ca() {
     assert_eq!(cache.resolve(&source).unwrap(), remote.head());
 }
 
-#[test]
-fn a_closed_port_is_unreachable() {
+/// What resolving `scheme://127.0.0.1:<a closed port>/repo.git` with credentials fails with.
+fn resolve_at_a_closed_port(scheme: &str) -> GitError {
     let port = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
     };
     let cache_dir = tempfile::tempdir().unwrap();
     let cache = GitCache::new(cache_dir.path());
-    let source = source(format!("https://127.0.0.1:{port}/repo.git"), PASSWORD);
-    let err = cache.resolve(&source).unwrap_err();
+    let source = source(format!("{scheme}://127.0.0.1:{port}/repo.git"), PASSWORD);
+    cache.resolve(&source).unwrap_err()
+}
+
+#[test]
+fn a_closed_port_is_unreachable() {
+    let err = resolve_at_a_closed_port("https");
     assert!(matches!(err, GitError::Unreachable { .. }), "{err:?}");
     assert!(!format!("{err:?}").contains(PASSWORD));
 }
@@ -147,14 +152,7 @@ fn a_closed_port_is_unreachable() {
 #[test]
 fn credentials_are_never_offered_over_plain_http() {
     // Nothing listens on the port: the refusal comes before any connection, not from the server's answer.
-    let port = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
-    let source = source(format!("HTTP://127.0.0.1:{port}/repo.git"), PASSWORD);
-    let err = cache.resolve(&source).unwrap_err();
+    let err = resolve_at_a_closed_port("HTTP");
     assert!(
         matches!(err, GitError::InsecureCredentials { .. }),
         "{err:?}"
