@@ -163,7 +163,7 @@ impl<'a> Exec<'a> {
             tmpl: tmpl.clone(),
             vars,
         };
-        let r = self.walk_list(&mut scope, data, &tmpl.body, out);
+        let r = self.walk_list(&mut scope, data, tmpl.body(), out);
         self.spare.keep_vars(scope.vars);
         self.depth -= 1;
         r.map(|_| ())
@@ -723,28 +723,20 @@ impl<'a> Exec<'a> {
 
 /// Parses a `tpl` string as the template `name`: its body and the templates it defines.
 fn parse_tpl(name: &str, text: &str) -> Result<(Arc<Tmpl>, Arc<TplOverlay>), FuncError> {
-    let parsed = parse::parse(name, text)
+    let tree = parse::parse(name, text)
         .map_err(|e| FuncError::Msg(format!("cannot parse template {text:?}: {e}")))?;
-    let file: Arc<str> = Arc::from(name);
+    let tree = Arc::new(tree);
     let src: Arc<str> = Arc::from(text);
     let mut overlay = HashMap::new();
-    for (n, body) in parsed.defines {
-        overlay.insert(
-            n.clone(),
-            Arc::new(Tmpl {
-                name: n,
-                file: file.clone(),
-                src: src.clone(),
-                body,
-            }),
-        );
+    let mut root = None;
+    for t in Tmpl::each(name, &src, &tree) {
+        if t.is_file_body() {
+            root = Some(Arc::new(t));
+        } else {
+            overlay.insert(t.name.clone(), Arc::new(t));
+        }
     }
-    let root = Arc::new(Tmpl {
-        name: name.to_string(),
-        file,
-        src,
-        body: parsed.root,
-    });
+    let root = root.ok_or_else(|| FuncError::Msg("the template parser failed".into()))?;
     Ok((root, Arc::new(overlay)))
 }
 

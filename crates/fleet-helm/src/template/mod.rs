@@ -90,13 +90,52 @@ pub fn line_col(src: &str, pos: usize) -> (usize, usize) {
     (line, col)
 }
 
-/// One named template: its body and the file it was parsed from (for error locations).
+/// One named template: the parsed file it comes from, which body of that file it is, and the file it was added as
+/// (for error locations). Files with the same content share one parsed tree, whose positions are byte offsets into
+/// the source, so the name held here is what errors and `template` calls see.
 #[derive(Debug)]
 pub struct Tmpl {
     pub name: String,
     pub file: Arc<str>,
     pub src: Arc<str>,
-    pub body: List,
+    tree: Arc<parse::Parsed>,
+    /// `None` for the file's own body, else the index of the `define`/`block` in `tree.defines`.
+    define: Option<usize>,
+}
+
+impl Tmpl {
+    /// The template body.
+    pub fn body(&self) -> &List {
+        match self.define {
+            None => &self.tree.root,
+            Some(i) => &self.tree.defines[i].1,
+        }
+    }
+
+    /// Whether this is a file's own body rather than one of its `define`s.
+    pub fn is_file_body(&self) -> bool {
+        self.define.is_none()
+    }
+
+    /// Every template of the parsed file `file`: its defines in order, then the file's own body, named `file`.
+    pub(crate) fn each<'t>(
+        file: &'t str,
+        src: &'t Arc<str>,
+        tree: &'t Arc<parse::Parsed>,
+    ) -> impl Iterator<Item = Tmpl> + 't {
+        let file_arc: Arc<str> = Arc::from(file);
+        let defines = tree.defines.iter().enumerate();
+        defines
+            .map(|(i, (name, _))| (name.as_str(), Some(i)))
+            .chain(std::iter::once((file, None)))
+            .map(move |(name, define)| Tmpl {
+                name: name.to_string(),
+                file: file_arc.clone(),
+                src: src.clone(),
+                tree: tree.clone(),
+                define,
+            })
+    }
 }
 
 /// A set of named templates, as Go's `*template.Template` associates them.
@@ -118,43 +157,49 @@ impl TemplateSet {
     /// Parses `src` as the template `file`, adding it and every template it defines. A later non-empty definition
     /// replaces an earlier one of the same name, as in Go.
     pub fn add_file(&mut self, file: &str, src: &str) -> Result<(), TemplateError> {
-        let parsed = parse::parse(file, src)?;
-        let file_arc: Arc<str> = Arc::from(file);
-        let src_arc: Arc<str> = Arc::from(src);
-        for (name, body) in parsed.defines {
-            self.insert(name, body, &file_arc, &src_arc);
-        }
-        self.insert(file.to_string(), parsed.root, &file_arc, &src_arc);
+        let tree = Arc::new(parse::parse(file, src)?);
+        self.add_parsed(file, &Arc::from(src), &tree);
         Ok(())
     }
 
     /// [`add_file`](Self::add_file) for many files, in order, with the parsing spread over a few threads (a chart
-    /// with vendored library charts has hundreds of templates). Stops at the first file, in order, that fails.
+    /// with vendored library charts has hundreds of templates). Files with identical content (a library chart that
+    /// several subcharts vendor) are parsed once and share the tree. Stops at the first file, in order, that fails.
     pub fn add_files(&mut self, files: &[(&str, &str)]) -> Result<(), TemplateError> {
-        let parsed = parse_all(files);
-        for ((file, src), parsed) in files.iter().zip(parsed) {
-            let parsed = parsed?;
-            let file_arc: Arc<str> = Arc::from(*file);
-            let src_arc: Arc<str> = Arc::from(*src);
-            for (name, body) in parsed.defines {
-                self.insert(name, body, &file_arc, &src_arc);
-            }
-            self.insert(file.to_string(), parsed.root, &file_arc, &src_arc);
+        let first_copy = first_copies(files);
+        let distinct: Vec<(&str, &str)> = files
+            .iter()
+            .zip(&first_copy)
+            .filter(|(_, first)| first.is_none())
+            .map(|(f, _)| *f)
+            .collect();
+        let mut parsed = parse_all(&distinct).into_iter();
+        // Per file: the shared source and tree, or the error (for the first copy of a content only: a file is only
+        // reached after every earlier one, its first copy included, has parsed).
+        let mut trees: Vec<(Arc<str>, Arc<parse::Parsed>)> = Vec::with_capacity(files.len());
+        for ((file, src), first) in files.iter().zip(&first_copy) {
+            let (src_arc, tree) = match first {
+                Some(i) => trees[*i].clone(),
+                None => {
+                    let tree = Arc::new(parsed.next().unwrap_or_else(|| {
+                        Err(TemplateError::Exec("the template parser failed".into()))
+                    })?);
+                    (Arc::from(*src), tree)
+                }
+            };
+            self.add_parsed(file, &src_arc, &tree);
+            trees.push((src_arc, tree));
         }
         Ok(())
     }
 
-    fn insert(&mut self, name: String, body: List, file: &Arc<str>, src: &Arc<str>) {
-        if is_empty_tree(&body, src) && self.templates.contains_key(&name) {
-            return;
+    fn add_parsed(&mut self, file: &str, src: &Arc<str>, tree: &Arc<parse::Parsed>) {
+        for t in Tmpl::each(file, src, tree) {
+            if is_empty_tree(t.body(), src) && self.templates.contains_key(&t.name) {
+                continue;
+            }
+            self.templates.insert(t.name.clone(), Arc::new(t));
         }
-        let t = Tmpl {
-            name: name.clone(),
-            file: file.clone(),
-            src: src.clone(),
-            body,
-        };
-        self.templates.insert(name, Arc::new(t));
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<Tmpl>> {
@@ -164,6 +209,24 @@ impl TemplateSet {
     pub fn contains(&self, name: &str) -> bool {
         self.templates.contains_key(name)
     }
+}
+
+/// For each file, the index of the earlier file with the same content, if any. Contents are compared only between
+/// files of equal length, so a chart without copies costs no hashing of its sources.
+fn first_copies(files: &[(&str, &str)]) -> Vec<Option<usize>> {
+    let mut by_len: HashMap<usize, Vec<usize>> = HashMap::with_capacity(files.len());
+    files
+        .iter()
+        .enumerate()
+        .map(|(i, (_, src))| {
+            let same_len = by_len.entry(src.len()).or_default();
+            let first = same_len.iter().copied().find(|&j| files[j].1 == *src);
+            if first.is_none() {
+                same_len.push(i);
+            }
+            first
+        })
+        .collect()
 }
 
 /// Parses every file, on up to four threads (the calling one included) that each take the next unparsed file, the

@@ -513,3 +513,53 @@ fn the_drop_policy_decides_whether_a_large_set_is_freed() {
     assert!(kept.upgrade().is_some());
     assert!(freed.upgrade().is_none());
 }
+
+#[test]
+fn a_library_vendored_twice_is_parsed_once_and_errors_name_each_copy() {
+    // The same `_helpers.tpl` in two subcharts: one tree, but each copy's templates report their own file.
+    let lib = "{{ define \"common.x\" }}{{ .a.b.c }}{{ end }}\n{{ .d.e.f }}";
+    let (first, second) = (
+        "web/charts/db/charts/common/_x.tpl",
+        "web/charts/common/_x.tpl",
+    );
+    let mut set = TemplateSet::new();
+    let files = [
+        (first, lib),
+        ("web/templates/main.yaml", "{{ include \"common.x\" . }}"),
+        (second, lib),
+    ];
+    set.add_files(&files).unwrap();
+    let (a, b) = (set.get(first).unwrap(), set.get(second).unwrap());
+    assert!(std::sync::Arc::ptr_eq(&a.tree, &b.tree));
+    assert!(!std::sync::Arc::ptr_eq(&a, &b));
+    let data: Value = crate::yaml::parse_value("a: {}\nd: {}").unwrap();
+    let mut ex = Exec::new(&set, Funcs::helm());
+    let err = |ex: &mut Exec, name: &str| ex.execute(name, &data).unwrap_err().to_string();
+    // The later definition wins, as in Go, and its errors name the second copy.
+    assert_eq!(
+        err(&mut ex, "web/templates/main.yaml"),
+        format!(
+            "template: {second}:1:28: executing \"common.x\" at <.a.b.c>: nil pointer evaluating interface {{}}.c"
+        )
+    );
+    assert_eq!(
+        err(&mut ex, first),
+        format!(
+            "template: {first}:2:5: executing \"{first}\" at <.d.e.f>: nil pointer evaluating interface {{}}.f"
+        )
+    );
+    assert_eq!(
+        err(&mut ex, second),
+        format!(
+            "template: {second}:2:5: executing \"{second}\" at <.d.e.f>: nil pointer evaluating interface {{}}.f"
+        )
+    );
+    // A copy that fails to parse is reported under the first file that has it.
+    let bad = "{{ if }}";
+    let files = [("x/a.tpl", "ok"), ("x/b.tpl", bad), ("x/c.tpl", bad)];
+    let e = TemplateSet::new()
+        .add_files(&files)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "template: x/b.tpl:1: missing value for if");
+}
