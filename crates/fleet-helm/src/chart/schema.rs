@@ -1,141 +1,281 @@
 //! `values.schema.json` validation: the JSON Schema keywords charts use (`type`, `required`, `properties`,
 //! `additionalProperties: false`, `items`, `enum`, `minimum`/`maximum`, `pattern`), with Helm's error wording.
+//!
+//! Values are checked where they are, as the JSON `crate::value::to_json` would make of them (keys sorted,
+//! `[]byte` as base64), without building that JSON; the schema is read into only the keywords used
+//! ([`model`]).
 
+mod model;
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use minijinja::value::ValueKind;
+
+use self::model::{Additional, Keywords, Node};
 use super::ChartError;
-use crate::value::Value;
+use crate::value::{GoMap, MAX_DEPTH, MAX_JSON_NODES, Value, as_f64, as_map};
 
-fn type_matches(t: &str, v: &serde_json::Value) -> bool {
+/// A value as JSON sees it (`crate::value::to_json`'s reading), without copying collections.
+enum Json<'v> {
+    Null,
+    Bool,
+    Number(f64),
+    String(Cow<'v, str>),
+    Array,
+    Object(Arc<GoMap>),
+}
+
+fn json(v: &Value) -> Json<'_> {
+    match v.kind() {
+        ValueKind::Undefined | ValueKind::None => Json::Null,
+        ValueKind::Bool => Json::Bool,
+        ValueKind::Number if v.is_integer() => Json::Number(match v.as_i64() {
+            Some(i) => i as f64,
+            None => u64::try_from(v.clone()).unwrap_or(0) as f64,
+        }),
+        ValueKind::Number => Json::Number(as_f64(v).unwrap_or(0.0)),
+        ValueKind::String => Json::String(Cow::Borrowed(v.as_str().unwrap_or_default())),
+        ValueKind::Bytes => {
+            use base64::Engine as _;
+            let b = v.as_bytes().unwrap_or_default();
+            Json::String(Cow::Owned(
+                base64::engine::general_purpose::STANDARD.encode(b),
+            ))
+        }
+        ValueKind::Seq => Json::Array,
+        ValueKind::Map => match as_map(v) {
+            Some(m) => Json::Object(m),
+            None => Json::Object(Arc::default()),
+        },
+        _ => Json::String(Cow::Owned(v.to_string())),
+    }
+}
+
+fn type_matches(t: &str, v: &Json) -> bool {
     match t {
-        "object" => v.is_object(),
-        "array" => v.is_array(),
-        "string" => v.is_string(),
-        "boolean" => v.is_boolean(),
-        "null" => v.is_null(),
-        "number" => v.is_number(),
-        "integer" => v.as_f64().is_some_and(|f| f.fract() == 0.0),
+        "object" => matches!(v, Json::Object(_)),
+        "array" => matches!(v, Json::Array),
+        "string" => matches!(v, Json::String(_)),
+        "boolean" => matches!(v, Json::Bool),
+        "null" => matches!(v, Json::Null),
+        "number" => matches!(v, Json::Number(_)),
+        "integer" => matches!(v, Json::Number(f) if f.fract() == 0.0),
         _ => true,
     }
 }
 
-fn kind(v: &serde_json::Value) -> &'static str {
+fn kind(v: &Json) -> &'static str {
     match v {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "boolean",
-        serde_json::Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => "integer",
-        serde_json::Value::Number(_) => "number",
-        serde_json::Value::String(_) => "string",
-        serde_json::Value::Array(_) => "array",
-        serde_json::Value::Object(_) => "object",
+        Json::Null => "null",
+        Json::Bool => "boolean",
+        Json::Number(f) if f.fract() == 0.0 => "integer",
+        Json::Number(_) => "number",
+        Json::String(_) => "string",
+        Json::Array => "array",
+        Json::Object(_) => "object",
     }
 }
 
-fn check(
-    schema: &serde_json::Value,
-    v: &serde_json::Value,
-    at: &str,
-    errors: &mut Vec<String>,
-    depth: usize,
-) {
-    if depth > 64 {
-        return;
+/// Whether `to_json` would certainly succeed on `v`: no non-finite number, no cycle, within its depth and size
+/// limits. `false` means "not certain" (the caller asks `to_json` itself, for its exact error).
+fn plainly_json(v: &Value, depth: usize, budget: &mut usize, open: &mut Vec<*const GoMap>) -> bool {
+    if depth > MAX_DEPTH || *budget == 0 {
+        return false;
     }
-    let Some(s) = schema.as_object() else { return };
-    if let Some(t) = s.get("type") {
-        let types: Vec<&str> = match t {
-            serde_json::Value::String(x) => vec![x.as_str()],
-            serde_json::Value::Array(xs) => xs.iter().filter_map(|x| x.as_str()).collect(),
-            _ => vec![],
-        };
-        if !types.is_empty() && !types.iter().any(|t| type_matches(t, v)) {
-            let at = if at.is_empty() { "/" } else { at };
-            errors.push(format!(
-                "at '{at}': got {}, want {}",
-                kind(v),
-                types.join(" or ")
-            ));
+    *budget -= 1;
+    match v.kind() {
+        ValueKind::Number if !v.is_integer() => as_f64(v).is_some_and(f64::is_finite),
+        ValueKind::Seq => match v.try_iter() {
+            Ok(items) => {
+                for item in items {
+                    if !plainly_json(&item, depth + 1, budget, open) {
+                        return false;
+                    }
+                }
+                true
+            }
+            Err(_) => false,
+        },
+        ValueKind::Map => {
+            let Some(m) = as_map(v) else { return false };
+            let ptr = Arc::as_ptr(&m);
+            if open.contains(&ptr) {
+                return false;
+            }
+            open.push(ptr);
+            let ok = m
+                .lock()
+                .values()
+                .all(|x| plainly_json(x, depth + 1, budget, open));
+            open.pop();
+            ok
+        }
+        _ => true,
+    }
+}
+
+/// Where a value is, as a JSON pointer (`/a/0/b`), and the errors found so far.
+struct Check {
+    at: String,
+    errors: Vec<String>,
+    /// Maps being walked (a map inside itself is not walked again).
+    open: Vec<*const GoMap>,
+}
+
+impl Check {
+    /// The current pointer as Helm prints it in errors about the node itself (the root is `/`).
+    fn here(&self) -> &str {
+        if self.at.is_empty() { "/" } else { &self.at }
+    }
+
+    fn node(&mut self, schema: &Node, v: &Value, depth: usize) {
+        if depth > 64 {
             return;
         }
+        let Node::Object(s) = schema else { return };
+        self.keywords(s, v, depth);
     }
-    if let Some(serde_json::Value::Array(options)) = s.get("enum")
-        && !options.contains(v)
-    {
-        errors.push(format!(
-            "at '{}': value must be one of the enumerated values",
-            if at.is_empty() { "/" } else { at }
-        ));
+
+    fn keywords(&mut self, s: &Keywords, v: &Value, depth: usize) {
+        let j = json(v);
+        if !s.types.is_empty() && !s.types.iter().any(|t| type_matches(t, &j)) {
+            let types: Vec<&str> = s.types.iter().map(|t| t.as_ref()).collect();
+            let message = format!(
+                "at '{}': got {}, want {}",
+                self.here(),
+                kind(&j),
+                types.join(" or ")
+            );
+            self.errors.push(message);
+            return;
+        }
+        if let Some(options) = &s.enumeration
+            && !crate::value::to_json(v).is_ok_and(|x| options.contains(&x))
+        {
+            let message = format!(
+                "at '{}': value must be one of the enumerated values",
+                self.here()
+            );
+            self.errors.push(message);
+        }
+        if let (Some(min), Json::Number(x)) = (s.minimum, &j)
+            && *x < min
+        {
+            let message = format!("at '{}': minimum: got {x}, want {min}", self.at);
+            self.errors.push(message);
+        }
+        if let (Some(max), Json::Number(x)) = (s.maximum, &j)
+            && *x > max
+        {
+            let message = format!("at '{}': maximum: got {x}, want {max}", self.at);
+            self.errors.push(message);
+        }
+        if let (Some(p), Json::String(x)) = (&s.pattern, &j)
+            && regex::Regex::new(p).is_ok_and(|re| !re.is_match(x))
+        {
+            let message = format!("at '{}': '{x}' does not match pattern '{p}'", self.at);
+            self.errors.push(message);
+        }
+        match j {
+            Json::Object(obj) => self.object(s, &obj, depth),
+            Json::Array => {
+                if let Some(item_schema) = &s.items
+                    && let Ok(items) = v.try_iter()
+                {
+                    for (i, x) in items.enumerate() {
+                        let len = self.at.len();
+                        self.at.push('/');
+                        self.at.push_str(&i.to_string());
+                        self.node(item_schema, &x, depth + 1);
+                        self.at.truncate(len);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
-    if let (Some(min), Some(x)) = (s.get("minimum").and_then(|m| m.as_f64()), v.as_f64())
-        && x < min
-    {
-        errors.push(format!("at '{at}': minimum: got {x}, want {min}"));
-    }
-    if let (Some(max), Some(x)) = (s.get("maximum").and_then(|m| m.as_f64()), v.as_f64())
-        && x > max
-    {
-        errors.push(format!("at '{at}': maximum: got {x}, want {max}"));
-    }
-    if let (Some(p), Some(x)) = (s.get("pattern").and_then(|p| p.as_str()), v.as_str())
-        && regex::Regex::new(p).is_ok_and(|re| !re.is_match(x))
-    {
-        errors.push(format!("at '{at}': '{x}' does not match pattern '{p}'"));
-    }
-    if let serde_json::Value::Object(obj) = v {
-        if let Some(serde_json::Value::Array(req)) = s.get("required") {
-            let missing: Vec<&str> = req
+
+    fn object(&mut self, s: &Keywords, obj: &Arc<GoMap>, depth: usize) {
+        let ptr = Arc::as_ptr(obj);
+        if self.open.contains(&ptr) {
+            return;
+        }
+        self.open.push(ptr);
+        let entries = obj.lock();
+        if let Some(required) = &s.required {
+            let missing: Vec<String> = required
                 .iter()
-                .filter_map(|r| r.as_str())
-                .filter(|r| !obj.contains_key(*r))
+                .filter(|r| !entries.contains_key(r.as_ref()))
+                .map(|m| format!("'{m}'"))
                 .collect();
             if !missing.is_empty() {
-                let list: Vec<String> = missing.iter().map(|m| format!("'{m}'")).collect();
-                errors.push(format!(
+                let message = format!(
                     "at '{}': missing property {}",
-                    if at.is_empty() { "/" } else { at },
-                    list.join(", ")
-                ));
+                    self.here(),
+                    missing.join(", ")
+                );
+                self.errors.push(message);
             }
         }
-        let props = s.get("properties").and_then(|p| p.as_object());
-        for (k, x) in obj {
-            let child_at = format!("{at}/{k}");
-            match props.and_then(|p| p.get(k)) {
-                Some(ps) => check(ps, x, &child_at, errors, depth + 1),
-                None => match s.get("additionalProperties") {
-                    Some(serde_json::Value::Bool(false)) => errors.push(format!(
-                        "at '{}': additional properties '{k}' not allowed",
-                        if at.is_empty() { "/" } else { at }
-                    )),
-                    Some(ap @ serde_json::Value::Object(_)) => {
-                        check(ap, x, &child_at, errors, depth + 1)
+        for (k, x) in entries.iter() {
+            let len = self.at.len();
+            match s.property(k) {
+                Some(ps) => {
+                    self.at.push('/');
+                    self.at.push_str(k);
+                    self.node(ps, x, depth + 1);
+                }
+                None => match &s.additional {
+                    Additional::Forbidden => {
+                        let message = format!(
+                            "at '{}': additional properties '{k}' not allowed",
+                            self.here()
+                        );
+                        self.errors.push(message);
                     }
-                    _ => {}
+                    Additional::Schema(ap) => {
+                        self.at.push('/');
+                        self.at.push_str(k);
+                        self.node(ap, x, depth + 1);
+                    }
+                    Additional::Allowed => {}
                 },
             }
+            self.at.truncate(len);
         }
-    }
-    if let (serde_json::Value::Array(items), Some(item_schema)) = (v, s.get("items")) {
-        for (i, x) in items.iter().enumerate() {
-            check(item_schema, x, &format!("{at}/{i}"), errors, depth + 1);
-        }
+        drop(entries);
+        self.open.pop();
     }
 }
 
 /// Validates a chart's values against its schema.
 pub fn validate(chart: &str, schema: &str, values: &Value) -> Result<(), ChartError> {
-    let schema: serde_json::Value = serde_json::from_str(schema).map_err(|e| {
+    let schema = model::parse(schema).map_err(|e| {
         ChartError::Schema(format!(
             "{chart}: values.schema.json is not valid JSON: {e}"
         ))
     })?;
-    let json = crate::value::to_json(values).map_err(ChartError::Schema)?;
-    let mut errors = Vec::new();
-    check(&schema, &json, "", &mut errors, 0);
-    if errors.is_empty() {
+    let mut budget = MAX_JSON_NODES;
+    if !plainly_json(values, 0, &mut budget, &mut Vec::new()) {
+        // Values JSON cannot carry fail as encoding them fails.
+        crate::value::to_json(values).map_err(ChartError::Schema)?;
+    }
+    let mut check = Check {
+        at: String::new(),
+        errors: Vec::new(),
+        open: Vec::new(),
+    };
+    check.node(&schema, values, 0);
+    if check.errors.is_empty() {
         return Ok(());
     }
-    let lines: Vec<String> = errors.iter().map(|e| format!("- {e}")).collect();
+    let lines: Vec<String> = check.errors.iter().map(|e| format!("- {e}")).collect();
     Err(ChartError::Schema(format!(
         "values don't meet the specifications of the schema(s) in the following chart(s):\n{chart}:\n{}",
         lines.join("\n")
     )))
 }
+
+#[cfg(test)]
+mod tests;
