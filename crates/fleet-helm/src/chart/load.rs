@@ -101,7 +101,51 @@ fn parse_dependencies(v: Option<&serde_json::Value>) -> Vec<Dependency> {
 
 /// A minimal `.helmignore` matcher: glob lines (`*`, `?`), directory patterns ending in `/`, `!` negation.
 struct Ignore {
-    rules: Vec<(bool, String, bool)>,
+    rules: Vec<IgnoreRule>,
+}
+
+/// One `.helmignore` line.
+struct IgnoreRule {
+    negated: bool,
+    pattern: Pattern,
+    /// Whether the pattern contains `/` (then it matches whole path prefixes only, never a single component).
+    has_slash: bool,
+    dir_only: bool,
+}
+
+/// A glob sorted by the cheapest way to match it: every path component of every chart file is tested against every
+/// rule, and nearly all `.helmignore` lines are plain names (`.git`) or suffixes (`*.swp`).
+enum Pattern {
+    /// No metacharacters: matches itself only.
+    Literal(String),
+    /// `*` then a literal: any name ending in the literal, without a `/` before it (`*` does not cross `/`).
+    AnySuffix(String),
+    Glob(String),
+}
+
+impl Pattern {
+    fn new(pat: &str) -> Pattern {
+        let is_literal = |p: &str| !p.contains(['*', '?', '[', '\\']);
+        if is_literal(pat) {
+            Pattern::Literal(pat.to_string())
+        } else if let Some(rest) = pat.strip_prefix('*')
+            && is_literal(rest)
+        {
+            Pattern::AnySuffix(rest.to_string())
+        } else {
+            Pattern::Glob(pat.to_string())
+        }
+    }
+
+    fn matches(&self, s: &str) -> bool {
+        match self {
+            Pattern::Literal(l) => l == s,
+            Pattern::AnySuffix(suffix) => s
+                .strip_suffix(suffix.as_str())
+                .is_some_and(|head| !head.contains('/')),
+            Pattern::Glob(p) => glob_match(p, s),
+        }
+    }
 }
 
 impl Ignore {
@@ -121,7 +165,12 @@ impl Ignore {
                 .trim_end_matches('/')
                 .trim_start_matches("./")
                 .trim_start_matches('/');
-            rules.push((neg, pat.to_string(), dir_only));
+            rules.push(IgnoreRule {
+                negated: neg,
+                pattern: Pattern::new(pat),
+                has_slash: pat.contains('/'),
+                dir_only,
+            });
         }
         Ignore { rules }
     }
@@ -137,20 +186,15 @@ impl Ignore {
                 start = i + 1;
             }
         }
-        for (neg, pat, dir_only) in &self.rules {
-            let mut hit = false;
-            for (i, (part, prefix)) in parts.iter().enumerate() {
+        for rule in &self.rules {
+            let hit = parts.iter().enumerate().any(|(i, (part, prefix))| {
                 let is_dir = i + 1 < parts.len();
-                if *dir_only && !is_dir {
-                    continue;
-                }
-                if glob_match(pat, prefix) || (!pat.contains('/') && glob_match(pat, part)) {
-                    hit = true;
-                    break;
-                }
-            }
+                (is_dir || !rule.dir_only)
+                    && (rule.pattern.matches(prefix)
+                        || (!rule.has_slash && rule.pattern.matches(part)))
+            });
             if hit {
-                ignored = !neg;
+                ignored = !rule.negated;
             }
         }
         ignored
@@ -539,5 +583,55 @@ mod tests {
         assert!(!i.ignored("keep.swp"));
         assert!(i.ignored("ci/values.yaml"));
         assert!(!i.ignored("templates/ci.yaml"));
+    }
+
+    /// Literal and `*suffix` lines take a shortcut past `glob_match`; every kind of line must decide as the glob does.
+    #[test]
+    fn ignore_patterns_match_as_their_globs() {
+        let patterns = [
+            ".git",
+            "*.swp",
+            "*~",
+            "*",
+            "*/values.yaml",
+            "ci",
+            "a*b",
+            "[ab].txt",
+            "x?",
+            "\\*.md",
+            "*.",
+        ];
+        let names = [
+            ".git",
+            "a.swp",
+            "d/a.swp",
+            "x~",
+            "",
+            "ci",
+            "d/values.yaml",
+            "d/e/values.yaml",
+            "ab",
+            "a/b",
+            "axb",
+            "a.txt",
+            "c.txt",
+            "xy",
+            "*.md",
+            "a.md",
+            "a.",
+            "a/.",
+        ];
+        for pat in patterns {
+            for name in names {
+                assert_eq!(
+                    Pattern::new(pat).matches(name),
+                    glob_match(pat, name),
+                    "{pat:?} against {name:?}"
+                );
+            }
+        }
+        assert!(matches!(Pattern::new(".git"), Pattern::Literal(_)));
+        assert!(matches!(Pattern::new("*.swp"), Pattern::AnySuffix(_)));
+        assert!(matches!(Pattern::new("[ab].txt"), Pattern::Glob(_)));
     }
 }
