@@ -1,7 +1,7 @@
 //! A quick reader for the block YAML that Helm values files and `Chart.yaml` files are nearly always written in:
-//! block mappings and sequences, plain scalars on one line, quoted scalars on one line, `|`/`|-` literal block
-//! scalars, `[]` and `{}`, comments. Anything else — anchors, aliases, tags, other flow collections, folded or
-//! multi-line scalars, several documents, tabs, duplicate keys, and plain scalars whose reading is not plainly a
+//! block mappings and sequences, plain scalars on one line (or plain words folded over several lines), quoted
+//! scalars on one line, `|`/`|-` literal block scalars, `[]` and `{}`, comments. Anything else — anchors, aliases,
+//! tags, other flow collections, folded or other multi-line scalars, several documents, tabs, duplicate keys, and plain scalars whose reading is not plainly a
 //! string, an integer or a decimal — makes it give up (`None`), and the caller reads the text with the full parser.
 //! Where it answers, the answer is the full parser's: scalars resolve by the same rules (checked against it on every
 //! corpus file in the tests).
@@ -208,12 +208,58 @@ impl<'a> Reader<'a> {
                 Some(inner) if inner.trim_matches(' ').is_empty() => Value::Object(Map::new()),
                 _ => return None,
             },
-            _ => plain(strip_comment(body))?,
+            _ => {
+                let text = strip_comment(body);
+                let commented = text.len() < body.trim_end_matches(' ').len();
+                match self.lines.get(self.at) {
+                    Some(next)
+                        if !commented && !next.content.is_empty() && next.indent > indent =>
+                    {
+                        self.multi_line_plain(text, indent)?
+                    }
+                    _ => plain(text)?,
+                }
+            }
         };
         // A more indented line after a one-line scalar would continue it (or be an error): not read here.
         match self.peek() {
             Some(next) if next.indent > indent => None,
             _ => Some(value),
+        }
+    }
+
+    /// A plain scalar whose first line `first` was consumed and which continues on the following, more indented
+    /// lines (each line break folds to a space). Only lines of plain words are taken: a blank or comment line, or
+    /// one with an indicator or `: `/` #`, is left to the full parser, and so is any result but a string.
+    fn multi_line_plain(&mut self, first: &str, indent: usize) -> Option<Value> {
+        let mut text = first.to_string();
+        while let Some(&line) = self.lines.get(self.at) {
+            if line.content.is_empty() {
+                // A blank line ends the scalar if what follows is not more indented; else it is a line break
+                // inside it, left to the full parser.
+                match self.peek() {
+                    Some(next) if next.indent > indent => return None,
+                    _ => break,
+                }
+            }
+            if line.indent <= indent {
+                break;
+            }
+            let words = line.content.trim_end_matches(' ');
+            if !words.starts_with(|c: char| c.is_ascii_alphanumeric())
+                || words.contains(": ")
+                || words.contains(" #")
+                || words.ends_with(':')
+            {
+                return None;
+            }
+            text.push(' ');
+            text.push_str(words);
+            self.at += 1;
+        }
+        match plain(&text)? {
+            Value::String(s) => Some(Value::String(s)),
+            _ => None,
         }
     }
 
