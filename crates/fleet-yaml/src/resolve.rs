@@ -31,7 +31,11 @@ pub(crate) fn number(s: &str) -> Option<Number> {
     if !s.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
         return None;
     }
-    let plain: String = s.chars().filter(|&c| c != '_').collect();
+    let plain: std::borrow::Cow<str> = if s.contains('_') {
+        s.chars().filter(|&c| c != '_').collect::<String>().into()
+    } else {
+        s.into()
+    };
     int(&plain).or_else(|| float(&plain).and_then(Number::from_f64))
 }
 

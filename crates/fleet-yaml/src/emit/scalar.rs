@@ -32,10 +32,14 @@ pub(crate) fn reads_as_non_string(s: &str) -> bool {
         &resolve::NULLS,
         &resolve::NON_FINITE,
     ];
-    if reserved.iter().any(|words| words.contains(&s)) || base60_float(s) {
+    if reserved.iter().any(|words| words.contains(&s)) {
         return true;
     }
-    crate::timestamp::parse(s).is_some() || resolve::number(s).is_some()
+    // Numbers, sexagesimals and timestamps all start with a digit, a sign or a dot.
+    if !s.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
+        return false;
+    }
+    base60_float(s) || crate::timestamp::parse(s).is_some() || resolve::number(s).is_some()
 }
 
 /// YAML 1.1 sexagesimal numbers (`190:20:30`), which go-yaml quotes for older readers.
@@ -96,7 +100,6 @@ fn analyze(s: &str) -> Allowed {
             block: false,
         };
     }
-    let chars: Vec<char> = s.chars().collect();
     let mut block_indicators = s.starts_with("---") || s.starts_with("...");
     let (mut line_breaks, mut special) = (false, false);
     let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
@@ -104,10 +107,13 @@ fn analyze(s: &str) -> Allowed {
     let (mut break_space, mut space_break) = (false, false);
     let (mut previous_space, mut previous_break) = (false, false);
     let mut preceded_by_whitespace = true;
-    for (i, &c) in chars.iter().enumerate() {
-        let next = chars.get(i + 1).copied();
+    let mut chars = s.chars().peekable();
+    let mut first = true;
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        let last = next.is_none();
         let followed_by_whitespace = next.is_none_or(|n| n == ' ' || n == '\t' || is_break(n));
-        if i == 0 {
+        if first {
             match c {
                 '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
                 | '%' | '@' | '`' => {
@@ -127,15 +133,15 @@ fn analyze(s: &str) -> Allowed {
             special = true;
         }
         if c == ' ' {
-            leading_space |= i == 0;
-            trailing_space |= i + 1 == chars.len();
+            leading_space |= first;
+            trailing_space |= last;
             break_space |= previous_break;
             previous_space = true;
             previous_break = false;
         } else if is_break(c) {
             line_breaks = true;
-            leading_break |= i == 0;
-            trailing_break |= i + 1 == chars.len();
+            leading_break |= first;
+            trailing_break |= last;
             space_break |= previous_space;
             previous_space = false;
             previous_break = true;
@@ -144,6 +150,7 @@ fn analyze(s: &str) -> Allowed {
             previous_break = false;
         }
         preceded_by_whitespace = c == ' ' || c == '\t' || is_break(c) || c == '\0';
+        first = false;
     }
     let edges = leading_space || leading_break || trailing_space || trailing_break;
     Allowed {
@@ -187,7 +194,7 @@ pub(crate) fn string_style(s: &str, simple_key: bool) -> Style {
 
 /// Whether a key can be written inline (`key: value`) rather than as `? key`: one line, at most 128 bytes.
 pub(crate) fn simple_key(s: &str) -> bool {
-    s.len() <= 128 && !analyze(s).multiline
+    s.len() <= 128 && !s.chars().any(is_break)
 }
 
 #[cfg(test)]
@@ -266,6 +273,28 @@ mod tests {
         assert_eq!(string_style("trailing \nx", false), Style::Double);
         assert_eq!(string_style("", true), Style::Double);
         assert_eq!(string_style("😀", false), Style::Double);
+        // First, last and neighbouring characters of libyaml's analysis.
+        assert_eq!(string_style(" lead", false), Style::Single);
+        assert_eq!(string_style("trail ", false), Style::Single);
+        assert_eq!(string_style("x:", false), Style::Single);
+        assert_eq!(string_style("x:y", false), Style::Plain);
+        assert_eq!(string_style("?x", false), Style::Plain);
+        assert_eq!(string_style("? x", false), Style::Single);
+        assert_eq!(string_style("a #b", false), Style::Single);
+        assert_eq!(string_style("a#b", false), Style::Plain);
+        assert_eq!(string_style("#a", false), Style::Single);
+        assert_eq!(string_style("-", false), Style::Single);
+        assert_eq!(string_style("a\n b", false), Style::Literal);
+        assert_eq!(string_style("a \nb", false), Style::Double);
+        assert_eq!(string_style("\nlead", false), Style::Literal);
+        assert_eq!(string_style("end\n", true), Style::Double);
+        assert_eq!(string_style("_1", false), Style::Plain);
+        assert_eq!(string_style("+x", false), Style::Plain);
+        assert_eq!(string_style("1_0.5", false), Style::Double);
+        assert!(simple_key("plain key"));
+        assert!(!simple_key("two\nlines"));
+        assert!(!simple_key("nel\u{85}"));
+        assert!(!simple_key(&"k".repeat(129)));
     }
 
     #[test]

@@ -163,12 +163,11 @@ impl Writer {
         if !self.whitespace {
             self.put(' ');
         }
-        let chars: Vec<char> = s.chars().collect();
+        let mut chars = s.chars().peekable();
         let mut spaces = false;
-        for (i, &c) in chars.iter().enumerate() {
+        while let Some(c) = chars.next() {
             if c == ' ' {
-                if allow_breaks && !spaces && self.column > WIDTH && chars.get(i + 1) != Some(&' ')
-                {
+                if allow_breaks && !spaces && self.column > WIDTH && chars.peek() != Some(&' ') {
                     self.write_indent(indent);
                 } else {
                     self.put(c);
