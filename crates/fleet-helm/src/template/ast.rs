@@ -42,13 +42,49 @@ pub struct Pipeline {
     /// `true` for `=` (assignment to existing variables), `false` for `:=`.
     pub is_assign: bool,
     pub decl: Vec<Arc<str>>,
-    pub cmds: Vec<Command>,
+    pub cmds: Few<Command>,
 }
 
 #[derive(Debug, Clone)]
 pub struct Command {
     pub pos: usize,
-    pub args: Vec<Arg>,
+    pub args: Few<Arg>,
+}
+
+/// A sequence that holds a single item inline: most pipelines have one command and most commands one argument, and
+/// a chart's templates have tens of thousands of both, so this saves as many allocations.
+#[derive(Debug, Clone, Default)]
+pub enum Few<T> {
+    #[default]
+    None,
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T> Few<T> {
+    pub fn push(&mut self, item: T) {
+        match self {
+            Few::None => *self = Few::One(item),
+            Few::One(_) => {
+                if let Few::One(first) = std::mem::take(self) {
+                    *self = Few::Many(vec![first, item]);
+                }
+            }
+            Few::Many(items) => items.push(item),
+        }
+    }
+}
+
+impl<T> std::ops::Deref for Few<T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        match self {
+            Few::None => &[],
+            Few::One(item) => std::slice::from_ref(item),
+            Few::Many(items) => items,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -113,41 +149,61 @@ impl Arg {
     }
 }
 
-/// The field names of a chain such as `.A.B.C`, kept as one string `A.B.C` (one allocation per chain, not one per
-/// name).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FieldPath(Box<str>);
+/// The field names of a chain such as `.A.B.C`: the run of source text `A.B.C`, held as a range of the template's
+/// shared source (no allocation per chain).
+#[derive(Debug, Clone, Default)]
+pub struct FieldPath {
+    /// The template source; `None` for no fields.
+    src: Option<Arc<str>>,
+    start: u32,
+    end: u32,
+}
 
 impl FieldPath {
-    /// `path` is the names joined by dots, without the leading dot.
-    pub fn new(path: &str) -> FieldPath {
-        FieldPath(Box::from(path))
+    /// The names at `start..end` of `src`, joined by dots, without the leading dot. Sources beyond 4 GiB are
+    /// refused by the parser before any path is made.
+    pub fn new(src: &Arc<str>, start: usize, end: usize) -> FieldPath {
+        FieldPath {
+            src: Some(src.clone()),
+            start: start as u32,
+            end: end as u32,
+        }
     }
 
-    /// This chain followed by the names of `more` (joined by dots).
-    pub fn join(&self, more: &str) -> FieldPath {
-        if self.0.is_empty() {
-            return FieldPath::new(more);
+    /// The names joined by dots.
+    pub fn as_str(&self) -> &str {
+        match &self.src {
+            Some(src) => &src[self.start as usize..self.end as usize],
+            None => "",
         }
-        FieldPath(format!("{}.{more}", self.0).into_boxed_str())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.as_str().is_empty()
     }
 
     pub fn len(&self) -> usize {
-        if self.0.is_empty() {
+        let path = self.as_str();
+        if path.is_empty() {
             0
         } else {
-            1 + self.0.bytes().filter(|&b| b == b'.').count()
+            1 + path.bytes().filter(|&b| b == b'.').count()
         }
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &str> {
-        self.0.split('.').filter(|_| !self.0.is_empty())
+        let path = self.as_str();
+        path.split('.').filter(move |_| !path.is_empty())
     }
 }
+
+impl PartialEq for FieldPath {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for FieldPath {}
 
 fn write_fields(f: &mut fmt::Formatter<'_>, idents: &FieldPath) -> fmt::Result {
     for i in idents.iter() {

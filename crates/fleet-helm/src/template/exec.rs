@@ -9,7 +9,7 @@ use std::sync::{Arc, LazyLock};
 
 use minijinja::value::ValueKind;
 
-use super::ast::{Arg, Branch, Command, FieldPath, List, Node, Number, Pipeline};
+use super::ast::{Arg, Branch, Command, Few, FieldPath, List, Node, Number, Pipeline};
 use super::{TemplateError, TemplateSet, Tmpl, line_col, parse};
 use crate::funcs::{Func, FuncError, Funcs};
 use crate::gofmt::to_go_string;
@@ -349,7 +349,7 @@ impl<'a> Exec<'a> {
 
     fn eval_cmds(&mut self, scope: &mut Scope, dot: &Value, pipe: &Pipeline) -> R<Value> {
         let mut value: Option<Value> = None;
-        for cmd in &pipe.cmds {
+        for cmd in pipe.cmds.iter() {
             value = Some(self.eval_command(scope, dot, cmd, value)?);
         }
         Ok(value.unwrap_or_default())
@@ -464,7 +464,7 @@ impl<'a> Exec<'a> {
             Arg::Identifier { name, pos, func } => {
                 let cmd = Command {
                     pos: *pos,
-                    args: vec![arg.clone()],
+                    args: Few::One(arg.clone()),
                 };
                 self.eval_function(scope, dot, &cmd, (name, *func), *pos, &[], None)?
             }
@@ -726,7 +726,7 @@ fn parse_tpl(name: &str, text: &str) -> Result<(Arc<Tmpl>, Arc<TplOverlay>), Fun
     let tree = parse::parse(name, text)
         .map_err(|e| FuncError::Msg(format!("cannot parse template {text:?}: {e}")))?;
     let tree = Arc::new(tree);
-    let src: Arc<str> = Arc::from(text);
+    let src = tree.src.clone();
     let mut overlay = HashMap::new();
     let mut root = None;
     for t in Tmpl::each(name, &src, &tree) {

@@ -95,16 +95,39 @@ struct Lexer<'a> {
 
 /// Splits `src` into tokens. `name` is used in error messages.
 pub fn lex(name: &str, src: &str) -> Result<Vec<Token>, TemplateError> {
+    let mut tokens = Vec::new();
+    lex_into(name, src, &mut tokens)?;
+    Ok(tokens)
+}
+
+/// [`lex`] into `tokens` (cleared first), so one vector can serve many files: a chart's token vectors add up to
+/// several times its template source, and a fresh one per file means fresh pages per file.
+pub fn lex_into(name: &str, src: &str, tokens: &mut Vec<Token>) -> Result<(), TemplateError> {
+    tokens.clear();
+    // Roughly one token per dozen bytes of template source: fewer regrowths of a large vector.
+    tokens.reserve(src.len() / 12);
     let mut lexer = Lexer {
         name,
         src,
         pos: 0,
-        // Roughly one token per dozen bytes of template source: fewer regrowths of a large vector.
-        tokens: Vec::with_capacity(src.len() / 12),
+        tokens: std::mem::take(tokens),
     };
-    lexer.run()?;
-    Ok(lexer.tokens)
+    let r = lexer.run();
+    *tokens = lexer.tokens;
+    r
 }
+
+/// Bytes that may continue an ASCII identifier (`_`, letters, digits).
+static IDENT_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c == b'_' || c.is_ascii_alphanumeric();
+        b += 1;
+    }
+    t
+};
 
 /// The offset of the first `{{` (a byte search for `{`, which memchr speeds up, rather than a substring search).
 fn find_left_delim(s: &str) -> Option<usize> {
@@ -349,7 +372,7 @@ impl<'a> Lexer<'a> {
         let src: &'a str = self.src;
         let ascii_end = src.as_bytes()[start..]
             .iter()
-            .position(|&b| !(b == b'_' || b.is_ascii_alphanumeric()))
+            .position(|&b| !IDENT_BYTE[usize::from(b)])
             .map_or(src.len(), |i| start + i);
         if src.as_bytes().get(ascii_end).is_none_or(|&b| b < 0x80) {
             self.pos = ascii_end;

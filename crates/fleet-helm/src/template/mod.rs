@@ -158,7 +158,7 @@ impl TemplateSet {
     /// replaces an earlier one of the same name, as in Go.
     pub fn add_file(&mut self, file: &str, src: &str) -> Result<(), TemplateError> {
         let tree = Arc::new(parse::parse(file, src)?);
-        self.add_parsed(file, &Arc::from(src), &tree);
+        self.add_parsed(file, &tree.src.clone(), &tree);
         Ok(())
     }
 
@@ -177,14 +177,14 @@ impl TemplateSet {
         // Per file: the shared source and tree, or the error (for the first copy of a content only: a file is only
         // reached after every earlier one, its first copy included, has parsed).
         let mut trees: Vec<(Arc<str>, Arc<parse::Parsed>)> = Vec::with_capacity(files.len());
-        for ((file, src), first) in files.iter().zip(&first_copy) {
+        for ((file, _), first) in files.iter().zip(&first_copy) {
             let (src_arc, tree) = match first {
                 Some(i) => trees[*i].clone(),
                 None => {
                     let tree = Arc::new(parsed.next().unwrap_or_else(|| {
                         Err(TemplateError::Exec("the template parser failed".into()))
                     })?);
-                    (Arc::from(*src), tree)
+                    (tree.src.clone(), tree)
                 }
             };
             self.add_parsed(file, &src_arc, &tree);

@@ -5,25 +5,54 @@
 use std::sync::Arc;
 
 use super::TemplateError;
-use super::ast::{Arg, Branch, Command, FieldPath, List, Node, Number, Pipeline};
-use super::lex::{Keyword, Tok, Token, lex};
+use super::ast::{Arg, Branch, Command, Few, FieldPath, List, Node, Number, Pipeline};
+use super::lex::{Keyword, Tok, Token, lex_into};
 
 /// Deepest nesting of `if`/`with`/`range` and parentheses accepted.
 pub const MAX_NESTING: usize = 100;
 
-/// A parsed template file: its main body and the templates it defines.
+/// A parsed template file: its source (which the tree's positions and field paths refer to), its main body and the
+/// templates it defines.
 #[derive(Debug, Clone)]
 pub struct Parsed {
+    pub src: Arc<str>,
     pub root: List,
     pub defines: Vec<(String, List)>,
 }
 
 /// Parses one template source. `name` is the template name used in errors (e.g. `chart/templates/x.yaml`).
 pub fn parse(name: &str, src: &str) -> Result<Parsed, TemplateError> {
-    let tokens = lex(name, src)?;
+    thread_local! {
+        /// The token vector of the last file parsed on this thread, kept for the next.
+        static TOKENS: std::cell::RefCell<Vec<Token>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    if u32::try_from(src.len()).is_err() {
+        return Err(TemplateError::parse(
+            name,
+            "",
+            0,
+            "template larger than 4 GiB".into(),
+        ));
+    }
+    let mut tokens = TOKENS.take();
+    let parsed =
+        lex_into(name, src, &mut tokens).and_then(|()| parse_tokens(name, src, &mut tokens));
+    if tokens.capacity() <= KEPT_TOKENS {
+        tokens.clear();
+        TOKENS.set(tokens);
+    }
+    parsed
+}
+
+/// The largest token vector a thread keeps between files (a long-running process keeps one per thread).
+const KEPT_TOKENS: usize = 1 << 15;
+
+/// [`parse`] on the tokens of `src` (left in `tokens`, partly moved out).
+fn parse_tokens(name: &str, src: &str, tokens: &mut Vec<Token>) -> Result<Parsed, TemplateError> {
     let mut p = Parser {
         name,
         src,
+        shared_src: Arc::from(src),
         tokens,
         i: 0,
         defines: Vec::new(),
@@ -36,6 +65,7 @@ pub fn parse(name: &str, src: &str) -> Result<Parsed, TemplateError> {
         return Err(p.error(pos, format!("unexpected {{{{{}}}}}", keyword_name(kw))));
     }
     Ok(Parsed {
+        src: p.shared_src,
         root,
         defines: p.defines,
     })
@@ -93,7 +123,9 @@ fn keyword_name(k: Keyword) -> &'static str {
 struct Parser<'a> {
     name: &'a str,
     src: &'a str,
-    tokens: Vec<Token>,
+    /// `src`, shared with the tree's field paths.
+    shared_src: Arc<str>,
+    tokens: &'a mut Vec<Token>,
     i: usize,
     defines: Vec<(String, List)>,
     /// Variables in scope (Go checks variable use at parse time).
@@ -403,7 +435,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        let mut cmds = Vec::new();
+        let mut cmds = Few::None;
         loop {
             match self.peek().kind {
                 Tok::RightDelim => {
@@ -442,7 +474,7 @@ impl<'a> Parser<'a> {
 
     fn command(&mut self, context: &str) -> Result<Command, TemplateError> {
         let pos = self.peek().pos;
-        let mut args = Vec::new();
+        let mut args = Few::None;
         loop {
             match self.peek().kind {
                 Tok::Pipe => {
@@ -478,17 +510,16 @@ impl<'a> Parser<'a> {
         if last_end <= chain_pos {
             return Ok(term);
         }
-        let fields = &self.src[chain_pos + 1..last_end];
         Ok(match term {
             // The first name and the chained ones are one run of source text.
             Arg::Field { pos, .. } => Arg::Field {
                 pos: chain_pos,
-                idents: FieldPath::new(&self.src[pos + 1..last_end]),
+                idents: FieldPath::new(&self.shared_src, pos + 1, last_end),
             },
-            Arg::Variable { name, idents, .. } => Arg::Variable {
+            Arg::Variable { name, .. } => Arg::Variable {
                 pos: chain_pos,
                 name,
-                idents: idents.join(fields),
+                idents: FieldPath::new(&self.shared_src, chain_pos + 1, last_end),
             },
             Arg::Bool(_) | Arg::String(_) | Arg::Number { .. } | Arg::Dot(_) | Arg::Nil(_) => {
                 return Err(self.error(
@@ -499,7 +530,7 @@ impl<'a> Parser<'a> {
             other => Arg::Chain {
                 pos: chain_pos,
                 node: Box::new(other),
-                fields: FieldPath::new(fields),
+                fields: FieldPath::new(&self.shared_src, chain_pos + 1, last_end),
             },
         })
     }
@@ -522,7 +553,7 @@ impl<'a> Parser<'a> {
             Tok::String(s) => Arg::String(s),
             Tok::Field => Arg::Field {
                 pos: t.pos,
-                idents: FieldPath::new(&self.src[t.pos + 1..t.end]),
+                idents: FieldPath::new(&self.shared_src, t.pos + 1, t.end),
             },
             Tok::Variable => {
                 let v = &self.src[t.pos..t.end];

@@ -563,3 +563,31 @@ fn a_library_vendored_twice_is_parsed_once_and_errors_name_each_copy() {
         .to_string();
     assert_eq!(e, "template: x/b.tpl:1: missing value for if");
 }
+
+#[test]
+fn field_chains_on_variables_and_pipelines_print_as_written_in_errors() {
+    // Chains are held as ranges of the template source; errors print them back as written.
+    let e = render_err("{{ $x := .a }}{{ $x.b.c }}", "a: {}").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "template: t:1:19: executing \"t\" at <$x.b.c>: nil pointer evaluating interface {}.c"
+    );
+    let e = render_err("{{ (dict \"k\" 1).k.z }}", "{}").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "template: t:1:15: executing \"t\" at <(dict \"k\" 1).k.z>: can't evaluate field z in type int"
+    );
+    assert_eq!(
+        render("{{ $x := .a }}{{ $x.b }}-{{ .a.b }}", "a: {b: 2}"),
+        "2-2"
+    );
+}
+
+#[test]
+fn a_file_that_fails_to_lex_leaves_nothing_behind_for_the_next() {
+    // Token vectors are reused between files on a thread: a failed file must not leak tokens into the next.
+    for bad in ["{{ \"open", "{{ .a ", "{{ /* x", "{{ $ }}{{ if"] {
+        assert!(render_err(bad, "{}").is_err(), "{bad:?}");
+        assert_eq!(render("x{{ .a }}y", "a: 1"), "x1y");
+    }
+}
