@@ -6,6 +6,7 @@
 //! Where it answers, the answer is the full parser's: scalars resolve by the same rules (checked against it on every
 //! corpus file in the tests).
 
+use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
 use crate::resolve;
@@ -48,8 +49,14 @@ pub(crate) fn first_value(text: &str) -> Option<Value> {
     if reader.at >= reader.lines.len() {
         return Some(Value::Null);
     }
-    let first = reader.lines[reader.at].indent;
-    let value = reader.node(first)?;
+    let first = reader.lines[reader.at];
+    let value = if first.content.starts_with(['{', '[']) {
+        // A flow collection as the whole document (`{}` is what templates most often hand `fromYaml`).
+        reader.at += 1;
+        reader.inline_scalar(first.content, first.indent)?
+    } else {
+        reader.node(first.indent)?
+    };
     reader.skip_blank();
     (reader.at >= reader.lines.len()).then_some(value)
 }
@@ -173,9 +180,6 @@ impl<'a> Reader<'a> {
                 return None;
             }
             let (key, rest) = split_key(line.content)?;
-            if map.contains_key(&key) {
-                return None;
-            }
             self.at += 1;
             let body = rest.trim_start_matches(' ');
             let value = if body.is_empty() || body.starts_with('#') {
@@ -185,7 +189,13 @@ impl<'a> Reader<'a> {
             } else {
                 self.inline_scalar(body, indent)?
             };
-            map.insert(key, value);
+            // A duplicate key is left to the full parser (which knows the policy for it).
+            match map.entry(key) {
+                Entry::Vacant(slot) => {
+                    slot.insert(value);
+                }
+                Entry::Occupied(_) => return None,
+            }
         }
         Some(Value::Object(map))
     }
@@ -212,9 +222,7 @@ impl<'a> Reader<'a> {
                 let text = strip_comment(body);
                 let commented = text.len() < body.trim_end_matches(' ').len();
                 match self.lines.get(self.at) {
-                    Some(next)
-                        if !commented && !next.content.is_empty() && next.indent > indent =>
-                    {
+                    Some(next) if !commented && !next.is_blank() && next.indent > indent => {
                         self.multi_line_plain(text, indent)?
                     }
                     _ => plain(text)?,
@@ -234,9 +242,9 @@ impl<'a> Reader<'a> {
     fn multi_line_plain(&mut self, first: &str, indent: usize) -> Option<Value> {
         let mut text = first.to_string();
         while let Some(&line) = self.lines.get(self.at) {
-            if line.content.is_empty() {
-                // A blank line ends the scalar if what follows is not more indented; else it is a line break
-                // inside it, left to the full parser.
+            if line.is_blank() {
+                // A blank or comment line ends the scalar if what follows is not more indented; else it is a line
+                // break inside it (or an error), left to the full parser.
                 match self.peek() {
                     Some(next) if next.indent > indent => return None,
                     _ => break,

@@ -541,6 +541,16 @@ const QUICK_READER_CASES: &[&str] = &[
     "- item text\n  continued\n- 10\n  20\n- yes\n  no\n",
     "a: x\n\n  after blank\n",
     "a: x\n  # comment\n",
+    "a:\n  b: x\n    # deeper comment\n  c: y\n    continued\n    # c\n  d: 1\n",
+    "a: x\n  y\n    # c\n  z\n",
+    "{}",
+    "{}\n# c\n",
+    "  []\n",
+    "[a, 1, 'b']\n",
+    "{a: 1}\n",
+    "[]\nb: 1\n",
+    "{}\n  x\n",
+    "[\n",
     "a: x\n  b: c\n",
     "a: x\n  - y\n",
     "a: x # c\n  y\n",
@@ -625,4 +635,21 @@ fn quick_reader_agrees_with_the_full_parser() {
         quick_count += 1;
     }
     assert!(quick_count > 20, "{quick_count} of {}", texts.len());
+}
+
+/// The shapes values files are written in stay on the quick path (the full parser would give the same answer,
+/// only slower): comments indented deeper than the next key, plain text folded over lines, a lone `{}`.
+#[test]
+fn quick_reader_takes_common_values_shapes() {
+    for text in [
+        "a:\n  port: 26379\n    ## @param a.b deeper comment\n  next: 1\n",
+        "description: Redis(R) is an open source store. It is often referred\n  to as a data structure server.\nhome: x\n",
+        "- item text\n  continued\n# c\n- b\n",
+        "{}",
+        "{}\n",
+        "[]\n",
+        "\n# c\n[a, b]\n",
+    ] {
+        assert!(fast::first_value(text).is_some(), "{text:?}");
+    }
 }
