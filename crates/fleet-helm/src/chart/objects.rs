@@ -2,6 +2,7 @@
 //! `Lines`, `AsConfig`, `AsSecrets`), `.Capabilities` (with `APIVersions.Has`), `.Chart` (Chart.yaml under Go
 //! field names) and `.Release`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -100,7 +101,7 @@ impl Object for Files {
 
 /// `.Capabilities.APIVersions`: a list of group/versions with `Has`.
 #[derive(Debug, Clone)]
-pub struct ApiVersions(pub Vec<String>);
+pub struct ApiVersions(pub Vec<Cow<'static, str>>);
 
 impl Object for ApiVersions {
     fn repr(self: &Arc<Self>) -> ObjectRepr {
@@ -109,7 +110,7 @@ impl Object for ApiVersions {
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
         key.as_usize()
             .and_then(|i| self.0.get(i))
-            .map(|s| Value::from(s.as_str()))
+            .map(|s| Value::from(s.as_ref()))
     }
     fn enumerate(self: &Arc<Self>) -> Enumerator {
         Enumerator::Seq(self.0.len())
@@ -121,7 +122,10 @@ impl Object for ApiVersions {
         args: &[Value],
     ) -> Result<Value, Error> {
         match method {
-            "Has" => Ok(Value::from(self.0.iter().any(|v| *v == arg_str(args, 0)))),
+            "Has" => {
+                let wanted = arg_str(args, 0);
+                Ok(Value::from(self.0.iter().any(|v| *v == wanted)))
+            }
             _ => Err(Error::from(ErrorKind::UnknownMethod)),
         }
     }
@@ -216,8 +220,11 @@ pub fn capabilities(kube_version: &str, extra_api_versions: &[String]) -> Value 
     );
     hv.insert("GitTreeState".to_string(), s("clean"));
     hv.insert("GoVersion".to_string(), s("go1.25.9"));
-    let mut apis: Vec<String> = DEFAULT_API_VERSIONS.iter().map(|s| s.to_string()).collect();
-    apis.extend(extra_api_versions.iter().cloned());
+    let mut apis: Vec<Cow<'static, str>> = DEFAULT_API_VERSIONS
+        .iter()
+        .map(|s| Cow::Borrowed(*s))
+        .collect();
+    apis.extend(extra_api_versions.iter().cloned().map(Cow::Owned));
     let mut caps = BTreeMap::new();
     caps.insert("KubeVersion".to_string(), map_value(kv));
     caps.insert("HelmVersion".to_string(), map_value(hv));
@@ -337,4 +344,25 @@ pub fn chart_object(chart: &Chart, is_root: bool) -> Value {
         },
     );
     map_value(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_versions_hold_the_defaults_then_the_extra_ones() {
+        let caps = capabilities("1.33.0", &["example.com/v1".to_string()]);
+        let env = minijinja::Environment::new();
+        let out = env
+            .render_str(
+                "{{ c.APIVersions.Has('example.com/v1') }} {{ c.APIVersions.Has('v1') }} \
+                 {{ c.APIVersions.Has('nope/v1') }} {{ c.APIVersions|length }} {{ c.APIVersions[0] }} \
+                 {{ c.APIVersions|last }} {{ c.KubeVersion.Minor }}",
+                minijinja::context! { c => caps },
+            )
+            .unwrap();
+        let n = DEFAULT_API_VERSIONS.len() + 1;
+        assert_eq!(out, format!("True True False {n} v1 example.com/v1 33"));
+    }
 }
