@@ -463,7 +463,13 @@ pub fn render_chart(
         if let Some(complaint) = exec.invalid_utf8 {
             not_utf8.insert(name.clone(), complaint);
         }
-        rendered.insert(name.clone(), out.replace("<no value>", ""));
+        // Helm removes every `<no value>` from the output; most templates print none, and keep their text as is.
+        let out = if out.contains("<no value>") {
+            out.replace("<no value>", "")
+        } else {
+            out
+        };
+        rendered.insert(name.clone(), out);
     }
     let notes_path = format!("{}/templates/NOTES.txt", chart.name);
     let notes = rendered.get(&notes_path).cloned();
@@ -541,6 +547,30 @@ mod tests {
             split_manifests("---\n# only comment\n"),
             vec!["# only comment"]
         );
+    }
+
+    /// Helm deletes `<no value>` (what a missing map key prints) from every template's output, wherever it stands.
+    #[test]
+    fn no_value_is_removed_from_the_output() {
+        let files: FileMap = [
+            ("Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\n"),
+            (
+                "templates/a.yaml",
+                "kind: ConfigMap\ndata:\n  x: \"{{ index .Values.m \"missing\" }}\"\n  y: {{ .Values.m.gone }}z\n",
+            ),
+            ("templates/b.yaml", "kind: ConfigMap\ndata:\n  k: <no\n"),
+            ("values.yaml", "m: {}\n"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+        .collect();
+        let user = map_value(Default::default());
+        let out = render_chart(&files, &user, &RenderOptions::default())
+            .unwrap()
+            .to_helm_output();
+        assert!(!out.contains("no value"), "{out}");
+        assert!(out.contains("  x: \"\"\n  y: z\n"), "{out}");
+        assert!(out.contains("  k: <no\n"), "{out}");
     }
 
     fn manifest(source: &str, content: &str, hook: bool) -> Manifest {
