@@ -67,7 +67,10 @@ impl<T> Few<T> {
             Few::None => *self = Few::One(item),
             Few::One(_) => {
                 if let Few::One(first) = std::mem::take(self) {
-                    *self = Few::Many(vec![first, item]);
+                    // Room for four: `include "name" .` and `default "x" .y` have three arguments.
+                    let mut items = Vec::with_capacity(4);
+                    items.extend([first, item]);
+                    *self = Few::Many(items);
                 }
             }
             Few::Many(items) => items.push(item),

@@ -10,6 +10,7 @@ use std::sync::{Arc, LazyLock};
 use minijinja::value::ValueKind;
 
 use super::ast::{Arg, Branch, Command, Few, FieldPath, List, Node, Number, Pipeline};
+use super::parse::DOLLAR;
 use super::{TemplateError, TemplateSet, Tmpl, line_col, parse};
 use crate::funcs::{Func, FuncError, Funcs};
 use crate::gofmt::to_go_string;
@@ -27,9 +28,6 @@ const TPL_CACHE_ENTRIES: usize = 4096;
 
 static METHOD_ENV: LazyLock<minijinja::Environment<'static>> =
     LazyLock::new(minijinja::Environment::new);
-
-/// The name of the variable every template execution starts with.
-static DOLLAR: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from("$"));
 
 /// Execution limits and state shared by all templates rendered in one chart render.
 pub struct Exec<'a> {

@@ -8,6 +8,10 @@ use super::TemplateError;
 use super::ast::{Arg, Branch, Command, Few, FieldPath, List, Node, Number, Pipeline};
 use super::lex::{Keyword, Tok, Token, lex_into};
 
+/// The variable every template starts with, shared by all trees and executions.
+pub(crate) static DOLLAR: std::sync::LazyLock<Arc<str>> =
+    std::sync::LazyLock::new(|| Arc::from("$"));
+
 /// Deepest nesting of `if`/`with`/`range` and parentheses accepted.
 pub const MAX_NESTING: usize = 100;
 
@@ -56,7 +60,7 @@ fn parse_tokens(name: &str, src: &str, tokens: &mut Vec<Token>) -> Result<Parsed
         tokens,
         i: 0,
         defines: Vec::new(),
-        vars: vec![Arc::from("$")],
+        vars: vec![DOLLAR.clone()],
         range_depth: 0,
         depth: 0,
     };
@@ -235,7 +239,7 @@ impl<'a> Parser<'a> {
             return Err(self.error(t.pos, "unexpected name in define clause"));
         };
         self.expect_right_delim("define clause")?;
-        let saved = std::mem::replace(&mut self.vars, vec![Arc::from("$")]);
+        let saved = std::mem::replace(&mut self.vars, vec![DOLLAR.clone()]);
         let (body, end) = self.list(false)?;
         self.vars = saved;
         match end {
@@ -293,7 +297,7 @@ impl<'a> Parser<'a> {
                     Some(self.pipeline("template clause", false)?)
                 };
                 if kw == Keyword::Block {
-                    let saved = std::mem::replace(&mut self.vars, vec![Arc::from("$")]);
+                    let saved = std::mem::replace(&mut self.vars, vec![DOLLAR.clone()]);
                     let (body, end) = self.list(false)?;
                     self.vars = saved;
                     if !matches!(end, Some((Keyword::End, _))) {
