@@ -15,7 +15,9 @@ pub fn parse_json(text: &str) -> Result<serde_json::Value, String> {
 
 /// Parses YAML into template values with Go's JSON number semantics (every number a float64).
 pub fn parse_value(text: &str) -> Result<Value, String> {
-    Ok(crate::funcs::encoding::from_json_floats(&parse_json(text)?))
+    Ok(crate::funcs::encoding::from_json_floats_owned(parse_json(
+        text,
+    )?))
 }
 
 /// Parses YAML into template values keeping integers (for data that is not round-tripped through JSON).

@@ -190,6 +190,22 @@ fn error_map(msg: &str) -> Value {
     map_value(m)
 }
 
+/// [`from_json_floats`] consuming the data: map keys move into the new maps instead of being copied (a large
+/// values file has thousands).
+pub(crate) fn from_json_floats_owned(v: serde_json::Value) -> Value {
+    match v {
+        serde_json::Value::Array(items) => {
+            list_value(items.into_iter().map(from_json_floats_owned).collect())
+        }
+        serde_json::Value::Object(m) => map_value(
+            m.into_iter()
+                .map(|(k, v)| (k, from_json_floats_owned(v)))
+                .collect(),
+        ),
+        other => from_json_floats(&other),
+    }
+}
+
 /// JSON numbers decode to Go float64, as `encoding/json` does into `interface{}`.
 pub(crate) fn from_json_floats(v: &serde_json::Value) -> Value {
     match v {

@@ -492,6 +492,10 @@ impl<'a> Exec<'a> {
             let has_args = last && (!args.is_empty() || fin.is_some());
             // Objects other than our plain maps (the common case, which have no methods) may have methods
             // (`.Files.Get`, `.Capabilities.APIVersions.Has`); as in Go, a method wins over a map key of the same name.
+            if !has_args && let Some(m) = receiver.downcast_object_ref::<crate::value::GoMap>() {
+                receiver = m.get(field).unwrap_or_default();
+                continue;
+            }
             let plain_map = receiver
                 .downcast_object_ref::<crate::value::GoMap>()
                 .is_some();
