@@ -591,3 +591,19 @@ fn a_file_that_fails_to_lex_leaves_nothing_behind_for_the_next() {
         assert_eq!(render("x{{ .a }}y", "a: 1"), "x1y");
     }
 }
+
+#[test]
+fn a_map_key_given_arguments_is_not_a_method() {
+    let e = render_err("{{ .a.b 1 }}", "a: {b: 2}").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "template: t:1:5: executing \"t\" at <.a.b>: b is not a method but has arguments"
+    );
+    let e = render_err("{{ 1 | .a.b }}", "a: {b: 2}").unwrap_err();
+    assert!(
+        e.to_string()
+            .ends_with("b is not a method but has arguments"),
+        "{e}"
+    );
+    assert_eq!(render("{{ .a.b }}", "a: {b: 2}"), "2");
+}
