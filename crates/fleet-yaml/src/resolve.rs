@@ -75,9 +75,19 @@ pub(crate) fn int(s: &str) -> Option<Number> {
 /// `-0.0` → `0`, `1e6` → `1000000`); others stay floats.
 pub(crate) fn go_json_number(n: &Number) -> Number {
     match n.as_f64().filter(|_| n.is_f64()) {
-        Some(f) => int(&gofmt::json_float(f)).unwrap_or_else(|| n.clone()),
+        // Below 2^53 every integer is a float, so an integral float prints as exactly its integer.
+        Some(f) if f.fract() == 0.0 && f.abs() < EXACT_INTEGERS => Number::from(f as i64),
+        Some(f) => go_json_float(f).unwrap_or_else(|| n.clone()),
         None => n.clone(),
     }
+}
+
+/// 2^53: integers of smaller magnitude are exactly representable as floats.
+const EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0;
+
+/// A float read back from Go's JSON text as an integer, when it prints as one.
+fn go_json_float(f: f64) -> Option<Number> {
+    int(&gofmt::json_float(f))
 }
 
 /// go-yaml's float pattern `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`, with a finite value.
@@ -122,6 +132,38 @@ pub(crate) fn float(s: &str) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn integral_floats_read_back_as_their_printed_integers() {
+        let mut floats = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            1e6,
+            -1e15,
+            8080.0,
+            2f64.powi(52) + 1.0,
+        ];
+        floats.extend([
+            EXACT_INTEGERS - 1.0,
+            -(EXACT_INTEGERS - 1.0),
+            EXACT_INTEGERS,
+            1e20,
+            1e21,
+            0.5,
+        ]);
+        let mut x = 1.0f64;
+        while x < 1e22 {
+            floats.extend([x.floor(), -x.floor(), x.floor() + 1.0]);
+            x *= 1.37;
+        }
+        for f in floats {
+            let n = Number::from_f64(f).unwrap();
+            let printed = go_json_float(f).unwrap_or_else(|| n.clone());
+            assert_eq!(go_json_number(&n), printed, "{f}");
+        }
+    }
+
     use serde_json::json;
 
     use super::*;
