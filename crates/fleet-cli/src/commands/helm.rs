@@ -75,10 +75,6 @@ pub fn run(cmd: Command) -> anyhow::Result<()> {
     }
 }
 
-/// Charts with at least this many files are read on two threads (kube-prometheus-stack has 379 files and 7 MB);
-/// below it a thread costs more than it saves.
-const PARALLEL_READ_MIN_FILES: usize = 64;
-
 /// Lists the files under `dir` as (`/`-separated path relative to the chart root, path), following symlinked
 /// directories as helm does. The directory entries' types need no `stat`, except for symlinks.
 fn list_files(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>) -> anyhow::Result<()> {
@@ -99,7 +95,11 @@ fn list_files(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>) -> any
     Ok(())
 }
 
-fn read_files(files: Vec<(String, PathBuf)>) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+/// Reads every file of a chart directory, on this thread (a second reading thread measured slower: see
+/// `fleet_helm::template::TemplateSet::add_files`).
+fn read_tree(root: &Path) -> anyhow::Result<FileMap> {
+    let mut files = Vec::new();
+    list_files(root, "", &mut files)?;
     files
         .into_iter()
         .map(|(rel, path)| {
@@ -108,33 +108,6 @@ fn read_files(files: Vec<(String, PathBuf)>) -> anyhow::Result<Vec<(String, Vec<
             Ok((rel, data))
         })
         .collect()
-}
-
-/// Reads every file of a chart directory.
-fn read_tree(root: &Path) -> anyhow::Result<FileMap> {
-    let mut files = Vec::new();
-    list_files(root, "", &mut files)?;
-    if files.len() < PARALLEL_READ_MIN_FILES {
-        return Ok(read_files(files)?.into_iter().collect());
-    }
-    // Files alternate between the halves, so each thread gets a share of every directory (e.g. of big CRDs).
-    let (mut mine, mut theirs) = (Vec::new(), Vec::new());
-    for (i, file) in files.into_iter().enumerate() {
-        if i % 2 == 0 {
-            mine.push(file);
-        } else {
-            theirs.push(file);
-        }
-    }
-    let (first, second) = std::thread::scope(|scope| {
-        let other = scope.spawn(move || read_files(theirs));
-        let first = read_files(mine);
-        let second = other
-            .join()
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("reading {}", root.display())));
-        (first, second)
-    });
-    Ok(first?.into_iter().chain(second?).collect())
 }
 
 /// Reads a chart directory, or a `.tgz` (as a one-entry map the loader unpacks like a subchart archive).
@@ -333,10 +306,10 @@ mod tests {
     }
 
     #[test]
-    fn big_charts_are_read_whole_on_two_threads() {
+    fn charts_are_read_whole_with_their_nested_folders() {
         let dir = tempfile::tempdir().unwrap();
         let mut expected = FileMap::new();
-        for i in 0..PARALLEL_READ_MIN_FILES + 5 {
+        for i in 0..20 {
             let rel = format!("templates/sub{}/f{i}.yaml", i % 3);
             let path = dir.path().join(&rel);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -441,40 +441,17 @@ fn load_depth(files: &View<'_>, origin: &str, depth: usize) -> Result<Chart, Cha
             other.insert(path.to_string(), std::sync::Arc::new(data.to_vec()));
         }
     }
-    // The top chart's subcharts load on threads of their own (each parses its values.yaml and templates' files).
-    let dirs: Vec<(&str, &View<'_>)> = sub_files
-        .iter()
-        .filter(|(_, fm)| fm.contains_key("Chart.yaml"))
-        .map(|(dir, fm)| (*dir, fm))
-        .collect();
-    let load_sub = |(dir, fm): &(&str, &View<'_>)| {
-        load_depth(fm, &format!("{origin}/charts/{dir}"), depth + 1)
-    };
-    let loaded: Vec<Result<Chart, ChartError>> = if depth == 0 && dirs.len() > 1 {
-        std::thread::scope(|scope| {
-            let load_sub = &load_sub;
-            let handles: Vec<_> = dirs
-                .iter()
-                .map(|d| scope.spawn(move || load_sub(d)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(ChartError::Load {
-                            path: origin.to_string(),
-                            message: "loading a subchart failed".into(),
-                        })
-                    })
-                })
-                .collect()
-        })
-    } else {
-        dirs.iter().map(load_sub).collect()
-    };
+    // Subcharts load one after the other, on this thread (threads of their own measured slower: see
+    // `TemplateSet::add_files`).
     let mut subcharts = Vec::new();
-    for chart in loaded {
-        subcharts.push(chart?);
+    for (dir, fm) in &sub_files {
+        if fm.contains_key("Chart.yaml") {
+            subcharts.push(load_depth(
+                fm,
+                &format!("{origin}/charts/{dir}"),
+                depth + 1,
+            )?);
+        }
     }
     for (path, data) in archives {
         let fm = unpack_archive(&format!("{origin}/{path}"), data)?;

@@ -162,33 +162,24 @@ impl TemplateSet {
         Ok(())
     }
 
-    /// [`add_file`](Self::add_file) for many files, in order, with the parsing spread over a few threads (a chart
-    /// with vendored library charts has hundreds of templates). Files with identical content (a library chart that
+    /// [`add_file`](Self::add_file) for many files, in order. Files with identical content (a library chart that
     /// several subcharts vendor) are parsed once and share the tree. Stops at the first file, in order, that fails.
+    ///
+    /// Parsing stays on the calling thread: spreading it over threads (as this did until session 6) made
+    /// `fleet helm template` slower in wall time on every heavy chart of the corpus on a 2-core machine, because each
+    /// thread's start-up and fresh allocator pages cost more than its share of the parsing saved (e.g. wordpress
+    /// 14.9 against 11.1 ms with the subchart and file-reading threads gone too).
     pub fn add_files(&mut self, files: &[(&str, &str)]) -> Result<(), TemplateError> {
         let first_copy = first_copies(files);
-        let distinct: Vec<(&str, &str)> = files
-            .iter()
-            .zip(&first_copy)
-            .filter(|(_, first)| first.is_none())
-            .map(|(f, _)| *f)
-            .collect();
-        let mut parsed = parse_all(&distinct).into_iter();
-        // Per file: the shared source and tree, or the error (for the first copy of a content only: a file is only
-        // reached after every earlier one, its first copy included, has parsed).
-        let mut trees: Vec<(Arc<str>, Arc<parse::Parsed>)> = Vec::with_capacity(files.len());
-        for ((file, _), first) in files.iter().zip(&first_copy) {
-            let (src_arc, tree) = match first {
+        // Per file, its tree: a copy's is its first copy's.
+        let mut trees: Vec<Arc<parse::Parsed>> = Vec::with_capacity(files.len());
+        for ((file, src), first) in files.iter().zip(&first_copy) {
+            let tree = match first {
                 Some(i) => trees[*i].clone(),
-                None => {
-                    let tree = Arc::new(parsed.next().unwrap_or_else(|| {
-                        Err(TemplateError::Exec("the template parser failed".into()))
-                    })?);
-                    (tree.src.clone(), tree)
-                }
+                None => Arc::new(parse::parse(file, src)?),
             };
-            self.add_parsed(file, &src_arc, &tree);
-            trees.push((src_arc, tree));
+            self.add_parsed(file, &tree.src.clone(), &tree);
+            trees.push(tree);
         }
         Ok(())
     }
@@ -226,48 +217,6 @@ fn first_copies(files: &[(&str, &str)]) -> Vec<Option<usize>> {
             }
             first
         })
-        .collect()
-}
-
-/// Parses every file, on up to four threads (the calling one included) that each take the next unparsed file, the
-/// largest first, so one thread does not end up with all the big files. Results are in `files` order.
-fn parse_all(files: &[(&str, &str)]) -> Vec<Result<parse::Parsed, TemplateError>> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(4)
-        .min(files.len().div_ceil(8));
-    if workers <= 1 {
-        return files.iter().map(|(f, src)| parse::parse(f, src)).collect();
-    }
-    let mut order: Vec<usize> = (0..files.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(files[i].1.len()));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || {
-        let mut done = Vec::new();
-        loop {
-            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(&i) = order.get(k) else { break };
-            let (file, src) = files[i];
-            done.push((i, parse::parse(file, src)));
-        }
-        done
-    };
-    let mut results: Vec<Option<Result<parse::Parsed, TemplateError>>> =
-        files.iter().map(|_| None).collect();
-    std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..workers).map(|_| scope.spawn(work)).collect();
-        let mut all = work();
-        for h in helpers {
-            // A helper that panicked leaves its files unparsed; they are reported below.
-            all.extend(h.join().unwrap_or_default());
-        }
-        for (i, r) in all {
-            results[i] = Some(r);
-        }
-    });
-    results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(TemplateError::Exec("the template parser failed".into()))))
         .collect()
 }
 
