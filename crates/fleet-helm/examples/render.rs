@@ -41,7 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         seed: Some(1),
         ..Default::default()
     };
-    let out = render_chart(&files, &user, &opts)?;
+    let out = render_chart(files, &user, &opts)?;
     print!("{}", out.to_helm_output());
     Ok(())
 }

@@ -28,7 +28,7 @@
 //! files.insert("templates/cm.yaml".into(), b"kind: ConfigMap\nreplicas: {{ .Values.replicas }}\n".to_vec());
 //! let user = values_from_json(&serde_json::json!({"replicas": 3}));
 //! let opts = RenderOptions { release_name: "rel".into(), ..Default::default() };
-//! let rendered = render_chart(&files, &user, &opts).unwrap();
+//! let rendered = render_chart(files, &user, &opts).unwrap();
 //! let docs: Vec<_> = rendered.documents().collect();
 //! assert_eq!(docs, [("web/templates/cm.yaml", "kind: ConfigMap\nreplicas: 3")]);
 //! assert_eq!(rendered.to_helm_output(), "---\n# Source: web/templates/cm.yaml\nkind: ConfigMap\nreplicas: 3\n");

@@ -198,7 +198,7 @@ pub fn inflate(
         opts.kube_version = kv;
     }
     let rendered =
-        fleet_helm::render_chart(&chart_files, &fleet_helm::value::from_json(&values), &opts)
+        fleet_helm::render_chart(chart_files, &fleet_helm::value::from_json(&values), &opts)
             .map_err(|e| Error::invalid(kfile, format!("{what}: {e}")))?;
     let origin = format!("{chart_dir} (helmCharts in {kfile})");
     let mut out = Vec::new();

@@ -55,7 +55,7 @@ fn render_chart(f: &support::Fixture, chart: &str) -> String {
         ..Default::default()
     };
     let user = fleet_helm::values_from_json(&serde_json::json!({}));
-    fleet_helm::render_chart(&files, &user, &opts)
+    fleet_helm::render_chart(files, &user, &opts)
         .unwrap_or_else(|e| panic!("{}: {e}", f.name))
         .to_helm_output()
 }

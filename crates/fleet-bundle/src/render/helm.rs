@@ -67,7 +67,7 @@ fn is_remote(chart: &str) -> bool {
 
 /// Renders `chart` (files relative to the chart root) with the bundle's values into `helm template` output text.
 pub fn render_text(
-    chart: &FileMap,
+    chart: FileMap,
     origin: &str,
     options: &BundleDeploymentOptions,
     bundle_name: &str,
@@ -128,7 +128,7 @@ pub fn render_bundle_chart(
             message: detail,
         });
     }
-    render_text(&chart, &origin, options, bundle_name)
+    render_text(chart, &origin, options, bundle_name)
 }
 
 /// The chart Fleet synthesises for a raw bundle with `templates/`: those templates plus a `Chart.yaml` named after

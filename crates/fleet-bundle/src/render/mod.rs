@@ -181,7 +181,7 @@ pub fn render_bundle_reporting(
                 Vec::new()
             } else {
                 let chart = helm::raw_templates_chart(&files, &templates, bundle_name);
-                let output = helm::render_text(&chart, "templates", options, bundle_name)?;
+                let output = helm::render_text(chart, "templates", options, bundle_name)?;
                 helm::objects(&output, "templates")?
             };
             objects.extend(raw::objects(&files)?);

@@ -166,11 +166,10 @@ fn user_values(args: &TemplateArgs) -> anyhow::Result<Value> {
 }
 
 /// What one `fleet helm template` produced: the manifests (and, with `--show-only`, the text to print instead of
-/// them), and the chart files they came from.
+/// them).
 struct Output {
     rendered: Rendered,
     show_only: Option<String>,
-    _files: FileMap,
 }
 
 impl Output {
@@ -202,7 +201,7 @@ fn render(args: &TemplateArgs) -> anyhow::Result<Output> {
         chart_origin: Some(chart.clone()),
         ..Default::default()
     };
-    let rendered = render_chart(&files, &user, &opts)?;
+    let rendered = render_chart(files, &user, &opts)?;
     let show_only = if args.show_only.is_empty() {
         None
     } else {
@@ -211,7 +210,6 @@ fn render(args: &TemplateArgs) -> anyhow::Result<Output> {
     Ok(Output {
         rendered,
         show_only,
-        _files: files,
     })
 }
 

@@ -404,7 +404,7 @@ fn validate_schemas(chart: &Chart, values: &Value) -> Result<(), ChartError> {
 
 /// Renders a chart given as a file map with the merged user values (`-f` files and `--set` flags already merged).
 pub fn render_chart(
-    files: &FileMap,
+    files: FileMap,
     user_values: &Value,
     opts: &RenderOptions,
 ) -> Result<Rendered, ChartError> {
@@ -565,7 +565,7 @@ mod tests {
         .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
         .collect();
         let user = map_value(Default::default());
-        let out = render_chart(&files, &user, &RenderOptions::default())
+        let out = render_chart(files, &user, &RenderOptions::default())
             .unwrap()
             .to_helm_output();
         assert!(!out.contains("no value"), "{out}");
@@ -700,7 +700,7 @@ mod tests {
             include_crds: true,
             ..Default::default()
         };
-        let r = render_chart(&fm, &map_value(Default::default()), &opts).unwrap();
+        let r = render_chart(fm, &map_value(Default::default()), &opts).unwrap();
         let docs: Vec<(&str, &str)> = r.documents().collect();
         assert_eq!(
             docs,
@@ -729,7 +729,7 @@ mod tests {
         };
         let render = |body: &str| {
             render_chart(
-                &chart(body),
+                chart(body),
                 &map_value(Default::default()),
                 &Default::default(),
             )

@@ -315,7 +315,7 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
             .collect();
-        load_chart(&fm, "t").unwrap()
+        load_chart(fm, "t").unwrap()
     }
 
     /// Go's `toJson` (floats without `.0`).

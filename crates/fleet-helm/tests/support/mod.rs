@@ -46,7 +46,7 @@ pub fn render(chart_dir: &Path, values_file: Option<&Path>) -> Result<String, St
         seed: Some(1),
         ..Default::default()
     };
-    render_chart(&files, &user, &opts)
+    render_chart(files, &user, &opts)
         .map(|r| r.to_helm_output())
         .map_err(|e| e.to_string())
 }
