@@ -552,7 +552,7 @@ mod tests {
     /// Helm deletes `<no value>` (what a missing map key prints) from every template's output, wherever it stands.
     #[test]
     fn no_value_is_removed_from_the_output() {
-        let files: FileMap = [
+        let files = files(&[
             ("Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\n"),
             (
                 "templates/a.yaml",
@@ -560,10 +560,7 @@ mod tests {
             ),
             ("templates/b.yaml", "kind: ConfigMap\ndata:\n  k: <no\n"),
             ("values.yaml", "m: {}\n"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
-        .collect();
+        ]);
         let user = map_value(Default::default());
         let out = render_chart(files, &user, &RenderOptions::default())
             .unwrap()

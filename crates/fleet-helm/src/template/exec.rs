@@ -174,7 +174,7 @@ impl<'a> Exec<'a> {
         context: &str,
         msg: impl std::fmt::Display,
     ) -> TemplateError {
-        let (line, col) = line_col(&scope.tmpl.src, pos);
+        let (line, col) = line_col(scope.tmpl.src(), pos);
         let mut ctx = context.to_string();
         if ctx.chars().count() > 20 {
             ctx = format!("{}...", ctx.chars().take(20).collect::<String>());
@@ -188,7 +188,7 @@ impl<'a> Exec<'a> {
     }
 
     fn location(&self, scope: &Scope, pos: usize) -> String {
-        let (line, col) = line_col(&scope.tmpl.src, pos);
+        let (line, col) = line_col(scope.tmpl.src(), pos);
         format!("{}:{line}:{col}", scope.tmpl.file)
     }
 
@@ -214,7 +214,7 @@ impl<'a> Exec<'a> {
                 return Err(TemplateError::Budget(scope.tmpl.file.to_string()));
             }
             match node {
-                Node::Text { start, end } => out.push_str(&scope.tmpl.src[*start..*end]),
+                Node::Text { start, end } => out.push_str(&scope.tmpl.src()[*start..*end]),
                 Node::Action(pipe) => {
                     let v = self.eval_pipeline(scope, dot, pipe)?;
                     if pipe.decl.is_empty() {
@@ -728,10 +728,9 @@ fn parse_tpl(name: &str, text: &str) -> Result<(Arc<Tmpl>, Arc<TplOverlay>), Fun
     let tree = parse::parse(name, text)
         .map_err(|e| FuncError::Msg(format!("cannot parse template {text:?}: {e}")))?;
     let tree = Arc::new(tree);
-    let src = tree.src.clone();
     let mut overlay = HashMap::new();
     let mut root = None;
-    for t in Tmpl::each(name, &src, &tree) {
+    for t in Tmpl::each(name, &tree) {
         if t.is_file_body() {
             root = Some(Arc::new(t));
         } else {

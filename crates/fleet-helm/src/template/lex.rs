@@ -93,15 +93,9 @@ struct Lexer<'a> {
     tokens: Vec<Token>,
 }
 
-/// Splits `src` into tokens. `name` is used in error messages.
-pub fn lex(name: &str, src: &str) -> Result<Vec<Token>, TemplateError> {
-    let mut tokens = Vec::new();
-    lex_into(name, src, &mut tokens)?;
-    Ok(tokens)
-}
-
-/// [`lex`] into `tokens` (cleared first), so one vector can serve many files: a chart's token vectors add up to
-/// several times its template source, and a fresh one per file means fresh pages per file.
+/// Splits `src` into tokens, into `tokens` (cleared first), so one vector can serve many files: a chart's token
+/// vectors add up to several times its template source, and a fresh one per file means fresh pages per file. `name`
+/// is used in error messages.
 pub fn lex_into(name: &str, src: &str, tokens: &mut Vec<Token>) -> Result<(), TemplateError> {
     tokens.clear();
     // Roughly one token per dozen bytes of template source: fewer regrowths of a large vector.

@@ -97,7 +97,6 @@ pub fn line_col(src: &str, pos: usize) -> (usize, usize) {
 pub struct Tmpl {
     pub name: String,
     pub file: Arc<str>,
-    pub src: Arc<str>,
     tree: Arc<parse::Parsed>,
     /// `None` for the file's own body, else the index of the `define`/`block` in `tree.defines`.
     define: Option<usize>,
@@ -112,6 +111,11 @@ impl Tmpl {
         }
     }
 
+    /// The source of the file the template was parsed from (its positions are byte offsets into it).
+    pub fn src(&self) -> &str {
+        &self.tree.src
+    }
+
     /// Whether this is a file's own body rather than one of its `define`s.
     pub fn is_file_body(&self) -> bool {
         self.define.is_none()
@@ -120,7 +124,6 @@ impl Tmpl {
     /// Every template of the parsed file `file`: its defines in order, then the file's own body, named `file`.
     pub(crate) fn each<'t>(
         file: &'t str,
-        src: &'t Arc<str>,
         tree: &'t Arc<parse::Parsed>,
     ) -> impl Iterator<Item = Tmpl> + 't {
         let file_arc: Arc<str> = Arc::from(file);
@@ -131,7 +134,6 @@ impl Tmpl {
             .map(move |(name, define)| Tmpl {
                 name: name.to_string(),
                 file: file_arc.clone(),
-                src: src.clone(),
                 tree: tree.clone(),
                 define,
             })
@@ -158,7 +160,7 @@ impl TemplateSet {
     /// replaces an earlier one of the same name, as in Go.
     pub fn add_file(&mut self, file: &str, src: &str) -> Result<(), TemplateError> {
         let tree = Arc::new(parse::parse(file, src)?);
-        self.add_parsed(file, &tree.src.clone(), &tree);
+        self.add_parsed(file, &tree);
         Ok(())
     }
 
@@ -178,15 +180,15 @@ impl TemplateSet {
                 Some(i) => trees[*i].clone(),
                 None => Arc::new(parse::parse(file, src)?),
             };
-            self.add_parsed(file, &tree.src.clone(), &tree);
+            self.add_parsed(file, &tree);
             trees.push(tree);
         }
         Ok(())
     }
 
-    fn add_parsed(&mut self, file: &str, src: &Arc<str>, tree: &Arc<parse::Parsed>) {
-        for t in Tmpl::each(file, src, tree) {
-            if is_empty_tree(t.body(), src) && self.templates.contains_key(&t.name) {
+    fn add_parsed(&mut self, file: &str, tree: &Arc<parse::Parsed>) {
+        for t in Tmpl::each(file, tree) {
+            if is_empty_tree(t.body(), t.src()) && self.templates.contains_key(&t.name) {
                 continue;
             }
             self.templates.insert(t.name.clone(), Arc::new(t));
