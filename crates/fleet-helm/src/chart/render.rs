@@ -463,12 +463,7 @@ pub fn render_chart(
         if let Some(complaint) = exec.invalid_utf8 {
             not_utf8.insert(name.clone(), complaint);
         }
-        // Helm removes every `<no value>` from the output; most templates print none, and keep their text as is.
-        let out = if out.contains("<no value>") {
-            out.replace("<no value>", "")
-        } else {
-            out
-        };
+        let out = crate::template::exec::without_no_value(&out).unwrap_or(out);
         rendered.insert(name.clone(), out);
     }
     let notes_path = format!("{}/templates/NOTES.txt", chart.name);

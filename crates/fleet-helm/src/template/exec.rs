@@ -712,10 +712,9 @@ impl<'a> Exec<'a> {
         let mut out = self.spare.buffer();
         let r = self.run(root, &data, &mut out);
         self.overlays.pop();
-        let value = if out.contains("<no value>") {
-            Value::from(out.replace("<no value>", ""))
-        } else {
-            Value::from(out.as_str())
+        let value = match without_no_value(&out) {
+            Some(cleaned) => Value::from(cleaned),
+            None => Value::from(out.as_str()),
         };
         self.spare.keep_buffer(out);
         r.map_err(FuncError::Nested)?;
@@ -747,10 +746,19 @@ fn set_var(scope: &mut Scope, name: &str, value: Value) {
     }
 }
 
+/// What Go's text/template prints for nil.
+const NO_VALUE: &str = "<no value>";
+
+/// Helm removes every `<no value>` from a template's output (and from `tpl`'s): the text without them, or `None`
+/// when there is none to remove (most outputs), so the caller keeps its text as it is.
+pub(crate) fn without_no_value(out: &str) -> Option<String> {
+    out.contains(NO_VALUE).then(|| out.replace(NO_VALUE, ""))
+}
+
 /// Prints an action's value as Go's text/template does: nil is `<no value>`.
 fn print_value(out: &mut String, v: &Value) {
     if is_nil(v) {
-        out.push_str("<no value>");
+        out.push_str(NO_VALUE);
     } else if let Some(s) = v.as_str() {
         out.push_str(s);
     } else {
