@@ -26,9 +26,14 @@ pub(crate) const NON_FINITE: [&str; 12] = [
     ".NAN",
 ];
 
+/// Whether `s` starts as every number, sexagesimal and timestamp spelling does: with a digit, a sign or a dot.
+pub(crate) fn starts_like_number(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.'))
+}
+
 /// A plain scalar as go-yaml reads it, when that is a number.
 pub(crate) fn number(s: &str) -> Option<Number> {
-    if !s.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
+    if !starts_like_number(s) {
         return None;
     }
     let plain: std::borrow::Cow<str> = if s.contains('_') {

@@ -35,8 +35,7 @@ pub(crate) fn reads_as_non_string(s: &str) -> bool {
     if reserved.iter().any(|words| words.contains(&s)) {
         return true;
     }
-    // Numbers, sexagesimals and timestamps all start with a digit, a sign or a dot.
-    if !s.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
+    if !resolve::starts_like_number(s) {
         return false;
     }
     base60_float(s) || crate::timestamp::parse(s).is_some() || resolve::number(s).is_some()

@@ -354,7 +354,7 @@ fn split_key(content: &str) -> Option<(String, &str)> {
             single_quoted(content)?
         };
         // Quoted keys that read like numbers are converted by the full reader; leave those to it.
-        if key.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
+        if crate::resolve::starts_like_number(&key) {
             return None;
         }
         let rest = rest.strip_prefix(':')?;
