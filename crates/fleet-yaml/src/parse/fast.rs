@@ -6,9 +6,11 @@
 //! Where it answers, the answer is the full parser's: scalars resolve by the same rules (checked against it on every
 //! corpus file in the tests).
 
-use serde_json::map::Entry;
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
 
+use super::build::Build;
+#[cfg(test)]
+use super::build::JsonTree;
 use crate::resolve;
 
 /// Deepest nesting handled here (the full parser's limit is far above anything it meets).
@@ -16,9 +18,15 @@ const MAX_DEPTH: usize = 128;
 /// Most nodes read here (the full parser's default limit is 2,000,000).
 const MAX_NODES: usize = 1_000_000;
 
-/// The first document of `text` as the full reader would return it before number normalisation, or `None` when
-/// the text is outside the subset read here.
+/// The first document of `text` as the full reader returns it, or `None` when the text is outside the subset read
+/// here.
+#[cfg(test)]
 pub(crate) fn first_value(text: &str) -> Option<Value> {
+    first_value_with(text, &mut JsonTree)
+}
+
+/// [`first_value`] built by `build`: numbers come as Go reads them back from JSON (integral floats as integers).
+pub(crate) fn first_value_with<B: Build>(text: &str, build: &mut B) -> Option<B::Node> {
     if text.contains(['\t', '\r', '\u{feff}']) {
         return None;
     }
@@ -44,10 +52,11 @@ pub(crate) fn first_value(text: &str) -> Option<Value> {
         at: 0,
         depth: 0,
         nodes: 0,
+        build,
     };
     reader.skip_blank();
     if reader.at >= reader.lines.len() {
-        return Some(Value::Null);
+        return Some(reader.build.scalar(Value::Null));
     }
     let first = reader.lines[reader.at];
     let value = if first.content.starts_with(['{', '[']) {
@@ -74,15 +83,25 @@ impl Line<'_> {
     }
 }
 
-struct Reader<'a> {
+struct Reader<'a, 'b, B: Build> {
     lines: Vec<Line<'a>>,
     at: usize,
     depth: usize,
     /// Nodes read so far (bounded well below the full parser's node limit).
     nodes: usize,
+    build: &'b mut B,
 }
 
-impl<'a> Reader<'a> {
+impl<'a, B: Build> Reader<'a, '_, B> {
+    /// A scalar node, its number read as Go reads it back from JSON.
+    fn scalar(&mut self, value: Value) -> B::Node {
+        let value = match value {
+            Value::Number(n) => Value::Number(resolve::go_json_number(&n)),
+            other => other,
+        };
+        self.build.scalar(value)
+    }
+
     fn skip_blank(&mut self) {
         while self.at < self.lines.len() && self.lines[self.at].is_blank() {
             self.at += 1;
@@ -96,7 +115,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A block node starting at the current line, which has indentation `indent`.
-    fn node(&mut self, indent: usize) -> Option<Value> {
+    fn node(&mut self, indent: usize) -> Option<B::Node> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return None;
@@ -112,7 +131,7 @@ impl<'a> Reader<'a> {
         v
     }
 
-    fn sequence(&mut self, indent: usize) -> Option<Value> {
+    fn sequence(&mut self, indent: usize) -> Option<B::Node> {
         let mut items = Vec::new();
         while let Some(line) = self.peek() {
             if line.indent < indent {
@@ -145,12 +164,12 @@ impl<'a> Reader<'a> {
                 items.push(self.inline_scalar(body, indent)?);
             }
         }
-        Some(Value::Array(items))
+        Some(self.build.sequence(items))
     }
 
     /// The value of a key or item whose line ends after the indicator: a more indented block node, a sequence at
     /// the key's own indentation (for mapping values), or null.
-    fn nested(&mut self, indent: usize, mapping_value: bool) -> Option<Value> {
+    fn nested(&mut self, indent: usize, mapping_value: bool) -> Option<B::Node> {
         match self.peek() {
             Some(next)
                 if next.indent > indent
@@ -166,12 +185,12 @@ impl<'a> Reader<'a> {
             Some(next) if mapping_value && next.indent == indent && is_item(next.content) => {
                 self.node(indent)
             }
-            _ => Some(Value::Null),
+            _ => Some(self.scalar(Value::Null)),
         }
     }
 
-    fn mapping(&mut self, indent: usize) -> Option<Value> {
-        let mut map = Map::new();
+    fn mapping(&mut self, indent: usize) -> Option<B::Node> {
+        let mut map = self.build.new_map();
         while let Some(line) = self.peek() {
             if line.indent < indent {
                 break;
@@ -190,14 +209,11 @@ impl<'a> Reader<'a> {
                 self.inline_scalar(body, indent)?
             };
             // A duplicate key is left to the full parser (which knows the policy for it).
-            match map.entry(key) {
-                Entry::Vacant(slot) => {
-                    slot.insert(value);
-                }
-                Entry::Occupied(_) => return None,
+            if !self.build.insert(&mut map, key, value) {
+                return None;
             }
         }
-        Some(Value::Object(map))
+        Some(self.build.mapping(map))
     }
 
     fn count(&mut self) -> Option<()> {
@@ -207,26 +223,36 @@ impl<'a> Reader<'a> {
 
     /// A scalar (or `[]`/`{}`) written after a key or item indicator on a line already consumed; `indent` is the
     /// indentation of the entry it belongs to.
-    fn inline_scalar(&mut self, body: &'a str, indent: usize) -> Option<Value> {
+    fn inline_scalar(&mut self, body: &'a str, indent: usize) -> Option<B::Node> {
         self.count()?;
         let value = match body.as_bytes()[0] {
-            b'"' => Value::String(after_scalar(double_quoted(body)?)?),
-            b'\'' => Value::String(after_scalar(single_quoted(body)?)?),
+            b'"' => self.scalar(Value::String(after_scalar(double_quoted(body)?)?)),
+            b'\'' => self.scalar(Value::String(after_scalar(single_quoted(body)?)?)),
             b'|' => return self.literal(body, indent),
-            b'[' => flow_sequence(body)?,
+            b'[' => {
+                let items = flow_sequence(body)?
+                    .into_iter()
+                    .map(|item| self.scalar(item))
+                    .collect();
+                self.build.sequence(items)
+            }
             b'{' => match strip_comment(body).strip_prefix('{')?.strip_suffix('}') {
-                Some(inner) if inner.trim_matches(' ').is_empty() => Value::Object(Map::new()),
+                Some(inner) if inner.trim_matches(' ').is_empty() => {
+                    let map = self.build.new_map();
+                    self.build.mapping(map)
+                }
                 _ => return None,
             },
             _ => {
                 let text = strip_comment(body);
                 let commented = text.len() < body.trim_end_matches(' ').len();
-                match self.lines.get(self.at) {
+                let value = match self.lines.get(self.at) {
                     Some(next) if !commented && !next.is_blank() && next.indent > indent => {
                         self.multi_line_plain(text, indent)?
                     }
                     _ => plain(text)?,
-                }
+                };
+                self.scalar(value)
             }
         };
         // A more indented line after a one-line scalar would continue it (or be an error): not read here.
@@ -272,7 +298,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A `|` or `|-` block scalar whose header is `header`; the content follows the current line.
-    fn literal(&mut self, header: &str, indent: usize) -> Option<Value> {
+    fn literal(&mut self, header: &str, indent: usize) -> Option<B::Node> {
         let strip = match strip_comment(header) {
             "|" => false,
             "|-" => true,
@@ -299,7 +325,7 @@ impl<'a> Reader<'a> {
         let Some(ci) = content_indent else {
             // No content: the scalar is empty; blank lines up to here are just blank.
             self.at = end;
-            return Some(Value::String(String::new()));
+            return Some(self.scalar(Value::String(String::new())));
         };
         // A scalar running into the end of a text without a final line break is left to the parser.
         if end == self.lines.len() && self.lines.last().is_some_and(|l| !l.content.is_empty()) {
@@ -330,7 +356,7 @@ impl<'a> Reader<'a> {
         } else {
             format!("{trimmed}\n")
         };
-        Some(Value::String(value))
+        Some(self.scalar(Value::String(value)))
     }
 }
 
@@ -381,11 +407,11 @@ fn split_key(content: &str) -> Option<(String, &str)> {
 
 /// A one-line flow sequence of scalars (`[a, "b", 'c']`); nested collections and empty entries are left to the
 /// full parser.
-fn flow_sequence(body: &str) -> Option<Value> {
+fn flow_sequence(body: &str) -> Option<Vec<Value>> {
     let mut rest = body.strip_prefix('[')?.trim_start_matches(' ');
     let mut items = Vec::new();
     if let Some(after) = rest.strip_prefix(']') {
-        return after_flow(after, Value::Array(items));
+        return after_flow(after, items);
     }
     loop {
         let (item, after) = match rest.as_bytes().first()? {
@@ -409,17 +435,17 @@ fn flow_sequence(body: &str) -> Option<Value> {
         items.push(item);
         let after = after.trim_start_matches(' ');
         if let Some(after) = after.strip_prefix(']') {
-            return after_flow(after, Value::Array(items));
+            return after_flow(after, items);
         }
         rest = after.strip_prefix(',')?.trim_start_matches(' ');
     }
 }
 
 /// What may follow a flow collection on its line: spaces and a comment.
-fn after_flow(after: &str, value: Value) -> Option<Value> {
+fn after_flow(after: &str, items: Vec<Value>) -> Option<Vec<Value>> {
     let trimmed = after.trim_start_matches(' ');
     let ok = trimmed.is_empty() || (trimmed.starts_with('#') && trimmed.len() < after.len());
-    ok.then_some(value)
+    ok.then_some(items)
 }
 
 /// A plain scalar's text with a trailing comment and spaces removed.

@@ -5,6 +5,7 @@
 //! Checked against Helm 4 and kubectl 1.34 (`testdata/yaml/emit/`, `tests/*_goldens.rs`). Known differences from
 //! go-yaml: a lone `-` in a flow sequence (`[a, -, b]`) is a syntax error here.
 
+mod build;
 mod convert;
 mod fast;
 mod node;
@@ -14,6 +15,7 @@ mod typed;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub use self::build::{Build, JsonTree};
 use self::node::{Node, Positions};
 pub use self::options::{DuplicateKeys, Options, Schema};
 pub use crate::error::{Error, Location};
@@ -38,14 +40,23 @@ pub fn from_str_with<T: DeserializeOwned>(
 /// [`from_str`] into a plain JSON value, without recording positions (which only typed errors need): the first
 /// document, `null` when there is none, integral floats read back as integers as Go reads its own JSON.
 pub fn first_value(text: &str, origin: &str) -> Result<Value, Error> {
+    build_first_value(text, origin, &mut JsonTree)
+}
+
+/// [`first_value`] built straight into the caller's tree by `build`, node by node, with the same reading (and
+/// errors): the common block YAML of values files is read into it without a `serde_json::Value` in between.
+pub fn build_first_value<B: Build>(
+    text: &str,
+    origin: &str,
+    build: &mut B,
+) -> Result<B::Node, Error> {
     let options = Options::default();
     if text.len() <= options.max_bytes
-        && let Some(mut value) = fast::first_value(text)
+        && let Some(value) = fast::first_value_with(text, build)
     {
-        typed::go_json_numbers(&mut value);
         return Ok(value);
     }
-    first_value_full(&options, text, origin)
+    first_value_full(&options, text, origin).map(|value| build.json(value))
 }
 
 /// [`first_value`] through the full parser.

@@ -659,3 +659,59 @@ fn quick_reader_takes_common_values_shapes() {
         assert!(fast::first_value(text).is_some(), "{text:?}");
     }
 }
+
+/// A builder that writes the tree it is given as text, to see what `build_first_value` hands a caller's builder.
+struct Shape;
+
+impl Build for Shape {
+    type Node = String;
+    type Map = Vec<(String, String)>;
+    fn scalar(&mut self, value: Value) -> String {
+        value.to_string()
+    }
+    fn sequence(&mut self, items: Vec<String>) -> String {
+        format!("[{}]", items.join(","))
+    }
+    fn new_map(&mut self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    fn insert(&mut self, map: &mut Vec<(String, String)>, key: String, value: String) -> bool {
+        let new = map.iter().all(|(k, _)| *k != key);
+        map.push((key, value));
+        new
+    }
+    fn mapping(&mut self, map: Vec<(String, String)>) -> String {
+        let entries: Vec<String> = map.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("{{{}}}", entries.join(","))
+    }
+}
+
+/// A caller's builder gets the tree `first_value` returns, Go's JSON numbers included, from the quick reader (block
+/// text) and from the full parser (anchors, a repeated key, flow mappings) alike; errors are the same too.
+#[test]
+fn a_callers_builder_gets_what_first_value_returns() {
+    for text in [
+        "a: 1\nb: 1.0\nc: [x, -2.50, 7]\nd:\n  - e: ~\n    f: 'yes'\n  - |\n    text\n",
+        "a: &x {b: 1.0, c: [1e3]}\nd: *x\n",
+        "a: 1\na: 2\n",
+        "{a: {b: [1, 2.0]}}\n",
+        "",
+    ] {
+        let expected = Shape.json(first_value(text, "t").unwrap());
+        assert_eq!(
+            build_first_value(text, "t", &mut Shape).unwrap(),
+            expected,
+            "{text:?}"
+        );
+    }
+    assert_eq!(
+        build_first_value("a: [\n", "t", &mut Shape)
+            .unwrap_err()
+            .to_string(),
+        first_value("a: [\n", "t").unwrap_err().to_string()
+    );
+    assert_eq!(
+        build_first_value("b: 1.0\n", "t", &mut Shape).unwrap(),
+        "{b=1}"
+    );
+}
