@@ -385,3 +385,46 @@ fn deep_copy_depth(v: &Value, depth: usize) -> Value {
         _ => v.clone(),
     }
 }
+
+/// Builds template values straight from YAML text ([`fleet_yaml::parse::build_first_value`]) as Helm holds what it
+/// read through JSON: every number a Go float64, maps as [`GoMap`]s. The same values as converting the parsed JSON
+/// with `from_json_floats`, without building the JSON first.
+pub struct GoValues;
+
+impl fleet_yaml::parse::Build for GoValues {
+    type Node = Value;
+    type Map = BTreeMap<String, Value>;
+
+    fn scalar(&mut self, value: serde_json::Value) -> Value {
+        match value {
+            serde_json::Value::Number(n) => Value::from(n.as_f64().unwrap_or(0.0)),
+            other => from_json(&other),
+        }
+    }
+
+    fn sequence(&mut self, items: Vec<Value>) -> Value {
+        list_value(items)
+    }
+
+    fn new_map(&mut self) -> BTreeMap<String, Value> {
+        BTreeMap::new()
+    }
+
+    fn insert(&mut self, map: &mut BTreeMap<String, Value>, key: String, value: Value) -> bool {
+        match map.entry(key) {
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(value);
+                true
+            }
+            std::collections::btree_map::Entry::Occupied(_) => false,
+        }
+    }
+
+    fn mapping(&mut self, map: BTreeMap<String, Value>) -> Value {
+        map_value(map)
+    }
+
+    fn json(&mut self, value: serde_json::Value) -> Value {
+        crate::funcs::encoding::from_json_floats_owned(value)
+    }
+}

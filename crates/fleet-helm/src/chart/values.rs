@@ -323,6 +323,48 @@ mod tests {
         fleet_yaml::gojson::to_json_go(&crate::value::to_json(v).unwrap())
     }
 
+    fn yaml_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                yaml_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// Values read straight into template values (`yaml::parse_value`, through fleet-yaml's builder) are the values
+    /// the JSON reading converts to, float64 numbers included: on every YAML file under `testdata/` (and under
+    /// `$FLEET_YAML_CORPUS`, e.g. the chart corpus, when set).
+    #[test]
+    fn values_read_straight_are_the_json_readings_values() {
+        let mut files = Vec::new();
+        yaml_files(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata"),
+            &mut files,
+        );
+        if let Ok(corpus) = std::env::var("FLEET_YAML_CORPUS") {
+            yaml_files(std::path::Path::new(&corpus), &mut files);
+        }
+        let mut compared = 0;
+        for path in &files {
+            let Ok(text) = std::fs::read_to_string(path) else {
+                continue;
+            };
+            let via_json =
+                crate::yaml::parse_json(&text).map(crate::funcs::encoding::from_json_floats_owned);
+            let straight = crate::yaml::parse_value(&text);
+            match (via_json, straight) {
+                (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "{path:?}"),
+                (Err(a), Err(b)) => assert_eq!(a, b, "{path:?}"),
+                (a, b) => panic!("{path:?}: {a:?} against {b:?}"),
+            }
+            compared += 1;
+        }
+        assert!(compared > 300, "{compared}");
+    }
+
     const PARENT: &str = "apiVersion: v2\nname: p\nversion: 1.0.0\ndependencies:\n- name: c\n  version: 1.0.0\n  condition: c.enabled\n  import-values:\n  - data\n  - child: deep\n    parent: fromchild\n";
 
     #[test]
