@@ -15,9 +15,11 @@ pub fn parse_json(text: &str) -> Result<serde_json::Value, String> {
 
 /// Parses YAML into template values with Go's JSON number semantics (every number a float64).
 pub fn parse_value(text: &str) -> Result<Value, String> {
-    Ok(crate::funcs::encoding::from_json_floats_owned(parse_json(
-        text,
-    )?))
+    if text.trim().is_empty() {
+        return Ok(crate::value::nil());
+    }
+    fleet_yaml::parse::build_first_value(text, "yaml", &mut crate::value::GoValues)
+        .map_err(|e| format!("error converting YAML to JSON: {e}"))
 }
 
 /// Parses YAML into template values keeping integers (for data that is not round-tripped through JSON).
