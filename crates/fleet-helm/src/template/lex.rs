@@ -204,19 +204,25 @@ impl<'a> Lexer<'a> {
 
     /// Records the text `text`, which starts at the current position, trimmed as the neighbouring markers ask.
     fn push_text(&mut self, text: &str, trim_start: bool, trim_end: bool) {
-        let mut t = text;
+        let bytes = text.as_bytes();
+        let mut from = 0;
+        let mut to = bytes.len();
         if trim_start {
-            t = t.trim_start_matches([' ', '\t', '\r', '\n']);
+            while from < to && is_space(bytes[from]) {
+                from += 1;
+            }
         }
-        let start = self.pos + (text.len() - t.len());
         if trim_end {
-            t = t.trim_end_matches([' ', '\t', '\r', '\n']);
+            while to > from && is_space(bytes[to - 1]) {
+                to -= 1;
+            }
         }
-        if !t.is_empty() {
+        if from < to {
+            let start = self.pos + from;
             self.tokens.push(Token {
                 kind: Tok::Text {
                     start,
-                    end: start + t.len(),
+                    end: self.pos + to,
                 },
                 pos: self.pos,
                 end: self.pos,
@@ -229,13 +235,11 @@ impl<'a> Lexer<'a> {
         let bytes = self.src.as_bytes();
         let mut paren_depth = 0usize;
         loop {
-            let Some(&c) = bytes.get(self.pos) else {
-                return Err(self.error(action_start, "unclosed action"));
-            };
-            let start = self.pos;
-            if is_space(c) {
-                // A right trim marker is " -}}".
-                if self.src[self.pos..].len() >= 4 && &bytes[self.pos + 1..self.pos + 4] == b"-}}" {
+            // Spaces, and a right trim marker (" -}}").
+            while let Some(&c) = bytes.get(self.pos)
+                && is_space(c)
+            {
+                if bytes.get(self.pos + 1..self.pos + 4) == Some(b"-}}") {
                     self.tokens.push(Token {
                         kind: Tok::RightDelim,
                         pos: self.pos + 2,
@@ -245,9 +249,12 @@ impl<'a> Lexer<'a> {
                     return Ok(true);
                 }
                 self.pos += 1;
-                continue;
             }
-            if self.src[self.pos..].starts_with("}}") {
+            let Some(&c) = bytes.get(self.pos) else {
+                return Err(self.error(action_start, "unclosed action"));
+            };
+            let start = self.pos;
+            if c == b'}' && bytes.get(self.pos + 1) == Some(&b'}') {
                 if paren_depth > 0 {
                     return Err(self.error(start, "unclosed left paren"));
                 }
@@ -406,7 +413,7 @@ impl<'a> Lexer<'a> {
         let start = self.pos;
         // Most strings have no escapes: take them straight from the source.
         let body = &self.src[start + 1..];
-        if let Some(end) = body.find(['"', '\\', '\n'])
+        if let Some(end) = body.bytes().position(|b| matches!(b, b'"' | b'\\' | b'\n'))
             && body.as_bytes()[end] == b'"'
         {
             self.pos = start + 1 + end + 1;
