@@ -1,7 +1,8 @@
 //! A quick reader for the block YAML that Helm values files and `Chart.yaml` files are nearly always written in:
 //! block mappings and sequences, plain scalars on one line (or plain words folded over several lines), quoted
-//! scalars on one line, `|`/`|-` literal block scalars, `[]` and `{}`, comments. Anything else — anchors, aliases,
-//! tags, other flow collections, folded or other multi-line scalars, several documents, tabs, duplicate keys, and plain scalars whose reading is not plainly a
+//! scalars on one line, `|`/`|-` literal block scalars, `[]` and `{}`, comments, anchors on one-line scalars and
+//! their aliases. Anything else — other anchors and aliases, tags, other flow collections, folded or other
+//! multi-line scalars, several documents, tabs, duplicate keys, and plain scalars whose reading is not plainly a
 //! string, an integer or a decimal — makes it give up (`None`), and the caller reads the text with the full parser.
 //! Where it answers, the answer is the full parser's: scalars resolve by the same rules (checked against it on every
 //! corpus file in the tests).
@@ -17,6 +18,8 @@ use crate::resolve;
 const MAX_DEPTH: usize = 128;
 /// Most nodes read here (the full parser's default limit is 2,000,000).
 const MAX_NODES: usize = 1_000_000;
+/// Most aliases read here (each repeats one scalar).
+const MAX_ALIASES: usize = 10_000;
 
 /// The first document of `text` as the full reader returns it, or `None` when the text is outside the subset read
 /// here.
@@ -52,6 +55,8 @@ pub(crate) fn first_value_with<B: Build>(text: &str, build: &mut B) -> Option<B:
         at: 0,
         depth: 0,
         nodes: 0,
+        anchors: Vec::new(),
+        aliases: 0,
         build,
     };
     reader.skip_blank();
@@ -89,6 +94,10 @@ struct Reader<'a, 'b, B: Build> {
     depth: usize,
     /// Nodes read so far (bounded well below the full parser's node limit).
     nodes: usize,
+    /// Anchored scalars so far, by name (a later anchor of the same name wins).
+    anchors: Vec<(&'a str, Value)>,
+    /// Aliases read so far (bounded well below the full parser's alias replay limit).
+    aliases: usize,
     build: &'b mut B,
 }
 
@@ -243,6 +252,32 @@ impl<'a, B: Build> Reader<'a, '_, B> {
                 }
                 _ => return None,
             },
+            b'&' => {
+                // An anchored one-line scalar (`&name value`), kept for the aliases that repeat it.
+                let (name, rest) = body[1..].split_once(' ')?;
+                let rest = rest.trim_start_matches(' ');
+                let value = match rest.as_bytes().first()? {
+                    b'"' => Value::String(after_scalar(double_quoted(rest)?)?),
+                    b'\'' => Value::String(after_scalar(single_quoted(rest)?)?),
+                    _ => plain(strip_comment(rest))?,
+                };
+                if !is_anchor_name(name) || rest.starts_with('#') {
+                    return None;
+                }
+                self.anchors.push((name, value.clone()));
+                self.scalar(value)
+            }
+            b'*' => {
+                // An alias of an anchored scalar.
+                let name = strip_comment(&body[1..]);
+                self.aliases += 1;
+                if !is_anchor_name(name) || self.aliases > MAX_ALIASES {
+                    return None;
+                }
+                let (_, value) = self.anchors.iter().rev().find(|(n, _)| *n == name)?;
+                let value = value.clone();
+                self.scalar(value)
+            }
             _ => {
                 let text = strip_comment(body);
                 let commented = text.len() < body.trim_end_matches(' ').len();
@@ -358,6 +393,15 @@ impl<'a, B: Build> Reader<'a, '_, B> {
         };
         Some(self.scalar(Value::String(value)))
     }
+}
+
+/// Whether `name` is an anchor name taken here (ASCII letters, digits, `_`, `-` and `.`; the full parser reads
+/// any other).
+fn is_anchor_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
 }
 
 /// Whether a line's content is a block sequence item (`-` then a space or the end).

@@ -519,6 +519,13 @@ fn first_value_reads_like_from_str_into_a_json_value() {
 
 /// Texts at the edges of what the quick reader takes: each must be read as the full parser reads it, or left to it.
 const QUICK_READER_CASES: &[&str] = &[
+    "port: &port http\nsvc:\n  target: *port # c\n  list:\n  - *port\n  - &n 9121\n  - *n\n",
+    "a: &x 'q'\nb: &x \"d\"\nc: *x\nd: &y.z-1 1.50 # c\ne: *y.z-1\nf: &t yes\ng: *t\n",
+    "a: *undefined\n",
+    "a: &x\n  b: 1\nc: *x\n",
+    "a: &x [1]\nb: *x\n",
+    "a: &x text\n  folded\n",
+    "a: &x ~\nb: *x\n",
     "a: 1\nb: -2\nc: 1.50\nd: -0.5\ne: 0\nf: -0\ng: 1.0\nh: 007\ni: 1_000\nj: 0x1F\nk: 1e3\nl: 1:20\n",
     "v: [yes, Yes, YES, yEs, y, Y, on, ON, oN, no, n, N, off, Off, true, tRUE, False]\n",
     "a: yes\nb: yEs\nc: on\nd: N\ne: nULL\nf: ~\ng: null\nh:\ni: Null\n",
@@ -655,6 +662,8 @@ fn quick_reader_takes_common_values_shapes() {
         "{}\n",
         "[]\n",
         "\n# c\n[a, b]\n",
+        "port: &port http\nsvc:\n  target: *port # c\n  list:\n  - *port\n  - &n 9121\n  - *n\n",
+        "a: &x 'q'\nb: &x \"d\"\nc: *x\nd: &y.z-1 1.50 # c\ne: *y.z-1\nf: &t yes\ng: *t\n",
     ] {
         assert!(fast::first_value(text).is_some(), "{text:?}");
     }
