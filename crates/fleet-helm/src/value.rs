@@ -367,12 +367,21 @@ fn deep_copy_depth(v: &Value, depth: usize) -> Value {
     }
     match v.kind() {
         ValueKind::Map => match as_map(v) {
-            Some(m) => map_value(
-                m.snapshot()
-                    .into_iter()
-                    .map(|(k, x)| (k, deep_copy_depth(&x, depth + 1)))
-                    .collect(),
-            ),
+            Some(m) => {
+                // The entries as they are now, in key order, without building a copy of the map first (the lock is
+                // not held while copying: a map may hold itself).
+                let entries: Vec<(String, Value)> = m
+                    .lock()
+                    .iter()
+                    .map(|(k, x)| (k.clone(), x.clone()))
+                    .collect();
+                map_value(
+                    entries
+                        .into_iter()
+                        .map(|(k, x)| (k, deep_copy_depth(&x, depth + 1)))
+                        .collect(),
+                )
+            }
             None => v.clone(),
         },
         ValueKind::Seq => list_value(

@@ -24,24 +24,22 @@ pub(super) fn register(t: &mut Table) {
     t.insert("index", index);
     t.insert("slice", slice);
     t.insert("mustSlice", slice);
-    t.insert("print", |_, a| Ok(Value::from(sprint(&a))));
-    t.insert("println", |_, a| Ok(Value::from(sprintln(&a))));
+    t.insert("print", |_, a| Ok(Value::from(sprint(a))));
+    t.insert("println", |_, a| Ok(Value::from(sprintln(a))));
     t.insert("printf", printf);
-    t.insert("html", |_, a| {
-        Ok(Value::from(html_escape(&sprint_args(&a))))
-    });
-    t.insert("js", |_, a| Ok(Value::from(js_escape(&sprint_args(&a)))));
+    t.insert("html", |_, a| Ok(Value::from(html_escape(&sprint_args(a)))));
+    t.insert("js", |_, a| Ok(Value::from(js_escape(&sprint_args(a)))));
     t.insert("urlquery", |_, a| {
-        Ok(Value::from(query_escape(&sprint_args(&a))))
+        Ok(Value::from(query_escape(&sprint_args(a))))
     });
     t.insert("call", |_, _| err("call of a non-function value"));
     t.insert("required", required);
     t.insert("fail", |_, a| {
-        arity("fail", &a, 1)?;
+        arity("fail", a, 1)?;
         Err(FuncError::Fail(strval(&a[0])))
     });
     t.insert("lookup", |_, a| {
-        arity("lookup", &a, 4)?;
+        arity("lookup", a, 4)?;
         Ok(map_value(Default::default()))
     });
 }
@@ -56,8 +54,8 @@ fn sprint_args(a: &[Value]) -> String {
     sprint(a)
 }
 
-fn not(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
-    arity("not", &a, 1)?;
+fn not(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+    arity("not", a, 1)?;
     Ok(Value::from(!truthy(&a[0])))
 }
 
@@ -110,7 +108,7 @@ fn eq_values(a: &Value, b: &Value) -> Result<bool, FuncError> {
     })
 }
 
-fn eq(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
+fn eq(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
     if a.len() < 2 {
         return err("missing argument for comparison");
     }
@@ -122,8 +120,8 @@ fn eq(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
     Ok(Value::from(false))
 }
 
-fn ne(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
-    arity("ne", &a, 2)?;
+fn ne(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+    arity("ne", a, 2)?;
     Ok(Value::from(!eq_values(&a[0], &a[1])?))
 }
 
@@ -145,21 +143,21 @@ fn cmp_fn(name: &str, a: &[Value], pred: fn(Ordering) -> bool) -> FuncResult {
     Ok(Value::from(pred(compare(&a[0], &a[1])?)))
 }
 
-fn lt(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
-    cmp_fn("lt", &a, |o| o == Ordering::Less)
+fn lt(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+    cmp_fn("lt", a, |o| o == Ordering::Less)
 }
-fn le(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
-    cmp_fn("le", &a, |o| o != Ordering::Greater)
+fn le(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+    cmp_fn("le", a, |o| o != Ordering::Greater)
 }
-fn gt(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
-    cmp_fn("gt", &a, |o| o == Ordering::Greater)
+fn gt(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+    cmp_fn("gt", a, |o| o == Ordering::Greater)
 }
-fn ge(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
-    cmp_fn("ge", &a, |o| o != Ordering::Less)
+fn ge(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+    cmp_fn("ge", a, |o| o != Ordering::Less)
 }
 
-fn len(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
-    arity("len", &a, 1)?;
+fn len(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+    arity("len", a, 1)?;
     let v = &a[0];
     if let Some(s) = v.downcast_object_ref::<crate::value::GoByteString>() {
         return Ok(Value::from(s.0.len() as i64));
@@ -187,8 +185,8 @@ fn index_of(v: &Value, len: usize, name: &str) -> Result<usize, FuncError> {
     Ok(i as usize)
 }
 
-fn index(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
-    at_least("index", &a, 1)?;
+fn index(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+    at_least("index", a, 1)?;
     let mut item = a[0].clone();
     for key in &a[1..] {
         item = match item.kind() {
@@ -218,8 +216,8 @@ fn index(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
     Ok(item)
 }
 
-fn slice(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
-    at_least("slice", &a, 1)?;
+fn slice(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+    at_least("slice", a, 1)?;
     let item = &a[0];
     // Helm registers Sprig's `slice`, which replaces Go's builtin and only takes lists.
     let len = match item.kind() {
@@ -254,14 +252,14 @@ fn slice(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
     }
 }
 
-fn printf(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
-    at_least("printf", &a, 1)?;
+fn printf(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+    at_least("printf", a, 1)?;
     let format = strval(&a[0]);
     Ok(Value::from(sprintf(&format, &a[1..])))
 }
 
-fn required(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
-    arity("required", &a, 2)?;
+fn required(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+    arity("required", a, 2)?;
     let v = &a[1];
     let missing =
         is_nil(v) || (v.kind() == ValueKind::String && v.as_str().unwrap_or_default().is_empty());

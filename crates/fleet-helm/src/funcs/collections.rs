@@ -13,7 +13,7 @@ use crate::value::{
 
 pub(super) fn register(t: &mut Table) {
     t.insert("default", |_, a| {
-        at_least("default", &a, 1)?;
+        at_least("default", a, 1)?;
         if a.len() < 2 || is_empty(&a[1]) {
             Ok(a[0].clone())
         } else {
@@ -21,7 +21,7 @@ pub(super) fn register(t: &mut Table) {
         }
     });
     t.insert("empty", |_, a| {
-        arity("empty", &a, 1)?;
+        arity("empty", a, 1)?;
         Ok(Value::from(is_empty(&a[0])))
     });
     t.insert("coalesce", |_, a| {
@@ -34,7 +34,7 @@ pub(super) fn register(t: &mut Table) {
         Ok(Value::from(a.iter().any(|v| !is_empty(v))))
     });
     t.insert("ternary", |_, a| {
-        arity("ternary", &a, 3)?;
+        arity("ternary", a, 3)?;
         Ok(if a[2].is_true() {
             a[0].clone()
         } else {
@@ -42,50 +42,50 @@ pub(super) fn register(t: &mut Table) {
         })
     });
     t.insert("deepCopy", |_, a| {
-        arity("deepCopy", &a, 1)?;
+        arity("deepCopy", a, 1)?;
         Ok(deep_copy(&a[0]))
     });
     t.insert("mustDeepCopy", |_, a| {
-        arity("mustDeepCopy", &a, 1)?;
+        arity("mustDeepCopy", a, 1)?;
         if is_nil(&a[0]) {
             return err("not a nil value");
         }
         Ok(deep_copy(&a[0]))
     });
     t.insert("typeOf", |_, a| {
-        arity("typeOf", &a, 1)?;
+        arity("typeOf", a, 1)?;
         Ok(Value::from(type_name(&a[0])))
     });
     t.insert("kindOf", |_, a| {
-        arity("kindOf", &a, 1)?;
+        arity("kindOf", a, 1)?;
         Ok(Value::from(kind_name(&a[0])))
     });
     t.insert("typeIs", |_, a| {
-        arity("typeIs", &a, 2)?;
+        arity("typeIs", a, 2)?;
         Ok(Value::from(strval(&a[0]) == type_name(&a[1])))
     });
     t.insert("typeIsLike", |_, a| {
-        arity("typeIsLike", &a, 2)?;
+        arity("typeIsLike", a, 2)?;
         let want = strval(&a[0]);
         let t = type_name(&a[1]);
         Ok(Value::from(want == t || want == format!("*{t}")))
     });
     t.insert("kindIs", |_, a| {
-        arity("kindIs", &a, 2)?;
+        arity("kindIs", a, 2)?;
         Ok(Value::from(strval(&a[0]) == kind_name(&a[1])))
     });
     t.insert("deepEqual", |_, a| {
-        arity("deepEqual", &a, 2)?;
+        arity("deepEqual", a, 2)?;
         Ok(Value::from(
             crate::value::to_json(&a[0]).ok() == crate::value::to_json(&a[1]).ok(),
         ))
     });
 
-    t.insert("list", |_, a| Ok(list_value(a)));
-    t.insert("tuple", |_, a| Ok(list_value(a)));
+    t.insert("list", |_, a| Ok(list_value(a.to_vec())));
+    t.insert("tuple", |_, a| Ok(list_value(a.to_vec())));
     for name in ["append", "push", "mustAppend", "mustPush"] {
         t.insert(name, |_, a| {
-            arity("append", &a, 2)?;
+            arity("append", a, 2)?;
             let mut l = list_arg(&a[0])?;
             l.push(a[1].clone());
             Ok(list_value(l))
@@ -93,7 +93,7 @@ pub(super) fn register(t: &mut Table) {
     }
     for name in ["prepend", "mustPrepend"] {
         t.insert(name, |_, a| {
-            arity("prepend", &a, 2)?;
+            arity("prepend", a, 2)?;
             let mut l = list_arg(&a[0])?;
             l.insert(0, a[1].clone());
             Ok(list_value(l))
@@ -101,19 +101,19 @@ pub(super) fn register(t: &mut Table) {
     }
     for name in ["first", "mustFirst"] {
         t.insert(name, |_, a| {
-            arity("first", &a, 1)?;
+            arity("first", a, 1)?;
             Ok(list_arg(&a[0])?.first().cloned().unwrap_or_default())
         });
     }
     for name in ["last", "mustLast"] {
         t.insert(name, |_, a| {
-            arity("last", &a, 1)?;
+            arity("last", a, 1)?;
             Ok(list_arg(&a[0])?.last().cloned().unwrap_or_default())
         });
     }
     for name in ["rest", "mustRest"] {
         t.insert(name, |_, a| {
-            arity("rest", &a, 1)?;
+            arity("rest", a, 1)?;
             let l = list_arg(&a[0])?;
             Ok(if l.is_empty() {
                 nil()
@@ -124,7 +124,7 @@ pub(super) fn register(t: &mut Table) {
     }
     for name in ["initial", "mustInitial"] {
         t.insert(name, |_, a| {
-            arity("initial", &a, 1)?;
+            arity("initial", a, 1)?;
             let l = list_arg(&a[0])?;
             Ok(if l.is_empty() {
                 nil()
@@ -135,7 +135,7 @@ pub(super) fn register(t: &mut Table) {
     }
     for name in ["reverse", "mustReverse"] {
         t.insert(name, |_, a| {
-            arity("reverse", &a, 1)?;
+            arity("reverse", a, 1)?;
             let mut l = list_arg(&a[0])?;
             l.reverse();
             Ok(list_value(l))
@@ -143,7 +143,7 @@ pub(super) fn register(t: &mut Table) {
     }
     for name in ["uniq", "mustUniq"] {
         t.insert(name, |_, a| {
-            arity("uniq", &a, 1)?;
+            arity("uniq", a, 1)?;
             let mut out: Vec<Value> = Vec::new();
             for v in list_arg(&a[0])? {
                 if !out.iter().any(|o| deep_eq(o, &v)) {
@@ -155,7 +155,7 @@ pub(super) fn register(t: &mut Table) {
     }
     for name in ["without", "mustWithout"] {
         t.insert(name, |_, a| {
-            at_least("without", &a, 1)?;
+            at_least("without", a, 1)?;
             let l = list_arg(&a[0])?;
             Ok(list_value(
                 l.into_iter()
@@ -166,7 +166,7 @@ pub(super) fn register(t: &mut Table) {
     }
     for name in ["has", "mustHas"] {
         t.insert(name, |_, a| {
-            arity("has", &a, 2)?;
+            arity("has", a, 2)?;
             if is_nil(&a[1]) {
                 return Ok(Value::from(false));
             }
@@ -177,7 +177,7 @@ pub(super) fn register(t: &mut Table) {
     }
     for name in ["compact", "mustCompact"] {
         t.insert(name, |_, a| {
-            arity("compact", &a, 1)?;
+            arity("compact", a, 1)?;
             Ok(list_value(
                 list_arg(&a[0])?
                     .into_iter()
@@ -188,7 +188,7 @@ pub(super) fn register(t: &mut Table) {
     }
     for name in ["chunk", "mustChunk"] {
         t.insert(name, |_, a| {
-            arity("chunk", &a, 2)?;
+            arity("chunk", a, 2)?;
             let size = to_i64(&a[0]).max(1) as usize;
             let l = list_arg(&a[1])?;
             Ok(list_value(
@@ -198,19 +198,19 @@ pub(super) fn register(t: &mut Table) {
     }
     t.insert("concat", |_, a| {
         let mut out = Vec::new();
-        for l in &a {
+        for l in a {
             out.extend(list_arg(l)?);
         }
         Ok(list_value(out))
     });
     t.insert("until", |_, a| {
-        arity("until", &a, 1)?;
+        arity("until", a, 1)?;
         let n = to_i64(&a[0]);
         let step = if n < 0 { -1 } else { 1 };
         until_step(0, n, step)
     });
     t.insert("untilStep", |_, a| {
-        arity("untilStep", &a, 3)?;
+        arity("untilStep", a, 3)?;
         until_step(to_i64(&a[0]), to_i64(&a[1]), to_i64(&a[2]))
     });
     t.insert("seq", seq);
@@ -224,29 +224,29 @@ pub(super) fn register(t: &mut Table) {
         Ok(Value::from_object(m))
     });
     t.insert("get", |_, a| {
-        arity("get", &a, 2)?;
+        arity("get", a, 2)?;
         let m = map_arg(&a[0])?;
         Ok(m.get(&strval(&a[1])).unwrap_or_else(|| Value::from("")))
     });
     t.insert("set", |_, a| {
-        arity("set", &a, 3)?;
+        arity("set", a, 3)?;
         let m = map_arg(&a[0])?;
         m.insert(strval(&a[1]), a[2].clone());
         Ok(a[0].clone())
     });
     t.insert("unset", |_, a| {
-        arity("unset", &a, 2)?;
+        arity("unset", a, 2)?;
         let m = map_arg(&a[0])?;
         m.remove(&strval(&a[1]));
         Ok(a[0].clone())
     });
     t.insert("hasKey", |_, a| {
-        arity("hasKey", &a, 2)?;
+        arity("hasKey", a, 2)?;
         let m = map_arg(&a[0])?;
         Ok(Value::from(m.contains_key(&strval(&a[1]))))
     });
     t.insert("pluck", |_, a| {
-        at_least("pluck", &a, 1)?;
+        at_least("pluck", a, 1)?;
         let key = strval(&a[0]);
         let mut out = Vec::new();
         for d in &a[1..] {
@@ -257,7 +257,7 @@ pub(super) fn register(t: &mut Table) {
         Ok(list_value(out))
     });
     t.insert("dig", |_, a| {
-        at_least("dig", &a, 3)?;
+        at_least("dig", a, 3)?;
         let dict = &a[a.len() - 1];
         let default = &a[a.len() - 2];
         let mut cur = dict.clone();
@@ -271,19 +271,19 @@ pub(super) fn register(t: &mut Table) {
     });
     t.insert("keys", |_, a| {
         let mut out = Vec::new();
-        for d in &a {
+        for d in a {
             out.extend(map_arg(d)?.snapshot().into_keys().map(Value::from));
         }
         Ok(list_value(out))
     });
     t.insert("values", |_, a| {
-        arity("values", &a, 1)?;
+        arity("values", a, 1)?;
         Ok(list_value(
             map_arg(&a[0])?.snapshot().into_values().collect(),
         ))
     });
     t.insert("pick", |_, a| {
-        at_least("pick", &a, 1)?;
+        at_least("pick", a, 1)?;
         let m = map_arg(&a[0])?;
         let mut out = std::collections::BTreeMap::new();
         for k in &a[1..] {
@@ -295,7 +295,7 @@ pub(super) fn register(t: &mut Table) {
         Ok(map_value(out))
     });
     t.insert("omit", |_, a| {
-        at_least("omit", &a, 1)?;
+        at_least("omit", a, 1)?;
         let m = map_arg(&a[0])?;
         let drop: Vec<String> = a[1..].iter().map(strval).collect();
         Ok(map_value(
@@ -357,7 +357,7 @@ fn until_step(start: i64, stop: i64, step: i64) -> FuncResult {
     Ok(list_value(out))
 }
 
-fn seq(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
+fn seq(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
     let n: Vec<i64> = a.iter().map(to_i64).collect();
     let (start, step, end) = match n.as_slice() {
         [] => return Ok(Value::from("")),
@@ -412,8 +412,8 @@ fn as_map_ref(v: &Value) -> Option<std::sync::Arc<GoMap>> {
     }
 }
 
-fn merge_fn(a: Vec<Value>, overwrite: bool) -> FuncResult {
-    at_least("merge", &a, 1)?;
+fn merge_fn(a: &[Value], overwrite: bool) -> FuncResult {
+    at_least("merge", a, 1)?;
     // mergo allocates a new map for a nil destination; Sprig returns it.
     let dst_value = if is_nil(&a[0]) {
         map_value(Default::default())

@@ -609,7 +609,7 @@ pub(crate) fn decrypt_aes(password: &str, encoded: &str) -> Result<String, Strin
 
 pub(super) fn register(t: &mut Table) {
     t.insert("genPrivateKey", |ex, a| {
-        arity("genPrivateKey", &a, 1)?;
+        arity("genPrivateKey", a, 1)?;
         let kind = str_arg(&a[0]);
         if !matches!(kind.as_str(), "" | "rsa" | "ecdsa" | "ed25519" | "dsa") {
             return Ok(Value::from(format!("Unknown type {kind}")));
@@ -620,7 +620,7 @@ pub(super) fn register(t: &mut Table) {
         })))
     });
     t.insert("genCA", |ex, a| {
-        arity("genCA", &a, 2)?;
+        arity("genCA", a, 2)?;
         let mut tpl = CertTemplate::new(&a[0], None, None, &a[1]).map_err(super::FuncError::Msg)?;
         tpl.is_ca = true;
         let r = PrivateKey::generate_rsa(2048, &mut ex.rng)
@@ -629,13 +629,13 @@ pub(super) fn register(t: &mut Table) {
         cert_value(r)
     });
     t.insert("genCAWithKey", |ex, a| {
-        arity("genCAWithKey", &a, 3)?;
+        arity("genCAWithKey", a, 3)?;
         let mut tpl = CertTemplate::new(&a[0], None, None, &a[1]).map_err(super::FuncError::Msg)?;
         tpl.is_ca = true;
         cert_value(parse_key_arg(&a[2]).and_then(|k| issue(&tpl, &k, None, &mut ex.rng)))
     });
     t.insert("genSelfSignedCert", |ex, a| {
-        arity("genSelfSignedCert", &a, 4)?;
+        arity("genSelfSignedCert", a, 4)?;
         let r = CertTemplate::new(&a[0], Some(&a[1]), Some(&a[2]), &a[3]).and_then(|tpl| {
             let key = PrivateKey::generate_rsa(2048, &mut ex.rng)
                 .map_err(|e| format!("error generating rsa key: {e}"))?;
@@ -644,7 +644,7 @@ pub(super) fn register(t: &mut Table) {
         cert_value(r)
     });
     t.insert("genSelfSignedCertWithKey", |ex, a| {
-        arity("genSelfSignedCertWithKey", &a, 5)?;
+        arity("genSelfSignedCertWithKey", a, 5)?;
         let r = CertTemplate::new(&a[0], Some(&a[1]), Some(&a[2]), &a[3]).and_then(|tpl| {
             let key = parse_key_arg(&a[4])?;
             issue(&tpl, &key, None, &mut ex.rng)
@@ -652,7 +652,7 @@ pub(super) fn register(t: &mut Table) {
         cert_value(r)
     });
     t.insert("genSignedCert", |ex, a| {
-        arity("genSignedCert", &a, 5)?;
+        arity("genSignedCert", a, 5)?;
         let ca = cert_arg(&a[4], "genSignedCert")?;
         let r = CertTemplate::new(&a[0], Some(&a[1]), Some(&a[2]), &a[3]).and_then(|tpl| {
             let key = PrivateKey::generate_rsa(2048, &mut ex.rng)
@@ -662,7 +662,7 @@ pub(super) fn register(t: &mut Table) {
         cert_value(r)
     });
     t.insert("genSignedCertWithKey", |ex, a| {
-        arity("genSignedCertWithKey", &a, 6)?;
+        arity("genSignedCertWithKey", a, 6)?;
         let ca = cert_arg(&a[4], "genSignedCertWithKey")?;
         let r = CertTemplate::new(&a[0], Some(&a[1]), Some(&a[2]), &a[3]).and_then(|tpl| {
             let key = parse_key_arg(&a[5])?;
@@ -671,7 +671,7 @@ pub(super) fn register(t: &mut Table) {
         cert_value(r)
     });
     t.insert("buildCustomCert", |_, a| {
-        arity("buildCustomCert", &a, 2)?;
+        arity("buildCustomCert", a, 2)?;
         let decode = |v: &Value, what: &str| {
             B64.decode(str_arg(v))
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -690,7 +690,7 @@ pub(super) fn register(t: &mut Table) {
         cert_value(r)
     });
     t.insert("derivePassword", |_, a| {
-        arity("derivePassword", &a, 5)?;
+        arity("derivePassword", a, 5)?;
         let counter = u32::try_from(to_i64(&a[0])).unwrap_or(0);
         let [kind, password, user, site] = [&a[1], &a[2], &a[3], &a[4]].map(str_arg);
         Ok(Value::from(derive_password(
@@ -698,7 +698,7 @@ pub(super) fn register(t: &mut Table) {
         )))
     });
     t.insert("encryptAES", |ex, a| {
-        arity("encryptAES", &a, 2)?;
+        arity("encryptAES", a, 2)?;
         Ok(Value::from(encrypt_aes(
             &str_arg(&a[0]),
             &str_arg(&a[1]),
@@ -706,18 +706,18 @@ pub(super) fn register(t: &mut Table) {
         )))
     });
     t.insert("decryptAES", |_, a| {
-        arity("decryptAES", &a, 2)?;
+        arity("decryptAES", a, 2)?;
         match decrypt_aes(&str_arg(&a[0]), &str_arg(&a[1])) {
             Ok(s) => Ok(Value::from(s)),
             Err(e) => err(e),
         }
     });
     t.insert("bcrypt", |ex, a| {
-        arity("bcrypt", &a, 1)?;
+        arity("bcrypt", a, 1)?;
         Ok(Value::from(bcrypt_hash(&str_arg(&a[0]), &mut ex.rng)))
     });
     t.insert("htpasswd", |ex, a| {
-        arity("htpasswd", &a, 2)?;
+        arity("htpasswd", a, 2)?;
         let user = str_arg(&a[0]);
         if user.contains(':') {
             return Ok(Value::from(format!("invalid username: {user}")));
@@ -728,7 +728,7 @@ pub(super) fn register(t: &mut Table) {
         )))
     });
     t.insert("randBytes", |ex, a| {
-        arity("randBytes", &a, 1)?;
+        arity("randBytes", a, 1)?;
         let n = to_i64(&a[0]);
         if !(0..=1 << 20).contains(&n) {
             return err(format!("randBytes: invalid length {n}"));

@@ -195,20 +195,20 @@ fn go_time(t: DateTime<FixedOffset>) -> Value {
 
 pub(super) fn register(t: &mut Table) {
     t.insert("now", |_, a| {
-        arity("now", &a, 0)?;
+        arity("now", a, 0)?;
         Ok(go_time(Utc::now().fixed_offset()))
     });
     t.insert("date", |_, a| {
-        arity("date", &a, 2)?;
+        arity("date", a, 2)?;
         Ok(Value::from(format_go(&time_arg(&a[1]), &str_arg(&a[0]))))
     });
     t.insert("htmlDate", |_, a| {
-        arity("htmlDate", &a, 1)?;
+        arity("htmlDate", a, 1)?;
         Ok(Value::from(format_go(&time_arg(&a[0]), "2006-01-02")))
     });
     for name in ["dateInZone", "date_in_zone"] {
         t.insert(name, |_, a| {
-            arity("dateInZone", &a, 3)?;
+            arity("dateInZone", a, 3)?;
             Ok(Value::from(format_go(
                 &time_arg(&a[1]).with_timezone(&Utc).fixed_offset(),
                 &str_arg(&a[0]),
@@ -216,14 +216,14 @@ pub(super) fn register(t: &mut Table) {
         });
     }
     t.insert("htmlDateInZone", |_, a| {
-        arity("htmlDateInZone", &a, 2)?;
+        arity("htmlDateInZone", a, 2)?;
         Ok(Value::from(format_go(
             &time_arg(&a[0]).with_timezone(&Utc).fixed_offset(),
             "2006-01-02",
         )))
     });
     t.insert("unixEpoch", |_, a| {
-        arity("unixEpoch", &a, 1)?;
+        arity("unixEpoch", a, 1)?;
         Ok(Value::from(time_arg(&a[0]).timestamp().to_string()))
     });
     for name in [
@@ -233,7 +233,7 @@ pub(super) fn register(t: &mut Table) {
         "must_date_modify",
     ] {
         t.insert(name, |_, a| {
-            arity("dateModify", &a, 2)?;
+            arity("dateModify", a, 2)?;
             match parse_duration(&str_arg(&a[0])) {
                 Some(d) => Ok(go_time(time_arg(&a[1]) + d)),
                 None => err(format!("time: invalid duration {:?}", str_arg(&a[0]))),
@@ -241,12 +241,12 @@ pub(super) fn register(t: &mut Table) {
         });
     }
     t.insert("ago", |_, a| {
-        arity("ago", &a, 1)?;
+        arity("ago", a, 1)?;
         let secs = (Utc::now().fixed_offset() - time_arg(&a[0])).num_seconds();
         Ok(Value::from(duration_string(secs)))
     });
     t.insert("durationRound", |_, a| {
-        arity("durationRound", &a, 1)?;
+        arity("durationRound", a, 1)?;
         let secs = match a[0].downcast_object_ref::<GoTime>() {
             Some(t) => (Utc::now().fixed_offset() - t.0).num_seconds(),
             None => match a[0].as_str() {
@@ -257,12 +257,12 @@ pub(super) fn register(t: &mut Table) {
         Ok(Value::from(duration_round(secs)))
     });
     t.insert("duration", |_, a| {
-        arity("duration", &a, 1)?;
+        arity("duration", a, 1)?;
         Ok(Value::from(duration_string(to_i64(&a[0]))))
     });
     for name in ["toDate", "mustToDate"] {
         t.insert(name, |_, a| {
-            arity("toDate", &a, 2)?;
+            arity("toDate", a, 2)?;
             let s = str_arg(&a[1]);
             let parsed = DateTime::parse_from_rfc3339(&s)
                 .ok()

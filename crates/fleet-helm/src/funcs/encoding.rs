@@ -13,22 +13,22 @@ use minijinja::value::ValueKind;
 
 pub(super) fn register(t: &mut Table) {
     t.insert("toYaml", |_, a| {
-        arity("toYaml", &a, 1)?;
+        arity("toYaml", a, 1)?;
         let y = crate::yaml::to_yaml(&a[0]).unwrap_or_default();
         Ok(Value::from(y.trim_end_matches('\n')))
     });
     t.insert("mustToYaml", |_, a| {
-        arity("mustToYaml", &a, 1)?;
+        arity("mustToYaml", a, 1)?;
         let y = crate::yaml::to_yaml(&a[0]).map_err(FuncError::Msg)?;
         Ok(Value::from(y.trim_end_matches('\n')))
     });
     t.insert("toYamlPretty", |_, a| {
-        arity("toYamlPretty", &a, 1)?;
+        arity("toYamlPretty", a, 1)?;
         let y = crate::yaml::to_yaml(&a[0]).unwrap_or_default();
         Ok(Value::from(y.trim_end_matches('\n')))
     });
     t.insert("fromYaml", |_, a| {
-        arity("fromYaml", &a, 1)?;
+        arity("fromYaml", a, 1)?;
         Ok(match crate::yaml::parse_value(&str_arg(&a[0])) {
             Ok(v) if v.kind() == ValueKind::Map => v,
             Ok(v) if is_nil(&v) => map_value(Default::default()),
@@ -37,7 +37,7 @@ pub(super) fn register(t: &mut Table) {
         })
     });
     t.insert("fromYamlArray", |_, a| {
-        arity("fromYamlArray", &a, 1)?;
+        arity("fromYamlArray", a, 1)?;
         Ok(match crate::yaml::parse_value(&str_arg(&a[0])) {
             Ok(v) if v.kind() == ValueKind::Seq => v,
             Ok(v) if is_nil(&v) => list_value(vec![]),
@@ -64,7 +64,7 @@ pub(super) fn register(t: &mut Table) {
         json_fn("mustToPrettyJson", a, true, true, true)
     });
     t.insert("fromJson", |_, a| {
-        arity("fromJson", &a, 1)?;
+        arity("fromJson", a, 1)?;
         Ok(
             match serde_json::from_str::<serde_json::Value>(&str_arg(&a[0])) {
                 Ok(v @ serde_json::Value::Object(_)) => from_json_floats(&v),
@@ -76,14 +76,14 @@ pub(super) fn register(t: &mut Table) {
         )
     });
     t.insert("mustFromJson", |_, a| {
-        arity("mustFromJson", &a, 1)?;
+        arity("mustFromJson", a, 1)?;
         match serde_json::from_str::<serde_json::Value>(&str_arg(&a[0])) {
             Ok(v) => Ok(from_json_floats(&v)),
             Err(e) => err(e.to_string()),
         }
     });
     t.insert("fromJsonArray", |_, a| {
-        arity("fromJsonArray", &a, 1)?;
+        arity("fromJsonArray", a, 1)?;
         Ok(
             match serde_json::from_str::<serde_json::Value>(&str_arg(&a[0])) {
                 Ok(v @ serde_json::Value::Array(_)) => from_json_floats(&v),
@@ -95,38 +95,38 @@ pub(super) fn register(t: &mut Table) {
         )
     });
     t.insert("toToml", |_, a| {
-        arity("toToml", &a, 1)?;
+        arity("toToml", a, 1)?;
         Ok(Value::from(to_toml(&a[0])))
     });
     t.insert("b64enc", |_, a| {
-        arity("b64enc", &a, 1)?;
+        arity("b64enc", a, 1)?;
         Ok(Value::from(STANDARD.encode(bytes_arg(&a[0]))))
     });
     t.insert("b64dec", |_, a| {
-        arity("b64dec", &a, 1)?;
+        arity("b64dec", a, 1)?;
         Ok(match STANDARD.decode(str_arg(&a[0])) {
             Ok(b) => string_from_bytes(b),
             Err(e) => Value::from(e.to_string()),
         })
     });
     t.insert("sha256sum", |_, a| {
-        arity("sha256sum", &a, 1)?;
+        arity("sha256sum", a, 1)?;
         Ok(Value::from(hex::encode(sha2::Sha256::digest(bytes_arg(
             &a[0],
         )))))
     });
     t.insert("sha512sum", |_, a| {
-        arity("sha512sum", &a, 1)?;
+        arity("sha512sum", a, 1)?;
         Ok(Value::from(hex::encode(sha2::Sha512::digest(bytes_arg(
             &a[0],
         )))))
     });
     t.insert("sha1sum", |_, a| {
-        arity("sha1sum", &a, 1)?;
+        arity("sha1sum", a, 1)?;
         Ok(Value::from(hex::encode(sha1(&bytes_arg(&a[0])))))
     });
     t.insert("adler32sum", |_, a| {
-        arity("adler32sum", &a, 1)?;
+        arity("adler32sum", a, 1)?;
         let (mut x, mut y) = (1u32, 0u32);
         for b in bytes_arg(&a[0]) {
             x = (x + b as u32) % 65521;
@@ -135,25 +135,25 @@ pub(super) fn register(t: &mut Table) {
         Ok(Value::from(((y << 16) | x).to_string()))
     });
     t.insert("b32enc", |_, a| {
-        arity("b32enc", &a, 1)?;
+        arity("b32enc", a, 1)?;
         Ok(Value::from(base32_encode(&bytes_arg(&a[0]))))
     });
     t.insert("b32dec", |_, a| {
-        arity("b32dec", &a, 1)?;
+        arity("b32dec", a, 1)?;
         Ok(match base32_decode(&str_arg(&a[0])) {
             Some(b) => string_from_bytes(b),
             None => Value::from("illegal base32 data"),
         })
     });
     t.insert("urlParse", |_, a| {
-        arity("urlParse", &a, 1)?;
+        arity("urlParse", a, 1)?;
         Ok(url_parse(&str_arg(&a[0])))
     });
     t.insert("getHostByName", |_, _| {
         err("getHostByName needs the network, which chart rendering does not use")
     });
     t.insert("urlJoin", |_, a| {
-        arity("urlJoin", &a, 1)?;
+        arity("urlJoin", a, 1)?;
         let m = as_map(&a[0]).map(|m| m.snapshot()).unwrap_or_default();
         let get = |k: &str| m.get(k).map(super::strval).unwrap_or_default();
         let mut out = String::new();
@@ -223,8 +223,8 @@ pub(crate) fn from_json_floats(v: &serde_json::Value) -> Value {
 /// Sprig's `toJson` family: Go's `encoding/json` through [`fleet_yaml::gojson`] (maps are Go maps, so members
 /// come sorted); `toRawJson` does not escape HTML, `toPrettyJson` indents. On an unencodable value (NaN, a cycle)
 /// the `must` variants fail and the others print nothing, as Sprig does.
-fn json_fn(name: &str, a: Vec<Value>, escape_html: bool, pretty: bool, must: bool) -> FuncResult {
-    arity(name, &a, 1)?;
+fn json_fn(name: &str, a: &[Value], escape_html: bool, pretty: bool, must: bool) -> FuncResult {
+    arity(name, a, 1)?;
     let style = fleet_yaml::gojson::Style {
         escape_html,
         indent: pretty,

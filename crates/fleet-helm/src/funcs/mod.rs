@@ -38,7 +38,7 @@ pub enum FuncError {
 }
 
 pub type FuncResult = Result<Value, FuncError>;
-pub type Func = fn(&mut Exec<'_>, Vec<Value>) -> FuncResult;
+pub type Func = fn(&mut Exec<'_>, &[Value]) -> FuncResult;
 
 /// The table of functions by name.
 pub struct Funcs {

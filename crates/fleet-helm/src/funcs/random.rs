@@ -88,18 +88,18 @@ fn rand_from(ex: &mut Exec<'_>, a: &[Value], name: &str, set: &[u8]) -> FuncResu
 pub(super) fn register(t: &mut Table) {
     t.insert("randAlphaNum", |ex, a| {
         let set: Vec<u8> = ALPHA.iter().chain(NUMERIC).copied().collect();
-        rand_from(ex, &a, "randAlphaNum", &set)
+        rand_from(ex, a, "randAlphaNum", &set)
     });
-    t.insert("randAlpha", |ex, a| rand_from(ex, &a, "randAlpha", ALPHA));
+    t.insert("randAlpha", |ex, a| rand_from(ex, a, "randAlpha", ALPHA));
     t.insert("randNumeric", |ex, a| {
-        rand_from(ex, &a, "randNumeric", NUMERIC)
+        rand_from(ex, a, "randNumeric", NUMERIC)
     });
     t.insert("randAscii", |ex, a| {
         let set: Vec<u8> = (32u8..127).collect();
-        rand_from(ex, &a, "randAscii", &set)
+        rand_from(ex, a, "randAscii", &set)
     });
     t.insert("randInt", |ex, a| {
-        arity("randInt", &a, 2)?;
+        arity("randInt", a, 2)?;
         let (lo, hi) = (to_i64(&a[0]), to_i64(&a[1]));
         if hi <= lo {
             return err("invalid argument to Intn");
@@ -107,7 +107,7 @@ pub(super) fn register(t: &mut Table) {
         Ok(Value::from(lo + ex.rng.below((hi - lo) as u64) as i64))
     });
     t.insert("uuidv4", |ex, a| {
-        arity("uuidv4", &a, 0)?;
+        arity("uuidv4", a, 0)?;
         let (x, y) = (ex.rng.next_u64(), ex.rng.next_u64());
         let mut b = [0u8; 16];
         b[..8].copy_from_slice(&x.to_be_bytes());
@@ -125,7 +125,7 @@ pub(super) fn register(t: &mut Table) {
         )))
     });
     t.insert("shuffle", |ex, a| {
-        arity("shuffle", &a, 1)?;
+        arity("shuffle", a, 1)?;
         let mut chars: Vec<char> = str_arg(&a[0]).chars().collect();
         for i in (1..chars.len()).rev() {
             let j = ex.rng.below(i as u64 + 1) as usize;

@@ -253,7 +253,7 @@ pub(super) fn register(t: &mut Table) {
         semver_compare("mustSemverCompare", a)
     });
     t.insert("semver", |_, a| {
-        arity("semver", &a, 1)?;
+        arity("semver", a, 1)?;
         let s = str_arg(&a[0]);
         let Some(v) = parse_version(&s) else {
             return err("Invalid Semantic Version");
@@ -269,8 +269,8 @@ pub(super) fn register(t: &mut Table) {
     });
 }
 
-fn semver_compare(name: &str, a: Vec<Value>) -> FuncResult {
-    arity(name, &a, 2)?;
+fn semver_compare(name: &str, a: &[Value]) -> FuncResult {
+    arity(name, a, 2)?;
     let Some(v) = parse_version(&str_arg(&a[1])) else {
         return err("Invalid Semantic Version");
     };

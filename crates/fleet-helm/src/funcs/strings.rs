@@ -16,11 +16,11 @@ pub(super) fn register(t: &mut Table) {
         s1("trim", a, |s| s.trim_matches(is_go_space).to_string())
     });
     t.insert("hello", |_, a| {
-        arity("hello", &a, 0)?;
+        arity("hello", a, 0)?;
         Ok(Value::from("Hello!"))
     });
     t.insert("abbrevboth", |_, a| {
-        arity("abbrevboth", &a, 3)?;
+        arity("abbrevboth", a, 3)?;
         let (left, right, s) = (to_i64(&a[0]), to_i64(&a[1]), str_arg(&a[2]));
         let chars: Vec<char> = s.chars().collect();
         let n = chars.len() as i64;
@@ -100,14 +100,14 @@ pub(super) fn register(t: &mut Table) {
     t.insert("hasSuffix", |_, a| {
         b2("hasSuffix", a, |p, s| s.ends_with(p.as_str()))
     });
-    t.insert("quote", |_, a| Ok(Value::from(quote_all(&a, false))));
-    t.insert("squote", |_, a| Ok(Value::from(quote_all(&a, true))));
+    t.insert("quote", |_, a| Ok(Value::from(quote_all(a, false))));
+    t.insert("squote", |_, a| Ok(Value::from(quote_all(a, true))));
     t.insert("cat", |_, a| {
         let parts: Vec<String> = a.iter().filter(|v| !is_nil(v)).map(strval).collect();
         Ok(Value::from(parts.join(" ")))
     });
     t.insert("indent", |_, a| {
-        arity("indent", &a, 2)?;
+        arity("indent", a, 2)?;
         Ok(Value::from(indent_after(
             String::new(),
             to_i64(&a[0]),
@@ -115,7 +115,7 @@ pub(super) fn register(t: &mut Table) {
         )))
     });
     t.insert("nindent", |_, a| {
-        arity("nindent", &a, 2)?;
+        arity("nindent", a, 2)?;
         Ok(Value::from(indent_after(
             String::from("\n"),
             to_i64(&a[0]),
@@ -123,13 +123,13 @@ pub(super) fn register(t: &mut Table) {
         )))
     });
     t.insert("replace", |_, a| {
-        arity("replace", &a, 3)?;
+        arity("replace", a, 3)?;
         Ok(Value::from(
             str_arg(&a[2]).replace(&str_arg(&a[0]), &str_arg(&a[1])),
         ))
     });
     t.insert("plural", |_, a| {
-        arity("plural", &a, 3)?;
+        arity("plural", a, 3)?;
         Ok(if to_i64(&a[2]) == 1 {
             a[0].clone()
         } else {
@@ -137,7 +137,7 @@ pub(super) fn register(t: &mut Table) {
         })
     });
     t.insert("wrap", |_, a| {
-        arity("wrap", &a, 2)?;
+        arity("wrap", a, 2)?;
         Ok(Value::from(wrap(
             &str_arg(&a[1]),
             to_i64(&a[0]).max(1) as usize,
@@ -145,7 +145,7 @@ pub(super) fn register(t: &mut Table) {
         )))
     });
     t.insert("wrapWith", |_, a| {
-        arity("wrapWith", &a, 3)?;
+        arity("wrapWith", a, 3)?;
         Ok(Value::from(wrap(
             &str_arg(&a[2]),
             to_i64(&a[0]).max(1) as usize,
@@ -153,11 +153,11 @@ pub(super) fn register(t: &mut Table) {
         )))
     });
     t.insert("toString", |_, a| {
-        arity("toString", &a, 1)?;
+        arity("toString", a, 1)?;
         Ok(Value::from(strval(&a[0])))
     });
     t.insert("toStrings", |_, a| {
-        arity("toStrings", &a, 1)?;
+        arity("toStrings", a, 1)?;
         let items = as_list(&a[0]).unwrap_or_else(|| {
             if is_nil(&a[0]) {
                 vec![]
@@ -170,7 +170,7 @@ pub(super) fn register(t: &mut Table) {
         ))
     });
     t.insert("split", |_, a| {
-        arity("split", &a, 2)?;
+        arity("split", a, 2)?;
         let (sep, s) = (str_arg(&a[0]), str_arg(&a[1]));
         let parts = go_split(&s, &sep, -1);
         Ok(map_value(
@@ -182,7 +182,7 @@ pub(super) fn register(t: &mut Table) {
         ))
     });
     t.insert("splitn", |_, a| {
-        arity("splitn", &a, 3)?;
+        arity("splitn", a, 3)?;
         let (sep, n, s) = (str_arg(&a[0]), to_i64(&a[1]), str_arg(&a[2]));
         let parts = go_split(&s, &sep, n);
         Ok(map_value(
@@ -194,7 +194,7 @@ pub(super) fn register(t: &mut Table) {
         ))
     });
     t.insert("splitList", |_, a| {
-        arity("splitList", &a, 2)?;
+        arity("splitList", a, 2)?;
         let (sep, s) = (str_arg(&a[0]), str_arg(&a[1]));
         Ok(list_value(
             go_split(&s, &sep, -1)
@@ -204,7 +204,7 @@ pub(super) fn register(t: &mut Table) {
         ))
     });
     t.insert("join", |_, a| {
-        arity("join", &a, 2)?;
+        arity("join", a, 2)?;
         let sep = str_arg(&a[0]);
         let items = match a[1].kind() {
             ValueKind::Seq => as_list(&a[1]).unwrap_or_default(),
@@ -215,7 +215,7 @@ pub(super) fn register(t: &mut Table) {
         Ok(Value::from(parts.join(&sep)))
     });
     t.insert("sortAlpha", |_, a| {
-        arity("sortAlpha", &a, 1)?;
+        arity("sortAlpha", a, 1)?;
         let mut items: Vec<String> = match as_list(&a[0]) {
             Some(l) => l.iter().map(strval).collect(),
             None => vec![strval(&a[0])],
@@ -226,7 +226,7 @@ pub(super) fn register(t: &mut Table) {
     t.insert("regexMatch", |_, a| regex_match("regexMatch", a));
     t.insert("mustRegexMatch", |_, a| regex_match("mustRegexMatch", a));
     t.insert("regexFind", |_, a| {
-        arity("regexFind", &a, 2)?;
+        arity("regexFind", a, 2)?;
         let re = compile(&a[0])?;
         Ok(Value::from(
             re.find(&str_arg(&a[1]))
@@ -235,7 +235,7 @@ pub(super) fn register(t: &mut Table) {
         ))
     });
     t.insert("mustRegexFind", |_, a| {
-        arity("mustRegexFind", &a, 2)?;
+        arity("mustRegexFind", a, 2)?;
         let re = compile(&a[0])?;
         Ok(Value::from(
             re.find(&str_arg(&a[1]))
@@ -261,7 +261,7 @@ pub(super) fn register(t: &mut Table) {
     });
     for name in ["regexSplit", "mustRegexSplit"] {
         t.insert(name, |_, a| {
-            arity("regexSplit", &a, 3)?;
+            arity("regexSplit", a, 3)?;
             let re = compile(&a[0])?;
             let s = str_arg(&a[1]);
             let n = to_i64(&a[2]);
@@ -292,23 +292,23 @@ fn is_go_space(c: char) -> bool {
     c.is_whitespace()
 }
 
-fn s1(name: &str, a: Vec<Value>, f: impl Fn(String) -> String) -> FuncResult {
-    arity(name, &a, 1)?;
+fn s1(name: &str, a: &[Value], f: impl Fn(String) -> String) -> FuncResult {
+    arity(name, a, 1)?;
     Ok(Value::from(f(str_arg(&a[0]))))
 }
 
-fn s2(name: &str, a: Vec<Value>, f: impl Fn(String, String) -> String) -> FuncResult {
-    arity(name, &a, 2)?;
+fn s2(name: &str, a: &[Value], f: impl Fn(String, String) -> String) -> FuncResult {
+    arity(name, a, 2)?;
     Ok(Value::from(f(str_arg(&a[0]), str_arg(&a[1]))))
 }
 
-fn b1(name: &str, a: Vec<Value>, f: impl Fn(String) -> bool) -> FuncResult {
-    arity(name, &a, 1)?;
+fn b1(name: &str, a: &[Value], f: impl Fn(String) -> bool) -> FuncResult {
+    arity(name, a, 1)?;
     Ok(Value::from(f(str_arg(&a[0]))))
 }
 
-fn b2(name: &str, a: Vec<Value>, f: impl Fn(String, String) -> bool) -> FuncResult {
-    arity(name, &a, 2)?;
+fn b2(name: &str, a: &[Value], f: impl Fn(String, String) -> bool) -> FuncResult {
+    arity(name, a, 2)?;
     Ok(Value::from(f(str_arg(&a[0]), str_arg(&a[1]))))
 }
 
@@ -423,8 +423,8 @@ fn camelcase(s: String) -> String {
         .collect()
 }
 
-fn repeat(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
-    arity("repeat", &a, 2)?;
+fn repeat(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+    arity("repeat", a, 2)?;
     let n = to_i64(&a[0]);
     let s = str_arg(&a[1]);
     if n < 0 {
@@ -436,8 +436,8 @@ fn repeat(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
     Ok(Value::from(s.repeat(n as usize)))
 }
 
-fn substr(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
-    arity("substr", &a, 3)?;
+fn substr(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+    arity("substr", a, 3)?;
     let (start, end, s) = (to_i64(&a[0]), to_i64(&a[1]), str_arg(&a[2]));
     let bytes = s.as_bytes();
     let len = bytes.len() as i64;
@@ -458,8 +458,8 @@ fn substr(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
     Ok(Value::from(String::from_utf8_lossy(out).into_owned()))
 }
 
-fn trunc(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
-    arity("trunc", &a, 2)?;
+fn trunc(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+    arity("trunc", a, 2)?;
     let (c, s) = (to_i64(&a[0]), str_arg(&a[1]));
     let len = s.len() as i64;
     let out = if c < 0 && len + c > 0 {
@@ -472,8 +472,8 @@ fn trunc(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
     Ok(Value::from(String::from_utf8_lossy(out).into_owned()))
 }
 
-fn abbrev(_: &mut Exec<'_>, a: Vec<Value>) -> FuncResult {
-    arity("abbrev", &a, 2)?;
+fn abbrev(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+    arity("abbrev", a, 2)?;
     let (w, s) = (to_i64(&a[0]), str_arg(&a[1]));
     if w < 4 || s.chars().count() as i64 <= w {
         return Ok(Value::from(s));
@@ -555,14 +555,14 @@ fn compile(pattern: &Value) -> Result<Rc<Regex>, super::FuncError> {
 /// Most compiled patterns kept per thread.
 const REGEX_CACHE_SIZE: usize = 256;
 
-fn regex_match(name: &str, a: Vec<Value>) -> FuncResult {
-    arity(name, &a, 2)?;
+fn regex_match(name: &str, a: &[Value]) -> FuncResult {
+    arity(name, a, 2)?;
     let re = compile(&a[0])?;
     Ok(Value::from(re.is_match(&str_arg(&a[1]))))
 }
 
-fn regex_find_all(name: &str, a: Vec<Value>) -> FuncResult {
-    arity(name, &a, 3)?;
+fn regex_find_all(name: &str, a: &[Value]) -> FuncResult {
+    arity(name, a, 3)?;
     let re = compile(&a[0])?;
     let s = str_arg(&a[1]);
     let n = to_i64(&a[2]);
@@ -575,8 +575,8 @@ fn regex_find_all(name: &str, a: Vec<Value>) -> FuncResult {
     Ok(list_value(items))
 }
 
-fn regex_replace(name: &str, a: Vec<Value>, literal: bool) -> FuncResult {
-    arity(name, &a, 3)?;
+fn regex_replace(name: &str, a: &[Value], literal: bool) -> FuncResult {
+    arity(name, a, 3)?;
     let re = compile(&a[0])?;
     let s = str_arg(&a[1]);
     let repl = str_arg(&a[2]);

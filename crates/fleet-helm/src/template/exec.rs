@@ -65,6 +65,8 @@ type Vars = Vec<(Arc<str>, Value)>;
 struct Spare {
     buffers: Vec<String>,
     vars: Vec<Vars>,
+    /// Argument vectors of finished function calls: a chart makes thousands of calls.
+    args: Vec<Vec<Value>>,
 }
 
 impl Spare {
@@ -87,6 +89,17 @@ impl Spare {
         if self.vars.len() < SPARE_KEPT {
             v.clear();
             self.vars.push(v);
+        }
+    }
+
+    fn args(&mut self) -> Vec<Value> {
+        self.args.pop().unwrap_or_default()
+    }
+
+    fn keep_args(&mut self, mut v: Vec<Value>) {
+        if self.args.len() < SPARE_KEPT {
+            v.clear();
+            self.args.push(v);
         }
     }
 }
@@ -486,9 +499,17 @@ impl<'a> Exec<'a> {
         if is_nil(&receiver) {
             return Ok(nil());
         }
-        let n = idents.len();
-        for (i, field) in idents.iter().enumerate() {
-            let last = i + 1 == n;
+        let mut rest = idents.as_str();
+        while !rest.is_empty() {
+            // The next name, and whether it is the chain's last.
+            let (field, last) = match rest.bytes().position(|b| b == b'.') {
+                Some(dot) => {
+                    let field = &rest[..dot];
+                    rest = &rest[dot + 1..];
+                    (field, false)
+                }
+                None => (std::mem::take(&mut rest), true),
+            };
             let has_args = last && (!args.is_empty() || fin.is_some());
             // Objects other than our plain maps (the common case, which have no methods) may have methods
             // (`.Files.Get`, `.Capabilities.APIVersions.Has`); as in Go, a method wins over a map key of the same name.
@@ -610,7 +631,7 @@ impl<'a> Exec<'a> {
         if func.is_none() && !super::parse::LATE_BOUND.contains(&name) {
             return Err(self.error(scope, pos, name, format!("function {name:?} not defined")));
         }
-        let mut values = Vec::with_capacity(args.len() + 1);
+        let mut values = self.spare.args();
         for a in args {
             values.push(self.eval_arg(scope, dot, a)?);
         }
@@ -618,14 +639,15 @@ impl<'a> Exec<'a> {
             values.push(f);
         }
         let result = match (func, name) {
-            (Some(f), _) => f(self, values),
-            (None, "include") => self.include(values),
-            (None, "tpl") => self.tpl(scope, values),
+            (Some(f), _) => f(self, &values),
+            (None, "include") => self.include(&values),
+            (None, "tpl") => self.tpl(scope, &values),
             (None, _) => match self.funcs.get(name) {
-                Some(f) => f(self, values),
+                Some(f) => f(self, &values),
                 None => Err(FuncError::Msg(format!("function {name:?} not defined"))),
             },
         };
+        self.spare.keep_args(values);
         result.map_err(|e| match e {
             FuncError::Msg(m) => self.error(
                 scope,
@@ -642,18 +664,18 @@ impl<'a> Exec<'a> {
     }
 
     /// Helm's `include NAME DATA`: renders a named template to a string.
-    fn include(&mut self, args: Vec<Value>) -> Result<Value, FuncError> {
-        let [name, data] = <[Value; 2]>::try_from(args).map_err(|a| {
-            FuncError::Msg(format!(
+    fn include(&mut self, args: &[Value]) -> Result<Value, FuncError> {
+        let [name, data] = args else {
+            return Err(FuncError::Msg(format!(
                 "wrong number of args for include: want 2 got {}",
-                a.len()
-            ))
-        })?;
+                args.len()
+            )));
+        };
         let printed;
         let name = match name.as_str() {
             Some(s) => s,
             None => {
-                printed = to_go_string(&name);
+                printed = to_go_string(name);
                 printed.as_str()
             }
         };
@@ -663,7 +685,7 @@ impl<'a> Exec<'a> {
             )));
         };
         let mut out = self.spare.buffer();
-        let r = self.run(t, &data, &mut out);
+        let r = self.run(t, data, &mut out);
         let value = Value::from(out.as_str());
         self.spare.keep_buffer(out);
         r.map_err(FuncError::Nested)?;
@@ -671,22 +693,22 @@ impl<'a> Exec<'a> {
     }
 
     /// Helm's `tpl TEXT DATA`: parses TEXT as a template (seeing the chart's named templates) and renders it.
-    fn tpl(&mut self, scope: &Scope, args: Vec<Value>) -> Result<Value, FuncError> {
-        let [text, data] = <[Value; 2]>::try_from(args).map_err(|a| {
-            FuncError::Msg(format!(
+    fn tpl(&mut self, scope: &Scope, args: &[Value]) -> Result<Value, FuncError> {
+        let [text, data] = args else {
+            return Err(FuncError::Msg(format!(
                 "wrong number of args for tpl: want 2 got {}",
-                a.len()
-            ))
-        })?;
+                args.len()
+            )));
+        };
         let printed;
         let text = match text.as_str() {
             Some(s) => s,
             None => {
-                printed = to_go_string(&text);
+                printed = to_go_string(text);
                 printed.as_str()
             }
         };
-        let name = as_map(&data)
+        let name = as_map(data)
             .and_then(|m| m.get("Template"))
             .and_then(|t| as_map(&t).and_then(|t| t.get("Name")));
         let name = name
@@ -710,7 +732,7 @@ impl<'a> Exec<'a> {
         };
         self.overlays.push(overlay);
         let mut out = self.spare.buffer();
-        let r = self.run(root, &data, &mut out);
+        let r = self.run(root, data, &mut out);
         self.overlays.pop();
         let value = match without_no_value(&out) {
             Some(cleaned) => Value::from(cleaned),
