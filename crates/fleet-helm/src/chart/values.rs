@@ -2,6 +2,7 @@
 //! defaults (`null` deletes, tables merge, user values win), subchart scopes and `global` propagation, and
 //! enabling dependencies by `condition` and `tags` (with `alias`).
 
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::load::Chart;
@@ -46,100 +47,172 @@ pub fn coalesce_values(chart: &Chart, user: &Value) -> Value {
     } else {
         map_value(Default::default())
     };
-    coalesce(chart, &chart_map(&dest), false);
+    Coalescer::copying().coalesce(chart, &chart_map(&dest), false);
     dest
 }
 
-fn coalesce(chart: &Chart, dest: &GoMap, merge: bool) {
-    coalesce_chart_values(chart, dest, merge);
-    coalesce_deps(chart, dest, merge);
+/// [`coalesce_values`] for a result that is only read: the same values, but sharing the maps of the charts'
+/// defaults and of `user` wherever the result leaves them as they are (a map is copied only where it changes).
+fn coalesce_values_shared(chart: &Chart, user: &Value) -> Value {
+    let mut c = Coalescer::sharing();
+    let dest = c.fresh(as_map(user).map(|m| m.snapshot()).unwrap_or_default());
+    c.coalesce(chart, &chart_map(&dest), false);
+    dest
 }
 
-fn coalesce_deps(chart: &Chart, dest: &GoMap, merge: bool) {
-    for sub in &chart.subcharts {
-        let name = &sub.name;
-        let existing = dest.get(name);
-        let sub_map = match existing {
-            None => {
-                let m = map_value(Default::default());
-                dest.insert(name.clone(), m.clone());
-                m
-            }
+/// One coalesce: Helm's algorithm, which fills and changes the maps of the result in place, and a rule for the maps
+/// that come from the chart defaults (and the user values) so that those are never changed.
+struct Coalescer {
+    /// `false`: every default taken into the result is a deep copy, so every map of the result is its own. `true`:
+    /// defaults are taken as they are, and a map of the result is copied (one level) before it is changed unless
+    /// this coalesce made it.
+    sharing: bool,
+    /// The maps this coalesce made (sharing only), kept alive so that their addresses stay theirs.
+    made: HashMap<*const GoMap, Arc<GoMap>>,
+}
+
+impl Coalescer {
+    fn copying() -> Self {
+        Coalescer {
+            sharing: false,
+            made: HashMap::new(),
+        }
+    }
+
+    fn sharing() -> Self {
+        Coalescer {
+            sharing: true,
+            made: HashMap::new(),
+        }
+    }
+
+    /// A new map of the result, holding `entries`.
+    fn fresh(&mut self, entries: BTreeMap<String, Value>) -> Value {
+        let v = map_value(entries);
+        if self.sharing
+            && let Some(m) = as_map(&v)
+        {
+            self.made.insert(Arc::as_ptr(&m), m);
+        }
+        v
+    }
+
+    /// A default (or a value of the source table) as the result takes it.
+    fn take(&self, v: Value) -> Value {
+        if self.sharing { v } else { deep_copy(&v) }
+    }
+
+    /// The map `child`, the value of `key` in the result's map `parent`, ready to be changed: when it may be shared,
+    /// a copy of it replaces it in `parent` first.
+    fn writable(&mut self, parent: &GoMap, key: &str, child: &Value) -> Arc<GoMap> {
+        let m = chart_map(child);
+        if !self.sharing || self.made.contains_key(&Arc::as_ptr(&m)) {
+            return m;
+        }
+        let copy = self.fresh(m.snapshot());
+        parent.insert(key, copy.clone());
+        chart_map(&copy)
+    }
+
+    fn coalesce(&mut self, chart: &Chart, dest: &GoMap, merge: bool) {
+        self.chart_values(chart, dest, merge);
+        self.deps(chart, dest, merge);
+    }
+
+    fn deps(&mut self, chart: &Chart, dest: &GoMap, merge: bool) {
+        for sub in &chart.subcharts {
+            let name = &sub.name;
+            let dv = match dest.get(name) {
+                Some(v) if is_map(&v) => self.writable(dest, name, &v),
+                // A missing key gets an empty table; Helm errors on a non-table with "type mismatch", we keep going
+                // with the chart defaults.
+                _ => {
+                    let m = self.fresh(BTreeMap::new());
+                    dest.insert(name.clone(), m.clone());
+                    chart_map(&m)
+                }
+            };
+            self.globals(&dv, dest);
+            self.coalesce(sub, &dv, merge);
+        }
+    }
+
+    /// Copies the parent's `global` into the subchart's, parent winning.
+    fn globals(&mut self, dest: &GoMap, src: &GoMap) {
+        let dg = match dest.get("global") {
+            None => self.fresh(BTreeMap::new()),
             Some(v) if is_map(&v) => v,
-            // Helm errors with "type mismatch"; keep going with the chart defaults.
-            Some(_) => {
-                let m = map_value(Default::default());
-                dest.insert(name.clone(), m.clone());
-                m
-            }
+            Some(_) => return,
         };
-        let dv = chart_map(&sub_map);
-        coalesce_globals(&dv, dest);
-        coalesce(sub, &dv, merge);
-    }
-}
-
-/// Copies the parent's `global` into the subchart's, parent winning.
-fn coalesce_globals(dest: &GoMap, src: &GoMap) {
-    let dg = match dest.get("global") {
-        None => map_value(Default::default()),
-        Some(v) if is_map(&v) => v,
-        Some(_) => return,
-    };
-    let sg = match src.get("global") {
-        None => map_value(Default::default()),
-        Some(v) if is_map(&v) => v,
-        Some(_) => return,
-    };
-    let dgm = chart_map(&dg);
-    for (key, val) in chart_map(&sg).snapshot() {
-        if is_map(&val) {
-            let vv = deep_copy(&val);
-            match dgm.get(&key) {
-                None => dgm.insert(key, vv),
-                Some(destv) if is_map(&destv) => {
-                    coalesce_tables(&chart_map(&vv), &chart_map(&destv), true);
-                    dgm.insert(key, vv);
+        let sg = match src.get("global") {
+            None => map_value(Default::default()),
+            Some(v) if is_map(&v) => v,
+            Some(_) => return,
+        };
+        // `dg` is put (back) in place first, so that making it writable replaces it there.
+        dest.insert("global", dg.clone());
+        let dgm = self.writable(dest, "global", &dg);
+        for (key, val) in chart_map(&sg).snapshot() {
+            if is_map(&val) {
+                let vv = deep_copy(&val);
+                if self.sharing
+                    && let Some(m) = as_map(&vv)
+                {
+                    self.made.insert(Arc::as_ptr(&m), m);
                 }
-                Some(_) => {}
+                match dgm.get(&key) {
+                    None => dgm.insert(key, vv),
+                    Some(destv) if is_map(&destv) => {
+                        // The parent's table wins over the subchart's own; the subchart's values move across.
+                        Coalescer::copying().tables(
+                            &chart_map(&vv),
+                            &chart_map(&destv),
+                            true,
+                            false,
+                        );
+                        dgm.insert(key, vv);
+                    }
+                    Some(_) => {}
+                }
+            } else if dgm.get(&key).is_some_and(|d| is_map(&d)) {
+                // A table is not replaced by a scalar.
+            } else {
+                dgm.insert(key, val);
             }
-        } else if dgm.get(&key).is_some_and(|d| is_map(&d)) {
-            // A table is not replaced by a scalar.
-        } else {
-            dgm.insert(key, val);
         }
     }
-    dest.insert("global", dg);
-}
 
-fn coalesce_chart_values(chart: &Chart, v: &GoMap, merge: bool) {
-    let defaults = deep_copy(&chart.values);
-    for (key, val) in chart_map(&defaults).snapshot() {
-        match v.get(&key) {
-            Some(value) => {
-                if is_nil(&value) && !merge {
-                    v.remove(&key);
-                } else if is_map(&value) && is_map(&val) {
-                    let merge = merge || chart.subcharts.iter().any(|s| s.name == key);
-                    coalesce_tables(&chart_map(&value), &chart_map(&val), merge);
+    fn chart_values(&mut self, chart: &Chart, v: &GoMap, merge: bool) {
+        for (key, val) in chart_map(&chart.values).snapshot() {
+            match v.get(&key) {
+                Some(value) => {
+                    if is_nil(&value) && !merge {
+                        v.remove(&key);
+                    } else if is_map(&value) && is_map(&val) {
+                        let merge = merge || chart.subcharts.iter().any(|s| s.name == key);
+                        let dst = self.writable(v, &key, &value);
+                        self.tables(&dst, &chart_map(&val), merge, true);
+                    }
                 }
+                None => v.insert(key, self.take(val)),
             }
-            None => v.insert(key, val),
         }
     }
-}
 
-/// `coalesceTablesFullKey(dst, src)`: `dst` wins; `null` in `dst` deletes unless merging.
-fn coalesce_tables(dst: &GoMap, src: &GoMap, merge: bool) {
-    for (key, val) in src.snapshot() {
-        match dst.get(&key) {
-            Some(dv) if !merge && is_nil(&dv) => {
-                dst.remove(&key);
-            }
-            None => dst.insert(key, val),
-            Some(dv) => {
-                if is_map(&val) && is_map(&dv) {
-                    coalesce_tables(&chart_map(&dv), &chart_map(&val), merge);
+    /// `coalesceTablesFullKey(dst, src)`: `dst` wins; `null` in `dst` deletes unless merging. `defaults`: `src`
+    /// belongs to chart defaults (taken as [`Coalescer::take`] says); else its values move into `dst` as they are.
+    fn tables(&mut self, dst: &GoMap, src: &GoMap, merge: bool, defaults: bool) {
+        for (key, val) in src.snapshot() {
+            match dst.get(&key) {
+                Some(dv) if !merge && is_nil(&dv) => {
+                    dst.remove(&key);
+                }
+                None => dst.insert(key, if defaults { self.take(val) } else { val }),
+                Some(dv) => {
+                    if is_map(&val) && is_map(&dv) {
+                        let dvm = self.writable(dst, &key, &dv);
+                        self.tables(&dvm, &chart_map(&val), merge, defaults);
+                    }
                 }
             }
         }
@@ -158,7 +231,7 @@ fn lookup_path(values: &Value, path: &str) -> Option<Value> {
 /// Removes disabled dependencies (by `condition` and `tags`) and applies aliases, recursively, as Helm's
 /// `processDependencyEnabled` does. `user` is the merged user values of the top-level chart.
 pub fn process_dependencies(chart: &mut Chart, user: &Value) {
-    let cvals = coalesce_values(chart, user);
+    let cvals = coalesce_values_shared(chart, user);
     process_level(chart, &cvals, "");
 }
 
@@ -269,8 +342,10 @@ pub fn process_import_values(chart: &mut Chart) {
     {
         return;
     }
-    let cvals = coalesce_values(chart, &map_value(Default::default()));
-    let imported = map_value(Default::default());
+    let mut c = Coalescer::sharing();
+    let cvals = c.fresh(BTreeMap::new());
+    c.coalesce(chart, &chart_map(&cvals), false);
+    let imported = c.fresh(BTreeMap::new());
     for dep in &chart.dependencies {
         let name = if dep.alias.is_empty() {
             &dep.name
@@ -297,11 +372,11 @@ pub fn process_import_values(chart: &mut Chart) {
             };
             let incoming = path_to_map(&parent, deep_copy(&table));
             // Earlier imports win over later ones (CoalesceTables keeps the destination).
-            coalesce_tables(&chart_map(&imported), &chart_map(&incoming), false);
+            c.tables(&chart_map(&imported), &chart_map(&incoming), false, false);
         }
     }
     let own = cvals;
-    coalesce_tables(&chart_map(&own), &chart_map(&imported), false);
+    c.tables(&chart_map(&own), &chart_map(&imported), false, false);
     chart.values = own;
 }
 
@@ -386,6 +461,69 @@ mod tests {
         assert_eq!(
             json(&v),
             r#"{"a":5,"b":{"v":2,"w":9},"c":{"enabled":true,"global":{"g":1},"k":"parent","z":3},"global":{"g":1}}"#
+        );
+    }
+
+    /// Every chart's defaults, as JSON text, depth first.
+    fn defaults(c: &Chart) -> Vec<String> {
+        let mut out = vec![json(&c.values)];
+        for sub in &c.subcharts {
+            out.extend(defaults(sub));
+        }
+        out
+    }
+
+    /// The coalesce whose result is only read (conditions, import-values) gives the copying coalesce's values and
+    /// changes no chart's defaults, though it shares their maps: parent tables over a subchart's, globals, nulls.
+    #[test]
+    fn sharing_coalesce_gives_the_same_values_and_leaves_defaults_alone() {
+        let c = chart(&[
+            ("Chart.yaml", PARENT),
+            (
+                "values.yaml",
+                "a: {x: 1, deep: {y: 2}}\nc: {k: parent, t: {p: 1}, global: {g: {h: 1}}}\nglobal: {g: {i: 2}, s: 1}\n",
+            ),
+            (
+                "charts/c/Chart.yaml",
+                "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+            ),
+            (
+                "charts/c/values.yaml",
+                "k: child\nenabled: true\nt: {p: 0, q: {r: 1}}\nglobal: {g: {j: 3}}\n",
+            ),
+        ]);
+        let before = defaults(&c);
+        for user in [
+            "{}",
+            "a: {deep: {z: 3}}\nc: {t: {q: {s: 2}}}\n",
+            "a: {x: null}\nc: {t: null, global: {g: {h: 9}}}\nglobal: {g: {k: 1}}\n",
+        ] {
+            let user = crate::yaml::parse_value(user).unwrap();
+            let shared = coalesce_values_shared(&c, &user);
+            assert_eq!(json(&shared), json(&coalesce_values(&c, &user)));
+            assert_eq!(defaults(&c), before);
+        }
+        let mut c = chart(&[
+            ("Chart.yaml", PARENT),
+            (
+                "values.yaml",
+                "fromchild: {keep: parent}\nc: {deep: {more: 5}}\n",
+            ),
+            (
+                "charts/c/Chart.yaml",
+                "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+            ),
+            (
+                "charts/c/values.yaml",
+                "exports: {data: {exported: 1}}\ndeep: {keep: child, more: 2}\n",
+            ),
+        ]);
+        let child = json(&c.subcharts[0].values);
+        process_import_values(&mut c);
+        assert_eq!(json(&c.subcharts[0].values), child);
+        assert_eq!(
+            json(&c.values),
+            r#"{"c":{"deep":{"keep":"child","more":5},"exports":{"data":{"exported":1}},"global":{}},"exported":1,"fromchild":{"keep":"parent","more":5}}"#
         );
     }
 
