@@ -30,13 +30,13 @@ pub(crate) fn first_value(text: &str) -> Option<Value> {
 
 /// [`first_value`] built by `build`: numbers come as Go reads them back from JSON (integral floats as integers).
 pub(crate) fn first_value_with<B: Build>(text: &str, build: &mut B) -> Option<B::Node> {
-    if text.contains(['\t', '\r', '\u{feff}']) {
+    if text.bytes().any(|b| b == b'\t' || b == b'\r') || text.contains('\u{feff}') {
         return None;
     }
     let mut lines = Vec::new();
     for raw in text.split('\n') {
-        let content = raw.trim_start_matches(' ');
-        let indent = raw.len() - content.len();
+        let indent = raw.bytes().take_while(|&b| b == b' ').count();
+        let content = &raw[indent..];
         if content.starts_with("---") || content.starts_with("...") || content.starts_with('%') {
             // Only a bare `---` before any content is accepted: documents, directives and markers go to the full
             // reader.
@@ -316,8 +316,8 @@ impl<'a, B: Build> Reader<'a, '_, B> {
             }
             let words = line.content.trim_end_matches(' ');
             if !words.starts_with(|c: char| c.is_ascii_alphanumeric())
-                || words.contains(": ")
-                || words.contains(" #")
+                || has_pair(words, b':', b' ')
+                || has_pair(words, b' ', b'#')
                 || words.ends_with(':')
             {
                 return None;
@@ -438,7 +438,7 @@ fn split_key(content: &str) -> Option<(String, &str)> {
         .map(|(i, _)| i)
         .find(|&i| matches!(content.as_bytes().get(i + 1), None | Some(b' ')))?;
     let key = &content[..colon];
-    if key.is_empty() || key.ends_with(' ') || key.contains(" #") || key == "<<" {
+    if key.is_empty() || key.ends_with(' ') || has_pair(key, b' ', b'#') || key == "<<" {
         return None;
     }
     let key = match plain(key)? {
@@ -492,9 +492,21 @@ fn after_flow(after: &str, items: Vec<Value>) -> Option<Vec<Value>> {
     ok.then_some(items)
 }
 
+/// Where the two-byte sequence `first` `second` (e.g. `: ` or ` #`) first starts in `s`: a byte scan, without the
+/// set-up a substring search makes for every call.
+fn find_pair(s: &str, first: u8, second: u8) -> Option<usize> {
+    s.as_bytes()
+        .windows(2)
+        .position(|w| w[0] == first && w[1] == second)
+}
+
+fn has_pair(s: &str, first: u8, second: u8) -> bool {
+    find_pair(s, first, second).is_some()
+}
+
 /// A plain scalar's text with a trailing comment and spaces removed.
 fn strip_comment(s: &str) -> &str {
-    let cut = s.find(" #").unwrap_or(s.len());
+    let cut = find_pair(s, b' ', b'#').unwrap_or(s.len());
     s[..cut].trim_end_matches(' ')
 }
 
@@ -555,7 +567,7 @@ fn plain(s: &str) -> Option<Value> {
     if s.is_empty() || s == "~" || s.eq_ignore_ascii_case("null") {
         return Some(Value::Null);
     }
-    if s.contains(": ") || s.ends_with(':') || s.contains(" #") {
+    if has_pair(s, b':', b' ') || s.ends_with(':') || has_pair(s, b' ', b'#') {
         return None;
     }
     let first = s.as_bytes()[0];
