@@ -34,15 +34,25 @@ pub(crate) fn first_value_with<B: Build>(text: &str, build: &mut B) -> Option<B:
         return None;
     }
     let mut lines = Vec::new();
-    for raw in text.split('\n') {
+    let mut raws = text.split('\n');
+    while let Some(raw) = raws.next() {
         let indent = raw.bytes().take_while(|&b| b == b' ').count();
         let content = &raw[indent..];
         if content.starts_with("---") || content.starts_with("...") || content.starts_with('%') {
-            // Only a bare `---` before any content is accepted: documents, directives and markers go to the full
-            // reader.
+            // Only a bare `---` before any content, or after it with nothing but blank lines to follow (an empty
+            // second document), is accepted: other documents, directives and markers go to the full reader.
             if indent == 0 && content == "---" && lines.iter().all(|l: &Line| l.is_blank()) {
                 lines.clear();
                 continue;
+            }
+            if indent == 0 && content == "---" && raws.clone().all(|r| r.bytes().all(|b| b == b' '))
+            {
+                // The first document ends with the line break before the marker.
+                lines.push(Line {
+                    indent: 0,
+                    content: "",
+                });
+                break;
             }
             if indent == 0 {
                 return None;
@@ -362,8 +372,11 @@ impl<'a, B: Build> Reader<'a, '_, B> {
             self.at = end;
             return Some(self.scalar(Value::String(String::new())));
         };
-        // A scalar running into the end of a text without a final line break is left to the parser.
-        if end == self.lines.len() && self.lines.last().is_some_and(|l| !l.content.is_empty()) {
+        // A kept final line break (`|`) needs one at the end of the text; else the scalar is left to the parser.
+        if !strip
+            && end == self.lines.len()
+            && self.lines.last().is_some_and(|l| !l.content.is_empty())
+        {
             return None;
         }
         let mut out = String::new();

@@ -519,6 +519,14 @@ fn first_value_reads_like_from_str_into_a_json_value() {
 
 /// Texts at the edges of what the quick reader takes: each must be read as the full parser reads it, or left to it.
 const QUICK_READER_CASES: &[&str] = &[
+    "a: 1\ndata:\n  s: |\n    x\n\n    y\n---",
+    "a: 1\ndata:\n  s: |-\n    x\n---\n  \n\n",
+    "a: 1\n---\nb: 2\n",
+    "a: 1\n---\n# c\n",
+    "a: |-\n  x\n  y",
+    "a: |-\n  x\n\n  y\n  ",
+    "a: |\n  x\n  y",
+    "- |-\n  x\n- |-\n  y",
     "port: &port http\nsvc:\n  target: *port # c\n  list:\n  - *port\n  - &n 9121\n  - *n\n",
     "a: &x 'q'\nb: &x \"d\"\nc: *x\nd: &y.z-1 1.50 # c\ne: *y.z-1\nf: &t yes\ng: *t\n",
     "a: *undefined\n",
@@ -662,6 +670,8 @@ fn quick_reader_takes_common_values_shapes() {
         "{}\n",
         "[]\n",
         "\n# c\n[a, b]\n",
+        "a: 1\ndata:\n  s: |\n    x\n\n    y\n---",
+        "data:\n  run.sh: |-\n    x {\n      y\n    }",
         "port: &port http\nsvc:\n  target: *port # c\n  list:\n  - *port\n  - &n 9121\n  - *n\n",
         "a: &x 'q'\nb: &x \"d\"\nc: *x\nd: &y.z-1 1.50 # c\ne: *y.z-1\nf: &t yes\ng: *t\n",
     ] {
