@@ -28,6 +28,28 @@ fn text_and_trimming() {
     assert_eq!(render("{{-3}}", "{}"), "-3");
 }
 
+/// RE2's `\d`, `\w`, `\s` and their negations are ASCII-only: a non-ASCII letter, digit or space is none of them.
+#[test]
+fn regex_class_escapes_are_ascii_as_in_go() {
+    let cases = [
+        (r#"{{ regexReplaceAll "\\W" "é-a_1" "." }}"#, "..a_1"),
+        (r#"{{ regexMatch "^\\d+$" "١٢" }}"#, "false"),
+        (r#"{{ regexMatch "^\\d+$" "12" }}"#, "true"),
+        (r#"{{ regexFind "[\\w-]+" "ab-ç" }}"#, "ab-"),
+        (
+            r#"{{ regexReplaceAll "\\s" "a\u00a0b\tc" "_" }}"#,
+            "a\u{a0}b_c",
+        ),
+        (r#"{{ regexMatch "^[^\\W]+$" "abc" }}"#, "true"),
+        (r#"{{ regexMatch "^[^\\W]+$" "é" }}"#, "false"),
+        (r#"{{ regexFind "[\\D]+" "ab12" }}"#, "ab"),
+        (r#"{{ regexReplaceAll "[^a-z\\d\\-]" "Ab-9é" "" }}"#, "b-9"),
+    ];
+    for (src, want) in cases {
+        assert_eq!(render(src, "{}"), want, "{src}");
+    }
+}
+
 #[test]
 fn fields_dot_and_dollar() {
     let data = "a: {b: 1, c: x}\nl: [1, 2]";
