@@ -225,24 +225,8 @@ pub(super) fn register(t: &mut Table) {
     });
     t.insert("regexMatch", |_, a| regex_match("regexMatch", a));
     t.insert("mustRegexMatch", |_, a| regex_match("mustRegexMatch", a));
-    t.insert("regexFind", |_, a| {
-        arity("regexFind", a, 2)?;
-        let re = compile(&a[0])?;
-        Ok(Value::from(
-            re.find(&str_arg(&a[1]))
-                .map(|m| m.as_str().to_string())
-                .unwrap_or_default(),
-        ))
-    });
-    t.insert("mustRegexFind", |_, a| {
-        arity("mustRegexFind", a, 2)?;
-        let re = compile(&a[0])?;
-        Ok(Value::from(
-            re.find(&str_arg(&a[1]))
-                .map(|m| m.as_str().to_string())
-                .unwrap_or_default(),
-        ))
-    });
+    t.insert("regexFind", |_, a| regex_find("regexFind", a));
+    t.insert("mustRegexFind", |_, a| regex_find("mustRegexFind", a));
     t.insert("regexFindAll", |_, a| regex_find_all("regexFindAll", a));
     t.insert("mustRegexFindAll", |_, a| {
         regex_find_all("mustRegexFindAll", a)
@@ -555,8 +539,32 @@ fn compile(pattern: &Value) -> Result<Rc<Regex>, super::FuncError> {
 /// Most compiled patterns kept per thread.
 const REGEX_CACHE_SIZE: usize = 256;
 
+/// A pattern without any regexp syntax (kafka's `regexFind "SASL"`), which matches exactly its own text: such
+/// patterns are searched as text, without compiling a regexp (a compile costs 100-200k instructions).
+fn literal_pattern(pattern: &str) -> Option<&str> {
+    let plain = !pattern.is_empty() && !pattern.bytes().any(|b| b"\\.+*?()|[]{}^$".contains(&b));
+    plain.then_some(pattern)
+}
+
+fn regex_find(name: &str, a: &[Value]) -> FuncResult {
+    arity(name, a, 2)?;
+    if let Some(text) = literal_pattern(&str_ref(&a[0])) {
+        let found = str_ref(&a[1]).contains(text);
+        return Ok(Value::from(if found { text } else { "" }));
+    }
+    let re = compile(&a[0])?;
+    Ok(Value::from(
+        re.find(&str_arg(&a[1]))
+            .map(|m| m.as_str().to_string())
+            .unwrap_or_default(),
+    ))
+}
+
 fn regex_match(name: &str, a: &[Value]) -> FuncResult {
     arity(name, a, 2)?;
+    if let Some(text) = literal_pattern(&str_ref(&a[0])) {
+        return Ok(Value::from(str_ref(&a[1]).contains(text)));
+    }
     let re = compile(&a[0])?;
     Ok(Value::from(re.is_match(&str_arg(&a[1]))))
 }

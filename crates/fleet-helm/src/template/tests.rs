@@ -50,6 +50,27 @@ fn regex_class_escapes_are_ascii_as_in_go() {
     }
 }
 
+/// A pattern with no regexp syntax finds its own text (searched without compiling a regexp).
+#[test]
+fn literal_regex_patterns_match_their_text() {
+    let cases = [
+        (r#"{{ regexFind "SASL" "SASL_SSL" }}"#, "SASL"),
+        (r#"{{ regexFind "SCRAM" "PLAIN" }}"#, ""),
+        (r#"{{ regexMatch "SSL" "SASL_SSL" }}"#, "true"),
+        (r#"{{ regexMatch "a-b" "xa-by" }}"#, "true"),
+        (r#"{{ regexMatch "é b" "é" }}"#, "false"),
+        (
+            r#"{{ mustRegexFind "SCRAM-SHA-512" "x,SCRAM-SHA-512" }}"#,
+            "SCRAM-SHA-512",
+        ),
+        (r#"{{ regexFind "" "abc" }}"#, ""),
+        (r#"{{ regexMatch "" "" }}"#, "true"),
+    ];
+    for (src, want) in cases {
+        assert_eq!(render(src, "{}"), want, "{src}");
+    }
+}
+
 #[test]
 fn fields_dot_and_dollar() {
     let data = "a: {b: 1, c: x}\nl: [1, 2]";
