@@ -14,6 +14,11 @@ pub trait Build {
     type Map;
     /// A scalar: `Null`, `Bool`, `Number` or `String`.
     fn scalar(&mut self, value: Value) -> Self::Node;
+    /// A string scalar (the same as `scalar` with `Value::String`, which is what it does unless a builder can take
+    /// the text without an owned copy).
+    fn string(&mut self, text: &str) -> Self::Node {
+        self.scalar(Value::String(text.to_owned()))
+    }
     /// A sequence of finished nodes.
     fn sequence(&mut self, items: Vec<Self::Node>) -> Self::Node;
     /// An empty mapping.

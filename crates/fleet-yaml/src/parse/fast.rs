@@ -30,7 +30,7 @@ pub(crate) fn first_value(text: &str) -> Option<Value> {
 
 /// [`first_value`] built by `build`: numbers come as Go reads them back from JSON (integral floats as integers).
 pub(crate) fn first_value_with<B: Build>(text: &str, build: &mut B) -> Option<B::Node> {
-    if text.bytes().any(|b| b == b'\t' || b == b'\r') || text.contains('\u{feff}') {
+    if has_tab_or_cr(text) || text.contains('\u{feff}') {
         return None;
     }
     let mut lines = Vec::new();
@@ -291,13 +291,16 @@ impl<'a, B: Build> Reader<'a, '_, B> {
             _ => {
                 let text = strip_comment(body);
                 let commented = text.len() < body.trim_end_matches(' ').len();
-                let value = match self.lines.get(self.at) {
+                match self.lines.get(self.at) {
                     Some(next) if !commented && !next.is_blank() && next.indent > indent => {
-                        self.multi_line_plain(text, indent)?
+                        let value = self.multi_line_plain(text, indent)?;
+                        self.scalar(value)
                     }
-                    _ => plain(text)?,
-                };
-                self.scalar(value)
+                    _ => match plain_reading(text)? {
+                        Plain::Text => self.build.string(text),
+                        Plain::Other(value) => self.scalar(value),
+                    },
+                }
             }
         };
         // A more indented line after a one-line scalar would continue it (or be an error): not read here.
@@ -505,6 +508,16 @@ fn after_flow(after: &str, items: Vec<Value>) -> Option<Vec<Value>> {
     ok.then_some(items)
 }
 
+/// Whether `text` has a tab or a carriage return, checked a block at a time (which compilers turn into vector
+/// instructions).
+fn has_tab_or_cr(text: &str) -> bool {
+    text.as_bytes().chunks(64).any(|block| {
+        block
+            .iter()
+            .fold(false, |seen, &b| seen | (b == b'\t') | (b == b'\r'))
+    })
+}
+
 /// Where the two-byte sequence `first` `second` (e.g. `: ` or ` #`) first starts in `s`: a byte scan, without the
 /// set-up a substring search makes for every call.
 fn find_pair(s: &str, first: u8, second: u8) -> Option<usize> {
@@ -577,8 +590,22 @@ fn single_quoted(s: &str) -> Option<(String, &str)> {
 /// word, a decimal integer or decimal fraction, or text that no number or boolean reading can take. `None` for
 /// everything else (radix and exponent numbers, `.inf`, sexagesimal, merge keys, indicators…).
 fn plain(s: &str) -> Option<Value> {
+    plain_reading(s).map(|reading| match reading {
+        Plain::Text => Value::String(s.to_string()),
+        Plain::Other(v) => v,
+    })
+}
+
+/// How a plain scalar reads: as its own text, or as another value.
+enum Plain {
+    Text,
+    Other(Value),
+}
+
+/// [`plain`], without copying a text that reads as itself.
+fn plain_reading(s: &str) -> Option<Plain> {
     if s.is_empty() || s == "~" || s.eq_ignore_ascii_case("null") {
-        return Some(Value::Null);
+        return Some(Plain::Other(Value::Null));
     }
     if has_pair(s, b':', b' ') || s.ends_with(':') || has_pair(s, b' ', b'#') {
         return None;
@@ -590,12 +617,12 @@ fn plain(s: &str) -> Option<Value> {
             .any(|w| s.eq_ignore_ascii_case(w));
         if word {
             return Some(match resolve::V2_BOOLEANS.iter().position(|b| *b == s) {
-                Some(i) => Value::Bool(i < 11),
-                None => Value::String(s.to_string()),
+                Some(i) => Plain::Other(Value::Bool(i < 11)),
+                None => Plain::Text,
             });
         }
         // `inf`, `infinity` and `nan` stay text too: only `.inf`-style spellings and digits are YAML floats.
-        return Some(Value::String(s.to_string()));
+        return Some(Plain::Text);
     }
     if first.is_ascii_digit() {
         return digits_first(s);
@@ -604,15 +631,13 @@ fn plain(s: &str) -> Option<Value> {
         let rest = &s[1..];
         if rest.starts_with(|c: char| c.is_ascii_digit()) {
             return match digits_first(rest)? {
-                Value::Number(n) => negate(&n),
-                other => Some(other).filter(|_| !rest.contains(['e', 'E'])).map(|_| {
-                    // `-1.2.3`, `-2024-01-01`: text either way.
-                    Value::String(s.to_string())
-                }),
+                Plain::Other(Value::Number(n)) => negate(&n).map(Plain::Other),
+                // `-1.2.3`, `-2024-01-01`: text either way.
+                _ => (!rest.contains(['e', 'E'])).then_some(Plain::Text),
             };
         }
         if rest.starts_with('-') || rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
-            return Some(Value::String(s.to_string()));
+            return Some(Plain::Text);
         }
         return None;
     }
@@ -620,19 +645,22 @@ fn plain(s: &str) -> Option<Value> {
     if matches!(first, b'/' | b'$' | b'(' | b'^')
         || (first == b'_' && (second == b'_' || second.is_ascii_alphabetic()))
     {
-        return Some(Value::String(s.to_string()));
+        return Some(Plain::Text);
     }
     None
 }
 
 /// A plain scalar starting with a digit: a decimal integer or fraction, or text that cannot be a number.
-fn digits_first(s: &str) -> Option<Value> {
+fn digits_first(s: &str) -> Option<Plain> {
     let b = s.as_bytes();
     if b.iter().all(u8::is_ascii_digit) {
         if (b[0] == b'0' && b.len() > 1) || b.len() > 18 {
             return None;
         }
-        return s.parse::<u64>().ok().map(|n| Value::Number(n.into()));
+        return s
+            .parse::<u64>()
+            .ok()
+            .map(|n| Plain::Other(Value::Number(n.into())));
     }
     if let Some((whole, frac)) = s.split_once('.')
         && !whole.is_empty()
@@ -649,14 +677,14 @@ fn digits_first(s: &str) -> Option<Value> {
             .parse::<f64>()
             .ok()
             .and_then(Number::from_f64)
-            .map(Value::Number);
+            .map(|n| Plain::Other(Value::Number(n)));
     }
     // Digits with dots (`1.2.3`, `10.0.0.1`) or inner dashes (`2024-01-01`) only: no reading takes them as numbers.
     let dotted = s.bytes().filter(|&c| c == b'.').count() >= 2
         && s.bytes().all(|c| c.is_ascii_digit() || c == b'.');
     let dashed = s.bytes().all(|c| c.is_ascii_digit() || c == b'-');
     if dotted || dashed {
-        return Some(Value::String(s.to_string()));
+        return Some(Plain::Text);
     }
     // Any character no decimal number spelling uses (`128Mi`, `10s`, `30d`): text, unless a radix prefix
     // (`0x1F`, `0o17`, `0b1`) makes letters digits.
@@ -664,7 +692,7 @@ fn digits_first(s: &str) -> Option<Value> {
     let radix =
         s.len() > 1 && b[0] == b'0' && matches!(b[1], b'x' | b'X' | b'o' | b'O' | b'b' | b'B');
     if !radix && s.bytes().any(|c| !NUMERIC.contains(&c)) {
-        return Some(Value::String(s.to_string()));
+        return Some(Plain::Text);
     }
     None
 }
