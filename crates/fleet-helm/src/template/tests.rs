@@ -71,6 +71,20 @@ fn literal_regex_patterns_match_their_text() {
     }
 }
 
+/// A field read again after its map changed (`set`, `unset`, `merge`) sees the change, in a loop and across
+/// includes of the same helper.
+#[test]
+fn fields_read_again_see_changed_maps() {
+    let src = r#"{{ define "h" }}{{ .a }}{{ end -}}
+{{ $d := dict "a" 1 }}{{ range until 3 }}{{ $d.a }}{{ include "h" $d }}{{ $_ := set $d "a" (add $d.a 1) }}{{ end }}
+{{- $_ := unset $d "a" }} {{ $d.a }} {{ include "h" $d }}
+{{- $_ := merge $d (dict "a" 9) }} {{ $d.a }} {{ .m.x }}{{ $_ := set .m "x" "y" }} {{ .m.x }}"#;
+    assert_eq!(
+        render(src, "m: {x: w}"),
+        "112233 <no value> <no value> 9 w y"
+    );
+}
+
 #[test]
 fn fields_dot_and_dollar() {
     let data = "a: {b: 1, c: x}\nl: [1, 2]";
