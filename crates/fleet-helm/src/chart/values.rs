@@ -238,20 +238,32 @@ pub fn process_dependencies(chart: &mut Chart, user: &Value) {
 fn process_level(chart: &mut Chart, cvals: &Value, path: &str) {
     // Apply aliases: each dependency entry selects a subchart by name; aliased ones are renamed copies.
     // Helm's order: subcharts not named in the dependency list first, then the list's entries in order.
-    let mut selected: Vec<Chart> = chart
-        .subcharts
-        .iter()
-        .filter(|s| !chart.dependencies.iter().any(|d| d.name == s.name))
-        .cloned()
-        .collect();
-    for dep in &chart.dependencies {
-        if let Some(sub) = chart.subcharts.iter().find(|s| s.name == dep.name) {
-            let mut c = sub.clone();
-            if !dep.alias.is_empty() {
-                c.name = dep.alias.clone();
-            }
-            selected.push(c);
+    // Subcharts move into their place; one that several entries select is copied for all but the last of them.
+    let (mut selected, mut listed): (Vec<Chart>, Vec<Option<Chart>>) = (Vec::new(), Vec::new());
+    for sub in std::mem::take(&mut chart.subcharts) {
+        if chart.dependencies.iter().any(|d| d.name == sub.name) {
+            listed.push(Some(sub));
+        } else {
+            selected.push(sub);
         }
+    }
+    for (i, dep) in chart.dependencies.iter().enumerate() {
+        let Some(slot) = listed
+            .iter_mut()
+            .find(|s| s.as_ref().is_some_and(|s| s.name == dep.name))
+        else {
+            continue;
+        };
+        let again = chart.dependencies[i + 1..]
+            .iter()
+            .any(|d| d.name == dep.name);
+        let Some(mut c) = (if again { slot.clone() } else { slot.take() }) else {
+            continue;
+        };
+        if !dep.alias.is_empty() {
+            c.name = dep.alias.clone();
+        }
+        selected.push(c);
     }
     let mut enabled: Vec<(String, bool)> = Vec::new();
     let tags = lookup_path(cvals, "tags");
@@ -525,6 +537,45 @@ mod tests {
             json(&c.values),
             r#"{"c":{"deep":{"keep":"child","more":5},"exports":{"data":{"exported":1}},"global":{}},"exported":1,"fromchild":{"keep":"parent","more":5}}"#
         );
+    }
+
+    /// Subcharts no entry names come first, then one per entry in order: a subchart two entries name is there
+    /// twice under their aliases, each with its own values; a disabled alias is left out.
+    #[test]
+    fn aliases_select_a_subchart_once_per_entry() {
+        let chart_yaml = "apiVersion: v2\nname: p\nversion: 1.0.0\ndependencies:\n- name: c\n  version: 1.0.0\n  alias: one\n- name: c\n  version: 1.0.0\n  alias: two\n  condition: two.enabled\n- name: c\n  version: 1.0.0\n  alias: three\n- name: d\n  version: 1.0.0\n";
+        let files = [
+            ("Chart.yaml", chart_yaml),
+            ("values.yaml", "one: {k: 1}\n"),
+            (
+                "charts/c/Chart.yaml",
+                "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+            ),
+            ("charts/c/values.yaml", "k: 0\n"),
+            (
+                "charts/d/Chart.yaml",
+                "apiVersion: v2\nname: d\nversion: 1.0.0\n",
+            ),
+            (
+                "charts/u/Chart.yaml",
+                "apiVersion: v2\nname: u\nversion: 1.0.0\n",
+            ),
+        ];
+        let names =
+            |c: &Chart| -> Vec<String> { c.subcharts.iter().map(|s| s.name.clone()).collect() };
+        let mut c = chart(&files);
+        process_dependencies(&mut c, &map_value(Default::default()));
+        assert_eq!(names(&c), ["u", "one", "two", "three", "d"]);
+        let v = coalesce_values(&c, &map_value(Default::default()));
+        let m = as_map(&v).unwrap();
+        assert_eq!(json(&m.get("one").unwrap()), r#"{"global":{},"k":1}"#);
+        assert_eq!(json(&m.get("three").unwrap()), r#"{"global":{},"k":0}"#);
+        let mut c = chart(&files);
+        process_dependencies(
+            &mut c,
+            &crate::yaml::parse_value("two: {enabled: false}").unwrap(),
+        );
+        assert_eq!(names(&c), ["u", "one", "three", "d"]);
     }
 
     #[test]
