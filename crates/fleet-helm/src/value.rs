@@ -411,6 +411,10 @@ impl fleet_yaml::parse::Build for GoValues {
         }
     }
 
+    fn string(&mut self, text: &str) -> Value {
+        Value::from(text)
+    }
+
     fn sequence(&mut self, items: Vec<Value>) -> Value {
         list_value(items)
     }
