@@ -83,6 +83,7 @@ pub(crate) fn is_printable(c: char) -> bool {
 }
 
 /// What libyaml's scalar analysis allows for a text.
+#[derive(Debug, PartialEq, Eq)]
 struct Allowed {
     multiline: bool,
     block_plain: bool,
@@ -91,6 +92,63 @@ struct Allowed {
 }
 
 fn analyze(s: &str) -> Allowed {
+    if !s.is_empty() && s.is_ascii() {
+        analyze_ascii(s.as_bytes())
+    } else {
+        analyze_chars(s)
+    }
+}
+
+/// [`analyze_chars`] for a non-empty ASCII text, a byte at a time: each flag is a test of a byte and its neighbours.
+fn analyze_ascii(s: &[u8]) -> Allowed {
+    let is_break = |b: u8| b == b'\n' || b == b'\r';
+    let n = s.len();
+    let followed_by_whitespace =
+        |i: usize| i + 1 >= n || matches!(s[i + 1], b' ' | b'\t' | b'\n' | b'\r');
+    let (first, last) = (s[0], s[n - 1]);
+    let mut block_indicators = s.starts_with(b"---") || s.starts_with(b"...");
+    match first {
+        b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\''
+        | b'"' | b'%' | b'@' | b'`' => block_indicators = true,
+        b'?' | b':' | b'-' if followed_by_whitespace(0) => block_indicators = true,
+        _ => {}
+    }
+    let (mut line_breaks, mut special, mut break_space, mut space_break) =
+        (false, false, false, false);
+    let mut previous = first;
+    for (i, &c) in s.iter().enumerate() {
+        if i > 0 {
+            match c {
+                b':' if followed_by_whitespace(i) => block_indicators = true,
+                b'#' if matches!(previous, b' ' | b'\t' | b'\n' | b'\r' | 0) => {
+                    block_indicators = true
+                }
+                _ => {}
+            }
+            break_space |= c == b' ' && is_break(previous);
+            space_break |= is_break(c) && previous == b' ';
+        }
+        special |= !(c == b'\n' || (0x20..=0x7e).contains(&c));
+        line_breaks |= is_break(c);
+        previous = c;
+    }
+    let (trailing_space, trailing_break) = (last == b' ', is_break(last));
+    let edges = first == b' ' || is_break(first) || trailing_space || trailing_break;
+    Allowed {
+        multiline: line_breaks,
+        block_plain: !(edges
+            || break_space
+            || space_break
+            || special
+            || line_breaks
+            || block_indicators),
+        single_quoted: !(break_space || space_break || special),
+        block: !(trailing_space || space_break || special),
+    }
+}
+
+/// libyaml's analysis, character by character.
+fn analyze_chars(s: &str) -> Allowed {
     if s.is_empty() {
         return Allowed {
             multiline: false,
@@ -199,6 +257,50 @@ pub(crate) fn simple_key(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte-wise analysis of ASCII text is the character-wise one: on every text of up to four characters
+    /// from the characters the analysis tells apart, and on longer texts that mix them.
+    #[test]
+    fn ascii_analysis_is_the_character_analysis() {
+        let alphabet = [
+            ' ', '\n', '\r', '\t', '#', ':', '-', '?', ',', '[', '\'', '"', '.', 'a', '0', '\0',
+            '\x7f',
+        ];
+        let mut texts = vec![String::new()];
+        for _ in 0..4 {
+            let longer: Vec<String> = texts
+                .iter()
+                .filter(|t| t.chars().count() == texts.last().map_or(0, |l| l.chars().count()))
+                .flat_map(|t| alphabet.iter().map(move |c| format!("{t}{c}")))
+                .collect();
+            texts.extend(longer);
+        }
+        texts.extend(
+            [
+                "---x",
+                "...",
+                "a: b",
+                "a :b",
+                "a #b",
+                "a#b",
+                "x\n y",
+                "x \ny",
+                "#!/bin/bash\necho 1\n",
+                "key: value # c\n",
+                "- a",
+                "-a",
+                "? x",
+                "?x",
+            ]
+            .map(String::from),
+        );
+        let mut checked = 0;
+        for t in texts.iter().filter(|t| !t.is_empty()) {
+            assert_eq!(analyze_ascii(t.as_bytes()), analyze_chars(t), "{t:?}");
+            checked += 1;
+        }
+        assert!(checked > 80_000, "{checked}");
+    }
 
     #[test]
     fn strings_that_read_as_other_types() {
