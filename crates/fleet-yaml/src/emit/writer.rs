@@ -298,18 +298,18 @@ impl Writer {
 
     fn literal(&mut self, s: &str, indent: usize) {
         self.write_indicator("|", true, false, false);
-        let chars: Vec<char> = s.chars().collect();
-        if chars
-            .first()
-            .is_some_and(|&c| c == ' ' || scalar::is_break(c))
+        if s.chars()
+            .next()
+            .is_some_and(|c| c == ' ' || scalar::is_break(c))
         {
             self.write_indicator(&INDENT.to_string(), false, false, false);
         }
-        let chomp = match chars.as_slice() {
-            [] => Some("-"),
-            [.., last] if !scalar::is_break(*last) => Some("-"),
-            [_] => Some("+"),
-            [.., before, _] if scalar::is_break(*before) => Some("+"),
+        let mut back = s.chars().rev();
+        let chomp = match (back.next(), back.next()) {
+            (None, _) => Some("-"),
+            (Some(last), _) if !scalar::is_break(last) => Some("-"),
+            (Some(_), None) => Some("+"),
+            (Some(_), Some(before)) if scalar::is_break(before) => Some("+"),
             _ => None,
         };
         if let Some(chomp) = chomp {
@@ -319,19 +319,47 @@ impl Writer {
         self.indention = true;
         self.whitespace = true;
         let mut breaks = true;
-        for &c in &chars {
-            if scalar::is_break(c) {
-                self.write_break(c);
-                self.indention = true;
-                breaks = true;
-            } else {
+        // Each line's text is written whole; the break after it as libyaml writes breaks.
+        let mut rest = s;
+        while !rest.is_empty() {
+            let (cut, line_break) =
+                next_break(rest).map_or((rest.len(), None), |(at, c)| (at, Some(c)));
+            let text = &rest[..cut];
+            if !text.is_empty() {
                 if breaks {
                     self.write_indent(indent);
                     breaks = false;
                 }
-                self.put(c);
+                self.out.push_str(text);
+                self.column += text.chars().count();
                 self.indention = false;
+            }
+            rest = &rest[cut..];
+            if let Some(c) = line_break {
+                self.write_break(c);
+                self.indention = true;
+                breaks = true;
+                rest = &rest[c.len_utf8()..];
             }
         }
     }
+}
+
+/// The first line break in `s` (see [`scalar::is_break`]) and where it is: a byte scan for the bytes a break can
+/// start with (`\n`, `\r`, and the lead bytes of NEL, LS and PS), each candidate then read as a character.
+fn next_break(s: &str) -> Option<(usize, char)> {
+    let bytes = s.as_bytes();
+    let mut from = 0;
+    while let Some(offset) = bytes[from..]
+        .iter()
+        .position(|&b| matches!(b, b'\n' | b'\r' | 0xC2 | 0xE2))
+    {
+        let at = from + offset;
+        let c = s[at..].chars().next()?;
+        if scalar::is_break(c) {
+            return Some((at, c));
+        }
+        from = at + c.len_utf8();
+    }
+    None
 }
