@@ -163,6 +163,15 @@ impl Writer {
         if !self.whitespace {
             self.put(' ');
         }
+        // A line break can only replace a space written past the width: without one, the text goes out whole.
+        let count = s.chars().count();
+        if !allow_breaks || self.column + count <= WIDTH + 1 || !s.contains(' ') {
+            self.out.push_str(s);
+            self.column += count;
+            self.whitespace = false;
+            self.indention = false;
+            return;
+        }
         let mut chars = s.chars().peekable();
         let mut spaces = false;
         while let Some(c) = chars.next() {
