@@ -368,29 +368,24 @@ fn deep_copy_depth(v: &Value, depth: usize) -> Value {
     match v.kind() {
         ValueKind::Map => match as_map(v) {
             Some(m) => {
-                // The entries as they are now, in key order, without building a copy of the map first (the lock is
-                // not held while copying: a map may hold itself).
-                let entries: Vec<(String, Value)> = m
-                    .lock()
-                    .iter()
-                    .map(|(k, x)| (k.clone(), x.clone()))
-                    .collect();
-                map_value(
-                    entries
-                        .into_iter()
-                        .map(|(k, x)| (k, deep_copy_depth(&x, depth + 1)))
-                        .collect(),
-                )
+                // A copy of the tree as it is now (keys copied, values shared), then each map or list in it copied
+                // in place (and, past the depth limit, everything, as below); the lock is not held while copying
+                // those (a map may hold itself).
+                let mut entries = m.lock().clone();
+                for x in entries.values_mut() {
+                    if depth + 1 > MAX_DEPTH || matches!(x.kind(), ValueKind::Map | ValueKind::Seq)
+                    {
+                        *x = deep_copy_depth(x, depth + 1);
+                    }
+                }
+                map_value(entries)
             }
             None => v.clone(),
         },
-        ValueKind::Seq => list_value(
-            as_list(v)
-                .unwrap_or_default()
-                .iter()
-                .map(|x| deep_copy_depth(x, depth + 1))
-                .collect(),
-        ),
+        ValueKind::Seq => list_value(match v.try_iter() {
+            Ok(items) => items.map(|x| deep_copy_depth(&x, depth + 1)).collect(),
+            Err(_) => Vec::new(),
+        }),
         _ => v.clone(),
     }
 }

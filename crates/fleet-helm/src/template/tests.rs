@@ -85,6 +85,15 @@ fn fields_read_again_see_changed_maps() {
     );
 }
 
+/// `deepCopy` copies nested maps and lists: changing the copy leaves the original as it was.
+#[test]
+fn deep_copy_is_independent_of_its_original() {
+    let src = r#"{{ $a := dict "m" (dict "x" 1) "l" (list (dict "y" 2)) "s" "t" }}{{ $b := deepCopy $a }}
+{{- $_ := set $b.m "x" 9 }}{{ $_ := set (index $b.l 0) "y" 8 -}}
+{{ $a.m.x }} {{ (index $a.l 0).y }} {{ $b.m.x }} {{ (index $b.l 0).y }} {{ $b.s }}"#;
+    assert_eq!(render(src, "{}"), "1 2 9 8 t");
+}
+
 #[test]
 fn fields_dot_and_dollar() {
     let data = "a: {b: 1, c: x}\nl: [1, 2]";
