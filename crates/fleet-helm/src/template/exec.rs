@@ -14,7 +14,7 @@ use super::parse::DOLLAR;
 use super::{TemplateError, TemplateSet, Tmpl, line_col, parse};
 use crate::funcs::{Func, FuncError, Funcs};
 use crate::gofmt::to_go_string;
-use crate::value::{Value, as_list, as_map, is_nil, nil, truthy};
+use crate::value::{Value, as_map, is_nil, nil, truthy};
 
 /// Default fuel: enough for the largest real charts many times over, small enough to stop a hostile loop quickly.
 pub const DEFAULT_FUEL: u64 = 50_000_000;
@@ -288,12 +288,13 @@ impl<'a> Exec<'a> {
         let mark = scope.vars.len();
         let coll = self.eval_cmds(scope, dot, &b.pipe)?;
         let items: Vec<(Value, Value)> = match coll.kind() {
-            ValueKind::Seq => as_list(&coll)
-                .unwrap_or_default()
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| (Value::from(i as i64), v))
-                .collect(),
+            ValueKind::Seq => match coll.try_iter() {
+                Ok(elems) => elems
+                    .enumerate()
+                    .map(|(i, v)| (Value::from(i as i64), v))
+                    .collect(),
+                Err(_) => Vec::new(),
+            },
             ValueKind::Map => as_map(&coll)
                 .map(|m| {
                     // The entries as they are now (the body may change the map), without copying the map itself.
