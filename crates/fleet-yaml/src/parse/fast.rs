@@ -7,6 +7,8 @@
 //! Where it answers, the answer is the full parser's: scalars resolve by the same rules (checked against it on every
 //! corpus file in the tests).
 
+use std::borrow::Cow;
+
 use serde_json::{Number, Value};
 
 use super::build::Build;
@@ -228,7 +230,7 @@ impl<'a, B: Build> Reader<'a, '_, B> {
                 self.inline_scalar(body, indent)?
             };
             // A duplicate key is left to the full parser (which knows the policy for it).
-            if !self.build.insert(&mut map, key, value) {
+            if !self.build.insert(&mut map, key.into_owned(), value) {
                 return None;
             }
         }
@@ -431,7 +433,7 @@ fn is_mapping_entry(content: &str) -> bool {
 }
 
 /// The key of a mapping entry line and what follows its `:`.
-fn split_key(content: &str) -> Option<(String, &str)> {
+fn split_key(content: &str) -> Option<(Cow<'_, str>, &str)> {
     let first = content.as_bytes()[0];
     if first == b'"' || first == b'\'' {
         let (key, rest) = if first == b'"' {
@@ -447,7 +449,7 @@ fn split_key(content: &str) -> Option<(String, &str)> {
         if !(rest.is_empty() || rest.starts_with(' ')) {
             return None;
         }
-        return Some((key, rest));
+        return Some((Cow::Owned(key), rest));
     }
     let colon = content
         .match_indices(':')
@@ -457,9 +459,9 @@ fn split_key(content: &str) -> Option<(String, &str)> {
     if key.is_empty() || key.ends_with(' ') || has_pair(key, b' ', b'#') || key == "<<" {
         return None;
     }
-    let key = match plain(key)? {
-        Value::String(s) => s,
-        Value::Number(n) if n.is_u64() => n.to_string(),
+    let key = match plain_reading(key)? {
+        Plain::Text => Cow::Borrowed(key),
+        Plain::Other(Value::Number(n)) if n.is_u64() => Cow::Owned(n.to_string()),
         _ => return None,
     };
     Some((key, &content[colon + 1..]))
