@@ -435,9 +435,9 @@ pub fn render_chart(
     let names: Vec<String> = tpls.keys().cloned().collect();
     let order = parse_order(&names);
     let mut set = TemplateSet::new();
-    let sources: Vec<(&str, &str)> = order
+    let sources: Vec<(&str, std::sync::Arc<str>)> = order
         .iter()
-        .map(|name| (name.as_str(), &*tpls[name].src))
+        .map(|name| (name.as_str(), tpls[name].src.clone()))
         .collect();
     set.add_files(&sources).map_err(ChartError::Template)?;
     let mut exec = Exec::new(&set, Funcs::helm()).with_fuel(opts.fuel);

@@ -171,14 +171,19 @@ impl TemplateSet {
     /// `fleet helm template` slower in wall time on every heavy chart of the corpus on a 2-core machine, because each
     /// thread's start-up and fresh allocator pages cost more than its share of the parsing saved (e.g. wordpress
     /// 14.9 against 11.1 ms with the subchart and file-reading threads gone too).
-    pub fn add_files(&mut self, files: &[(&str, &str)]) -> Result<(), TemplateError> {
+    ///
+    /// A source given as an `Arc<str>` is kept by its tree as it is, not copied.
+    pub fn add_files<S>(&mut self, files: &[(&str, S)]) -> Result<(), TemplateError>
+    where
+        S: AsRef<str> + Clone + Into<Arc<str>>,
+    {
         let first_copy = first_copies(files);
         // Per file, its tree: a copy's is its first copy's.
         let mut trees: Vec<Arc<parse::Parsed>> = Vec::with_capacity(files.len());
         for ((file, src), first) in files.iter().zip(&first_copy) {
             let tree = match first {
                 Some(i) => trees[*i].clone(),
-                None => Arc::new(parse::parse(file, src)?),
+                None => Arc::new(parse::parse_shared(file, src.clone().into())?),
             };
             self.add_parsed(file, &tree);
             trees.push(tree);
@@ -206,14 +211,18 @@ impl TemplateSet {
 
 /// For each file, the index of the earlier file with the same content, if any. Contents are compared only between
 /// files of equal length, so a chart without copies costs no hashing of its sources.
-fn first_copies(files: &[(&str, &str)]) -> Vec<Option<usize>> {
+fn first_copies<S: AsRef<str>>(files: &[(&str, S)]) -> Vec<Option<usize>> {
     let mut by_len: HashMap<usize, Vec<usize>> = HashMap::with_capacity(files.len());
     files
         .iter()
         .enumerate()
         .map(|(i, (_, src))| {
+            let src = src.as_ref();
             let same_len = by_len.entry(src.len()).or_default();
-            let first = same_len.iter().copied().find(|&j| files[j].1 == *src);
+            let first = same_len
+                .iter()
+                .copied()
+                .find(|&j| files[j].1.as_ref() == src);
             if first.is_none() {
                 same_len.push(i);
             }

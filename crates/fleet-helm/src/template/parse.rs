@@ -26,6 +26,11 @@ pub struct Parsed {
 
 /// Parses one template source. `name` is the template name used in errors (e.g. `chart/templates/x.yaml`).
 pub fn parse(name: &str, src: &str) -> Result<Parsed, TemplateError> {
+    parse_shared(name, Arc::from(src))
+}
+
+/// [`parse`] of a source the caller already holds shared: the tree keeps `src` itself instead of a copy.
+pub fn parse_shared(name: &str, src: Arc<str>) -> Result<Parsed, TemplateError> {
     thread_local! {
         /// The token vector of the last file parsed on this thread, kept for the next.
         static TOKENS: std::cell::RefCell<Vec<Token>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -40,7 +45,7 @@ pub fn parse(name: &str, src: &str) -> Result<Parsed, TemplateError> {
     }
     let mut tokens = TOKENS.take();
     let parsed =
-        lex_into(name, src, &mut tokens).and_then(|()| parse_tokens(name, src, &mut tokens));
+        lex_into(name, &src, &mut tokens).and_then(|()| parse_tokens(name, &src, &mut tokens));
     if tokens.capacity() <= KEPT_TOKENS {
         tokens.clear();
         TOKENS.set(tokens);
@@ -52,11 +57,15 @@ pub fn parse(name: &str, src: &str) -> Result<Parsed, TemplateError> {
 const KEPT_TOKENS: usize = 1 << 15;
 
 /// [`parse`] on the tokens of `src` (left in `tokens`, partly moved out).
-fn parse_tokens(name: &str, src: &str, tokens: &mut Vec<Token>) -> Result<Parsed, TemplateError> {
+fn parse_tokens(
+    name: &str,
+    src: &Arc<str>,
+    tokens: &mut Vec<Token>,
+) -> Result<Parsed, TemplateError> {
     let mut p = Parser {
         name,
         src,
-        shared_src: Arc::from(src),
+        shared_src: src.clone(),
         tokens,
         i: 0,
         defines: Vec::new(),
