@@ -185,16 +185,26 @@ pub fn install_rank(kind: &str) -> Option<usize> {
     INSTALL_ORDER.iter().position(|known| *known == kind)
 }
 
-fn kind_less(a: &str, b: &str) -> std::cmp::Ordering {
-    use std::cmp::Ordering;
-    let ia = install_rank(a);
-    let ib = install_rank(b);
-    match (ia, ib) {
-        (None, None) => a.cmp(b),
-        (None, Some(_)) => Ordering::Greater,
-        (Some(_), None) => Ordering::Less,
-        (Some(x), Some(y)) => x.cmp(&y),
+/// Where `kind` sorts in Helm's install order: listed kinds by their rank, then the others by name.
+fn install_key(kind: &str) -> (usize, &str) {
+    match install_rank(kind) {
+        Some(rank) => (rank, ""),
+        None => (INSTALL_ORDER.len(), kind),
     }
+}
+
+/// Sorts manifests into Helm's install order, keeping the order of equal kinds. Each kind is ranked once, not at
+/// every comparison.
+fn sort_by_install_order(manifests: &mut Vec<Manifest>) {
+    let mut ranked: Vec<(usize, Manifest)> = manifests
+        .drain(..)
+        .map(|m| (install_key(&m.kind).0, m))
+        .collect();
+    ranked.sort_by(|(ra, a), (rb, b)| {
+        ra.cmp(rb)
+            .then_with(|| install_key(&a.kind).1.cmp(install_key(&b.kind).1))
+    });
+    manifests.extend(ranked.into_iter().map(|(_, m)| m));
 }
 
 /// A template to render: its source, the scope object of its chart, and its base path.
@@ -270,13 +280,12 @@ fn collect(
 }
 
 /// Helm's `sortTemplates`: deeper paths first, then reverse lexical order.
-fn parse_order(names: &[String]) -> Vec<String> {
-    let mut keys = names.to_vec();
-    keys.sort_by(|a, b| {
-        let (ca, cb) = (a.matches('/').count(), b.matches('/').count());
-        cb.cmp(&ca).then_with(|| b.cmp(a))
-    });
-    keys
+fn parse_order<'a>(names: impl Iterator<Item = &'a String>) -> Vec<&'a String> {
+    let mut keyed: Vec<(usize, &String)> = names
+        .map(|name| (name.bytes().filter(|&b| b == b'/').count(), name))
+        .collect();
+    keyed.sort_by(|(da, a), (db, b)| db.cmp(da).then_with(|| b.cmp(a)));
+    keyed.into_iter().map(|(_, name)| name).collect()
 }
 
 fn collect_crds(chart: &Chart, full_path: &str, out: &mut Vec<Manifest>) {
@@ -306,16 +315,19 @@ pub fn split_manifests(text: &str) -> Vec<String> {
     let mut docs = Vec::new();
     let mut piece_start = 0;
     let mut search = 0;
-    while let Some(off) = text[search..].find("---") {
-        let p = search + off;
-        let via_start = p == 0 && search == 0;
-        let via_newline = p > search && b[p - 1] == b'\n';
-        if !(via_start || via_newline) {
-            search = p + 1;
-            continue;
-        }
+    // A separator starts the text or follows a line break after the previous one's end.
+    let after_newline = memchr::memmem::Finder::new(b"\n---");
+    let mut at_start = text.starts_with("---");
+    loop {
+        let p = if std::mem::take(&mut at_start) {
+            0
+        } else if let Some(off) = after_newline.find(&b[search..]) {
+            search + off + 1
+        } else {
+            break;
+        };
         let mut start = p;
-        if via_newline {
+        if p > 0 {
             start = p - 1;
             while start > search && (b[start - 1] as char).is_ascii_whitespace() {
                 start -= 1;
@@ -432,12 +444,11 @@ pub fn render_chart(
     let mut tpls = BTreeMap::new();
     collect(&chart, &values, &top, &chart.name, true, &mut tpls);
 
-    let names: Vec<String> = tpls.keys().cloned().collect();
-    let order = parse_order(&names);
+    let order = parse_order(tpls.keys());
     let mut set = TemplateSet::new();
     let sources: Vec<(&str, std::sync::Arc<str>)> = order
         .iter()
-        .map(|name| (name.as_str(), tpls[name].src.clone()))
+        .map(|name| (name.as_str(), tpls[*name].src.clone()))
         .collect();
     set.add_files(&sources).map_err(ChartError::Template)?;
     let mut exec = Exec::new(&set, Funcs::helm()).with_fuel(opts.fuel);
@@ -451,7 +462,7 @@ pub fn render_chart(
         if name.rsplit('/').next().unwrap_or("").starts_with('_') {
             continue;
         }
-        let r = &tpls[name];
+        let r = &tpls[*name];
         if let Some(scope) = as_map(&r.scope) {
             let mut t = BTreeMap::new();
             t.insert("Name".to_string(), Value::from(name.as_str()));
@@ -461,10 +472,10 @@ pub fn render_chart(
         exec.invalid_utf8 = None;
         let out = exec.execute(name, &r.scope).map_err(ChartError::Template)?;
         if let Some(complaint) = exec.invalid_utf8 {
-            not_utf8.insert(name.clone(), complaint);
+            not_utf8.insert(String::clone(name), complaint);
         }
         let out = crate::template::exec::without_no_value(&out).unwrap_or(out);
-        rendered.insert(name.clone(), out);
+        rendered.insert(String::clone(name), out);
     }
     let notes_path = format!("{}/templates/NOTES.txt", chart.name);
     let notes = rendered.get(&notes_path).cloned();
@@ -509,8 +520,8 @@ pub fn render_chart(
             }
         }
     }
-    generic.sort_by(|a, b| kind_less(&a.kind, &b.kind));
-    hooks.sort_by(|a, b| kind_less(&a.kind, &b.kind));
+    sort_by_install_order(&mut generic);
+    sort_by_install_order(&mut hooks);
     let mut crds = Vec::new();
     if opts.include_crds {
         collect_crds(&chart, &chart.name, &mut crds);
@@ -541,6 +552,11 @@ mod tests {
         assert_eq!(
             split_manifests("---\n# only comment\n"),
             vec!["# only comment"]
+        );
+        // Dashes inside a line, or not at the start of one, do not separate; whitespace before a separator goes.
+        assert_eq!(
+            split_manifests("a: x---y\nb: |\n  ---\n \t\n---c: 1\n----\nd"),
+            vec!["a: x---y\nb: |\n  ---", "c: 1", "-\nd"]
         );
     }
 
@@ -749,11 +765,39 @@ mod tests {
 
     #[test]
     fn kinds_sort_in_install_order() {
-        let mut k = vec!["Deployment", "Zed", "Service", "Alpha", "Namespace"];
-        k.sort_by(|a, b| kind_less(a, b));
+        let mut manifests: Vec<Manifest> = [
+            "Deployment",
+            "Zed",
+            "Service",
+            "Alpha",
+            "Namespace",
+            "Service",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, kind)| Manifest {
+            source: format!("t/{i}.yaml"),
+            content: String::new(),
+            kind: kind.to_string(),
+            hook: false,
+        })
+        .collect();
+        sort_by_install_order(&mut manifests);
+        let order: Vec<(&str, &str)> = manifests
+            .iter()
+            .map(|m| (m.kind.as_str(), m.source.as_str()))
+            .collect();
+        // Listed kinds by rank, equal kinds in their order, unlisted kinds after them by name.
         assert_eq!(
-            k,
-            vec!["Namespace", "Service", "Deployment", "Alpha", "Zed"]
+            order,
+            vec![
+                ("Namespace", "t/4.yaml"),
+                ("Service", "t/2.yaml"),
+                ("Service", "t/5.yaml"),
+                ("Deployment", "t/0.yaml"),
+                ("Alpha", "t/3.yaml"),
+                ("Zed", "t/1.yaml"),
+            ]
         );
     }
 }
