@@ -300,7 +300,59 @@ pub fn to_json(v: &Value) -> Result<serde_json::Value, String> {
 /// exponential size once converted (found by fuzzing).
 pub const MAX_JSON_NODES: usize = 1 << 20;
 
-fn to_json_depth(v: &Value, depth: usize, budget: &mut usize) -> Result<serde_json::Value, String> {
+/// One value as Go's `encoding/json` reads it, one level deep: the reading [`to_json`] writes out, and the one
+/// schema validation checks in place.
+pub enum JsonNode<'v> {
+    Null,
+    Bool(bool),
+    /// A Go int (or uint64).
+    Integer(serde_json::Number),
+    /// A float64; JSON cannot carry it unless finite ([`json_float`]).
+    Float(f64),
+    /// A string; a `[]byte` reads as its base64 text, a value of no JSON kind as its printed text.
+    String(std::borrow::Cow<'v, str>),
+    Array,
+    Object(Arc<GoMap>),
+}
+
+/// How `encoding/json` reads `v` (see [`JsonNode`]).
+pub fn json_node(v: &Value) -> JsonNode<'_> {
+    match v.kind() {
+        ValueKind::Undefined | ValueKind::None => JsonNode::Null,
+        ValueKind::Bool => JsonNode::Bool(v.is_true()),
+        ValueKind::Number if v.is_integer() => JsonNode::Integer(match v.as_i64() {
+            Some(i) => serde_json::Number::from(i),
+            None => serde_json::Number::from(u64::try_from(v.clone()).unwrap_or(0)),
+        }),
+        ValueKind::Number => JsonNode::Float(as_f64(v).unwrap_or(0.0)),
+        ValueKind::String => {
+            JsonNode::String(std::borrow::Cow::Borrowed(v.as_str().unwrap_or_default()))
+        }
+        // Go's `encoding/json` writes a `[]byte` as base64 text.
+        ValueKind::Bytes => {
+            use base64::Engine as _;
+            let b = v.as_bytes().unwrap_or_default();
+            JsonNode::String(std::borrow::Cow::Owned(
+                base64::engine::general_purpose::STANDARD.encode(b),
+            ))
+        }
+        ValueKind::Seq => JsonNode::Array,
+        ValueKind::Map => JsonNode::Object(as_map(v).unwrap_or_default()),
+        _ => JsonNode::String(std::borrow::Cow::Owned(v.to_string())),
+    }
+}
+
+/// A float as a JSON number, or Go's error for NaN and the infinities.
+pub fn json_float(f: f64) -> Result<serde_json::Number, String> {
+    serde_json::Number::from_f64(f).ok_or_else(|| {
+        let shown = crate::gofmt::format_float_g(f, None);
+        format!("json: unsupported value: {shown}")
+    })
+}
+
+/// Counts one more value visited at nesting `depth` against the limits [`to_json`] keeps: [`MAX_DEPTH`] (deeper
+/// is taken for a cycle, as Go reports one) and [`MAX_JSON_NODES`] values in all.
+pub fn json_visit(depth: usize, budget: &mut usize) -> Result<(), String> {
     if depth > MAX_DEPTH {
         return Err("json: unsupported value: encountered a cycle".into());
     }
@@ -310,49 +362,31 @@ fn to_json_depth(v: &Value, depth: usize, budget: &mut usize) -> Result<serde_js
         ));
     }
     *budget -= 1;
-    Ok(match v.kind() {
-        ValueKind::Undefined | ValueKind::None => serde_json::Value::Null,
-        ValueKind::Bool => serde_json::Value::Bool(v.is_true()),
-        ValueKind::Number => {
-            if v.is_integer() {
-                match v.as_i64() {
-                    Some(i) => serde_json::Value::from(i),
-                    None => serde_json::Value::from(u64::try_from(v.clone()).unwrap_or(0)),
-                }
-            } else {
-                let f = as_f64(v).unwrap_or(0.0);
-                match serde_json::Number::from_f64(f) {
-                    Some(n) => serde_json::Value::Number(n),
-                    None => {
-                        let shown = crate::gofmt::format_float_g(f, None);
-                        return Err(format!("json: unsupported value: {shown}"));
-                    }
-                }
-            }
-        }
-        ValueKind::String => serde_json::Value::String(v.as_str().unwrap_or_default().to_string()),
-        // Go's `encoding/json` writes a `[]byte` as base64 text.
-        ValueKind::Bytes => {
-            use base64::Engine as _;
-            let b = v.as_bytes().unwrap_or_default();
-            serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(b))
-        }
-        ValueKind::Seq => serde_json::Value::Array(
+    Ok(())
+}
+
+fn to_json_depth(v: &Value, depth: usize, budget: &mut usize) -> Result<serde_json::Value, String> {
+    json_visit(depth, budget)?;
+    Ok(match json_node(v) {
+        JsonNode::Null => serde_json::Value::Null,
+        JsonNode::Bool(b) => serde_json::Value::Bool(b),
+        JsonNode::Integer(n) => serde_json::Value::Number(n),
+        JsonNode::Float(f) => serde_json::Value::Number(json_float(f)?),
+        JsonNode::String(s) => serde_json::Value::String(s.into_owned()),
+        JsonNode::Array => serde_json::Value::Array(
             as_list(v)
                 .unwrap_or_default()
                 .iter()
                 .map(|x| to_json_depth(x, depth + 1, budget))
                 .collect::<Result<_, _>>()?,
         ),
-        ValueKind::Map => {
-            let m = as_map(v).map(|m| m.snapshot()).unwrap_or_default();
+        JsonNode::Object(m) => {
             let mut out = serde_json::Map::new();
-            for (k, x) in m {
+            for (k, x) in m.snapshot() {
                 out.insert(k, to_json_depth(&x, depth + 1, budget)?);
             }
             serde_json::Value::Object(out)
         }
-        _ => serde_json::Value::String(v.to_string()),
     })
 }
 
