@@ -10,13 +10,12 @@ mod model;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use minijinja::value::ValueKind;
-
 use self::model::{Additional, Keywords, Node};
 use super::ChartError;
-use crate::value::{GoMap, MAX_DEPTH, MAX_JSON_NODES, Value, as_f64, as_map};
+use crate::value::{GoMap, JsonNode, MAX_JSON_NODES, Value, json_float, json_node, json_visit};
 
-/// A value as JSON sees it (`crate::value::to_json`'s reading), without copying collections.
+/// A value as JSON sees it: `crate::value::json_node`, the reading `to_json` writes out, with numbers as the
+/// float64 validation compares.
 enum Json<'v> {
     Null,
     Bool,
@@ -27,28 +26,14 @@ enum Json<'v> {
 }
 
 fn json(v: &Value) -> Json<'_> {
-    match v.kind() {
-        ValueKind::Undefined | ValueKind::None => Json::Null,
-        ValueKind::Bool => Json::Bool,
-        ValueKind::Number if v.is_integer() => Json::Number(match v.as_i64() {
-            Some(i) => i as f64,
-            None => u64::try_from(v.clone()).unwrap_or(0) as f64,
-        }),
-        ValueKind::Number => Json::Number(as_f64(v).unwrap_or(0.0)),
-        ValueKind::String => Json::String(Cow::Borrowed(v.as_str().unwrap_or_default())),
-        ValueKind::Bytes => {
-            use base64::Engine as _;
-            let b = v.as_bytes().unwrap_or_default();
-            Json::String(Cow::Owned(
-                base64::engine::general_purpose::STANDARD.encode(b),
-            ))
-        }
-        ValueKind::Seq => Json::Array,
-        ValueKind::Map => match as_map(v) {
-            Some(m) => Json::Object(m),
-            None => Json::Object(Arc::default()),
-        },
-        _ => Json::String(Cow::Owned(v.to_string())),
+    match json_node(v) {
+        JsonNode::Null => Json::Null,
+        JsonNode::Bool(_) => Json::Bool,
+        JsonNode::Integer(n) => Json::Number(n.as_f64().unwrap_or(0.0)),
+        JsonNode::Float(f) => Json::Number(f),
+        JsonNode::String(s) => Json::String(s),
+        JsonNode::Array => Json::Array,
+        JsonNode::Object(m) => Json::Object(m),
     }
 }
 
@@ -77,16 +62,16 @@ fn kind(v: &Json) -> &'static str {
     }
 }
 
-/// Whether `to_json` would certainly succeed on `v`: no non-finite number, no cycle, within its depth and size
-/// limits. `false` means "not certain" (the caller asks `to_json` itself, for its exact error).
+/// Whether `to_json` would certainly succeed on `v`: it fails on what `json_visit` and `json_float` refuse, and a
+/// map inside itself is a cycle it reports when too deep. `false` means "not certain" (the caller asks `to_json`
+/// itself, for its exact error).
 fn plainly_json(v: &Value, depth: usize, budget: &mut usize, open: &mut Vec<*const GoMap>) -> bool {
-    if depth > MAX_DEPTH || *budget == 0 {
+    if json_visit(depth, budget).is_err() {
         return false;
     }
-    *budget -= 1;
-    match v.kind() {
-        ValueKind::Number if !v.is_integer() => as_f64(v).is_some_and(f64::is_finite),
-        ValueKind::Seq => match v.try_iter() {
+    match json_node(v) {
+        JsonNode::Float(f) => json_float(f).is_ok(),
+        JsonNode::Array => match v.try_iter() {
             Ok(items) => {
                 for item in items {
                     if !plainly_json(&item, depth + 1, budget, open) {
@@ -97,8 +82,7 @@ fn plainly_json(v: &Value, depth: usize, budget: &mut usize, open: &mut Vec<*con
             }
             Err(_) => false,
         },
-        ValueKind::Map => {
-            let Some(m) = as_map(v) else { return false };
+        JsonNode::Object(m) => {
             let ptr = Arc::as_ptr(&m);
             if open.contains(&ptr) {
                 return false;

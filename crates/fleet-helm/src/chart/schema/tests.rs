@@ -1,6 +1,7 @@
 //! Validation results and errors, keyword by keyword, and schema texts read exactly as `serde_json` reads them.
 
 use super::*;
+use crate::value::as_map;
 
 fn values(yaml: &str) -> Value {
     crate::yaml::parse_value(yaml).unwrap()
