@@ -240,7 +240,8 @@ pub enum DropPolicy {
     /// Free large sets on a short-lived helper thread (inline if none can be started), so the caller goes on at
     /// once: for a caller that times renders in a loop.
     Background,
-    /// Never free them: for a one-shot process such as `fleet helm template`, whose exit reclaims the memory.
+    /// Never free them, nor a chart render's loaded chart, values and outputs: for a one-shot process such as
+    /// `fleet helm template`, whose exit reclaims the memory.
     Leak,
 }
 
@@ -255,6 +256,11 @@ pub fn set_drop_policy(policy: DropPolicy) {
         DropPolicy::Leak => 2,
     };
     DROP_POLICY.store(code, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether the process chose [`DropPolicy::Leak`].
+pub(crate) fn leaking() -> bool {
+    DROP_POLICY.load(std::sync::atomic::Ordering::Relaxed) == 2
 }
 
 /// Sets above this many templates are the ones [`DropPolicy::Background`] and [`DropPolicy::Leak`] treat specially.
