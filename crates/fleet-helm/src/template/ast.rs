@@ -41,7 +41,8 @@ pub struct Pipeline {
     pub pos: usize,
     /// `true` for `=` (assignment to existing variables), `false` for `:=`.
     pub is_assign: bool,
-    pub decl: Vec<Arc<str>>,
+    /// The declared variables: none, one (`$x := …`) or two (`range $i, $v := …`).
+    pub decl: Few<Arc<str>>,
     pub cmds: Few<Command>,
 }
 
@@ -75,6 +76,15 @@ impl<T> Few<T> {
             }
             Few::Many(items) => items.push(item),
         }
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Few<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
     }
 }
 

@@ -409,7 +409,7 @@ impl<'a> Parser<'a> {
     /// Parses a pipeline up to `}}` (consumed), with optional variable declarations.
     fn pipeline(&mut self, context: &str, allow_decl: bool) -> Result<Pipeline, TemplateError> {
         let pos = self.peek().pos;
-        let mut decl = Vec::new();
+        let mut decl = Few::None;
         let mut is_assign = false;
         // Look ahead for `$x :=`, `$x =`, `$k, $v :=`.
         if (allow_decl || context != "template clause")
