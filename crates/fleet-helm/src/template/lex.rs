@@ -371,11 +371,15 @@ impl<'a> Lexer<'a> {
     fn take_alnum(&mut self) -> &'a str {
         let start = self.pos;
         let src: &'a str = self.src;
-        let ascii_end = src.as_bytes()[start..]
-            .iter()
-            .position(|&b| !IDENT_BYTE[usize::from(b)])
-            .map_or(src.len(), |i| start + i);
-        if src.as_bytes().get(ascii_end).is_none_or(|&b| b < 0x80) {
+        let bytes = src.as_bytes();
+        // A plain indexed loop: the iterator's `position` cost twice as many instructions per name.
+        let mut ascii_end = start;
+        while let Some(&b) = bytes.get(ascii_end)
+            && IDENT_BYTE[usize::from(b)]
+        {
+            ascii_end += 1;
+        }
+        if bytes.get(ascii_end).is_none_or(|&b| b < 0x80) {
             self.pos = ascii_end;
             return &src[start..ascii_end];
         }
