@@ -20,7 +20,7 @@ pub enum Node {
     Range(Branch),
     Template {
         pos: usize,
-        name: String,
+        name: Arc<str>,
         pipe: Option<Pipeline>,
     },
     Break(usize),

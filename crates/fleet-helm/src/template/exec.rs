@@ -51,7 +51,7 @@ pub struct Exec<'a> {
 }
 
 /// The templates a `tpl` string defines, by name.
-type TplOverlay = HashMap<String, Arc<Tmpl>>;
+type TplOverlay = HashMap<Arc<str>, Arc<Tmpl>>;
 /// A parsed `tpl` string: its body and the templates it defines.
 type TplParsed = (Arc<Tmpl>, Arc<TplOverlay>);
 
@@ -194,7 +194,7 @@ impl<'a> Exec<'a> {
         }
         TemplateError::At(Box::new(super::ExecAt {
             location: format!("{}:{line}:{col}", scope.tmpl.file),
-            name: scope.tmpl.name.clone(),
+            name: scope.tmpl.name.to_string(),
             context: ctx,
             message: msg.to_string(),
         }))

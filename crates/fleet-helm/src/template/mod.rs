@@ -95,7 +95,7 @@ pub fn line_col(src: &str, pos: usize) -> (usize, usize) {
 /// the source, so the name held here is what errors and `template` calls see.
 #[derive(Debug)]
 pub struct Tmpl {
-    pub name: String,
+    pub name: Arc<str>,
     pub file: Arc<str>,
     tree: Arc<parse::Parsed>,
     /// `None` for the file's own body, else the index of the `define`/`block` in `tree.defines`.
@@ -126,13 +126,14 @@ impl Tmpl {
         file: &'t str,
         tree: &'t Arc<parse::Parsed>,
     ) -> impl Iterator<Item = Tmpl> + 't {
+        // The names are shared with the tree's (and the file's with `file`): no copy per template.
         let file_arc: Arc<str> = Arc::from(file);
         let defines = tree.defines.iter().enumerate();
         defines
-            .map(|(i, (name, _))| (name.as_str(), Some(i)))
-            .chain(std::iter::once((file, None)))
+            .map(|(i, (name, _))| (name.clone(), Some(i)))
+            .chain(std::iter::once((file_arc.clone(), None)))
             .map(move |(name, define)| Tmpl {
-                name: name.to_string(),
+                name,
                 file: file_arc.clone(),
                 tree: tree.clone(),
                 define,
@@ -143,7 +144,7 @@ impl Tmpl {
 /// A set of named templates, as Go's `*template.Template` associates them.
 #[derive(Debug, Default, Clone)]
 pub struct TemplateSet {
-    templates: HashMap<String, Arc<Tmpl>>,
+    templates: HashMap<Arc<str>, Arc<Tmpl>>,
 }
 
 fn is_empty_tree(list: &List, src: &str) -> bool {

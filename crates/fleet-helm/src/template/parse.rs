@@ -21,7 +21,7 @@ pub const MAX_NESTING: usize = 100;
 pub struct Parsed {
     pub src: Arc<str>,
     pub root: List,
-    pub defines: Vec<(String, List)>,
+    pub defines: Vec<(Arc<str>, List)>,
 }
 
 /// Parses one template source. `name` is the template name used in errors (e.g. `chart/templates/x.yaml`).
@@ -140,7 +140,7 @@ struct Parser<'a> {
     shared_src: Arc<str>,
     tokens: &'a mut Vec<Token>,
     i: usize,
-    defines: Vec<(String, List)>,
+    defines: Vec<(Arc<str>, List)>,
     /// Variables in scope (Go checks variable use at parse time).
     vars: Vec<Arc<str>>,
     range_depth: usize,
@@ -254,7 +254,7 @@ impl<'a> Parser<'a> {
         match end {
             Some((Keyword::End, _)) => {
                 self.expect_right_delim("end")?;
-                self.defines.push((name.to_string(), body));
+                self.defines.push((name, body));
                 Ok(())
             }
             Some((kw, pos)) => {
@@ -313,13 +313,9 @@ impl<'a> Parser<'a> {
                         return Err(self.error(pos, "unexpected EOF in block clause"));
                     }
                     self.expect_right_delim("end")?;
-                    self.defines.push((name.to_string(), body));
+                    self.defines.push((name.clone(), body));
                 }
-                Ok(Node::Template {
-                    pos,
-                    name: name.to_string(),
-                    pipe,
-                })
+                Ok(Node::Template { pos, name, pipe })
             }
             Keyword::End | Keyword::Else | Keyword::Define => {
                 Err(self.error(pos, format!("unexpected {{{{{}}}}}", keyword_name(kw))))
