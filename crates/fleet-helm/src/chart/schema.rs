@@ -10,7 +10,7 @@ mod model;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use self::model::{Additional, Keywords, Node};
+use self::model::{Additional, Keywords, Node, Schema};
 use super::ChartError;
 use crate::value::{GoMap, JsonNode, MAX_JSON_NODES, Value, json_float, json_node, json_visit};
 
@@ -100,31 +100,35 @@ fn plainly_json(v: &Value, depth: usize, budget: &mut usize, open: &mut Vec<*con
 }
 
 /// Where a value is, as a JSON pointer (`/a/0/b`), and the errors found so far.
-struct Check {
+struct Check<'s, 'a> {
+    schema: &'s Schema<'a>,
     at: String,
     errors: Vec<String>,
     /// Maps being walked (a map inside itself is not walked again).
     open: Vec<*const GoMap>,
 }
 
-impl Check {
+impl Check<'_, '_> {
     /// The current pointer as Helm prints it in errors about the node itself (the root is `/`).
     fn here(&self) -> &str {
         if self.at.is_empty() { "/" } else { &self.at }
     }
 
-    fn node(&mut self, schema: &Node, v: &Value, depth: usize) {
+    fn node(&mut self, schema: Node, v: &Value, depth: usize) {
         if depth > 64 {
             return;
         }
-        let Node::Object(s) = schema else { return };
+        let Some(s) = self.schema.keywords(schema) else {
+            return;
+        };
         self.keywords(s, v, depth);
     }
 
     fn keywords(&mut self, s: &Keywords, v: &Value, depth: usize) {
         let j = json(v);
-        if !s.types.is_empty() && !s.types.iter().any(|t| type_matches(t, &j)) {
-            let types: Vec<&str> = s.types.iter().map(|t| t.as_ref()).collect();
+        let types = self.schema.types(s);
+        if !types.is_empty() && !types.iter().any(|t| type_matches(t, &j)) {
+            let types: Vec<&str> = types.iter().map(|t| t.as_ref()).collect();
             let message = format!(
                 "at '{}': got {}, want {}",
                 self.here(),
@@ -134,7 +138,7 @@ impl Check {
             self.errors.push(message);
             return;
         }
-        if let Some(options) = &s.enumeration
+        if let Some(options) = self.schema.enumeration(s)
             && !crate::value::to_json(v).is_ok_and(|x| options.contains(&x))
         {
             let message = format!(
@@ -155,7 +159,7 @@ impl Check {
             let message = format!("at '{}': maximum: got {x}, want {max}", self.at);
             self.errors.push(message);
         }
-        if let (Some(p), Json::String(x)) = (&s.pattern, &j)
+        if let (Some(p), Json::String(x)) = (self.schema.pattern(s), &j)
             && regex::Regex::new(p).is_ok_and(|re| !re.is_match(x))
         {
             let message = format!("at '{}': '{x}' does not match pattern '{p}'", self.at);
@@ -164,7 +168,7 @@ impl Check {
         match j {
             Json::Object(obj) => self.object(s, &obj, depth),
             Json::Array => {
-                if let Some(item_schema) = &s.items
+                if let Some(item_schema) = s.items
                     && let Ok(items) = v.try_iter()
                 {
                     for (i, x) in items.enumerate() {
@@ -187,7 +191,7 @@ impl Check {
         }
         self.open.push(ptr);
         let entries = obj.lock();
-        if let Some(required) = &s.required {
+        if let Some(required) = self.schema.required(s) {
             let missing: Vec<String> = required
                 .iter()
                 .filter(|r| !entries.contains_key(r.as_ref()))
@@ -204,13 +208,13 @@ impl Check {
         }
         for (k, x) in entries.iter() {
             let len = self.at.len();
-            match s.property(k) {
+            match self.schema.property(s, k) {
                 Some(ps) => {
                     self.at.push('/');
                     self.at.push_str(k);
                     self.node(ps, x, depth + 1);
                 }
-                None => match &s.additional {
+                None => match s.additional {
                     Additional::Forbidden => {
                         let message = format!(
                             "at '{}': additional properties '{k}' not allowed",
@@ -246,11 +250,12 @@ pub fn validate(chart: &str, schema: &str, values: &Value) -> Result<(), ChartEr
         crate::value::to_json(values).map_err(ChartError::Schema)?;
     }
     let mut check = Check {
+        schema: &schema,
         at: String::new(),
         errors: Vec::new(),
         open: Vec::new(),
     };
-    check.node(&schema, values, 0);
+    check.node(schema.root, values, 0);
     if check.errors.is_empty() {
         return Ok(());
     }

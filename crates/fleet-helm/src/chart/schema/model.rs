@@ -6,66 +6,150 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-/// One schema: the keywords of a JSON object, or any other JSON value (which constrains nothing).
+/// A whole schema text read into flat tables: every object schema is one [`Keywords`] in `nodes`, and its
+/// strings, properties and enums are spans of the shared tables, so reading a schema allocates a handful of
+/// growing vectors instead of a box and several vectors per subschema.
 #[derive(Debug, Default)]
-pub(super) enum Node<'a> {
+pub(super) struct Schema<'a> {
+    /// The schema the text is (the document's root value).
+    pub root: Node,
+    nodes: Vec<Keywords>,
+    /// The strings of `type`, `required` and `pattern`, in spans.
+    texts: Vec<Cow<'a, str>>,
+    /// The entries of every `properties` object, one span each, in the object's order.
+    properties: Vec<(Cow<'a, str>, Node)>,
+    enums: Vec<Vec<serde_json::Value>>,
+}
+
+/// One schema: the keywords of a JSON object (an index into [`Schema`]'s nodes), or any other JSON value (which
+/// constrains nothing).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) enum Node {
     #[default]
     Other,
     /// `false` (kept apart for `additionalProperties`).
     False,
-    Object(Box<Keywords<'a>>),
+    Object(u32),
+}
+
+/// A run of entries in one of [`Schema`]'s tables.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Span {
+    start: u32,
+    end: u32,
+}
+
+impl Span {
+    fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
 }
 
 /// The keywords validation reads, each as `serde_json::Value`'s accessors would give it.
 #[derive(Debug, Default)]
-pub(super) struct Keywords<'a> {
+pub(super) struct Keywords {
     /// `type`: a string, or the strings of an array (empty: no type check).
-    pub types: Vec<Cow<'a, str>>,
+    types: Span,
     /// `enum`, when it is an array.
-    pub enumeration: Option<Vec<serde_json::Value>>,
+    enumeration: Option<u32>,
     /// `minimum` and `maximum`, when they are numbers.
     pub minimum: Option<f64>,
     pub maximum: Option<f64>,
     /// `pattern`, when it is a string.
-    pub pattern: Option<Cow<'a, str>>,
+    pattern: Option<u32>,
     /// The strings of `required`, when it is an array.
-    pub required: Option<Vec<Cow<'a, str>>>,
-    /// `properties`, when it is an object, in order (look up with [`Keywords::property`]).
-    pub properties: Option<Vec<(Cow<'a, str>, Node<'a>)>>,
-    pub additional: Additional<'a>,
+    required: Option<Span>,
+    /// `properties`, when it is an object, in order (look up with [`Schema::property`]).
+    properties: Option<Span>,
+    pub additional: Additional,
     /// `items`, whatever it is.
-    pub items: Option<Node<'a>>,
+    pub items: Option<Node>,
 }
 
 /// `additionalProperties`.
-#[derive(Debug, Default)]
-pub(super) enum Additional<'a> {
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) enum Additional {
     /// Absent, `true`, or anything else that allows every property unchecked.
     #[default]
     Allowed,
     /// `false`.
     Forbidden,
     /// An object: the schema of every property not in `properties`.
-    Schema(Node<'a>),
+    Schema(Node),
 }
 
-impl<'a> Keywords<'a> {
+impl<'a> Schema<'a> {
+    /// The keywords of `node`, when it is an object schema.
+    pub fn keywords(&self, node: Node) -> Option<&Keywords> {
+        match node {
+            Node::Object(i) => self.nodes.get(i as usize),
+            _ => None,
+        }
+    }
+
+    /// `type`'s strings (empty: no type check).
+    pub fn types(&self, k: &Keywords) -> &[Cow<'a, str>] {
+        &self.texts[k.types.range()]
+    }
+
+    /// `enum`'s options, when it is an array.
+    pub fn enumeration(&self, k: &Keywords) -> Option<&[serde_json::Value]> {
+        k.enumeration.map(|i| self.enums[i as usize].as_slice())
+    }
+
+    /// `pattern`, when it is a string.
+    pub fn pattern(&self, k: &Keywords) -> Option<&str> {
+        k.pattern.map(|i| self.texts[i as usize].as_ref())
+    }
+
+    /// `required`'s strings, when it is an array.
+    pub fn required(&self, k: &Keywords) -> Option<&[Cow<'a, str>]> {
+        k.required.map(|s| &self.texts[s.range()])
+    }
+
     /// The schema of property `name` (the last one, if the object names it twice).
-    pub fn property(&self, name: &str) -> Option<&Node<'a>> {
-        self.properties
-            .as_ref()?
+    pub fn property(&self, k: &Keywords, name: &str) -> Option<Node> {
+        self.properties[k.properties?.range()]
             .iter()
             .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, n)| n)
+            .find(|(key, _)| key == name)
+            .map(|(_, n)| *n)
     }
 }
 
 /// Reads a schema text; errors are `serde_json`'s, as reading it into a `serde_json::Value` reports them.
-pub(super) fn parse(text: &str) -> Result<Node<'_>, serde_json::Error> {
-    serde_json::from_str(text)
+pub(super) fn parse(text: &str) -> Result<Schema<'_>, serde_json::Error> {
+    let mut builder = Builder {
+        schema: Schema::default(),
+        pending: Vec::new(),
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
+    builder.schema.root = NodeSeed(&mut builder).deserialize(&mut de)?;
+    de.end()?;
+    Ok(builder.schema)
+}
+
+/// A [`Schema`] being read.
+struct Builder<'a> {
+    schema: Schema<'a>,
+    /// The entries of the `properties` objects being read, innermost last; each moves to the schema's table as a
+    /// span when its object closes.
+    pending: Vec<(Cow<'a, str>, Node)>,
+}
+
+impl<'a> Builder<'a> {
+    fn index(len: usize) -> u32 {
+        u32::try_from(len).unwrap_or(u32::MAX)
+    }
+
+    fn span_from(start: usize, end: usize) -> Span {
+        Span {
+            start: Self::index(start),
+            end: Self::index(end),
+        }
+    }
 }
 
 /// A JSON string, borrowed from the text when it has no escapes.
@@ -107,8 +191,6 @@ impl<'de> Deserialize<'de> for Skip {
 enum Shaped<'a> {
     Text(Cow<'a, str>),
     Number(f64),
-    /// An array's strings (other items dropped).
-    Texts(Vec<Cow<'a, str>>),
     /// `false`, the one boolean a keyword here gives a meaning (`additionalProperties`).
     False,
     Other,
@@ -120,7 +202,7 @@ impl<'de> Deserialize<'de> for Shaped<'de> {
     }
 }
 
-/// Reads any JSON value as a [`Shaped`] (objects are checked and dropped).
+/// Reads any JSON value as a [`Shaped`] (arrays and objects are checked and dropped).
 struct Classify;
 
 impl<'de> Visitor<'de> for Classify {
@@ -153,13 +235,8 @@ impl<'de> Visitor<'de> for Classify {
         Ok(Shaped::Other)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut texts = Vec::new();
-        while let Some(item) = seq.next_element::<Shaped>()? {
-            if let Shaped::Text(t) = item {
-                texts.push(t);
-            }
-        }
-        Ok(Shaped::Texts(texts))
+        while seq.next_element::<Skip>()?.is_some() {}
+        Ok(Shaped::Other)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         while map.next_key::<Skip>()?.is_some() {
@@ -169,14 +246,15 @@ impl<'de> Visitor<'de> for Classify {
     }
 }
 
-impl<'de> Deserialize<'de> for Node<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(NodeVisitor)
+/// Reads a schema into the builder: an object's keywords; any other value is checked and dropped.
+struct NodeSeed<'b, 'a>(&'b mut Builder<'a>);
+
+impl<'de> DeserializeSeed<'de> for NodeSeed<'_, 'de> {
+    type Value = Node;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        d.deserialize_any(self)
     }
 }
-
-/// Reads a schema: an object's keywords; any other value is checked and dropped.
-struct NodeVisitor;
 
 /// Every non-object JSON value, as [`Classify`] reads it, is a [`Node::Other`] (or [`Node::False`]).
 macro_rules! scalar_nodes {
@@ -187,15 +265,15 @@ macro_rules! scalar_nodes {
     };
 }
 
-fn node(shaped: Shaped<'_>) -> Node<'_> {
+fn node(shaped: Shaped<'_>) -> Node {
     match shaped {
         Shaped::False => Node::False,
         _ => Node::Other,
     }
 }
 
-impl<'de> Visitor<'de> for NodeVisitor {
-    type Value = Node<'de>;
+impl<'de> Visitor<'de> for NodeSeed<'_, 'de> {
+    type Value = Node;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON schema")
     }
@@ -211,19 +289,17 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Classify.visit_seq(seq).map(node)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let b = self.0;
         let mut k = Keywords::default();
         while let Some(Text(key)) = map.next_key::<Text>()? {
             match key.as_ref() {
-                "type" => {
-                    k.types = match map.next_value::<Shaped>()? {
-                        Shaped::Text(t) => vec![t],
-                        Shaped::Texts(ts) => ts,
-                        _ => Vec::new(),
-                    }
-                }
+                "type" => k.types = map.next_value_seed(TextsSeed(b, true))?.unwrap_or_default(),
                 "enum" => {
                     k.enumeration = match map.next_value::<serde_json::Value>()? {
-                        serde_json::Value::Array(options) => Some(options),
+                        serde_json::Value::Array(options) => {
+                            b.schema.enums.push(options);
+                            Some(Builder::index(b.schema.enums.len() - 1))
+                        }
                         _ => None,
                     }
                 }
@@ -231,31 +307,30 @@ impl<'de> Visitor<'de> for NodeVisitor {
                 "maximum" => k.maximum = number(map.next_value()?),
                 "pattern" => {
                     k.pattern = match map.next_value::<Shaped>()? {
-                        Shaped::Text(t) => Some(t),
+                        Shaped::Text(t) => {
+                            b.schema.texts.push(t);
+                            Some(Builder::index(b.schema.texts.len() - 1))
+                        }
                         _ => None,
                     }
                 }
-                "required" => {
-                    k.required = match map.next_value::<Shaped>()? {
-                        Shaped::Texts(ts) => Some(ts),
-                        _ => None,
-                    }
-                }
-                "properties" => k.properties = map.next_value::<Properties>()?.0,
+                "required" => k.required = map.next_value_seed(TextsSeed(b, false))?,
+                "properties" => k.properties = map.next_value_seed(PropertiesSeed(b))?,
                 "additionalProperties" => {
-                    k.additional = match map.next_value::<Node>()? {
+                    k.additional = match map.next_value_seed(NodeSeed(b))? {
                         Node::False => Additional::Forbidden,
                         object @ Node::Object(_) => Additional::Schema(object),
                         Node::Other => Additional::Allowed,
                     }
                 }
-                "items" => k.items = Some(map.next_value()?),
+                "items" => k.items = Some(map.next_value_seed(NodeSeed(b))?),
                 _ => {
                     map.next_value::<Skip>()?;
                 }
             }
         }
-        Ok(Node::Object(Box::new(k)))
+        b.schema.nodes.push(k);
+        Ok(Node::Object(Builder::index(b.schema.nodes.len() - 1)))
     }
 }
 
@@ -266,46 +341,105 @@ fn number(s: Shaped<'_>) -> Option<f64> {
     }
 }
 
-/// `properties`: its entries when it is an object.
-struct Properties<'a>(Option<Vec<(Cow<'a, str>, Node<'a>)>>);
+/// A keyword whose value means something as an array of strings (`type`, `required`) and, when the flag says so,
+/// as one string (`type`): the span of its strings in the builder's texts (a string is a span of one; an array's
+/// other items are dropped), `None` for any other value.
+struct TextsSeed<'b, 'a>(&'b mut Builder<'a>, bool);
 
-impl<'de> Deserialize<'de> for Properties<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Properties<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(Text(key)) = map.next_key::<Text>()? {
-                    entries.push((key, map.next_value::<Node>()?));
-                }
-                Ok(Properties(Some(entries)))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-                Classify.visit_seq(seq).map(|_| Properties(None))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Properties(None))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Properties(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Properties(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Properties(None))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(Properties(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Properties(None))
+impl<'de> DeserializeSeed<'de> for TextsSeed<'_, 'de> {
+    type Value = Option<Span>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// Ignores a non-string, non-array value as [`Classify`] does (range checks and nesting included).
+macro_rules! no_texts {
+    ($($name:ident($($arg:ident: $ty:ty),*)),* $(,)?) => {
+        $(fn $name<E: de::Error>(self, $($arg: $ty),*) -> Result<Self::Value, E> {
+            Classify.$name($($arg),*).map(|_| None)
+        })*
+    };
+}
+
+impl<'de> Visitor<'de> for TextsSeed<'_, 'de> {
+    type Value = Option<Span>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    no_texts!(
+        visit_bool(b: bool),
+        visit_i64(n: i64),
+        visit_u64(n: u64),
+        visit_f64(n: f64),
+        visit_unit(),
+    );
+    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+        Ok(self.1.then(|| self.0.text(Cow::Borrowed(s))))
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(self.1.then(|| self.0.text(Cow::Owned(s.to_string()))))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let texts = &mut self.0.schema.texts;
+        let start = texts.len();
+        while let Some(item) = seq.next_element::<Shaped>()? {
+            if let Shaped::Text(t) = item {
+                texts.push(t);
             }
         }
-        d.deserialize_any(V)
+        Ok(Some(Builder::span_from(start, texts.len())))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        Classify.visit_map(map).map(|_| None)
+    }
+}
+
+impl<'a> Builder<'a> {
+    /// Adds one string to the texts, as a span of one.
+    fn text(&mut self, t: Cow<'a, str>) -> Span {
+        let start = self.schema.texts.len();
+        self.schema.texts.push(t);
+        Self::span_from(start, start + 1)
+    }
+}
+
+/// `properties`: the span of its entries when it is an object, `None` for any other value.
+struct PropertiesSeed<'b, 'a>(&'b mut Builder<'a>);
+
+impl<'de> DeserializeSeed<'de> for PropertiesSeed<'_, 'de> {
+    type Value = Option<Span>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PropertiesSeed<'_, 'de> {
+    type Value = Option<Span>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    no_texts!(
+        visit_bool(b: bool),
+        visit_i64(n: i64),
+        visit_u64(n: u64),
+        visit_f64(n: f64),
+        visit_str(s: &str),
+        visit_unit(),
+    );
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        Classify.visit_seq(seq).map(|_| None)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let b = self.0;
+        let start = b.pending.len();
+        while let Some(Text(key)) = map.next_key::<Text>()? {
+            let node = map.next_value_seed(NodeSeed(b))?;
+            b.pending.push((key, node));
+        }
+        let properties = &mut b.schema.properties;
+        let first = properties.len();
+        properties.extend(b.pending.drain(start..));
+        Ok(Some(Builder::span_from(first, properties.len())))
     }
 }

@@ -228,3 +228,36 @@ fn bytes_are_checked_as_their_base64_text() {
         "{m}"
     );
 }
+
+#[test]
+fn nested_schemas_keep_their_own_keywords() {
+    // Properties read inside other properties, items and additionalProperties keep each object's own entries,
+    // whatever is read between them; strings nested inside a `type` array are not types.
+    let schema = r#"{"properties":{
+        "a":{"properties":{"x":{"type":"string"},"ys":{"items":{"properties":{"z":{"type":"integer"}}}}},
+             "required":["x"]},
+        "b":{"type":[["object"],"string"]},
+        "c":{"additionalProperties":{"properties":{"w":{"type":"boolean"}},"additionalProperties":false}},
+        "d":{"type":"number"}}}"#;
+    assert_eq!(
+        errors(
+            schema,
+            "a: {x: s, ys: [{z: 1}]}\nb: t\nc: {k: {w: true}}\nd: 1.5\n"
+        ),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        errors(
+            schema,
+            "a: {ys: [{z: s}], q: 1}\nb: {}\nc: {k: {w: 1, v: 2}}\nd: x\n"
+        ),
+        [
+            "at '/a': missing property 'x'",
+            "at '/a/ys/0/z': got string, want integer",
+            "at '/b': got object, want string",
+            "at '/c/k': additional properties 'v' not allowed",
+            "at '/c/k/w': got integer, want boolean",
+            "at '/d': got string, want number",
+        ]
+    );
+}
