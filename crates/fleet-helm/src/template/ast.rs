@@ -67,11 +67,13 @@ impl<T> Few<T> {
         match self {
             Few::None => *self = Few::One(item),
             Few::One(_) => {
-                if let Few::One(first) = std::mem::take(self) {
-                    // Room for four: `include "name" .` and `default "x" .y` have three arguments.
-                    let mut items = Vec::with_capacity(4);
-                    items.extend([first, item]);
-                    *self = Few::Many(items);
+                // Room for four: `include "name" .` and `default "x" .y` have three arguments. The vector is put in
+                // place first and filled there, so the first item moves once.
+                if let Few::One(first) = std::mem::replace(self, Few::Many(Vec::with_capacity(4)))
+                    && let Few::Many(items) = self
+                {
+                    items.push(first);
+                    items.push(item);
                 }
             }
             Few::Many(items) => items.push(item),
