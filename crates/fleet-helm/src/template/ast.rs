@@ -63,6 +63,8 @@ pub enum Few<T> {
 }
 
 impl<T> Few<T> {
+    /// Inlined: the parser builds arguments and commands straight into their place.
+    #[inline]
     pub fn push(&mut self, item: T) {
         match self {
             Few::None => *self = Few::One(item),
