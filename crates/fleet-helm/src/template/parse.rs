@@ -156,8 +156,10 @@ impl<'a> Parser<'a> {
         TemplateError::parse(self.name, self.src, pos, msg.into())
     }
 
+    /// The next token. `i` never passes the final `Eof` ([`Parser::next`] stops there, and a two-variable range
+    /// declaration skips four tokens only after seeing that the fourth is `:=` or `=`, not `Eof`).
     fn peek(&self) -> &Token {
-        &self.tokens[self.i.min(self.tokens.len() - 1)]
+        &self.tokens[self.i]
     }
 
     /// Consumes a token (its content is moved out: the parser never looks back at a consumed token's kind). The

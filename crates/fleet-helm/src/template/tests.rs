@@ -349,6 +349,12 @@ fn hostile_input_is_an_error_not_a_crash() {
         "{{/* ",
         "{{ 1 | }}",
         "{{ range $a, $b, $c := . }}{{ end }}",
+        // Declarations that reach the end of the action (the parser skips their tokens in one step).
+        "{{ range $a, $b := }}{{ end }}",
+        "{{ range $a, $b }}{{ end }}",
+        "{{ range $a, }}{{ end }}",
+        "{{ $x := }}",
+        "{{ $a, $b := . }}",
     ] {
         assert!(TemplateSet::new().add_file("t", src).is_err(), "{src:.40}");
     }
