@@ -3,8 +3,9 @@
 //!
 //! Values are checked where they are, as the JSON `crate::value::to_json` would make of them (keys sorted,
 //! `[]byte` as base64), without building that JSON; the schema is read into only the keywords used
-//! ([`model`]).
+//! ([`model`]), from its text without the whitespace between tokens ([`compact`]).
 
+mod compact;
 mod model;
 
 use std::borrow::Cow;
@@ -239,11 +240,16 @@ impl Check<'_, '_> {
 
 /// Validates a chart's values against its schema.
 pub fn validate(chart: &str, schema: &str, values: &Value) -> Result<(), ChartError> {
-    let schema = model::parse(schema).map_err(|e| {
-        ChartError::Schema(format!(
-            "{chart}: values.schema.json is not valid JSON: {e}"
-        ))
-    })?;
+    // The compact text reads the same when valid; errors are reported against the text as written.
+    let compact = compact::compact(schema);
+    let schema = match model::parse(&compact) {
+        Ok(schema) => schema,
+        Err(_) => model::parse(schema).map_err(|e| {
+            ChartError::Schema(format!(
+                "{chart}: values.schema.json is not valid JSON: {e}"
+            ))
+        })?,
+    };
     let mut budget = MAX_JSON_NODES;
     if !plainly_json(values, 0, &mut budget, &mut Vec::new()) {
         // Values JSON cannot carry fail as encoding them fails.
