@@ -190,7 +190,7 @@ impl<'a> Parser<'a> {
 
     fn expect_right_delim(&mut self, context: &str) -> Result<(), TemplateError> {
         let t = self.next();
-        if t.kind != Tok::RightDelim {
+        if !matches!(t.kind, Tok::RightDelim) {
             return Err(self.error(
                 t.pos,
                 format!(
@@ -301,7 +301,7 @@ impl<'a> Parser<'a> {
                         ),
                     ));
                 };
-                let pipe = if self.peek().kind == Tok::RightDelim {
+                let pipe = if matches!(self.peek().kind, Tok::RightDelim) {
                     self.next();
                     None
                 } else {
@@ -418,7 +418,7 @@ impl<'a> Parser<'a> {
                 let kind_at = |i: usize| self.tokens.get(i).map(|t| &t.kind);
                 match kind_at(self.i + 1) {
                     Some(after @ (Tok::Declare | Tok::Assign)) => {
-                        is_assign = *after == Tok::Assign;
+                        is_assign = matches!(after, Tok::Assign);
                         decl.push(self.variable_name(v_at));
                         self.next();
                         self.next();
@@ -427,7 +427,7 @@ impl<'a> Parser<'a> {
                         if let (Some(Tok::Variable), Some(op @ (Tok::Declare | Tok::Assign))) =
                             (kind_at(self.i + 2), kind_at(self.i + 3))
                         {
-                            is_assign = *op == Tok::Assign;
+                            is_assign = matches!(op, Tok::Assign);
                             decl.push(self.variable_name(v_at));
                             decl.push(self.variable_name(v_at + 2));
                             self.i += 4;
@@ -460,7 +460,7 @@ impl<'a> Parser<'a> {
                 _ => {
                     let cmd = self.command(context)?;
                     cmds.push(cmd);
-                    if self.peek().kind == Tok::Pipe {
+                    if matches!(self.peek().kind, Tok::Pipe) {
                         let pipe_pos = self.next().pos;
                         if matches!(self.peek().kind, Tok::RightDelim | Tok::RightParen) {
                             return Err(self.error(pipe_pos, "missing command"));
