@@ -239,7 +239,10 @@ impl<'a> Lexer<'a> {
             while let Some(&c) = bytes.get(self.pos)
                 && is_space(c)
             {
-                if bytes.get(self.pos + 1..self.pos + 4) == Some(b"-}}") {
+                // Most spaces are followed by a name: test one byte before comparing three.
+                if bytes.get(self.pos + 1) == Some(&b'-')
+                    && bytes.get(self.pos + 2..self.pos + 4) == Some(b"}}")
+                {
                     self.tokens.push(Token {
                         kind: Tok::RightDelim,
                         pos: self.pos + 2,
