@@ -314,7 +314,7 @@ impl<'a> Lexer<'a> {
                 b'\'' => Tok::Char(self.lex_char()?),
                 b'$' => {
                     self.pos += 1;
-                    self.take_alnum();
+                    self.skip_alnum();
                     Tok::Variable
                 }
                 b'.' => {
@@ -323,8 +323,9 @@ impl<'a> Lexer<'a> {
                         Tok::Number
                     } else {
                         self.pos += 1;
-                        let name = self.take_alnum();
-                        if name.is_empty() {
+                        let name_start = self.pos;
+                        self.skip_alnum();
+                        if self.pos == name_start {
                             Tok::Dot
                         } else {
                             Tok::Field
@@ -371,7 +372,16 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// Moves past a name and returns it.
     fn take_alnum(&mut self) -> &'a str {
+        let start = self.pos;
+        self.skip_alnum();
+        let src: &'a str = self.src;
+        &src[start..self.pos]
+    }
+
+    /// Moves past a name (letters, digits, `_`): fields and variables need only where it ends.
+    fn skip_alnum(&mut self) {
         let start = self.pos;
         let src: &'a str = self.src;
         let bytes = src.as_bytes();
@@ -384,16 +394,12 @@ impl<'a> Lexer<'a> {
         }
         if bytes.get(ascii_end).is_none_or(|&b| b < 0x80) {
             self.pos = ascii_end;
-            return &src[start..ascii_end];
+            return;
         }
-        for (i, ch) in src[start..].char_indices() {
-            if !(ch == '_' || ch.is_alphanumeric()) {
-                self.pos = start + i;
-                return &src[start..start + i];
-            }
-        }
-        self.pos = src.len();
-        &src[start..]
+        self.pos = src[start..]
+            .char_indices()
+            .find(|&(_, ch)| !(ch == '_' || ch.is_alphanumeric()))
+            .map_or(src.len(), |(i, _)| start + i);
     }
 
     /// Moves past a number literal.
