@@ -185,24 +185,22 @@ pub fn install_rank(kind: &str) -> Option<usize> {
     INSTALL_ORDER.iter().position(|known| *known == kind)
 }
 
-/// Where `kind` sorts in Helm's install order: listed kinds by their rank, then the others by name.
-fn install_key(kind: &str) -> (usize, &str) {
-    match install_rank(kind) {
-        Some(rank) => (rank, ""),
-        None => (INSTALL_ORDER.len(), kind),
-    }
-}
-
-/// Sorts manifests into Helm's install order, keeping the order of equal kinds. Each kind is ranked once, not at
-/// every comparison.
+/// Sorts manifests into Helm's install order: listed kinds by their rank, then the kinds Helm does not list by name,
+/// keeping the order of manifests of the same kind. Each kind is ranked once, not at every comparison.
 fn sort_by_install_order(manifests: &mut Vec<Manifest>) {
+    let unlisted = INSTALL_ORDER.len();
     let mut ranked: Vec<(usize, Manifest)> = manifests
         .drain(..)
-        .map(|m| (install_key(&m.kind).0, m))
+        .map(|m| (install_rank(&m.kind).unwrap_or(unlisted), m))
         .collect();
     ranked.sort_by(|(ra, a), (rb, b)| {
-        ra.cmp(rb)
-            .then_with(|| install_key(&a.kind).1.cmp(install_key(&b.kind).1))
+        ra.cmp(rb).then_with(|| {
+            if *ra == unlisted {
+                a.kind.cmp(&b.kind)
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
     });
     manifests.extend(ranked.into_iter().map(|(_, m)| m));
 }
