@@ -1,11 +1,12 @@
-//! A quick reader for the block YAML that Helm values files and `Chart.yaml` files are nearly always written in:
-//! block mappings and sequences, plain scalars on one line (or plain words folded over several lines), quoted
-//! scalars on one line, `|`/`|-` literal block scalars, `[]` and `{}`, comments, anchors on one-line scalars and
-//! their aliases. Anything else — other anchors and aliases, tags, other flow collections, folded or other
-//! multi-line scalars, several documents, tabs, duplicate keys, and plain scalars whose reading is not plainly a
-//! string, an integer or a decimal — makes it give up (`None`), and the caller reads the text with the full parser.
-//! Where it answers, the answer is the full parser's: scalars resolve by the same rules (checked against it on every
-//! corpus file in the tests).
+//! A quick reader for the block YAML that Helm values files and `Chart.yaml` files are nearly always written in: block
+//! mappings and sequences, plain scalars on one line (or plain words folded over several lines), quoted scalars on one
+//! line, `|`/`|-` literal block scalars, `[]` and `{}`, comments, anchors on one-line scalars and their aliases, a bare
+//! `---` before the document or with only blank lines after it. Anything else — other anchors and aliases, tags, other
+//! flow collections, folded or other multi-line scalars, several documents, tabs, duplicate keys, and plain scalars
+//! whose reading is not plainly a string, an integer or a decimal — makes it give up (`None`), and the caller reads the
+//! text with the full parser. Where it answers, the answer is the full parser's, built through [`Build`]: scalars
+//! resolve by the same rules, numbers as Go reads them back from JSON (checked against it on every corpus file in the
+//! tests).
 
 use std::borrow::Cow;
 
@@ -30,7 +31,8 @@ pub(crate) fn first_value(text: &str) -> Option<Value> {
     first_value_with(text, &mut JsonTree)
 }
 
-/// [`first_value`] built by `build`: numbers come as Go reads them back from JSON (integral floats as integers).
+/// The first document of `text` built by `build`, numbers as Go reads them back from JSON (integral floats as
+/// integers), or `None` when the text is outside the subset read here.
 pub(crate) fn first_value_with<B: Build>(text: &str, build: &mut B) -> Option<B::Node> {
     if has_tab_or_cr(text) || text.contains('\u{feff}') {
         return None;
