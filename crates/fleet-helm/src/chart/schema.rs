@@ -3,7 +3,7 @@
 //!
 //! Values are checked where they are, as the JSON `crate::value::to_json` would make of them (keys sorted,
 //! `[]byte` as base64), without building that JSON; the schema is read into only the keywords used
-//! ([`model`]), from its text without the whitespace between tokens ([`compact`]).
+//! ([`model`]), from its text without the indentation of its lines ([`compact`]).
 
 mod compact;
 mod model;
