@@ -150,6 +150,13 @@ impl<'a> Builder<'a> {
             end: Self::index(end),
         }
     }
+
+    /// Adds one string to the texts, as a span of one.
+    fn text(&mut self, t: Cow<'a, str>) -> Span {
+        let start = self.schema.texts.len();
+        self.schema.texts.push(t);
+        Self::span_from(start, start + 1)
+    }
 }
 
 /// A JSON string, borrowed from the text when it has no escapes.
@@ -353,8 +360,9 @@ impl<'de> DeserializeSeed<'de> for TextsSeed<'_, 'de> {
     }
 }
 
-/// Ignores a non-string, non-array value as [`Classify`] does (range checks and nesting included).
-macro_rules! no_texts {
+/// `None` for a value a seed takes no span from ([`TextsSeed`], [`PropertiesSeed`]), checked as [`Classify`] checks
+/// it (range checks and nesting included).
+macro_rules! no_span {
     ($($name:ident($($arg:ident: $ty:ty),*)),* $(,)?) => {
         $(fn $name<E: de::Error>(self, $($arg: $ty),*) -> Result<Self::Value, E> {
             Classify.$name($($arg),*).map(|_| None)
@@ -367,7 +375,7 @@ impl<'de> Visitor<'de> for TextsSeed<'_, 'de> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
     }
-    no_texts!(
+    no_span!(
         visit_bool(b: bool),
         visit_i64(n: i64),
         visit_u64(n: u64),
@@ -395,15 +403,6 @@ impl<'de> Visitor<'de> for TextsSeed<'_, 'de> {
     }
 }
 
-impl<'a> Builder<'a> {
-    /// Adds one string to the texts, as a span of one.
-    fn text(&mut self, t: Cow<'a, str>) -> Span {
-        let start = self.schema.texts.len();
-        self.schema.texts.push(t);
-        Self::span_from(start, start + 1)
-    }
-}
-
 /// `properties`: the span of its entries when it is an object, `None` for any other value.
 struct PropertiesSeed<'b, 'a>(&'b mut Builder<'a>);
 
@@ -419,7 +418,7 @@ impl<'de> Visitor<'de> for PropertiesSeed<'_, 'de> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
     }
-    no_texts!(
+    no_span!(
         visit_bool(b: bool),
         visit_i64(n: i64),
         visit_u64(n: u64),
