@@ -259,9 +259,18 @@ pub fn set_drop_policy(policy: DropPolicy) {
     DROP_POLICY.store(code, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// The policy [`set_drop_policy`] chose ([`DropPolicy::Inline`] until it is called).
+fn drop_policy() -> DropPolicy {
+    match DROP_POLICY.load(std::sync::atomic::Ordering::Relaxed) {
+        1 => DropPolicy::Background,
+        2 => DropPolicy::Leak,
+        _ => DropPolicy::Inline,
+    }
+}
+
 /// Whether the process chose [`DropPolicy::Leak`].
 pub(crate) fn leaking() -> bool {
-    DROP_POLICY.load(std::sync::atomic::Ordering::Relaxed) == 2
+    drop_policy() == DropPolicy::Leak
 }
 
 /// Sets above this many templates are the ones [`DropPolicy::Background`] and [`DropPolicy::Leak`] treat specially.
@@ -272,15 +281,15 @@ impl Drop for TemplateSet {
         if self.templates.len() <= LARGE_SET_TEMPLATES {
             return;
         }
-        match DROP_POLICY.load(std::sync::atomic::Ordering::Relaxed) {
-            1 => {
+        match drop_policy() {
+            DropPolicy::Background => {
                 let templates = std::mem::take(&mut self.templates);
                 let _ = std::thread::Builder::new()
                     .name("template-drop".into())
                     .spawn(move || drop(templates));
             }
-            2 => std::mem::forget(std::mem::take(&mut self.templates)),
-            _ => {}
+            DropPolicy::Leak => std::mem::forget(std::mem::take(&mut self.templates)),
+            DropPolicy::Inline => {}
         }
     }
 }
