@@ -88,7 +88,11 @@ impl Coalescer {
 
     /// A new map of the result, holding `entries`.
     fn fresh(&mut self, entries: BTreeMap<String, Value>) -> Value {
-        let v = map_value(entries);
+        self.made_here(map_value(entries))
+    }
+
+    /// `v`, a map (or other value) this coalesce has just made, recorded as its own when sharing.
+    fn made_here(&mut self, v: Value) -> Value {
         if self.sharing
             && let Some(m) = as_map(&v)
         {
@@ -154,12 +158,7 @@ impl Coalescer {
         let dgm = self.writable(dest, "global", &dg);
         for (key, val) in chart_map(&sg).snapshot() {
             if is_map(&val) {
-                let vv = deep_copy(&val);
-                if self.sharing
-                    && let Some(m) = as_map(&vv)
-                {
-                    self.made.insert(Arc::as_ptr(&m), m);
-                }
+                let vv = self.made_here(deep_copy(&val));
                 match dgm.get(&key) {
                     None => dgm.insert(key, vv),
                     Some(destv) if is_map(&destv) => {
