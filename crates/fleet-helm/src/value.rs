@@ -1,7 +1,8 @@
 //! The value model templates run on: minijinja's [`Value`] (nil is `none`, Go ints are `i64`, floats `f64`, slices
 //! are sequences) plus [`GoMap`], a sorted, shared, mutable map object, because Go maps are references that Sprig's
 //! `set`/`unset`/`merge` mutate in place and that `range`/`toYaml` visit in key order. Also: Go truthiness, Go type
-//! names, and conversion from and to `serde_json::Value`.
+//! names, conversion from and to `serde_json::Value` (with how Go's `encoding/json` reads a value, [`json_node`]),
+//! and building values straight from YAML ([`GoValues`]).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
