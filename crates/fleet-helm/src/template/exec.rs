@@ -504,9 +504,9 @@ impl<'a> Exec<'a> {
         while !rest.is_empty() {
             // The next name, and whether it is the chain's last.
             let (field, last) = match rest.bytes().position(|b| b == b'.') {
-                Some(dot) => {
-                    let field = &rest[..dot];
-                    rest = &rest[dot + 1..];
+                Some(at) => {
+                    let field = &rest[..at];
+                    rest = &rest[at + 1..];
                     (field, false)
                 }
                 None => (std::mem::take(&mut rest), true),
