@@ -300,7 +300,14 @@ impl<'de> Visitor<'de> for NodeSeed<'_, 'de> {
         let mut k = Keywords::default();
         while let Some(Text(key)) = map.next_key::<Text>()? {
             match key.as_ref() {
-                "type" => k.types = map.next_value_seed(TextsSeed(b, true))?.unwrap_or_default(),
+                "type" => {
+                    k.types = map
+                        .next_value_seed(TextsSeed {
+                            builder: b,
+                            one_string: true,
+                        })?
+                        .unwrap_or_default()
+                }
                 "enum" => {
                     k.enumeration = match map.next_value::<serde_json::Value>()? {
                         serde_json::Value::Array(options) => {
@@ -321,7 +328,12 @@ impl<'de> Visitor<'de> for NodeSeed<'_, 'de> {
                         _ => None,
                     }
                 }
-                "required" => k.required = map.next_value_seed(TextsSeed(b, false))?,
+                "required" => {
+                    k.required = map.next_value_seed(TextsSeed {
+                        builder: b,
+                        one_string: false,
+                    })?
+                }
                 "properties" => k.properties = map.next_value_seed(PropertiesSeed(b))?,
                 "additionalProperties" => {
                     k.additional = match map.next_value_seed(NodeSeed(b))? {
@@ -348,10 +360,13 @@ fn number(s: Shaped<'_>) -> Option<f64> {
     }
 }
 
-/// A keyword whose value means something as an array of strings (`type`, `required`) and, when the flag says so,
-/// as one string (`type`): the span of its strings in the builder's texts (a string is a span of one; an array's
+/// A keyword whose value means something as an array of strings (`type`, `required`) and, with `one_string`, as
+/// one string (`type`): the span of its strings in the builder's texts (a string is a span of one; an array's
 /// other items are dropped), `None` for any other value.
-struct TextsSeed<'b, 'a>(&'b mut Builder<'a>, bool);
+struct TextsSeed<'b, 'a> {
+    builder: &'b mut Builder<'a>,
+    one_string: bool,
+}
 
 impl<'de> DeserializeSeed<'de> for TextsSeed<'_, 'de> {
     type Value = Option<Span>;
@@ -383,13 +398,15 @@ impl<'de> Visitor<'de> for TextsSeed<'_, 'de> {
         visit_unit(),
     );
     fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
-        Ok(self.1.then(|| self.0.text(Cow::Borrowed(s))))
+        Ok(self.one_string.then(|| self.builder.text(Cow::Borrowed(s))))
     }
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
-        Ok(self.1.then(|| self.0.text(Cow::Owned(s.to_string()))))
+        Ok(self
+            .one_string
+            .then(|| self.builder.text(Cow::Owned(s.to_string()))))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let texts = &mut self.0.schema.texts;
+        let texts = &mut self.builder.schema.texts;
         let start = texts.len();
         while let Some(item) = seq.next_element::<Shaped>()? {
             if let Shaped::Text(t) = item {
