@@ -9,6 +9,7 @@
 //! tests).
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use serde_json::{Number, Value};
 
@@ -69,7 +70,7 @@ pub(crate) fn first_value_with<B: Build>(text: &str, build: &mut B) -> Option<B:
         at: 0,
         depth: 0,
         nodes: 0,
-        anchors: Vec::new(),
+        anchors: HashMap::new(),
         aliases: 0,
         build,
     };
@@ -108,8 +109,9 @@ struct Reader<'a, 'b, B: Build> {
     depth: usize,
     /// Nodes read so far (bounded well below the full parser's node limit).
     nodes: usize,
-    /// Anchored scalars so far, by name (a later anchor of the same name wins).
-    anchors: Vec<(&'a str, Value)>,
+    /// Anchored scalars so far, by name (a later anchor of the same name replaces an earlier one). A map, so a
+    /// hostile text with many anchors and aliases costs one lookup per alias, not a search of every anchor.
+    anchors: HashMap<&'a str, Value>,
     /// Aliases read so far (bounded well below the full parser's alias replay limit).
     aliases: usize,
     build: &'b mut B,
@@ -278,7 +280,7 @@ impl<'a, B: Build> Reader<'a, '_, B> {
                 if !is_anchor_name(name) || rest.starts_with('#') {
                     return None;
                 }
-                self.anchors.push((name, value.clone()));
+                self.anchors.insert(name, value.clone());
                 self.scalar(value)
             }
             b'*' => {
@@ -288,8 +290,7 @@ impl<'a, B: Build> Reader<'a, '_, B> {
                 if !is_anchor_name(name) || self.aliases > MAX_ALIASES {
                     return None;
                 }
-                let (_, value) = self.anchors.iter().rev().find(|(n, _)| *n == name)?;
-                let value = value.clone();
+                let value = self.anchors.get(name)?.clone();
                 self.scalar(value)
             }
             _ => {

@@ -742,3 +742,26 @@ fn a_callers_builder_gets_what_first_value_returns() {
         "{b=1}"
     );
 }
+
+/// Many anchors and aliases: each alias repeats the latest anchor of its name, and the quick reader answers what
+/// the full parser answers (the anchors are looked up by name, so such a text costs one lookup per alias).
+#[test]
+fn quick_reader_resolves_aliases_among_many_anchors() {
+    let anchors = 5_000;
+    let mut text = String::new();
+    for i in 0..anchors {
+        text.push_str(&format!("a{i}: &n{i} v{i}\n"));
+    }
+    text.push_str("again: &n97 ninety-seven\n");
+    for i in (0..anchors).step_by(97) {
+        text.push_str(&format!("b{i}: *n{i}\n"));
+    }
+    let quick = fast::first_value(&text).expect("the quick reader takes anchors and aliases");
+    assert_eq!(quick["b0"], json!("v0"));
+    assert_eq!(quick["b4947"], json!("v4947"));
+    assert_eq!(quick["b97"], json!("ninety-seven"));
+    // A name anchored twice: its aliases repeat the later value.
+    let redefined = fast::first_value("first: &n one\nsecond: &n two\nthird: *n\n").unwrap();
+    assert_eq!(redefined["third"], json!("two"));
+    assert_eq!(quick, one(&text));
+}
