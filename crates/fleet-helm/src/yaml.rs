@@ -6,20 +6,29 @@ use crate::value::{Value, from_json};
 
 /// Parses one YAML document into JSON data (YAML 1.1 rules). An empty document is `null`.
 pub fn parse_json(text: &str) -> Result<serde_json::Value, String> {
-    if text.trim().is_empty() {
-        return Ok(serde_json::Value::Null);
-    }
-    fleet_yaml::parse::first_value(text, "yaml")
-        .map_err(|e| format!("error converting YAML to JSON: {e}"))
+    read_first(text, serde_json::Value::Null, |text| {
+        fleet_yaml::parse::first_value(text, "yaml")
+    })
 }
 
 /// Parses YAML into template values with Go's JSON number semantics (every number a float64).
 pub fn parse_value(text: &str) -> Result<Value, String> {
+    read_first(text, crate::value::nil(), |text| {
+        fleet_yaml::parse::build_first_value(text, "yaml", &mut crate::value::GoValues)
+    })
+}
+
+/// The first document of `text` as `read` builds it, `empty` for a blank text, and errors worded as Helm words
+/// them.
+fn read_first<T>(
+    text: &str,
+    empty: T,
+    read: impl FnOnce(&str) -> Result<T, fleet_yaml::Error>,
+) -> Result<T, String> {
     if text.trim().is_empty() {
-        return Ok(crate::value::nil());
+        return Ok(empty);
     }
-    fleet_yaml::parse::build_first_value(text, "yaml", &mut crate::value::GoValues)
-        .map_err(|e| format!("error converting YAML to JSON: {e}"))
+    read(text).map_err(|e| format!("error converting YAML to JSON: {e}"))
 }
 
 /// Parses YAML into template values keeping integers (for data that is not round-tripped through JSON).

@@ -278,9 +278,9 @@ fn collect(
 }
 
 /// Helm's `sortTemplates`: deeper paths first, then reverse lexical order.
-fn parse_order<'a>(names: impl Iterator<Item = &'a String>) -> Vec<&'a String> {
-    let mut keyed: Vec<(usize, &String)> = names
-        .map(|name| (name.bytes().filter(|&b| b == b'/').count(), name))
+fn parse_order<'a>(names: impl Iterator<Item = &'a String>) -> Vec<&'a str> {
+    let mut keyed: Vec<(usize, &str)> = names
+        .map(|name| (name.bytes().filter(|&b| b == b'/').count(), name.as_str()))
         .collect();
     keyed.sort_by(|(da, a), (db, b)| db.cmp(da).then_with(|| b.cmp(a)));
     keyed.into_iter().map(|(_, name)| name).collect()
@@ -446,7 +446,7 @@ pub fn render_chart(
     let mut set = TemplateSet::new();
     let sources: Vec<(&str, std::sync::Arc<str>)> = order
         .iter()
-        .map(|name| (name.as_str(), tpls[*name].src.clone()))
+        .map(|name| (*name, tpls[*name].src.clone()))
         .collect();
     set.add_files(&sources).map_err(ChartError::Template)?;
     let mut exec = Exec::new(&set, Funcs::helm()).with_fuel(opts.fuel);
@@ -463,17 +463,17 @@ pub fn render_chart(
         let r = &tpls[*name];
         if let Some(scope) = as_map(&r.scope) {
             let mut t = BTreeMap::new();
-            t.insert("Name".to_string(), Value::from(name.as_str()));
+            t.insert("Name".to_string(), Value::from(*name));
             t.insert("BasePath".to_string(), Value::from(r.base_path.as_str()));
             scope.insert("Template", map_value(t));
         }
         exec.invalid_utf8 = None;
         let out = exec.execute(name, &r.scope).map_err(ChartError::Template)?;
         if let Some(complaint) = exec.invalid_utf8 {
-            not_utf8.insert(String::clone(name), complaint);
+            not_utf8.insert(String::from(*name), complaint);
         }
         let out = crate::template::exec::without_no_value(&out).unwrap_or(out);
-        rendered.insert(String::clone(name), out);
+        rendered.insert(String::from(*name), out);
     }
     let notes_path = format!("{}/templates/NOTES.txt", chart.name);
     let notes = rendered.get(&notes_path).cloned();
