@@ -35,22 +35,9 @@ fn skip_indent(b: &[u8], mut i: usize) -> usize {
     }
 }
 
-/// The first line break at or after `i` (eight bytes at a time: lines are short, and a search call per line would
-/// cost more).
-fn line_break(b: &[u8], mut i: usize) -> Option<usize> {
-    const BREAKS: u64 = u64::from_le_bytes([b'\n'; 8]);
-    const LOW: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
-    while let Some(word) = eight(b, i) {
-        // A zero byte of `w` is a line break; the lowest flagged byte is always a true zero.
-        let w = word ^ BREAKS;
-        let zeros = w.wrapping_sub(LOW) & !w & HIGH;
-        if zeros != 0 {
-            return Some(i + (zeros.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    b.get(i..)?.iter().position(|&c| c == b'\n').map(|p| i + p)
+/// The first line break at or after `i`.
+fn line_break(b: &[u8], i: usize) -> Option<usize> {
+    memchr::memchr(b'\n', b.get(i..)?).map(|p| i + p)
 }
 
 /// `text` without the spaces and tabs that start its lines.
