@@ -340,17 +340,22 @@ async fn a_restart_mid_rollout_with_customized_templated_values_rewrites_nothing
     let (v3, _) = commit_and_stage(&client, &git, &fleet_yaml("3"), &after_ids).await;
     let c2 = &v3[&("c2".to_string(), "repo-app".to_string())];
     assert_eq!(c2.spec.deployment_id, staged_ids["c2"].1, "c2 promoted");
-    let secret = Api::<Secret>::namespaced(client.clone(), &c2.namespace().unwrap())
-        .get("repo-app")
-        .await
-        .unwrap();
-    let data = secret.data.unwrap();
-    let values: serde_json::Value = serde_json::from_slice(&data["values"].0).unwrap();
-    let staged_values: serde_json::Value = serde_json::from_slice(&data["stagedValues"].0).unwrap();
+    // The options Secret is written right after its BundleDeployment (to be owned by it), so it may lag the
+    // staged ID seen above by a moment.
+    let secrets = Api::<Secret>::namespaced(client.clone(), &c2.namespace().unwrap());
+    let (values, staged_values) =
+        eventually("c2's options Secret holds v3 as staged values", || async {
+            let data = secrets.get("repo-app").await.ok()?.data?;
+            let values: serde_json::Value = serde_json::from_slice(&data.get("values")?.0).ok()?;
+            let staged: serde_json::Value =
+                serde_json::from_slice(&data.get("stagedValues")?.0).ok()?;
+            (staged["version"] == "3").then_some((values, staged))
+        })
+        .await;
     assert_eq!(
         values,
         json!({"version": "1", "cluster": "c2", "region": "eu", "replicas": 3})
     );
-    assert_eq!(staged_values["version"], "3");
+    assert_eq!(staged_values["cluster"], "c2");
     controller.stop().await;
 }
