@@ -104,12 +104,13 @@ async fn a_values_change_for_one_environment_updates_only_its_clusters() {
     );
     let second = repo.commit("prod says hola");
     deployed(dev, &second).await;
-    assert_eq!(
-        configmap_value(dev, "cluster-3", "greeter", "greeter", "greeting")
-            .await
-            .as_deref(),
-        Some("hola-prod")
-    );
+    // The GitRepo reports the new commit as soon as the controller has read it, and readiness may still be the
+    // previous deployment's for a moment: wait for prod's agent to apply the new value.
+    eventually("cluster-3 says hola-prod", || async {
+        let value = configmap_value(dev, "cluster-3", "greeter", "greeter", "greeting").await;
+        (value.as_deref() == Some("hola-prod")).then_some(())
+    })
+    .await;
     assert_eq!(
         resource_versions(dev, &others, "greeter", "greeter").await,
         versions,
