@@ -91,6 +91,41 @@ struct Allowed {
     block: bool,
 }
 
+/// What libyaml's scalar analysis finds in a text, before it decides the styles ([`Findings::allowed`]).
+struct Findings {
+    /// A line break anywhere.
+    line_breaks: bool,
+    /// A character outside libyaml's printable set.
+    special: bool,
+    /// An indicator that plain block style cannot start with or contain (`- `, `: `, ` #`, `[`, ...).
+    block_indicators: bool,
+    /// A space or line break first or last.
+    edges: bool,
+    /// A space last.
+    trailing_space: bool,
+    /// A space right after a line break.
+    break_space: bool,
+    /// A line break right after a space.
+    space_break: bool,
+}
+
+impl Findings {
+    /// libyaml's verdict from its findings: the one place both analyses turn flags into styles.
+    fn allowed(&self) -> Allowed {
+        Allowed {
+            multiline: self.line_breaks,
+            block_plain: !(self.edges
+                || self.break_space
+                || self.space_break
+                || self.special
+                || self.line_breaks
+                || self.block_indicators),
+            single_quoted: !(self.break_space || self.space_break || self.special),
+            block: !(self.trailing_space || self.space_break || self.special),
+        }
+    }
+}
+
 fn analyze(s: &str) -> Allowed {
     if !s.is_empty() && s.is_ascii() {
         analyze_ascii(s.as_bytes())
@@ -133,18 +168,16 @@ fn analyze_ascii(s: &[u8]) -> Allowed {
         previous = c;
     }
     let (trailing_space, trailing_break) = (last == b' ', is_break(last));
-    let edges = first == b' ' || is_break(first) || trailing_space || trailing_break;
-    Allowed {
-        multiline: line_breaks,
-        block_plain: !(edges
-            || break_space
-            || space_break
-            || special
-            || line_breaks
-            || block_indicators),
-        single_quoted: !(break_space || space_break || special),
-        block: !(trailing_space || space_break || special),
+    Findings {
+        line_breaks,
+        special,
+        block_indicators,
+        edges: first == b' ' || is_break(first) || trailing_space || trailing_break,
+        trailing_space,
+        break_space,
+        space_break,
     }
+    .allowed()
 }
 
 /// libyaml's analysis, character by character.
@@ -209,18 +242,16 @@ fn analyze_chars(s: &str) -> Allowed {
         preceded_by_whitespace = c == ' ' || c == '\t' || is_break(c) || c == '\0';
         first = false;
     }
-    let edges = leading_space || leading_break || trailing_space || trailing_break;
-    Allowed {
-        multiline: line_breaks,
-        block_plain: !(edges
-            || break_space
-            || space_break
-            || special
-            || line_breaks
-            || block_indicators),
-        single_quoted: !(break_space || space_break || special),
-        block: !(trailing_space || space_break || special),
+    Findings {
+        line_breaks,
+        special,
+        block_indicators,
+        edges: leading_space || leading_break || trailing_space || trailing_break,
+        trailing_space,
+        break_space,
+        space_break,
     }
+    .allowed()
 }
 
 /// The style go-yaml writes a string in, in block context; `simple_key` for mapping keys written inline.
