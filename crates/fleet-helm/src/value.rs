@@ -321,10 +321,15 @@ pub fn json_node(v: &Value) -> JsonNode<'_> {
     match v.kind() {
         ValueKind::Undefined | ValueKind::None => JsonNode::Null,
         ValueKind::Bool => JsonNode::Bool(v.is_true()),
-        ValueKind::Number if v.is_integer() => JsonNode::Integer(match v.as_i64() {
-            Some(i) => serde_json::Number::from(i),
-            None => serde_json::Number::from(u64::try_from(v.clone()).unwrap_or(0)),
-        }),
+        ValueKind::Number if v.is_integer() => match v.as_i64() {
+            Some(i) => JsonNode::Integer(serde_json::Number::from(i)),
+            None => match u64::try_from(v.clone()) {
+                Ok(u) => JsonNode::Integer(serde_json::Number::from(u)),
+                // Helm never holds a wider integer (values are float64, Sprig's arithmetic wraps in int64); a
+                // values file's huge integer is the float64 nearest to it, so that is what such a number becomes.
+                Err(_) => JsonNode::Float(f64::try_from(v.clone()).unwrap_or(0.0)),
+            },
+        },
         ValueKind::Number => JsonNode::Float(as_f64(v).unwrap_or(0.0)),
         ValueKind::String => {
             JsonNode::String(std::borrow::Cow::Borrowed(v.as_str().unwrap_or_default()))
@@ -454,13 +459,7 @@ impl fleet_yaml::parse::Build for GoValues {
     }
 
     fn insert(&mut self, map: &mut BTreeMap<String, Value>, key: String, value: Value) -> bool {
-        match map.entry(key) {
-            std::collections::btree_map::Entry::Vacant(slot) => {
-                slot.insert(value);
-                true
-            }
-            std::collections::btree_map::Entry::Occupied(_) => false,
-        }
+        map.insert(key, value).is_none()
     }
 
     fn mapping(&mut self, map: BTreeMap<String, Value>) -> Value {
@@ -469,5 +468,32 @@ impl fleet_yaml::parse::Build for GoValues {
 
     fn json(&mut self, value: serde_json::Value) -> Value {
         crate::funcs::encoding::from_json_floats_owned(value)
+    }
+}
+
+#[cfg(test)]
+mod json_node_tests {
+    use super::*;
+
+    /// Helm holds no integer wider than Go's int64 (values are float64; Sprig's arithmetic wraps), so an integer
+    /// beyond u64 reads as the float64 nearest to it, as a values file's `123456789012345678901234567890` does in
+    /// Helm (`toJson` gives `1.2345678901234568e+29`), never as 0. Integers within i64 and u64 stay exact.
+    #[test]
+    fn integers_beyond_u64_read_as_go_float64s() {
+        let go_json = |v: Value| fleet_yaml::gojson::to_json_go(&to_json(&v).unwrap());
+        assert_eq!(
+            go_json(Value::from(123_456_789_012_345_678_901_234_567_890_i128)),
+            "1.2345678901234568e+29"
+        );
+        assert_eq!(
+            go_json(Value::from(-9_223_372_036_854_775_809_i128)),
+            "-9223372036854776000"
+        );
+        assert_eq!(
+            go_json(Value::from(u128::from(u64::MAX) + 1)),
+            "18446744073709552000"
+        );
+        assert_eq!(go_json(Value::from(u64::MAX)), "18446744073709551615");
+        assert_eq!(go_json(Value::from(i64::MIN)), "-9223372036854775808");
     }
 }

@@ -19,6 +19,8 @@ pub mod gojson;
 pub mod parse;
 pub mod patch;
 mod resolve;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod timestamp;
 
 pub use error::{Error, Location};

@@ -412,15 +412,44 @@ mod tests {
         fleet_yaml::gojson::to_json_go(&crate::value::to_json(v).unwrap())
     }
 
-    fn yaml_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                yaml_files(&path, out);
-            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-                out.push(path);
-            }
-        }
+    /// Huge integers in a values file are float64s, as Helm reads them: what helm v4.1.4 prints for this chart.
+    #[test]
+    fn huge_integers_in_values_are_float64s_like_helms() {
+        let files: FileMap = [
+            ("Chart.yaml", "apiVersion: v2\nname: big\nversion: 0.1.0\n"),
+            (
+                "values.yaml",
+                "huge: 123456789012345678901234567890\nu64max: 18446744073709551615\n\
+                 over: 18446744073709551616\nneg: -9223372036854775809\ni64: 9223372036854775807\n",
+            ),
+            (
+                "values.schema.json",
+                r#"{"properties": {"huge": {"type": "integer", "minimum": 1e29}}}"#,
+            ),
+            (
+                "templates/cm.yaml",
+                "json: {{ toJson .Values | quote }}\nyaml: {{ toYaml .Values | quote }}\n\
+                 huge: {{ .Values.huge | quote }}\nkind: {{ kindOf .Values.huge }}\n",
+            ),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+        .collect();
+        let out = crate::chart::render::render_chart(
+            files,
+            &map_value(Default::default()),
+            &Default::default(),
+        )
+        .unwrap()
+        .to_helm_output();
+        let helm = concat!(
+            r#"json: "{\"huge\":1.2345678901234568e+29,\"i64\":9223372036854776000,"#,
+            r#"\"neg\":-9223372036854776000,\"over\":18446744073709552000,\"u64max\":18446744073709552000}""#,
+            "\n",
+            r#"yaml: "huge: 1.2345678901234568e+29\ni64: 9223372036854776000\nneg: -9.223372036854776e+18\nover: 1.8446744073709552e+19\nu64max: 1.8446744073709552e+19""#,
+            "\nhuge: \"1.2345678901234568e+29\"\nkind: float64\n",
+        );
+        assert!(out.ends_with(helm), "{out}");
     }
 
     /// Values read straight into template values (`yaml::parse_value`, through fleet-yaml's builder) are the values
@@ -428,22 +457,11 @@ mod tests {
     /// `$FLEET_YAML_CORPUS`, e.g. the chart corpus, when set).
     #[test]
     fn values_read_straight_are_the_json_readings_values() {
-        let mut files = Vec::new();
-        yaml_files(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata"),
-            &mut files,
-        );
-        if let Ok(corpus) = std::env::var("FLEET_YAML_CORPUS") {
-            yaml_files(std::path::Path::new(&corpus), &mut files);
-        }
         let mut compared = 0;
-        for path in &files {
-            let Ok(text) = std::fs::read_to_string(path) else {
-                continue;
-            };
+        for (path, text) in &fleet_yaml::testing::yaml_corpus() {
             let via_json =
-                crate::yaml::parse_json(&text).map(crate::funcs::encoding::from_json_floats_owned);
-            let straight = crate::yaml::parse_value(&text);
+                crate::yaml::parse_json(text).map(crate::funcs::encoding::from_json_floats_owned);
+            let straight = crate::yaml::parse_value(text);
             match (via_json, straight) {
                 (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "{path:?}"),
                 (Err(a), Err(b)) => assert_eq!(a, b, "{path:?}"),

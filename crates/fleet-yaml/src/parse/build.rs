@@ -2,7 +2,6 @@
 //! `serde_json::Value` that the caller then converts: [`Build`] says how each node is made, [`JsonTree`] makes the
 //! `serde_json::Value` that [`super::first_value`] returns.
 
-use serde_json::map::Entry;
 use serde_json::{Map, Value};
 
 /// How the nodes of a document are made. Scalars come as JSON scalars with Go's JSON numbers (integral floats as
@@ -24,7 +23,8 @@ pub trait Build {
     /// An empty mapping.
     fn new_map(&mut self) -> Self::Map;
     /// Adds an entry and says whether the key was new (a repeated key makes the reader hand the text to the full
-    /// parser, so what the map holds then does not matter).
+    /// parser, so what the map holds then does not matter: a builder may keep either value, e.g. by answering
+    /// whether its map's `insert` replaced one).
     fn insert(&mut self, map: &mut Self::Map, key: String, value: Self::Node) -> bool;
     /// A finished mapping.
     fn mapping(&mut self, map: Self::Map) -> Self::Node;
@@ -69,13 +69,7 @@ impl Build for JsonTree {
     }
 
     fn insert(&mut self, map: &mut Map<String, Value>, key: String, value: Value) -> bool {
-        match map.entry(key) {
-            Entry::Vacant(slot) => {
-                slot.insert(value);
-                true
-            }
-            Entry::Occupied(_) => false,
-        }
+        map.insert(key, value).is_none()
     }
 
     fn mapping(&mut self, map: Map<String, Value>) -> Value {

@@ -610,23 +610,6 @@ const QUICK_READER_CASES: &[&str] = &[
     "a: 99999999999999999999\nb: 123456789012345678\nc: 1.23456789012345678\n",
 ];
 
-/// Every `.yaml`/`.yml` file under `dir`, recursively.
-fn yaml_files(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            yaml_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml")
-            && let Ok(text) = std::fs::read_to_string(&path)
-        {
-            out.push((path.display().to_string(), text));
-        }
-    }
-}
-
 /// Wherever the quick reader answers, its answer is the full parser's: on the cases above and on every YAML file
 /// under `testdata/` (and under `$FLEET_YAML_CORPUS`, e.g. the Helm chart corpus, when set).
 #[test]
@@ -635,11 +618,7 @@ fn quick_reader_agrees_with_the_full_parser() {
         .iter()
         .map(|t| (format!("{t:?}"), t.to_string()))
         .collect();
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
-    yaml_files(&root, &mut texts);
-    if let Ok(corpus) = std::env::var("FLEET_YAML_CORPUS") {
-        yaml_files(std::path::Path::new(&corpus), &mut texts);
-    }
+    texts.extend(crate::testing::yaml_corpus());
     let mut quick_count = 0;
     for (name, text) in &texts {
         let full = first_value_full(&Options::default(), text, "t");
