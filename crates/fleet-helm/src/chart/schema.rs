@@ -100,6 +100,11 @@ fn plainly_json(v: &Value, depth: usize, budget: &mut usize, open: &mut Vec<*con
     }
 }
 
+/// How deep into the values validation follows the schema (nesting of `properties`, `additionalProperties` and
+/// `items`); deeper values are not checked. It bounds the walk of a values tree that holds itself, and no real
+/// schema nests this deep.
+const MAX_SCHEMA_DEPTH: usize = 64;
+
 /// Where a value is, as a JSON pointer (`/a/0/b`), and the errors found so far.
 struct Check<'s, 'a> {
     schema: &'s Schema<'a>,
@@ -116,7 +121,7 @@ impl Check<'_, '_> {
     }
 
     fn node(&mut self, schema: Node, v: &Value, depth: usize) {
-        if depth > 64 {
+        if depth > MAX_SCHEMA_DEPTH {
             return;
         }
         let Some(s) = self.schema.keywords(schema) else {

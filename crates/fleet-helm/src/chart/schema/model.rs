@@ -119,11 +119,21 @@ impl<'a> Schema<'a> {
     }
 }
 
+/// The most entries one of a [`Schema`]'s tables holds (its indices and spans are `u32`). A schema text needs
+/// gigabytes to reach it; one that does is an error at the place it passes the limit, never a wrong index.
+const MAX_ENTRIES: usize = u32::MAX as usize;
+
 /// Reads a schema text; errors are `serde_json`'s, as reading it into a `serde_json::Value` reports them.
 pub(super) fn parse(text: &str) -> Result<Schema<'_>, serde_json::Error> {
+    parse_within(text, MAX_ENTRIES)
+}
+
+/// [`parse`], with at most `max_entries` entries in each table.
+fn parse_within(text: &str, max_entries: usize) -> Result<Schema<'_>, serde_json::Error> {
     let mut builder = Builder {
         schema: Schema::default(),
         pending: Vec::new(),
+        max_entries,
     };
     let mut de = serde_json::Deserializer::from_str(text);
     builder.schema.root = NodeSeed(&mut builder).deserialize(&mut de)?;
@@ -137,25 +147,35 @@ struct Builder<'a> {
     /// The entries of the `properties` objects being read, innermost last; each moves to the schema's table as a
     /// span when its object closes.
     pending: Vec<(Cow<'a, str>, Node)>,
+    /// [`MAX_ENTRIES`], or fewer in tests.
+    max_entries: usize,
 }
 
 impl<'a> Builder<'a> {
-    fn index(len: usize) -> u32 {
-        u32::try_from(len).unwrap_or(u32::MAX)
-    }
-
-    fn span_from(start: usize, end: usize) -> Span {
-        Span {
-            start: Self::index(start),
-            end: Self::index(end),
+    /// A position in a table, or an error past [`MAX_ENTRIES`].
+    fn index<E: de::Error>(&self, position: usize) -> Result<u32, E> {
+        match u32::try_from(position) {
+            Ok(i) if position <= self.max_entries => Ok(i),
+            _ => Err(E::custom(format_args!(
+                "schema too large: more than {} entries in one table",
+                self.max_entries
+            ))),
         }
     }
 
+    /// The span of a table's entries from `start` to `end`.
+    fn span_from<E: de::Error>(&self, start: usize, end: usize) -> Result<Span, E> {
+        Ok(Span {
+            start: self.index(start)?,
+            end: self.index(end)?,
+        })
+    }
+
     /// Adds one string to the texts, as a span of one.
-    fn text(&mut self, t: Cow<'a, str>) -> Span {
+    fn text<E: de::Error>(&mut self, t: Cow<'a, str>) -> Result<Span, E> {
         let start = self.schema.texts.len();
         self.schema.texts.push(t);
-        Self::span_from(start, start + 1)
+        self.span_from(start, start + 1)
     }
 }
 
@@ -312,7 +332,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_, 'de> {
                     k.enumeration = match map.next_value::<serde_json::Value>()? {
                         serde_json::Value::Array(options) => {
                             b.schema.enums.push(options);
-                            Some(Builder::index(b.schema.enums.len() - 1))
+                            Some(b.index(b.schema.enums.len())? - 1)
                         }
                         _ => None,
                     }
@@ -323,7 +343,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_, 'de> {
                     k.pattern = match map.next_value::<Shaped>()? {
                         Shaped::Text(t) => {
                             b.schema.texts.push(t);
-                            Some(Builder::index(b.schema.texts.len() - 1))
+                            Some(b.index(b.schema.texts.len())? - 1)
                         }
                         _ => None,
                     }
@@ -349,7 +369,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_, 'de> {
             }
         }
         b.schema.nodes.push(k);
-        Ok(Node::Object(Builder::index(b.schema.nodes.len() - 1)))
+        Ok(Node::Object(b.index(b.schema.nodes.len())? - 1))
     }
 }
 
@@ -375,35 +395,39 @@ impl<'de> DeserializeSeed<'de> for TextsSeed<'_, 'de> {
     }
 }
 
-/// `None` for a value a seed takes no span from ([`TextsSeed`], [`PropertiesSeed`]), checked as [`Classify`] checks
-/// it (range checks and nesting included).
+/// The parts of a [`Visitor`] for a seed that takes a span from some values only ([`TextsSeed`], [`PropertiesSeed`]):
+/// what it expects, and `None` for every number, boolean and null (plus the other visits named), checked as
+/// [`Classify`] checks them (range checks and nesting included).
 macro_rules! no_span {
-    ($($name:ident($($arg:ident: $ty:ty),*)),* $(,)?) => {
-        $(fn $name<E: de::Error>(self, $($arg: $ty),*) -> Result<Self::Value, E> {
-            Classify.$name($($arg),*).map(|_| None)
+    (@visits $($name:ident($arg:ident: $ty:ty)),* $(,)?) => {
+        $(fn $name<E: de::Error>(self, $arg: $ty) -> Result<Self::Value, E> {
+            Classify.$name($arg).map(|_| None)
         })*
+    };
+    ($($name:ident($arg:ident: $ty:ty)),* $(,)?) => {
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Classify.visit_unit().map(|_| None)
+        }
+        no_span!(@visits visit_bool(b: bool), visit_i64(n: i64), visit_u64(n: u64), visit_f64(n: f64),
+            $($name($arg: $ty)),*);
     };
 }
 
 impl<'de> Visitor<'de> for TextsSeed<'_, 'de> {
     type Value = Option<Span>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    no_span!(
-        visit_bool(b: bool),
-        visit_i64(n: i64),
-        visit_u64(n: u64),
-        visit_f64(n: f64),
-        visit_unit(),
-    );
+    no_span!();
     fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
-        Ok(self.one_string.then(|| self.builder.text(Cow::Borrowed(s))))
+        self.one_string
+            .then(|| self.builder.text(Cow::Borrowed(s)))
+            .transpose()
     }
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
-        Ok(self
-            .one_string
-            .then(|| self.builder.text(Cow::Owned(s.to_string()))))
+        self.one_string
+            .then(|| self.builder.text(Cow::Owned(s.to_string())))
+            .transpose()
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let texts = &mut self.builder.schema.texts;
@@ -413,7 +437,8 @@ impl<'de> Visitor<'de> for TextsSeed<'_, 'de> {
                 texts.push(t);
             }
         }
-        Ok(Some(Builder::span_from(start, texts.len())))
+        let end = texts.len();
+        self.builder.span_from(start, end).map(Some)
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         Classify.visit_map(map).map(|_| None)
@@ -432,17 +457,7 @@ impl<'de> DeserializeSeed<'de> for PropertiesSeed<'_, 'de> {
 
 impl<'de> Visitor<'de> for PropertiesSeed<'_, 'de> {
     type Value = Option<Span>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    no_span!(
-        visit_bool(b: bool),
-        visit_i64(n: i64),
-        visit_u64(n: u64),
-        visit_f64(n: f64),
-        visit_str(s: &str),
-        visit_unit(),
-    );
+    no_span!(visit_str(s: &str));
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         Classify.visit_seq(seq).map(|_| None)
     }
@@ -456,6 +471,35 @@ impl<'de> Visitor<'de> for PropertiesSeed<'_, 'de> {
         let properties = &mut b.schema.properties;
         let first = properties.len();
         properties.extend(b.pending.drain(start..));
-        Ok(Some(Builder::span_from(first, properties.len())))
+        let end = properties.len();
+        b.span_from(first, end).map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table past its limit is an error where the text passes it, not a wrong index; at the limit it reads.
+    /// (The real limit, [`MAX_ENTRIES`], is `u32::MAX`; the same check runs with a small one here.)
+    #[test]
+    fn a_table_past_its_limit_is_an_error() {
+        let within = r#"{"type": ["a", "b"], "properties": {"x": {}, "y": {}}, "required": ["c"]}"#;
+        assert!(parse_within(within, 4).is_ok());
+        for text in [
+            r#"{"properties": {"x": {}, "y": {}, "z": {}}}"#,
+            r#"{"required": ["a", "b", "c", "d", "e"]}"#,
+            r#"{"type": "a", "pattern": "b", "required": ["c", "d", "e"]}"#,
+            r#"{"properties": {"x": {"items": {"items": {"items": {}}}}}}"#,
+            r#"{"enum": [1], "enum": [2], "enum": [3], "enum": [4]}"#,
+        ] {
+            let err = parse_within(text, 3).err().map(|e| e.to_string());
+            assert!(
+                err.as_deref()
+                    .is_some_and(|e| e.starts_with("schema too large: more than 3 entries")
+                        && e.contains(" at line 1 column ")),
+                "{text}: {err:?}"
+            );
+        }
     }
 }
