@@ -123,11 +123,12 @@ static IDENT_BYTE: [bool; 256] = {
     t
 };
 
-/// The offset of the first `{{` (a byte search for `{`, which memchr speeds up, rather than a substring search).
+/// The offset of the first `{{`: a vectorised byte search for `{` (the `memchr` crate's, several times cheaper on
+/// long text than the standard library's word-at-a-time `str::find`), then a look at the next byte.
 fn find_left_delim(s: &str) -> Option<usize> {
     let bytes = s.as_bytes();
     let mut from = 0;
-    while let Some(i) = s[from..].find('{') {
+    while let Some(i) = memchr::memchr(b'{', &bytes[from..]) {
         let at = from + i;
         if bytes.get(at + 1) == Some(&b'{') {
             return Some(at);
@@ -426,7 +427,7 @@ impl<'a> Lexer<'a> {
         let start = self.pos;
         // Most strings have no escapes: take them straight from the source.
         let body = &self.src[start + 1..];
-        if let Some(end) = body.bytes().position(|b| matches!(b, b'"' | b'\\' | b'\n'))
+        if let Some(end) = memchr::memchr3(b'"', b'\\', b'\n', body.as_bytes())
             && body.as_bytes()[end] == b'"'
         {
             self.pos = start + 1 + end + 1;
