@@ -43,17 +43,94 @@ pub struct Pipeline {
     pub is_assign: bool,
     /// The declared variables: none, one (`$x := …`) or two (`range $i, $v := …`).
     pub decl: Few<Arc<str>>,
-    pub cmds: Few<Command>,
+    /// The commands, a span of the file's [`Code::cmds`].
+    pub cmds: Span,
 }
 
 #[derive(Debug, Clone)]
 pub struct Command {
     pub pos: usize,
-    pub args: Few<Arg>,
+    /// The arguments, a span of the file's [`Code::args`].
+    pub args: Span,
 }
 
-/// A sequence that holds a single item inline: most pipelines have one command and most commands one argument, and
-/// a chart's templates have tens of thousands of both, so this saves as many allocations.
+/// A run of one parsed file's commands or arguments in its [`Code`]. A chart's templates have tens of thousands of
+/// commands and arguments: one vector of each per file instead of one per pipeline and command saves as many
+/// allocations, and keeps pipelines (and so tree nodes) small.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Span {
+    start: u32,
+    len: u32,
+}
+
+impl Span {
+    pub fn len(self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+
+    fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.start as usize + self.len as usize
+    }
+}
+
+/// The commands and arguments of one parsed file, which its pipelines and commands refer to by [`Span`].
+#[derive(Debug, Clone, Default)]
+pub struct Code {
+    args: Vec<Arg>,
+    cmds: Vec<Command>,
+}
+
+impl Code {
+    /// An empty store with room for about `tokens` tokens' worth of commands and arguments.
+    pub(crate) fn with_room(tokens: usize) -> Code {
+        Code {
+            args: Vec::with_capacity(tokens / 4),
+            cmds: Vec::with_capacity(tokens / 8),
+        }
+    }
+
+    /// The arguments of `cmd` (the function or field first).
+    pub fn args(&self, cmd: &Command) -> &[Arg] {
+        &self.args[cmd.args.range()]
+    }
+
+    /// The commands of `pipe`, in order.
+    pub fn cmds(&self, pipe: &Pipeline) -> &[Command] {
+        &self.cmds[pipe.cmds.range()]
+    }
+
+    /// Stores one command's arguments. Sources are below 4 GiB (the parser checks), and every argument is at least
+    /// one byte of source, so the counts fit a `u32`.
+    pub(crate) fn add_args(&mut self, args: impl ExactSizeIterator<Item = Arg>) -> Span {
+        let span = Span {
+            start: self.args.len() as u32,
+            len: args.len() as u32,
+        };
+        self.args.extend(args);
+        span
+    }
+
+    /// Stores one pipeline's commands (as [`Code::add_args`]).
+    pub(crate) fn add_cmds(&mut self, cmds: impl ExactSizeIterator<Item = Command>) -> Span {
+        let span = Span {
+            start: self.cmds.len() as u32,
+            len: cmds.len() as u32,
+        };
+        self.cmds.extend(cmds);
+        span
+    }
+
+    /// `item` as it is written in a template (for error contexts).
+    pub fn show<'a, T: ?Sized>(&'a self, item: &'a T) -> Shown<'a, T> {
+        Shown { code: self, item }
+    }
+}
+
+/// A sequence that holds a single item inline: most pipelines declare no variable or one.
 #[derive(Debug, Clone, Default)]
 pub enum Few<T> {
     #[default]
@@ -63,15 +140,11 @@ pub enum Few<T> {
 }
 
 impl<T> Few<T> {
-    /// Inlined: the parser builds arguments and commands straight into their place.
-    #[inline]
     pub fn push(&mut self, item: T) {
         match self {
             Few::None => *self = Few::One(item),
             Few::One(_) => {
-                // Room for four: `include "name" .` and `default "x" .y` have three arguments. The vector is put in
-                // place first and filled there, so the first item moves once.
-                if let Few::One(first) = std::mem::replace(self, Few::Many(Vec::with_capacity(4)))
+                if let Few::One(first) = std::mem::replace(self, Few::Many(Vec::with_capacity(2)))
                     && let Few::Many(items) = self
                 {
                     items.push(first);
@@ -229,9 +302,15 @@ fn write_fields(f: &mut fmt::Formatter<'_>, idents: &FieldPath) -> fmt::Result {
     Ok(())
 }
 
-impl fmt::Display for Arg {
+/// A tree item printed as Go prints it, with the [`Code`] its spans refer to: see [`Code::show`].
+pub struct Shown<'a, T: ?Sized> {
+    code: &'a Code,
+    item: &'a T,
+}
+
+impl fmt::Display for Shown<'_, Arg> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        match self.item {
             Arg::Field { idents, .. } => write_fields(f, idents),
             Arg::Variable { name, idents, .. } => {
                 f.write_str(name)?;
@@ -239,14 +318,15 @@ impl fmt::Display for Arg {
             }
             Arg::Identifier { name, .. } => f.write_str(name),
             Arg::Chain { node, fields, .. } => {
-                if matches!(**node, Arg::Pipe(_)) {
+                let node = self.code.show(&**node);
+                if matches!(node.item, Arg::Pipe(_)) {
                     write!(f, "({node})")?;
                 } else {
                     write!(f, "{node}")?;
                 }
                 write_fields(f, fields)
             }
-            Arg::Pipe(p) => write!(f, "{p}"),
+            Arg::Pipe(p) => write!(f, "{}", self.code.show(&**p)),
             Arg::Dot(_) => f.write_str("."),
             Arg::Nil(_) => f.write_str("nil"),
             Arg::Bool(b) => write!(f, "{b}"),
@@ -262,14 +342,16 @@ impl fmt::Display for Arg {
     }
 }
 
-impl fmt::Display for Command {
+/// A command's arguments, as the command is written.
+impl fmt::Display for Shown<'_, [Arg]> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, a) in self.args.iter().enumerate() {
+        for (i, a) in self.item.iter().enumerate() {
             if i > 0 {
                 f.write_str(" ")?;
             }
-            if let Arg::Pipe(p) = a {
-                write!(f, "({p})")?;
+            let a = self.code.show(a);
+            if matches!(a.item, Arg::Pipe(_)) {
+                write!(f, "({a})")?;
             } else {
                 write!(f, "{a}")?;
             }
@@ -278,21 +360,22 @@ impl fmt::Display for Command {
     }
 }
 
-impl fmt::Display for Pipeline {
+impl fmt::Display for Shown<'_, Pipeline> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if !self.decl.is_empty() {
+        let pipe = self.item;
+        if !pipe.decl.is_empty() {
             write!(
                 f,
                 "{} {} ",
-                self.decl.join(", "),
-                if self.is_assign { "=" } else { ":=" }
+                pipe.decl.join(", "),
+                if pipe.is_assign { "=" } else { ":=" }
             )?;
         }
-        for (i, c) in self.cmds.iter().enumerate() {
+        for (i, c) in self.code.cmds(pipe).iter().enumerate() {
             if i > 0 {
                 f.write_str(" | ")?;
             }
-            write!(f, "{c}")?;
+            write!(f, "{}", self.code.show(self.code.args(c)))?;
         }
         Ok(())
     }

@@ -9,7 +9,7 @@ use std::sync::{Arc, LazyLock};
 
 use minijinja::value::ValueKind;
 
-use super::ast::{Arg, Branch, Command, Few, FieldPath, List, Node, Number, Pipeline};
+use super::ast::{Arg, Branch, Code, Command, FieldPath, List, Node, Number, Pipeline};
 use super::parse::DOLLAR;
 use super::{TemplateError, TemplateSet, Tmpl, line_col, parse};
 use crate::funcs::{Func, FuncError, Funcs};
@@ -112,9 +112,11 @@ enum Flow {
 
 type R<T> = Result<T, TemplateError>;
 
-/// The state of one template execution: the template (for error positions) and the variable stack.
-struct Scope {
-    tmpl: Arc<Tmpl>,
+/// The state of one template execution: the template (for error positions), the commands and arguments its
+/// pipelines refer to, and the variable stack.
+struct Scope<'t> {
+    tmpl: &'t Tmpl,
+    code: &'t Code,
     vars: Vars,
 }
 
@@ -171,7 +173,8 @@ impl<'a> Exec<'a> {
         let mut vars = self.spare.vars();
         vars.push((DOLLAR.clone(), data.clone()));
         let mut scope = Scope {
-            tmpl: tmpl.clone(),
+            tmpl: &tmpl,
+            code: tmpl.code(),
             vars,
         };
         let r = self.walk_list(&mut scope, data, tmpl.body(), out);
@@ -182,7 +185,7 @@ impl<'a> Exec<'a> {
 
     fn error(
         &self,
-        scope: &Scope,
+        scope: &Scope<'_>,
         pos: usize,
         context: &str,
         msg: impl std::fmt::Display,
@@ -200,12 +203,12 @@ impl<'a> Exec<'a> {
         }))
     }
 
-    fn location(&self, scope: &Scope, pos: usize) -> String {
+    fn location(&self, scope: &Scope<'_>, pos: usize) -> String {
         let (line, col) = line_col(scope.tmpl.src(), pos);
         format!("{}:{line}:{col}", scope.tmpl.file)
     }
 
-    fn burn(&mut self, scope: &Scope, amount: u64) -> R<()> {
+    fn burn(&mut self, scope: &Scope<'_>, amount: u64) -> R<()> {
         if self.fuel < amount {
             self.fuel = 0;
             return Err(TemplateError::Budget(scope.tmpl.file.to_string()));
@@ -216,7 +219,7 @@ impl<'a> Exec<'a> {
 
     fn walk_list(
         &mut self,
-        scope: &mut Scope,
+        scope: &mut Scope<'_>,
         dot: &Value,
         list: &List,
         out: &mut String,
@@ -280,7 +283,7 @@ impl<'a> Exec<'a> {
 
     fn walk_range(
         &mut self,
-        scope: &mut Scope,
+        scope: &mut Scope<'_>,
         dot: &Value,
         b: &Branch,
         out: &mut String,
@@ -311,7 +314,7 @@ impl<'a> Exec<'a> {
             }
             ValueKind::None | ValueKind::Undefined => Vec::new(),
             _ => {
-                let ctx = b.pipe.to_string();
+                let ctx = scope.code.show(&b.pipe).to_string();
                 return Err(self.error(
                     scope,
                     b.pipe.pos,
@@ -348,7 +351,7 @@ impl<'a> Exec<'a> {
     }
 
     /// Binds the `i`th declared variable of a range pipeline for one iteration.
-    fn bind(&self, scope: &mut Scope, pipe: &Pipeline, i: usize, value: Value) {
+    fn bind(&self, scope: &mut Scope<'_>, pipe: &Pipeline, i: usize, value: Value) {
         let name = &pipe.decl[i];
         if pipe.is_assign {
             set_var(scope, name, value);
@@ -359,15 +362,16 @@ impl<'a> Exec<'a> {
         }
     }
 
-    fn eval_cmds(&mut self, scope: &mut Scope, dot: &Value, pipe: &Pipeline) -> R<Value> {
+    fn eval_cmds(&mut self, scope: &mut Scope<'_>, dot: &Value, pipe: &Pipeline) -> R<Value> {
         let mut value: Option<Value> = None;
-        for cmd in pipe.cmds.iter() {
+        let code = scope.code;
+        for cmd in code.cmds(pipe) {
             value = Some(self.eval_command(scope, dot, cmd, value)?);
         }
         Ok(value.unwrap_or_default())
     }
 
-    fn eval_pipeline(&mut self, scope: &mut Scope, dot: &Value, pipe: &Pipeline) -> R<Value> {
+    fn eval_pipeline(&mut self, scope: &mut Scope<'_>, dot: &Value, pipe: &Pipeline) -> R<Value> {
         let value = self.eval_cmds(scope, dot, pipe)?;
         for name in &pipe.decl {
             if pipe.is_assign {
@@ -381,17 +385,19 @@ impl<'a> Exec<'a> {
 
     fn eval_command(
         &mut self,
-        scope: &mut Scope,
+        scope: &mut Scope<'_>,
         dot: &Value,
         cmd: &Command,
         fin: Option<Value>,
     ) -> R<Value> {
         self.burn(scope, 1)?;
-        let first = &cmd.args[0];
-        let rest = &cmd.args[1..];
+        let call = scope.code.args(cmd);
+        let Some((first, rest)) = call.split_first() else {
+            return Err(self.error(scope, cmd.pos, "", "empty command"));
+        };
         match first {
             Arg::Identifier { name, pos, func } => {
-                self.eval_function(scope, dot, cmd, (name, *func), *pos, rest, fin)
+                self.eval_function(scope, dot, (cmd.pos, call), (name, *func), *pos, rest, fin)
             }
             Arg::Field { pos, idents } => {
                 self.eval_field_chain(scope, dot, dot.clone(), idents, rest, fin, *pos, first)
@@ -422,27 +428,28 @@ impl<'a> Exec<'a> {
         }
     }
 
-    fn no_args(&self, scope: &Scope, first: &Arg, rest: &[Arg], fin: &Option<Value>) -> R<()> {
+    fn no_args(&self, scope: &Scope<'_>, first: &Arg, rest: &[Arg], fin: &Option<Value>) -> R<()> {
+        let first_pos = first.pos();
         if !rest.is_empty() || fin.is_some() {
-            let ctx = first.to_string();
+            let first = scope.code.show(first).to_string();
             return Err(self.error(
                 scope,
-                first.pos(),
-                &ctx,
+                first_pos,
+                &first,
                 format!("can't give argument to non-function {first}"),
             ));
         }
         Ok(())
     }
 
-    fn var(&self, scope: &Scope, name: &str, pos: usize) -> R<Value> {
+    fn var(&self, scope: &Scope<'_>, name: &str, pos: usize) -> R<Value> {
         match scope.vars.iter().rev().find(|(n, _)| &**n == name) {
             Some((_, v)) => Ok(v.clone()),
             None => Err(self.error(scope, pos, name, format!("undefined variable: {name}"))),
         }
     }
 
-    fn eval_arg(&mut self, scope: &mut Scope, dot: &Value, arg: &Arg) -> R<Value> {
+    fn eval_arg(&mut self, scope: &mut Scope<'_>, dot: &Value, arg: &Arg) -> R<Value> {
         Ok(match arg {
             Arg::Dot(_) => dot.clone(),
             Arg::Nil(_) => nil(),
@@ -474,11 +481,8 @@ impl<'a> Exec<'a> {
                 v?
             }
             Arg::Identifier { name, pos, func } => {
-                let cmd = Command {
-                    pos: *pos,
-                    args: Few::One(arg.clone()),
-                };
-                self.eval_function(scope, dot, &cmd, (name, *func), *pos, &[], None)?
+                let call = (*pos, std::slice::from_ref(arg));
+                self.eval_function(scope, dot, call, (name, *func), *pos, &[], None)?
             }
         })
     }
@@ -486,7 +490,7 @@ impl<'a> Exec<'a> {
     #[allow(clippy::too_many_arguments)]
     fn eval_field_chain(
         &mut self,
-        scope: &mut Scope,
+        scope: &mut Scope<'_>,
         dot: &Value,
         mut receiver: Value,
         idents: &FieldPath,
@@ -546,7 +550,7 @@ impl<'a> Exec<'a> {
                         return Err(self.error(
                             scope,
                             pos,
-                            &node.to_string(),
+                            &scope.code.show(node).to_string(),
                             format!("error calling {field}: {detail}"),
                         ));
                     }
@@ -558,7 +562,7 @@ impl<'a> Exec<'a> {
                         return Err(self.error(
                             scope,
                             pos,
-                            &node.to_string(),
+                            &scope.code.show(node).to_string(),
                             format!("{field} is not a method but has arguments"),
                         ));
                     }
@@ -575,7 +579,7 @@ impl<'a> Exec<'a> {
                     return Err(self.error(
                         scope,
                         pos,
-                        &node.to_string(),
+                        &scope.code.show(node).to_string(),
                         format!("nil pointer evaluating interface {{}}.{field}"),
                     ));
                 }
@@ -583,7 +587,7 @@ impl<'a> Exec<'a> {
                     return Err(self.error(
                         scope,
                         pos,
-                        &node.to_string(),
+                        &scope.code.show(node).to_string(),
                         format!(
                             "can't evaluate field {field} in type {}",
                             crate::value::type_name(&receiver)
@@ -598,9 +602,9 @@ impl<'a> Exec<'a> {
     #[allow(clippy::too_many_arguments)]
     fn eval_function(
         &mut self,
-        scope: &mut Scope,
+        scope: &mut Scope<'_>,
         dot: &Value,
-        cmd: &Command,
+        (cmd_pos, call): (usize, &[Arg]),
         (name, func): (&str, Option<Func>),
         pos: usize,
         args: &[Arg],
@@ -652,12 +656,12 @@ impl<'a> Exec<'a> {
         result.map_err(|e| match e {
             FuncError::Msg(m) => self.error(
                 scope,
-                cmd.pos,
-                &cmd.to_string(),
+                cmd_pos,
+                &scope.code.show(call).to_string(),
                 format!("error calling {name}: {m}"),
             ),
             FuncError::Fail(m) => TemplateError::Fail {
-                location: self.location(scope, cmd.pos),
+                location: self.location(scope, cmd_pos),
                 message: m,
             },
             FuncError::Nested(e) => e,
@@ -694,7 +698,7 @@ impl<'a> Exec<'a> {
     }
 
     /// Helm's `tpl TEXT DATA`: parses TEXT as a template (seeing the chart's named templates) and renders it.
-    fn tpl(&mut self, scope: &Scope, args: &[Value]) -> Result<Value, FuncError> {
+    fn tpl(&mut self, scope: &Scope<'_>, args: &[Value]) -> Result<Value, FuncError> {
         let [text, data] = args else {
             return Err(FuncError::Msg(format!(
                 "wrong number of args for tpl: want 2 got {}",
@@ -763,7 +767,7 @@ fn parse_tpl(name: &str, text: &str) -> Result<(Arc<Tmpl>, Arc<TplOverlay>), Fun
     Ok((root, Arc::new(overlay)))
 }
 
-fn set_var(scope: &mut Scope, name: &str, value: Value) {
+fn set_var(scope: &mut Scope<'_>, name: &str, value: Value) {
     if let Some(slot) = scope.vars.iter_mut().rev().find(|(n, _)| &**n == name) {
         slot.1 = value;
     }

@@ -111,6 +111,11 @@ impl Tmpl {
         }
     }
 
+    /// The commands and arguments of the file the template was parsed from (its pipelines refer to them).
+    pub fn code(&self) -> &ast::Code {
+        &self.tree.code
+    }
+
     /// The source of the file the template was parsed from (its positions are byte offsets into it).
     pub fn src(&self) -> &str {
         &self.tree.src

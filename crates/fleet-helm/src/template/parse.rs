@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::TemplateError;
-use super::ast::{Arg, Branch, Command, Few, FieldPath, List, Node, Number, Pipeline};
+use super::ast::{Arg, Branch, Code, Command, Few, FieldPath, List, Node, Number, Pipeline};
 use super::lex::{Keyword, Tok, Token, lex_into};
 
 /// The variable every template starts with, shared by all trees and executions.
@@ -15,13 +15,14 @@ pub(crate) static DOLLAR: std::sync::LazyLock<Arc<str>> =
 /// Deepest nesting of `if`/`with`/`range` and parentheses accepted.
 pub const MAX_NESTING: usize = 100;
 
-/// A parsed template file: its source (which the tree's positions and field paths refer to), its main body and the
-/// templates it defines.
+/// A parsed template file: its source (which the tree's positions and field paths refer to), its main body, the
+/// templates it defines, and the commands and arguments of all of them.
 #[derive(Debug, Clone)]
 pub struct Parsed {
     pub src: Arc<str>,
     pub root: List,
     pub defines: Vec<(Arc<str>, List)>,
+    pub code: Code,
 }
 
 /// Parses one template source. `name` is the template name used in errors (e.g. `chart/templates/x.yaml`).
@@ -66,9 +67,12 @@ fn parse_tokens(
         name,
         src,
         shared_src: src.clone(),
+        code: Code::with_room(tokens.len()),
         tokens,
         i: 0,
         defines: Vec::new(),
+        pending_args: Vec::new(),
+        pending_cmds: Vec::new(),
         vars: vec![DOLLAR.clone()],
         range_depth: 0,
         depth: 0,
@@ -81,6 +85,7 @@ fn parse_tokens(
         src: p.shared_src,
         root,
         defines: p.defines,
+        code: p.code,
     })
 }
 
@@ -141,6 +146,13 @@ struct Parser<'a> {
     tokens: &'a mut Vec<Token>,
     i: usize,
     defines: Vec<(Arc<str>, List)>,
+    /// The commands and arguments parsed so far.
+    code: Code,
+    /// Arguments of the commands being parsed, innermost last: a command's arguments move to `code` together when
+    /// it ends (a parenthesized pipeline among them ends, and moves its own, first).
+    pending_args: Vec<Arg>,
+    /// Commands of the pipelines being parsed, innermost last (as `pending_args`).
+    pending_cmds: Vec<Command>,
     /// Variables in scope (Go checks variable use at parse time).
     vars: Vec<Arc<str>>,
     range_depth: usize,
@@ -446,7 +458,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        let mut cmds = Few::None;
+        let first_cmd = self.pending_cmds.len();
         loop {
             match self.peek().kind {
                 Tok::RightDelim => {
@@ -459,7 +471,7 @@ impl<'a> Parser<'a> {
                 }
                 _ => {
                     let cmd = self.command(context)?;
-                    cmds.push(cmd);
+                    self.pending_cmds.push(cmd);
                     if matches!(self.peek().kind, Tok::Pipe) {
                         let pipe_pos = self.next().pos;
                         if matches!(self.peek().kind, Tok::RightDelim | Tok::RightParen) {
@@ -469,9 +481,10 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        if cmds.is_empty() {
+        if self.pending_cmds.len() == first_cmd {
             return Err(self.error(pos, format!("missing value for {context}")));
         }
+        let cmds = self.code.add_cmds(self.pending_cmds.drain(first_cmd..));
         if !is_assign {
             self.vars.extend(decl.iter().cloned());
         }
@@ -485,23 +498,27 @@ impl<'a> Parser<'a> {
 
     fn command(&mut self, context: &str) -> Result<Command, TemplateError> {
         let pos = self.peek().pos;
-        let mut args = Few::None;
+        let first_arg = self.pending_args.len();
         loop {
             match self.peek().kind {
                 Tok::Pipe => {
-                    if args.is_empty() {
+                    if self.pending_args.len() == first_arg {
                         return Err(self.error(self.peek().pos, "missing command"));
                     }
                     break;
                 }
                 Tok::RightDelim => break,
                 Tok::RightParen if context == "parenthesized pipeline" => break,
-                _ => args.push(self.operand()?),
+                _ => {
+                    let arg = self.operand()?;
+                    self.pending_args.push(arg);
+                }
             }
         }
-        if args.is_empty() {
+        if self.pending_args.len() == first_arg {
             return Err(self.error(pos, "empty command"));
         }
+        let args = self.code.add_args(self.pending_args.drain(first_arg..));
         Ok(Command { pos, args })
     }
 
@@ -535,7 +552,10 @@ impl<'a> Parser<'a> {
             Arg::Bool(_) | Arg::String(_) | Arg::Number { .. } | Arg::Dot(_) | Arg::Nil(_) => {
                 return Err(self.error(
                     term.pos(),
-                    format!("unexpected . after term {:?}", term.to_string()),
+                    format!(
+                        "unexpected . after term {:?}",
+                        self.code.show(&term).to_string()
+                    ),
                 ));
             }
             other => Arg::Chain {

@@ -679,3 +679,14 @@ fn a_map_key_given_arguments_is_not_a_method() {
     );
     assert_eq!(render("{{ .a.b }}", "a: {b: 2}"), "2");
 }
+
+#[test]
+fn failing_calls_print_their_command_with_nested_pipelines_as_written() {
+    // Commands and arguments live in one store per parsed file; errors print them back as Go does (checked against
+    // helm v4.1.4).
+    let e = render_err("x: {{ 1 | printf \"%d\" (index (list 1 2) 5) }}", "{}").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "template: t:1:23: executing \"t\" at <index (list 1 2) 5>: error calling index: index out of range: 5"
+    );
+}
