@@ -35,11 +35,13 @@ pub(crate) fn first_value(text: &str) -> Option<Value> {
 /// The first document of `text` built by `build`, numbers as Go reads them back from JSON (integral floats as
 /// integers), or `None` when the text is outside the subset read here.
 pub(crate) fn first_value_with<B: Build>(text: &str, build: &mut B) -> Option<B::Node> {
-    if has_tab_or_cr(text) || text.contains('\u{feff}') {
+    if memchr::memchr2(b'\t', b'\r', text.as_bytes()).is_some()
+        || memchr::memmem::find(text.as_bytes(), "\u{feff}".as_bytes()).is_some()
+    {
         return None;
     }
     let mut lines = Vec::new();
-    let mut raws = text.split('\n');
+    let mut raws = split_lines(text);
     while let Some(raw) = raws.next() {
         let indent = raw.bytes().take_while(|&b| b == b' ').count();
         let content = &raw[indent..];
@@ -454,9 +456,7 @@ fn split_key(content: &str) -> Option<(Cow<'_, str>, &str)> {
         }
         return Some((Cow::Owned(key), rest));
     }
-    let colon = content
-        .match_indices(':')
-        .map(|(i, _)| i)
+    let colon = memchr::memchr_iter(b':', content.as_bytes())
         .find(|&i| matches!(content.as_bytes().get(i + 1), None | Some(b' ')))?;
     let key = &content[..colon];
     if key.is_empty() || key.ends_with(' ') || has_pair(key, b' ', b'#') || key == "<<" {
@@ -513,26 +513,41 @@ fn after_flow(after: &str, items: Vec<Value>) -> Option<Vec<Value>> {
     ok.then_some(items)
 }
 
-/// Whether `text` has a tab or a carriage return, checked a block at a time (which compilers turn into vector
-/// instructions).
-fn has_tab_or_cr(text: &str) -> bool {
-    text.as_bytes().chunks(64).any(|block| {
-        block
-            .iter()
-            .fold(false, |seen, &b| seen | (b == b'\t') | (b == b'\r'))
+/// The lines of `text` without their `\n` (as `text.split('\n')`, a last empty line included), found with a
+/// vectorised byte search: values files are mostly long comment lines.
+pub(super) fn split_lines(text: &str) -> impl Iterator<Item = &str> + Clone {
+    let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
+    ends.scan(0, move |start, end| {
+        let line = &text[*start..end];
+        *start = end + 1;
+        Some(line)
     })
 }
 
-/// Where the two-byte sequence `first` `second` (e.g. `: ` or ` #`) first starts in `s`: a byte scan, without the
-/// set-up a substring search makes for every call.
+/// Where the two-byte sequence `first` `second` (e.g. `: ` or ` #`) first starts in `s`: a vectorised search for the
+/// rarer of the two bytes (the one that is not a space), each hit checked against its neighbour.
 fn find_pair(s: &str, first: u8, second: u8) -> Option<usize> {
-    s.as_bytes()
-        .windows(2)
-        .position(|w| w[0] == first && w[1] == second)
+    let b = s.as_bytes();
+    if first == b' ' {
+        memchr::memchr_iter(second, b)
+            .find(|&i| i > 0 && b[i - 1] == b' ')
+            .map(|i| i - 1)
+    } else {
+        memchr::memchr_iter(first, b).find(|&i| b.get(i + 1) == Some(&second))
+    }
 }
 
 fn has_pair(s: &str, first: u8, second: u8) -> bool {
     find_pair(s, first, second).is_some()
+}
+
+/// Whether `s` has a `: `, a final `:` or a ` #`, which a plain scalar cannot hold: one search for both bytes.
+fn breaks_plain(s: &str) -> bool {
+    let b = s.as_bytes();
+    memchr::memchr2_iter(b':', b'#', b).any(|i| match b[i] {
+        b':' => b.get(i + 1).is_none_or(|&n| n == b' '),
+        _ => i > 0 && b[i - 1] == b' ',
+    })
 }
 
 /// A plain scalar's text with a trailing comment and spaces removed.
@@ -612,7 +627,7 @@ fn plain_reading(s: &str) -> Option<Plain> {
     if s.is_empty() || s == "~" || s.eq_ignore_ascii_case("null") {
         return Some(Plain::Other(Value::Null));
     }
-    if has_pair(s, b':', b' ') || s.ends_with(':') || has_pair(s, b' ', b'#') {
+    if breaks_plain(s) {
         return None;
     }
     let first = s.as_bytes()[0];

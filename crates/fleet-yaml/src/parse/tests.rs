@@ -744,3 +744,20 @@ fn quick_reader_resolves_aliases_among_many_anchors() {
     assert_eq!(redefined["third"], json!("two"));
     assert_eq!(quick, one(&text));
 }
+
+/// The quick reader's line split is `str::split('\n')`: empty lines, a last line without a break, an empty text.
+#[test]
+fn quick_reader_lines_are_the_texts_lines() {
+    for text in [
+        "",
+        "\n",
+        "a",
+        "a\n",
+        "a\n\nb",
+        "\n\na: 1\n  # c\n",
+        "x\n---\n",
+    ] {
+        let lines: Vec<&str> = fast::split_lines(text).collect();
+        assert_eq!(lines, text.split('\n').collect::<Vec<_>>(), "{text:?}");
+    }
+}
