@@ -191,14 +191,11 @@ impl<'a> Exec<'a> {
         msg: impl std::fmt::Display,
     ) -> TemplateError {
         let (line, col) = line_col(scope.tmpl.src(), pos);
-        let mut ctx = context.to_string();
-        if ctx.chars().count() > 20 {
-            ctx = format!("{}...", ctx.chars().take(20).collect::<String>());
-        }
         TemplateError::At(Box::new(super::ExecAt {
             location: format!("{}:{line}:{col}", scope.tmpl.file),
             name: scope.tmpl.name.to_string(),
-            context: ctx,
+            // Whole: Go's `ErrorContext` cut it at 20 characters once, but helm v4's Go does not.
+            context: context.to_string(),
             message: msg.to_string(),
         }))
     }

@@ -36,8 +36,8 @@ pub enum TemplateError {
     Budget(String),
 }
 
-/// Where a run-time error happened: `FILE:LINE:COL`, the executing template's name, the failing expression
-/// (cut at 20 characters as Go does) and the message.
+/// Where a run-time error happened: `FILE:LINE:COL`, the executing template's name, the failing expression as
+/// written (whole, as helm v4 prints it) and the message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExecAt {
     pub location: String,

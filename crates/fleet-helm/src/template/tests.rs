@@ -689,4 +689,12 @@ fn failing_calls_print_their_command_with_nested_pipelines_as_written() {
         e.to_string(),
         "template: t:1:23: executing \"t\" at <index (list 1 2) 5>: error calling index: index out of range: 5"
     );
+    // The context is printed whole, however long: helm v4 does not cut it at 20 characters as old Go did.
+    let e = render_err("x: {{ .a | add 1 | index (list 1 (add 2 3)) }}", "a: 1").unwrap_err();
+    assert!(
+        e.to_string().starts_with(
+            "template: t:1:19: executing \"t\" at <index (list 1 (add 2 3))>: error calling index:"
+        ),
+        "{e}"
+    );
 }
