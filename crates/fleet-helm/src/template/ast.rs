@@ -85,11 +85,13 @@ pub struct Code {
 }
 
 impl Code {
-    /// An empty store with room for about `tokens` tokens' worth of commands and arguments.
+    /// An empty store with room for the commands and arguments of a file of `tokens` tokens. Over the corpus's
+    /// kafka and kube-prometheus-stack charts there are 0.30 arguments and 0.16 commands per token; room for 3/8 and
+    /// 1/5 leaves one file in ten growing its arguments once, and one in forty its commands.
     pub(crate) fn with_room(tokens: usize) -> Code {
         Code {
-            args: Vec::with_capacity(tokens / 4),
-            cmds: Vec::with_capacity(tokens / 8),
+            args: Vec::with_capacity(tokens * 3 / 8 + 4),
+            cmds: Vec::with_capacity(tokens / 5 + 2),
         }
     }
 
