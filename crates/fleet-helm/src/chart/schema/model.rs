@@ -128,16 +128,29 @@ pub(super) fn parse(text: &str) -> Result<Schema<'_>, serde_json::Error> {
     parse_within(text, MAX_ENTRIES)
 }
 
-/// [`parse`], with at most `max_entries` entries in each table.
+/// [`parse`], with at most `max_entries` entries in each table. The quick reader reads nearly every schema; a text
+/// it leaves (an invalid one above all) is read by `serde_json`, whose errors are the ones reported.
 fn parse_within(text: &str, max_entries: usize) -> Result<Schema<'_>, serde_json::Error> {
+    let mut quick = super::quick::Reader::new(text);
+    if let Ok(schema) = build(&mut quick, max_entries)
+        && quick.end().is_ok()
+    {
+        return Ok(schema);
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let schema = build(&mut de, max_entries)?;
+    de.end()?;
+    Ok(schema)
+}
+
+/// The schema `d` reads, into tables of at most `max_entries` entries.
+fn build<'de, D: Deserializer<'de>>(d: D, max_entries: usize) -> Result<Schema<'de>, D::Error> {
     let mut builder = Builder {
         schema: Schema::default(),
         pending: Vec::new(),
         max_entries,
     };
-    let mut de = serde_json::Deserializer::from_str(text);
-    builder.schema.root = NodeSeed(&mut builder).deserialize(&mut de)?;
-    de.end()?;
+    builder.schema.root = NodeSeed(&mut builder).deserialize(d)?;
     Ok(builder.schema)
 }
 
@@ -479,6 +492,98 @@ impl<'de> Visitor<'de> for PropertiesSeed<'_, 'de> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The schema the quick reader reads from `text` (`None` where it leaves the text to `serde_json`), and the one
+    /// `serde_json` reads.
+    fn both_readings(text: &str) -> (Option<String>, Result<String, String>) {
+        let mut quick = super::super::quick::Reader::new(text);
+        let quick = build(&mut quick, MAX_ENTRIES)
+            .ok()
+            .filter(|_| quick.end().is_ok())
+            .map(|s| format!("{s:?}"));
+        let mut de = serde_json::Deserializer::from_str(text);
+        let full = build(&mut de, MAX_ENTRIES)
+            .and_then(|s| de.end().map(|()| s))
+            .map(|s| format!("{s:?}"))
+            .map_err(|e| e.to_string());
+        (quick, full)
+    }
+
+    /// The quick reader reads real, pretty-printed schemas, and what it reads is what `serde_json` reads: the same
+    /// keywords, strings (escapes included), numbers (as `serde_json` reads them: the reader hands them over) and
+    /// enums. Every text `serde_json` refuses, it leaves to `serde_json`, so errors are `serde_json`'s.
+    #[test]
+    fn the_quick_reader_reads_what_serde_json_reads() {
+        let testdata = [
+            include_str!("../../../../../testdata/helm/charts/external-dns/values.schema.json"),
+            include_str!("../../../../../testdata/helm/charts/fleet-agent/values.schema.json"),
+            include_str!("../../../../../testdata/helm/charts/fleet/values.schema.json"),
+            include_str!("../../../../../testdata/helm/charts/postgresql/values.schema.json"),
+        ];
+        let deep = |n: usize| format!("{}{{}}{}", "{\"items\": ".repeat(n - 1), "}".repeat(n - 1));
+        let read_quickly = [
+            "{}",
+            " \n\t\r{ }\n\n",
+            r#"{"type": "object", "properties": {"a": {"type": ["string", "null"], "pattern": "^a\\d+$"}}}"#,
+            r#"{"properties": {"\u00e9t\u00e9": {"enum": [1, -2, 3.5, 1e3, -0, 18446744073709551615, 1.7e308, "x\ny", null, true, {"k": [false]}]}}}"#,
+            r#"{"minimum": 0.1, "maximum": 12345678901234567890123, "type": "integer"}"#,
+            r#"{"minimum": -1e-400, "maximum": 2E+2, "required": ["a", "b\"c", 1, null], "additionalProperties": false}"#,
+            r#"{"items": [{"type": "string"}, true], "additionalProperties": {"type": "number"}, "properties": {"x": false}}"#,
+            r#"{"type": "a", "type": "b", "properties": {"p": {}, "p": {"type": "null"}}, "description": "long\t\u263a"}"#,
+            "{\"a\":        \n                           \"b\",\n  \"c\" :[ 1 , 2 ]  }",
+            "[1, \"two\", {\"type\": \"x\"}]",
+            "\"just a string\"",
+            "12",
+            "null",
+        ];
+        let invalid = [
+            "",
+            "{",
+            "{\"a\": 1,}",
+            "[1, 2,]",
+            "{\"a\" 1}",
+            "{1: 2}",
+            "{\"a\": 01}",
+            "{\"a\": 1.}",
+            "{\"a\": -}",
+            "{\"a\": 1e400}",
+            "{\"a\": 1.2.3}",
+            "{\"a\": tru}",
+            "{\"a\": truex}",
+            "{\"a\": \"tab\there\"}",
+            "{\"a\": \"bad \\q escape\"}",
+            "{\"a\": \"\\ud800\"}",
+            "{\"a\": \"unterminated}",
+            "{\"a\": \"ends in a backslash\\",
+            "{} {}",
+            "{}x",
+            "[1 2]",
+            "{\"a\": 1 \"b\": 2}",
+        ];
+        for text in testdata.iter().chain(&read_quickly) {
+            let (quick, full) = both_readings(text);
+            assert_eq!(quick.as_ref(), Some(full.as_ref().unwrap()), "{text}");
+        }
+        for text in invalid {
+            let (quick, full) = both_readings(text);
+            assert_eq!(quick, None, "{text}");
+            assert!(full.is_err(), "{text}");
+        }
+        // Nesting up to 100 levels is read here; deeper texts go to serde_json, which reads them up to its limit.
+        for (n, quick_reads) in [(100, true), (101, false), (127, false), (200, false)] {
+            let (quick, full) = both_readings(&deep(n));
+            assert_eq!(quick.is_some(), quick_reads, "{n}");
+            if let Some(quick) = quick {
+                assert_eq!(Ok(quick), full);
+            }
+        }
+        assert!(
+            both_readings(&deep(200))
+                .1
+                .unwrap_err()
+                .contains("recursion limit")
+        );
+    }
 
     /// A table past its limit is an error where the text passes it, not a wrong index; at the limit it reads.
     /// (The real limit, [`MAX_ENTRIES`], is `u32::MAX`; the same check runs with a small one here.)
