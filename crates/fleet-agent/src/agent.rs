@@ -386,6 +386,13 @@ impl Agent {
         self.waiting.remove(name);
         let observation = match self.deploy(&bd).await {
             Ok(observation) => observation,
+            // Shown as still deploying, and retried (the Secret's write is not watched).
+            Err(pending @ Error::OptionsSecretPending { .. }) => {
+                let observation =
+                    Observation::waiting(&previous.applied_deployment_id, pending.to_string());
+                self.write_status(&bd, &previous, &observation).await?;
+                return Err(pending);
+            }
             Err(Error::Kube { action, source }) if !is_downstream(&action) => {
                 return Err(Error::Kube { action, source });
             }

@@ -35,6 +35,15 @@ pub enum Error {
         name: String,
         message: String,
     },
+    /// The BundleDeployment's options Secret does not exist or does not hold the values its `valuesHash`
+    /// names, yet: the controller writes that Secret just after the BundleDeployment. Retried; never names
+    /// the values (they may hold secrets).
+    #[error("its options secret {namespace}/{name} {problem} yet; retrying")]
+    OptionsSecretPending {
+        namespace: String,
+        name: String,
+        problem: &'static str,
+    },
     /// The inventory record is unreadable.
     #[error("inventory {name}: {message}")]
     Inventory { name: String, message: String },

@@ -1,12 +1,16 @@
 //! Fetching what a BundleDeployment deploys from the hub: the Content named by the manifest ID (the part of
 //! the deploymentID before `:`), decoded as Fleet encodes it (gzip of the manifest JSON, checked against
-//! `sha256sum`), and the Helm values the controller moved into the options Secret.
+//! `sha256sum`), and the Helm values the controller moved into the options Secret, once it holds the values
+//! the BundleDeployment's `valuesHash` names.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 
 use fleet_api::{
-    BundleDeployment, BundleDeploymentOptions, BundleResource, Content, OPTIONS_SECRET_VALUES,
+    BundleDeployment, BundleDeploymentOptions, BundleResource, Content,
+    OPTIONS_SECRET_STAGED_VALUES, OPTIONS_SECRET_VALUES,
 };
+use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use serde::Deserialize;
@@ -73,7 +77,10 @@ pub async fn content(hub: &kube::Client, deployment_id: &str) -> Result<Vec<Bund
 }
 
 /// The options to render with: the BundleDeployment's options with the Helm values from its options Secret
-/// (when the controller moved them there, signalled by `valuesHash`).
+/// (when the controller moved them there, signalled by `valuesHash`). The controller writes that Secret just
+/// after the BundleDeployment, so until the Secret holds the values `valuesHash` names (it is missing, or
+/// still holds the previous version's) this is [`Error::OptionsSecretPending`], as Fleet's agent retries on a
+/// hash mismatch: rendering with the previous values would deploy them under the new deploymentID.
 pub async fn options(hub: &kube::Client, bd: &BundleDeployment) -> Result<BundleDeploymentOptions> {
     let mut options = bd.spec.options.clone();
     if bd.spec.values_hash.is_empty() {
@@ -81,13 +88,25 @@ pub async fn options(hub: &kube::Client, bd: &BundleDeployment) -> Result<Bundle
     }
     let namespace = bd.metadata.namespace.as_deref().unwrap_or_default();
     let name = bd.metadata.name.as_deref().unwrap_or_default();
+    let pending = |problem| Error::OptionsSecretPending {
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+        problem,
+    };
     let secrets: Api<Secret> = Api::namespaced(hub.clone(), namespace);
-    let secret = secrets.get(name).await.map_err(|err| {
-        Error::kube(
-            format!("reading the options secret {namespace}/{name}"),
-            err,
-        )
-    })?;
+    let secret = secrets
+        .get_opt(name)
+        .await
+        .map_err(|err| {
+            Error::kube(
+                format!("reading the options secret {namespace}/{name}"),
+                err,
+            )
+        })?
+        .ok_or_else(|| pending("does not exist"))?;
+    if options_secret_hash(secret.data.as_ref()) != bd.spec.values_hash {
+        return Err(pending("does not hold the values of valuesHash"));
+    }
     let values = fleet_api::options_secret_values(secret.data.as_ref(), OPTIONS_SECRET_VALUES)
         .map_err(|_| Error::Content {
             name: format!("secret {namespace}/{name}"),
@@ -97,6 +116,20 @@ pub async fn options(hub: &kube::Client, bd: &BundleDeployment) -> Result<Bundle
         options.helm.get_or_insert_with(Default::default).values = Some(values);
     }
     Ok(options)
+}
+
+/// Fleet's `HashOptions` of an options Secret: sha256 of its `values` followed by its `stagedValues` (an
+/// absent key counts as empty), lowercase hex; what the controller puts in `spec.valuesHash`.
+pub fn options_secret_hash(data: Option<&BTreeMap<String, ByteString>>) -> String {
+    let bytes = |key: &str| {
+        data.and_then(|data| data.get(key))
+            .map(|bytes| bytes.0.as_slice())
+            .unwrap_or_default()
+    };
+    let mut digest = Sha256::new();
+    digest.update(bytes(OPTIONS_SECRET_VALUES));
+    digest.update(bytes(OPTIONS_SECRET_STAGED_VALUES));
+    hex::encode(digest.finalize())
 }
 
 #[cfg(test)]

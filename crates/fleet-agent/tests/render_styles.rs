@@ -5,9 +5,13 @@ mod common;
 
 use common::*;
 use fleet_agent::Scope;
+use std::collections::BTreeMap;
+
 use fleet_api::{BundleDeploymentOptions, HelmOptions, KustomizeOptions};
-use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::Api;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::{Api, ObjectMeta, Patch, PatchParams};
+use sha2::{Digest, Sha256};
 
 fn scope() -> Scope {
     Scope::new("cattle-fleet-system", "")
@@ -83,4 +87,134 @@ async fn a_helm_bundle_renders_its_chart_with_values_and_the_bundle_as_release()
         .await
         .unwrap();
     assert_eq!(live.data.unwrap()["greeting"], "hello from values");
+}
+
+/// A Helm bundle whose values the controller moved into the BundleDeployment's options Secret: the agent
+/// deploys a new version only once that Secret holds the values its `valuesHash` names. The controller writes
+/// the Secret just after the BundleDeployment, so the agent can see the new BundleDeployment while the Secret
+/// still holds the previous version's values; deploying then would put the old values under the new
+/// deploymentID and report it applied.
+#[tokio::test]
+async fn a_helm_bundle_waits_for_its_options_secret_to_hold_the_values_of_its_values_hash() {
+    let hub = hub().await;
+    let downstream = fleet_testing::TestCluster::empty();
+    start_agent(&hub.client, &downstream, scope());
+    let secrets: Api<Secret> = Api::namespaced(hub.client.clone(), CLUSTER_NS);
+    let files = [
+        ("Chart.yaml", "apiVersion: v2\nname: web\nversion: 0.1.0\n"),
+        ("values.yaml", "greeting: default\n"),
+        (
+            "templates/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  greeting: {{ .Values.greeting | quote }}\n",
+        ),
+    ];
+    // Publishes the version saying `greeting` as the controller does (values moved out, `valuesHash` set),
+    // writing its options Secret first when `with_secret`.
+    let publish_greeting = |greeting: &'static str, with_secret: bool| {
+        let hub = hub.client.clone();
+        let secrets = secrets.clone();
+        async move {
+            let values_json = format!(r#"{{"greeting":"{greeting}"}}"#);
+            if with_secret {
+                write_options_secret(&secrets, "web", &values_json).await;
+            }
+            let values = serde_json::from_str(&values_json).unwrap();
+            let options = BundleDeploymentOptions {
+                helm: Some(HelmOptions {
+                    values: Some(values),
+                    ..Default::default()
+                }),
+                ..options_in("web")
+            };
+            publish(&hub, "web", &files, options, |spec| {
+                for options in [&mut spec.options, &mut spec.staged_options] {
+                    options.helm = None;
+                }
+                spec.values_hash = values_hash(&values_json);
+            })
+            .await
+        }
+    };
+    let live_greeting = || async {
+        Api::<ConfigMap>::namespaced(downstream.client.clone(), "web")
+            .get("web-config")
+            .await
+            .unwrap()
+            .data
+            .unwrap()["greeting"]
+            .clone()
+    };
+
+    let first = publish_greeting("hello-one", true).await;
+    wait_status(&hub.client, "web", "the first version ready", |s| {
+        s.applied_deployment_id == first && s.ready
+    })
+    .await;
+    assert_eq!(live_greeting().await, "hello-one");
+
+    let second = publish_greeting("hello-two", false).await;
+    let status = wait_status(
+        &hub.client,
+        "web",
+        "the agent's answer to the second version",
+        |s| {
+            s.applied_deployment_id == second
+                || fleet_api::find_condition(&s.conditions, "Deployed")
+                    .is_some_and(|c| c.message.contains("options secret"))
+        },
+    )
+    .await;
+    assert_eq!(
+        status.applied_deployment_id, first,
+        "nothing is deployed under the new deploymentID while the Secret holds the previous values"
+    );
+    let deployed = condition(&status, "Deployed");
+    assert_eq!(deployed.status, "Unknown", "{deployed:?}");
+    assert!(
+        deployed.message.contains(&format!(
+            "options secret {CLUSTER_NS}/web does not hold the values of valuesHash"
+        )) && !deployed.message.contains("hello"),
+        "{deployed:?}"
+    );
+    assert!(!status.ready);
+    assert_eq!(live_greeting().await, "hello-one");
+
+    write_options_secret(&secrets, "web", r#"{"greeting":"hello-two"}"#).await;
+    wait_status(&hub.client, "web", "the second version ready", |s| {
+        s.applied_deployment_id == second && s.ready
+    })
+    .await;
+    assert_eq!(live_greeting().await, "hello-two");
+}
+
+/// Writes the options Secret of BundleDeployment `name` as the controller does, with `values_json` as both
+/// its deployed and its staged values.
+async fn write_options_secret(secrets: &Api<Secret>, name: &str, values_json: &str) {
+    let data = BTreeMap::from([
+        ("values".to_string(), ByteString(values_json.into())),
+        ("stagedValues".to_string(), ByteString(values_json.into())),
+    ]);
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            ..ObjectMeta::default()
+        },
+        type_: Some("fleet.cattle.io/bundle-deployment/v1alpha1".to_string()),
+        data: Some(data),
+        ..Secret::default()
+    };
+    secrets
+        .patch(
+            name,
+            &PatchParams::apply("test-controller").force(),
+            &Patch::Apply(&secret),
+        )
+        .await
+        .unwrap();
+}
+
+/// `spec.valuesHash` for `values_json` as both deployed and staged values: sha256 of the two, one after the
+/// other (Fleet's `HashOptions`).
+fn values_hash(values_json: &str) -> String {
+    hex::encode(Sha256::digest(format!("{values_json}{values_json}")))
 }
