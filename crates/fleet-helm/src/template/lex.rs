@@ -176,7 +176,7 @@ impl<'a> Lexer<'a> {
             }
             // Comments: `{{/*` or `{{- /*`.
             if self.src[inner..].starts_with("/*") {
-                let Some(end) = self.src[inner + 2..].find("*/") else {
+                let Some(end) = memchr::memmem::find(&bytes[inner + 2..], b"*/") else {
                     return Err(self.error(action_start, "unclosed comment"));
                 };
                 let mut after = inner + 2 + end + 2;
@@ -310,7 +310,7 @@ impl<'a> Lexer<'a> {
                 }
                 b'"' => Tok::String(self.lex_quoted()?),
                 b'`' => {
-                    let Some(end) = self.src[self.pos + 1..].find('`') else {
+                    let Some(end) = memchr::memchr(b'`', &bytes[self.pos + 1..]) else {
                         return Err(self.error(start, "unterminated raw quoted string"));
                     };
                     let s = Arc::from(&self.src[self.pos + 1..self.pos + 1 + end]);
@@ -498,7 +498,7 @@ impl<'a> Lexer<'a> {
     fn lex_char(&mut self) -> Result<char, TemplateError> {
         let start = self.pos;
         let rest = &self.src[self.pos + 1..];
-        let Some(end) = rest.find('\'') else {
+        let Some(end) = memchr::memchr(b'\'', rest.as_bytes()) else {
             return Err(self.error(start, "unterminated character constant"));
         };
         let body = &rest[..end];
