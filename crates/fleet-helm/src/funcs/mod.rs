@@ -10,6 +10,7 @@ pub(crate) mod encoding;
 mod math;
 mod primes;
 mod random;
+mod regexp;
 mod semver;
 mod strings;
 

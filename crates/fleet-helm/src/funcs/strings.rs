@@ -1,11 +1,9 @@
 //! Sprig's string functions: trimming, case, quoting, indentation, substrings, splitting and joining, regular
 //! expressions, paths and URL helpers.
 
-use std::rc::Rc;
-
 use minijinja::value::ValueKind;
-use regex::Regex;
 
+use super::regexp::{compile, literal_pattern};
 use super::{FuncResult, Table, arity, err, str_arg, str_ref, strval, to_i64};
 use crate::gofmt::go_quote;
 use crate::template::exec::Exec;
@@ -247,14 +245,10 @@ pub(super) fn register(t: &mut Table) {
         t.insert(name, |_, a| {
             arity("regexSplit", a, 3)?;
             let re = compile(&a[0])?;
-            let s = str_arg(&a[1]);
             let n = to_i64(&a[2]);
-            let parts: Vec<Value> = if n < 0 {
-                re.split(&s).map(Value::from).collect()
-            } else {
-                re.splitn(&s, n as usize).map(Value::from).collect()
-            };
-            Ok(list_value(parts))
+            let s = str_arg(&a[1]);
+            let parts = re.split(&s, usize::try_from(n).ok());
+            Ok(list_value(parts.into_iter().map(Value::from).collect()))
         });
     }
     t.insert("regexQuoteMeta", |_, a| {
@@ -511,41 +505,6 @@ fn go_split(s: &str, sep: &str, n: i64) -> Vec<String> {
     }
 }
 
-/// Compiles a Go RE2 pattern; the `regex` crate's syntax is RE2's. Charts call the same few patterns thousands of
-/// times (Bitnami's common library runs `regexReplaceAll` per image and label), so compiled patterns are kept per
-/// thread; the cache is emptied when it reaches [`REGEX_CACHE_SIZE`] patterns. A pattern is shared, not cloned: a
-/// cloned `Regex` starts with an empty pool of match caches, which it would then build again on every call.
-fn compile(pattern: &Value) -> Result<Rc<Regex>, super::FuncError> {
-    thread_local! {
-        static CACHE: std::cell::RefCell<std::collections::HashMap<String, Rc<Regex>>> = Default::default();
-    }
-    let pattern = str_arg(pattern);
-    if let Some(re) = CACHE.with(|c| c.borrow().get(&pattern).cloned()) {
-        return Ok(re);
-    }
-    let re = Regex::new(&go_regex_dialect(&pattern))
-        .map(Rc::new)
-        .map_err(|e| super::FuncError::Msg(format!("error parsing regexp: {e}")))?;
-    CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.len() >= REGEX_CACHE_SIZE {
-            c.clear();
-        }
-        c.insert(pattern, re.clone());
-    });
-    Ok(re)
-}
-
-/// Most compiled patterns kept per thread.
-const REGEX_CACHE_SIZE: usize = 256;
-
-/// A pattern without any regexp syntax (kafka's `regexFind "SASL"`), which matches exactly its own text: such
-/// patterns are searched as text, without compiling a regexp (a compile costs 100-200k instructions).
-fn literal_pattern(pattern: &str) -> Option<&str> {
-    let plain = !pattern.is_empty() && !pattern.bytes().any(|b| b"\\.+*?()|[]{}^$".contains(&b));
-    plain.then_some(pattern)
-}
-
 fn regex_find(name: &str, a: &[Value]) -> FuncResult {
     arity(name, a, 2)?;
     if let Some(text) = literal_pattern(&str_ref(&a[0])) {
@@ -553,11 +512,7 @@ fn regex_find(name: &str, a: &[Value]) -> FuncResult {
         return Ok(Value::from(if found { text } else { "" }));
     }
     let re = compile(&a[0])?;
-    Ok(Value::from(
-        re.find(&str_arg(&a[1]))
-            .map(|m| m.as_str().to_string())
-            .unwrap_or_default(),
-    ))
+    Ok(Value::from(re.find(&str_arg(&a[1])).unwrap_or_default()))
 }
 
 fn regex_match(name: &str, a: &[Value]) -> FuncResult {
@@ -572,15 +527,10 @@ fn regex_match(name: &str, a: &[Value]) -> FuncResult {
 fn regex_find_all(name: &str, a: &[Value]) -> FuncResult {
     arity(name, a, 3)?;
     let re = compile(&a[0])?;
-    let s = str_arg(&a[1]);
     let n = to_i64(&a[2]);
-    let found = re.find_iter(&s).map(|m| Value::from(m.as_str()));
-    let items: Vec<Value> = if n < 0 {
-        found.collect()
-    } else {
-        found.take(n as usize).collect()
-    };
-    Ok(list_value(items))
+    let s = str_arg(&a[1]);
+    let found = re.find_all(&s, usize::try_from(n).ok());
+    Ok(list_value(found.into_iter().map(Value::from).collect()))
 }
 
 fn regex_replace(name: &str, a: &[Value], literal: bool) -> FuncResult {
@@ -588,18 +538,7 @@ fn regex_replace(name: &str, a: &[Value], literal: bool) -> FuncResult {
     let re = compile(&a[0])?;
     let s = str_arg(&a[1]);
     let repl = str_arg(&a[2]);
-    let out = if literal {
-        re.replace_all(&s, regex::NoExpand(&repl)).into_owned()
-    } else {
-        re.replace_all(&s, go_expand_template(&repl).as_str())
-            .into_owned()
-    };
-    Ok(Value::from(out))
-}
-
-/// Go's `Regexp.Expand` treats `$name` greedily as in `regex`, so templates carry over unchanged except `$$`.
-fn go_expand_template(t: &str) -> String {
-    t.to_string()
+    Ok(Value::from(re.replace_all(&s, &repl, literal)))
 }
 
 fn path_base(s: &str) -> String {
@@ -652,85 +591,4 @@ pub(crate) fn path_clean(s: &str) -> String {
         (false, true) => ".".into(),
         (false, false) => joined,
     }
-}
-
-/// The ASCII sets Go's class escapes stand for: RE2's `\d`, `\w` and `\s` are ASCII-only, the `regex` crate's are
-/// Unicode-aware (and their large Unicode tables made compiling Bitnami's `\W` and `\d` patterns cost about 1.5M
-/// instructions per render).
-fn ascii_class(escape: char) -> Option<&'static str> {
-    Some(match escape {
-        'd' | 'D' => "0-9",
-        'w' | 'W' => "0-9A-Za-z_",
-        's' | 'S' => "\\t\\n\\f\\r ",
-        _ => return None,
-    })
-}
-
-/// Go's regexp dialect in the `regex` crate's: the class escapes `\d`, `\w`, `\s` and their negations become the
-/// ASCII classes RE2 means ([`ascii_class`]), and a `-` next to a class escape inside brackets (`[\w-\.]`), which RE2
-/// takes as a literal, is escaped.
-fn go_regex_dialect(p: &str) -> String {
-    const CLASS_ESCAPES: &str = "wWdDsS";
-    let chars: Vec<char> = p.chars().collect();
-    let mut out = String::with_capacity(p.len());
-    let mut in_class = false;
-    let mut prev_was_class_escape = false;
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '\\' && i + 1 < chars.len() {
-            let n = chars[i + 1];
-            match ascii_class(n) {
-                // Inside brackets a set is written inline, a negated one as a nested class.
-                Some(set) if in_class && n.is_ascii_lowercase() => out.push_str(set),
-                Some(set) => {
-                    out.push('[');
-                    if n.is_ascii_uppercase() {
-                        out.push('^');
-                    }
-                    out.push_str(set);
-                    out.push(']');
-                }
-                None => {
-                    out.push(c);
-                    out.push(n);
-                }
-            }
-            prev_was_class_escape = in_class && CLASS_ESCAPES.contains(n);
-            i += 2;
-            continue;
-        }
-        if in_class {
-            if c == ']' {
-                in_class = false;
-            } else if c == '-' {
-                let next_is_class_escape = chars.get(i + 1) == Some(&'\\')
-                    && chars.get(i + 2).is_some_and(|n| CLASS_ESCAPES.contains(*n));
-                if prev_was_class_escape || next_is_class_escape {
-                    out.push_str("\\-");
-                    prev_was_class_escape = false;
-                    i += 1;
-                    continue;
-                }
-            }
-        } else if c == '[' {
-            in_class = true;
-            out.push(c);
-            i += 1;
-            if chars.get(i) == Some(&'^') {
-                out.push('^');
-                i += 1;
-            }
-            if chars.get(i) == Some(&']') {
-                out.push(']');
-                i += 1;
-            }
-            prev_was_class_escape = false;
-            continue;
-        }
-        prev_was_class_escape = false;
-        out.push(c);
-        i += 1;
-    }
-    out
 }

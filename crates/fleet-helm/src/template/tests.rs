@@ -28,6 +28,49 @@ fn text_and_trimming() {
     assert_eq!(render("{{-3}}", "{}"), "-3");
 }
 
+/// Patterns run on `regex-lite` or `regex` (funcs/regexp.rs); either way they match as Go does. Expectations from
+/// helm v4.1.4.
+#[test]
+fn regex_functions_match_as_go_whichever_engine_runs_them() {
+    let cases = [
+        // Case-insensitive patterns fold Unicode (the Kelvin sign is a `k`), so they go to `regex`.
+        (r#"{{ regexMatch "(?i)k" "\u212a" }}"#, "true"),
+        (r#"{{ regexReplaceAll "(?i)é" "É" "e" }}"#, "e"),
+        (r#"{{ regexMatch "(?i)straße" "STRASSE" }}"#, "false"),
+        // Classes match codepoints, not bytes.
+        (r#"{{ regexReplaceAll "[^a-z]" "aéb" "-" }}"#, "a-b"),
+        (
+            r#"{{ regexFindAll "[^a-z]" "aé1b" -1 | toJson }}"#,
+            r#"["é","1"]"#,
+        ),
+        (r#"{{ regexFind "é+" "aééb" }}"#, "éé"),
+        // `\b` is an ASCII word boundary.
+        (r#"{{ regexReplaceAll "\\b" "é a" "|" }}"#, "é |a|"),
+        // Empty matches, expansion and literal replacement, splitting.
+        (r#"{{ regexReplaceAll "a*" "baaac" "-" }}"#, "-b-c-"),
+        (r#"{{ regexFindAll "" "aé" -1 | toJson }}"#, r#"["","",""]"#),
+        (r#"{{ regexReplaceAllLiteral "a" "xay" "$1$$" }}"#, "x$1$$y"),
+        (
+            r#"{{ regexReplaceAll "(a)(?P<n>b)" "xaby" "[${n}$1$$]" }}"#,
+            "x[ba$]y",
+        ),
+        (
+            r#"{{ regexSplit "[,;]" "a,b;c,d" 2 | toJson }}"#,
+            r#"["a","b;c,d"]"#,
+        ),
+    ];
+    for (src, want) in cases {
+        assert_eq!(render(src, "{}"), want, "{src}");
+    }
+    // A pattern neither engine reads fails with the same message as before the engine choice.
+    let e = render_err(r#"{{ regexMatch "a(" "x" }}"#, "{}").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("error calling regexMatch: error parsing regexp: regex parse error"),
+        "{e}"
+    );
+}
+
 /// RE2's `\d`, `\w`, `\s` and their negations are ASCII-only: a non-ASCII letter, digit or space is none of them.
 #[test]
 fn regex_class_escapes_are_ascii_as_in_go() {
