@@ -114,31 +114,56 @@ pub fn write_string(out: &mut String, s: &str) {
     write_string_escaping(out, s, true);
 }
 
-/// A JSON string as Go writes it, escaping `<`, `>` and `&` only when `escape_html` is set.
+/// A JSON string as Go writes it, escaping `<`, `>` and `&` only when `escape_html` is set. Runs of bytes that need
+/// no escape are copied whole.
 pub fn write_string_escaping(out: &mut String, s: &str, escape_html: bool) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' if !escape_html => out.push(c),
-            '<' | '>' | '&' | '\u{0}'..='\u{1f}' => {
-                let b = c as u8;
-                out.push_str("\\u00");
-                out.push(char::from(HEX[usize::from(b >> 4)]));
-                out.push(char::from(HEX[usize::from(b & 0xf)]));
-            }
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
+    let bytes = s.as_bytes();
+    let mut run = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        // The bytes that may start an escape: ASCII quotes, backslash, controls, HTML characters, and the lead byte
+        // of U+2028 and U+2029 (E2 80 A8/A9).
+        let candidate = match b {
+            b'"' | b'\\' | 0x00..=0x1f | 0xe2 => true,
+            b'<' | b'>' | b'&' => escape_html,
+            _ => false,
+        };
+        if !candidate {
+            i += 1;
+            continue;
         }
+        let (escape, width): (&str, usize) = match b {
+            b'"' => ("\\\"", 1),
+            b'\\' => ("\\\\", 1),
+            b'\n' => ("\\n", 1),
+            b'\r' => ("\\r", 1),
+            b'\t' => ("\\t", 1),
+            0x08 => ("\\b", 1),
+            0x0c => ("\\f", 1),
+            0xe2 if bytes[i..].starts_with("\u{2028}".as_bytes()) => ("\\u2028", 3),
+            0xe2 if bytes[i..].starts_with("\u{2029}".as_bytes()) => ("\\u2029", 3),
+            0xe2 => {
+                i += 1;
+                continue;
+            }
+            _ => ("", 1),
+        };
+        out.push_str(&s[run..i]);
+        if escape.is_empty() {
+            // `<`, `>`, `&` and the other control characters: `\u00XX`.
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xf)]));
+        } else {
+            out.push_str(escape);
+        }
+        i += width;
+        run = i;
     }
+    out.push_str(&s[run..]);
     out.push('"');
 }
 
@@ -147,6 +172,54 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// The run-copying writer escapes exactly what a character-at-a-time writer of Go's rules escapes: every string
+    /// of up to three characters from the ones that matter (and their UTF-8 neighbours), both HTML settings.
+    #[test]
+    fn run_copying_escapes_character_by_character() {
+        fn reference(s: &str, html: bool) -> String {
+            let mut out = String::from('"');
+            for c in s.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    '\u{8}' => out.push_str("\\b"),
+                    '\u{c}' => out.push_str("\\f"),
+                    '<' | '>' | '&' if !html => out.push(c),
+                    '<' | '>' | '&' | '\u{0}'..='\u{1f}' => {
+                        out.push_str(&format!("\\u{:04x}", c as u32))
+                    }
+                    '\u{2028}' => out.push_str("\\u2028"),
+                    '\u{2029}' => out.push_str("\\u2029"),
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+            out
+        }
+        let alphabet = [
+            'a', '"', '\\', '\n', '\u{1}', '\u{1f}', '<', '&', '\u{2028}', '\u{2029}', '\u{2027}',
+            '\u{20ac}', 'é', '𝄞', ' ',
+        ];
+        let mut texts = vec![String::new()];
+        for _ in 0..3 {
+            let longer: Vec<String> = texts
+                .iter()
+                .flat_map(|t| alphabet.iter().map(move |c| format!("{t}{c}")))
+                .collect();
+            texts.extend(longer);
+        }
+        for t in &texts {
+            for html in [true, false] {
+                let mut out = String::new();
+                write_string_escaping(&mut out, t, html);
+                assert_eq!(out, reference(t, html), "{t:?}");
+            }
+        }
+    }
 
     #[test]
     fn escapes_like_go() {
