@@ -136,6 +136,9 @@ fn analyze(s: &str) -> Allowed {
 
 /// [`analyze_chars`] for a non-empty ASCII text, a byte at a time: each flag is a test of a byte and its neighbours.
 fn analyze_ascii(s: &[u8]) -> Allowed {
+    if memchr::memchr2(b'\n', b'\r', s).is_none() {
+        return analyze_one_line(s);
+    }
     let is_break = |b: u8| b == b'\n' || b == b'\r';
     let n = s.len();
     let followed_by_whitespace =
@@ -176,6 +179,55 @@ fn analyze_ascii(s: &[u8]) -> Allowed {
         trailing_space,
         break_space,
         space_break,
+    }
+    .allowed()
+}
+
+/// [`analyze_ascii`] for a text without line breaks (most are): no flag about breaks can be set, specials are found
+/// in one pass over the bytes, and indicators by searching for `:` and `#` only.
+fn analyze_one_line(s: &[u8]) -> Allowed {
+    let n = s.len();
+    let (first, last) = (s[0], s[n - 1]);
+    let followed_by_whitespace = |i: usize| i + 1 >= n || matches!(s[i + 1], b' ' | b'\t');
+    let block_indicators = s.starts_with(b"---")
+        || s.starts_with(b"...")
+        || matches!(
+            first,
+            b'#' | b','
+                | b'['
+                | b']'
+                | b'{'
+                | b'}'
+                | b'&'
+                | b'*'
+                | b'!'
+                | b'|'
+                | b'>'
+                | b'\''
+                | b'"'
+                | b'%'
+                | b'@'
+                | b'`'
+        )
+        || (matches!(first, b'?' | b':' | b'-') && followed_by_whitespace(0))
+        || memchr::memchr2_iter(b':', b'#', &s[1..]).any(|j| {
+            let i = j + 1;
+            match s[i] {
+                b':' => followed_by_whitespace(i),
+                _ => matches!(s[i - 1], b' ' | b'\t' | 0),
+            }
+        });
+    let special = s
+        .iter()
+        .fold(false, |seen, &c| seen | !(0x20..=0x7e).contains(&c));
+    Findings {
+        line_breaks: false,
+        special,
+        block_indicators,
+        edges: first == b' ' || last == b' ',
+        trailing_space: last == b' ',
+        break_space: false,
+        space_break: false,
     }
     .allowed()
 }
@@ -322,6 +374,10 @@ mod tests {
                 "-a",
                 "? x",
                 "?x",
+                "a long plain text without breaks, but: with a colon",
+                "a long text # with a comment marker and \u{7f} inside",
+                "tab\tbefore #hash and a trailing colon:",
+                "\0#nul before a hash, then a long tail of ordinary words",
             ]
             .map(String::from),
         );
