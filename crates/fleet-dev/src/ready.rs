@@ -1,9 +1,11 @@
 //! When dev mode counts as deployed (`--exit-when-ready`): every expected Cluster's agent has checked in,
 //! and every GitRepo has read its spec's latest generation, targets at least one cluster, and is Ready on
 //! all the clusters it targets; so is each of its Bundles, at the GitRepo's commit and with its latest
-//! generation observed, and so is each of their BundleDeployments, labelled with that commit and applied
-//! at its deploymentID (the GitRepo's and Bundle's own counts can still describe the previous commit for a
-//! moment after a new one was read). Otherwise the reasons, one per object, for a clear timeout message.
+//! generation observed, and so is each of their BundleDeployments, labelled with that commit, applied
+//! at its deploymentID and with no other deploymentID staged (the GitRepo's and Bundle's own counts can
+//! still describe the previous commit for a moment after a new one was read: a Bundle's status is written
+//! from its BundleDeployments as they were before that reconcile wrote them). Otherwise the reasons, one
+//! per object, for a clear timeout message.
 
 use fleet_api::{GitRepo, labels};
 use kube::ResourceExt;
@@ -119,35 +121,49 @@ fn bundles_waiting(state: &FleetState, repo: &GitRepo, commit: &str) -> Vec<Stri
         .collect()
 }
 
-/// Why the BundleDeployments of a Bundle are not yet applied at `commit` (empty when they are).
+/// Why the BundleDeployments of a Bundle are not yet applied at `commit` (empty when they are). One labelled
+/// with `commit` whose new deploymentID is only staged (`stagedDeploymentID`; the rollout holds it back, or
+/// the Bundle is paused) still runs the previous commit's.
 fn deployments_waiting(state: &FleetState, namespace: &str, bundle: &str, commit: &str) -> String {
-    let mut pending: Vec<String> = state
-        .deployments
-        .iter()
-        .filter(|bd| {
-            let labels = bd.labels();
-            labels.get(labels::BUNDLE_NAME).map(String::as_str) == Some(bundle)
-                && labels.get(labels::BUNDLE_NAMESPACE).map(String::as_str) == Some(namespace)
-        })
-        .filter(|bd| {
-            let status = bd.status.clone().unwrap_or_default();
-            bd.labels().get(labels::COMMIT).map(String::as_str) != Some(commit)
-                || status.applied_deployment_id != bd.spec.deployment_id
-                || !status.ready
-        })
-        .map(|bd| {
-            bd.labels()
-                .get(labels::CLUSTER)
-                .cloned()
-                .unwrap_or_else(|| bd.name_any())
-        })
-        .collect();
-    pending.sort();
-    if pending.is_empty() {
-        String::new()
-    } else {
-        format!("not yet applied on {}", pending.join(", "))
+    let mut pending: Vec<String> = Vec::new();
+    let mut staged: Vec<String> = Vec::new();
+    let of_bundle = state.deployments.iter().filter(|bd| {
+        let labels = bd.labels();
+        labels.get(labels::BUNDLE_NAME).map(String::as_str) == Some(bundle)
+            && labels.get(labels::BUNDLE_NAMESPACE).map(String::as_str) == Some(namespace)
+    });
+    for bd in of_bundle {
+        let status = bd.status.clone().unwrap_or_default();
+        let cluster = bd
+            .labels()
+            .get(labels::CLUSTER)
+            .cloned()
+            .unwrap_or_else(|| bd.name_any());
+        let spec = &bd.spec;
+        if bd.labels().get(labels::COMMIT).map(String::as_str) != Some(commit)
+            || status.applied_deployment_id != spec.deployment_id
+            || !status.ready
+        {
+            pending.push(cluster);
+        } else if !spec.staged_deployment_id.is_empty()
+            && spec.staged_deployment_id != spec.deployment_id
+        {
+            staged.push(cluster);
+        }
     }
+    pending.sort();
+    staged.sort();
+    let mut reasons = Vec::new();
+    if !pending.is_empty() {
+        reasons.push(format!("not yet applied on {}", pending.join(", ")));
+    }
+    if !staged.is_empty() {
+        reasons.push(format!(
+            "only staged (the rollout holds it back) on {}",
+            staged.join(", ")
+        ));
+    }
+    reasons.join("; ")
 }
 
 #[cfg(test)]
@@ -220,6 +236,102 @@ mod tests {
             Readiness::Waiting(vec![
                 "cluster fleet-default/cluster-1: its agent has not checked in".into(),
                 "gitrepo fleet-default/app: no commit read yet".into(),
+            ])
+        );
+    }
+
+    /// A Bundle at the GitRepo's commit whose status still counts its BundleDeployments as they were before
+    /// its reconcile wrote them (3/3 ready), with one BundleDeployment per cluster in `deployments`:
+    /// (cluster, stagedDeploymentID, deploymentID, appliedDeploymentID), all labelled with the commit and ready.
+    fn rolled_out(deployments: &[(&str, &str, &str, &str)]) -> FleetState {
+        let ready = repo(json!({"commit": "abc", "observedGeneration": 1,
+            "readyClusters": 3, "desiredReadyClusters": 3,
+            "conditions": [{"type": "Ready", "status": "True"}]}));
+        let bundle: fleet_api::Bundle = serde_json::from_value(json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
+            "metadata": {"name": "app-x", "namespace": "fleet-default", "generation": 2,
+                "labels": {"fleet.cattle.io/repo-name": "app", "fleet.cattle.io/commit": "abc"}},
+            "spec": {},
+            "status": {"observedGeneration": 2, "summary": {"ready": 3, "desiredReady": 3}},
+        }))
+        .unwrap();
+        let deployments = deployments
+            .iter()
+            .map(|(cluster, staged, deployment, applied)| {
+                let mut bd = fleet_api::BundleDeployment::new(
+                    "app-x",
+                    fleet_api::BundleDeploymentSpec {
+                        staged_deployment_id: staged.to_string(),
+                        deployment_id: deployment.to_string(),
+                        ..Default::default()
+                    },
+                );
+                bd.metadata.namespace = Some(format!("cluster-{cluster}"));
+                bd.metadata.labels = Some(
+                    [
+                        (labels::BUNDLE_NAME, "app-x"),
+                        (labels::BUNDLE_NAMESPACE, "fleet-default"),
+                        (labels::COMMIT, "abc"),
+                        (labels::CLUSTER, cluster),
+                    ]
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                );
+                bd.status = Some(fleet_api::BundleDeploymentStatus {
+                    applied_deployment_id: applied.to_string(),
+                    ready: true,
+                    ..Default::default()
+                });
+                bd
+            })
+            .collect();
+        FleetState {
+            gitrepos: vec![ready],
+            bundles: vec![bundle],
+            deployments,
+            ..FleetState::default()
+        }
+    }
+
+    #[test]
+    fn a_deployment_id_only_staged_by_the_rollout_is_not_deployed_yet() {
+        assert_eq!(
+            readiness(
+                &rolled_out(&[("c1", "m:2", "m:2", "m:2"), ("c2", "m:2", "m:2", "m:2")]),
+                &[]
+            ),
+            Readiness::Ready
+        );
+        // A BundleDeployment written before staging existed (no stagedDeploymentID) is judged as before.
+        assert_eq!(
+            readiness(&rolled_out(&[("c1", "", "m:2", "m:2")]), &[]),
+            Readiness::Ready
+        );
+        // c2 is labelled with the new commit, applied and ready, and its Bundle counts it ready: but it still
+        // runs the previous deploymentID while the new one is only staged.
+        assert_eq!(
+            readiness(
+                &rolled_out(&[("c1", "m:2", "m:2", "m:2"), ("c2", "m:2", "m:1", "m:1")]),
+                &[]
+            ),
+            Readiness::Waiting(vec![
+                "bundle fleet-default/app-x: only staged (the rollout holds it back) on c2".into()
+            ])
+        );
+        // With one not yet applied (c1) as well, both are named.
+        assert_eq!(
+            readiness(
+                &rolled_out(&[
+                    ("c3", "m:2", "m:1", "m:1"),
+                    ("c1", "m:2", "m:2", "m:1"),
+                    ("c2", "m:2", "m:1", "m:1"),
+                ]),
+                &[]
+            ),
+            Readiness::Waiting(vec![
+                "bundle fleet-default/app-x: not yet applied on c1; only staged (the rollout holds it back) on c2, c3"
+                    .into()
             ])
         );
     }
