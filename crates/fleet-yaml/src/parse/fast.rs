@@ -459,7 +459,8 @@ fn split_key(content: &str) -> Option<(Cow<'_, str>, &str)> {
     let colon = memchr::memchr_iter(b':', content.as_bytes())
         .find(|&i| matches!(content.as_bytes().get(i + 1), None | Some(b' ')))?;
     let key = &content[..colon];
-    if key.is_empty() || key.ends_with(' ') || has_pair(key, b' ', b'#') || key == "<<" {
+    // A ` #` in the key (a comment) makes plain_reading give up too.
+    if key.is_empty() || key.ends_with(' ') || key == "<<" {
         return None;
     }
     let key = match plain_reading(key)? {
