@@ -232,6 +232,11 @@ fn lookup_path(values: &Value, path: &str) -> Option<Value> {
 pub fn process_dependencies(chart: &mut Chart, user: &Value) {
     let cvals = coalesce_values_shared(chart, user);
     process_level(chart, &cvals, "");
+    if crate::template::leaking() {
+        // A one-shot process (`fleet helm template`) leaves the coalesced tree unfreed, as the render leaves its
+        // values: freeing it would only delay the exit.
+        std::mem::forget(cvals);
+    }
 }
 
 fn process_level(chart: &mut Chart, cvals: &Value, path: &str) {
