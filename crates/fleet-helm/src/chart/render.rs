@@ -426,7 +426,7 @@ pub fn render_chart(
     };
     process_dependencies(&mut chart, &user);
     process_import_values(&mut chart);
-    let values = coalesce_values(&chart, &user);
+    let values = coalesce_values(&mut chart, &user);
     validate_schemas(&chart, &values)?;
     let mut top = BTreeMap::new();
     top.insert("Values".to_string(), values.clone());
