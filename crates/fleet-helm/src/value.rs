@@ -430,6 +430,46 @@ fn deep_copy_depth(v: &Value, depth: usize) -> Value {
     }
 }
 
+/// [`deep_copy`] of a value the caller owns and gives up: the same values, but what nothing else can reach is kept
+/// instead of copied. A map that nothing else holds keeps its place, its entries taken the same way in turn; a list of
+/// scalars is kept as it is (lists do not change); anything shared is deep-copied. Past [`MAX_DEPTH`] values are nil,
+/// as in `deep_copy`.
+pub fn deep_take(v: Value) -> Value {
+    deep_take_depth(v, 0)
+}
+
+fn deep_take_depth(v: Value, depth: usize) -> Value {
+    if depth > MAX_DEPTH {
+        return nil();
+    }
+    match v.kind() {
+        ValueKind::Map => match v.downcast_object::<GoMap>() {
+            // `v` and `m` are the only holders: nothing else reaches the map (nor can it hold itself).
+            Some(m) if Arc::strong_count(&m) == 2 => {
+                for x in m.lock().values_mut() {
+                    if depth + 1 > MAX_DEPTH || matches!(x.kind(), ValueKind::Map | ValueKind::Seq)
+                    {
+                        *x = deep_take_depth(std::mem::take(x), depth + 1);
+                    }
+                }
+                v
+            }
+            _ => deep_copy_depth(&v, depth),
+        },
+        ValueKind::Seq
+            if depth < MAX_DEPTH
+                && v.downcast_object_ref::<Vec<Value>>().is_some_and(|items| {
+                    items
+                        .iter()
+                        .all(|x| !matches!(x.kind(), ValueKind::Map | ValueKind::Seq))
+                }) =>
+        {
+            v
+        }
+        _ => deep_copy_depth(&v, depth),
+    }
+}
+
 /// Builds template values straight from YAML text ([`fleet_yaml::parse::build_first_value`]) as Helm holds what it
 /// read through JSON: every number a Go float64, maps as [`GoMap`]s. The same values as converting the parsed JSON
 /// with `from_json_floats`, without building the JSON first.
@@ -468,6 +508,66 @@ impl fleet_yaml::parse::Build for GoValues {
 
     fn json(&mut self, value: serde_json::Value) -> Value {
         crate::funcs::encoding::from_json_floats_owned(value)
+    }
+}
+
+#[cfg(test)]
+mod deep_take_tests {
+    use super::*;
+
+    fn map_of(entries: &[(&str, Value)]) -> Value {
+        map_value(
+            entries
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        )
+    }
+
+    fn same(a: &Value, b: &Value) -> bool {
+        match (a.downcast_object::<GoMap>(), b.downcast_object::<GoMap>()) {
+            (Some(a), Some(b)) => Arc::ptr_eq(&a, &b),
+            _ => false,
+        }
+    }
+
+    /// `deep_take` gives `deep_copy`'s values; it keeps the maps nothing else holds and copies the shared ones, so
+    /// a change through the result never shows through another holder.
+    #[test]
+    fn deep_take_keeps_what_nothing_else_holds_and_copies_the_rest() {
+        let shared = map_of(&[("s", Value::from(1))]);
+        let own = map_of(&[("o", Value::from(2))]);
+        let scalars = list_value(vec![Value::from("a"), Value::from(3)]);
+        let with_map = list_value(vec![map_of(&[("in", Value::from(4))])]);
+        let root = map_of(&[
+            ("shared", shared.clone()),
+            ("own", own),
+            ("scalars", scalars),
+            ("with_map", with_map),
+            ("n", Value::from(5)),
+        ]);
+        let expected = format!("{:?}", deep_copy(&root));
+        let address = |v: &Value| Arc::as_ptr(&as_map(v).unwrap()) as usize;
+        let (root_at, own_at) = (
+            address(&root),
+            address(&as_map(&root).unwrap().get("own").unwrap()),
+        );
+        let root_again = root.clone();
+        // `root` is held twice here: it is copied whole.
+        let copied = deep_take(root);
+        assert_eq!(format!("{copied:?}"), expected);
+        assert!(!same(&copied, &root_again));
+        // Held once: the root and `own` are kept, `shared` (also held by the test) is copied.
+        let taken = deep_take(root_again);
+        assert_eq!(format!("{taken:?}"), expected);
+        let m = as_map(&taken).unwrap();
+        let own_after = m.get("own").unwrap();
+        assert_eq!((address(&taken), address(&own_after)), (root_at, own_at));
+        assert!(!same(&m.get("shared").unwrap(), &shared));
+        as_map(&m.get("shared").unwrap())
+            .unwrap()
+            .insert("s", Value::from(9));
+        assert_eq!(as_map(&shared).unwrap().get("s").unwrap(), Value::from(1));
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::load::Chart;
-use crate::value::{GoMap, Value, as_map, deep_copy, is_map, is_nil, map_value};
+use crate::value::{GoMap, Value, as_map, deep_copy, deep_take, is_map, is_nil, map_value};
 
 /// User values from JSON data (e.g. fleet.yaml `helm.values`), with Go's JSON number semantics (float64), as Helm
 /// holds values read from YAML or JSON.
@@ -39,49 +39,55 @@ fn chart_map(v: &Value) -> Arc<GoMap> {
     as_map(v).unwrap_or_default()
 }
 
-/// `CoalesceValues(chart, vals)`: the values the chart renders with (a deep copy; `user` is not modified).
-pub fn coalesce_values(chart: &Chart, user: &Value) -> Value {
+/// `CoalesceValues(chart, vals)`: the values the chart renders with, every map of them their own (`user` is not
+/// modified). The chart's defaults move into them: a map of defaults that nothing else holds is taken as it is, a
+/// shared one is copied ([`deep_take`]), so the chart and its subcharts are left with empty defaults.
+pub fn coalesce_values(chart: &mut Chart, user: &Value) -> Value {
     let dest = deep_copy(user);
     let dest = if is_map(&dest) {
         dest
     } else {
         map_value(Default::default())
     };
-    Coalescer::copying().coalesce(chart, &chart_map(&dest), false);
+    Coalescer::new(Mode::Moving).coalesce(chart, &chart_map(&dest), false);
     dest
 }
 
 /// [`coalesce_values`] for a result that is only read: the same values, but sharing the maps of the charts'
 /// defaults and of `user` wherever the result leaves them as they are (a map is copied only where it changes).
 fn coalesce_values_shared(chart: &Chart, user: &Value) -> Value {
-    let mut c = Coalescer::sharing();
+    let mut c = Coalescer::new(Mode::Sharing);
     let dest = c.fresh(as_map(user).map(|m| m.snapshot()).unwrap_or_default());
     c.coalesce(chart, &chart_map(&dest), false);
     dest
 }
 
-/// One coalesce: Helm's algorithm, which fills and changes the maps of the result in place, and a rule for the maps
-/// that come from the chart defaults (and the user values) so that those are never changed.
+/// How a coalesce takes the chart defaults (and the user values) into its result.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Every default taken is a deep copy, so every map of the result is its own and the defaults stay as they are.
+    Copying,
+    /// Defaults are taken as they are, and a map of the result is copied (one level) before it is changed unless
+    /// this coalesce made it: the defaults stay as they are, and the result is only read.
+    Sharing,
+    /// Defaults move into the result: the entries of a defaults map nothing else holds are taken out of it, and a
+    /// default taken is [`deep_take`]n (kept where nothing else holds it, else copied). Every map of the result is
+    /// its own; the defaults are left empty.
+    Moving,
+}
+
+/// One coalesce: Helm's algorithm, which fills and changes the maps of the result in place, and a rule ([`Mode`])
+/// for the maps that come from the chart defaults (and the user values).
 struct Coalescer {
-    /// `false`: every default taken into the result is a deep copy, so every map of the result is its own. `true`:
-    /// defaults are taken as they are, and a map of the result is copied (one level) before it is changed unless
-    /// this coalesce made it.
-    sharing: bool,
+    mode: Mode,
     /// The maps this coalesce made (sharing only), kept alive so that their addresses stay theirs.
     made: HashMap<*const GoMap, Arc<GoMap>>,
 }
 
 impl Coalescer {
-    fn copying() -> Self {
+    fn new(mode: Mode) -> Self {
         Coalescer {
-            sharing: false,
-            made: HashMap::new(),
-        }
-    }
-
-    fn sharing() -> Self {
-        Coalescer {
-            sharing: true,
+            mode,
             made: HashMap::new(),
         }
     }
@@ -93,7 +99,7 @@ impl Coalescer {
 
     /// `v`, a map (or other value) this coalesce has just made, recorded as its own when sharing.
     fn made_here(&mut self, v: Value) -> Value {
-        if self.sharing
+        if self.mode == Mode::Sharing
             && let Some(m) = as_map(&v)
         {
             self.made.insert(Arc::as_ptr(&m), m);
@@ -103,14 +109,28 @@ impl Coalescer {
 
     /// A default (or a value of the source table) as the result takes it.
     fn take(&self, v: Value) -> Value {
-        if self.sharing { v } else { deep_copy(&v) }
+        match self.mode {
+            Mode::Copying => deep_copy(&v),
+            Mode::Sharing => v,
+            Mode::Moving => deep_take(v),
+        }
+    }
+
+    /// The entries of the defaults map `defaults` to coalesce: when moving and nothing else holds the map (the
+    /// caller's value and `defaults` are its only holders), taken out of it; else a copy of them (values shared).
+    fn defaults(&self, defaults: &Arc<GoMap>) -> BTreeMap<String, Value> {
+        if self.mode == Mode::Moving && Arc::strong_count(defaults) == 2 {
+            std::mem::take(&mut *defaults.lock())
+        } else {
+            defaults.snapshot()
+        }
     }
 
     /// The map `child`, the value of `key` in the result's map `parent`, ready to be changed: when it may be shared,
     /// a copy of it replaces it in `parent` first.
     fn writable(&mut self, parent: &GoMap, key: &str, child: &Value) -> Arc<GoMap> {
         let m = chart_map(child);
-        if !self.sharing || self.made.contains_key(&Arc::as_ptr(&m)) {
+        if self.mode != Mode::Sharing || self.made.contains_key(&Arc::as_ptr(&m)) {
             return m;
         }
         let copy = self.fresh(m.snapshot());
@@ -163,7 +183,7 @@ impl Coalescer {
                     None => dgm.insert(key, vv),
                     Some(destv) if is_map(&destv) => {
                         // The parent's table wins over the subchart's own; the subchart's values move across.
-                        Coalescer::copying().tables(
+                        Coalescer::new(Mode::Copying).tables(
                             &chart_map(&vv),
                             &chart_map(&destv),
                             true,
@@ -182,7 +202,7 @@ impl Coalescer {
     }
 
     fn chart_values(&mut self, chart: &Chart, v: &GoMap, merge: bool) {
-        for (key, val) in chart_map(&chart.values).snapshot() {
+        for (key, val) in self.defaults(&chart_map(&chart.values)) {
             match v.get(&key) {
                 Some(value) => {
                     if is_nil(&value) && !merge {
@@ -200,8 +220,13 @@ impl Coalescer {
 
     /// `coalesceTablesFullKey(dst, src)`: `dst` wins; `null` in `dst` deletes unless merging. `defaults`: `src`
     /// belongs to chart defaults (taken as [`Coalescer::take`] says); else its values move into `dst` as they are.
-    fn tables(&mut self, dst: &GoMap, src: &GoMap, merge: bool, defaults: bool) {
-        for (key, val) in src.snapshot() {
+    fn tables(&mut self, dst: &GoMap, src: &Arc<GoMap>, merge: bool, defaults: bool) {
+        let entries = if defaults {
+            self.defaults(src)
+        } else {
+            src.snapshot()
+        };
+        for (key, val) in entries {
             match dst.get(&key) {
                 Some(dv) if !merge && is_nil(&dv) => {
                     dst.remove(&key);
@@ -230,13 +255,10 @@ fn lookup_path(values: &Value, path: &str) -> Option<Value> {
 /// Removes disabled dependencies (by `condition` and `tags`) and applies aliases, recursively, as Helm's
 /// `processDependencyEnabled` does. `user` is the merged user values of the top-level chart.
 pub fn process_dependencies(chart: &mut Chart, user: &Value) {
+    // The coalesced tree is freed here even by a one-shot process: it shares the chart's default maps, which the
+    // render's coalesce takes over only where nothing else holds them.
     let cvals = coalesce_values_shared(chart, user);
     process_level(chart, &cvals, "");
-    if crate::template::leaking() {
-        // A one-shot process (`fleet helm template`) leaves the coalesced tree unfreed, as the render leaves its
-        // values: freeing it would only delay the exit.
-        std::mem::forget(cvals);
-    }
 }
 
 fn process_level(chart: &mut Chart, cvals: &Value, path: &str) {
@@ -358,7 +380,7 @@ pub fn process_import_values(chart: &mut Chart) {
     {
         return;
     }
-    let mut c = Coalescer::sharing();
+    let mut c = Coalescer::new(Mode::Sharing);
     let cvals = c.fresh(BTreeMap::new());
     c.coalesce(chart, &chart_map(&cvals), false);
     let imported = c.fresh(BTreeMap::new());
@@ -481,7 +503,7 @@ mod tests {
 
     #[test]
     fn coalesces_like_helm() {
-        let c = chart(&[
+        let mut c = chart(&[
             ("Chart.yaml", PARENT),
             (
                 "values.yaml",
@@ -494,7 +516,7 @@ mod tests {
             ("charts/c/values.yaml", "k: child\nenabled: true\nz: 3\n"),
         ]);
         let user = crate::yaml::parse_value("b: {x: null, w: 9}\na: 5\n").unwrap();
-        let v = coalesce_values(&c, &user);
+        let v = coalesce_values(&mut c, &user);
         assert_eq!(
             json(&v),
             r#"{"a":5,"b":{"v":2,"w":9},"c":{"enabled":true,"global":{"g":1},"k":"parent","z":3},"global":{"g":1}}"#
@@ -535,11 +557,15 @@ mod tests {
             "a: {deep: {z: 3}}\nc: {t: {q: {s: 2}}}\n",
             "a: {x: null}\nc: {t: null, global: {g: {h: 9}}}\nglobal: {g: {k: 1}}\n",
         ] {
+            let mut c = c.clone();
             let user = crate::yaml::parse_value(user).unwrap();
             let shared = coalesce_values_shared(&c, &user);
-            assert_eq!(json(&shared), json(&coalesce_values(&c, &user)));
             assert_eq!(defaults(&c), before);
+            assert_eq!(json(&shared), json(&coalesce_values(&mut c, &user)));
         }
+        // The render's coalesce moved the copy's defaults (the clone shares their maps, so it copied them instead):
+        // the original still has its own.
+        assert_eq!(defaults(&c), before);
         let mut c = chart(&[
             ("Chart.yaml", PARENT),
             (
@@ -562,6 +588,57 @@ mod tests {
             json(&c.values),
             r#"{"c":{"deep":{"keep":"child","more":5},"exports":{"data":{"exported":1}},"global":{}},"exported":1,"fromchild":{"keep":"parent","more":5}}"#
         );
+    }
+
+    /// The render's coalesce, which moves the defaults into the values, gives the copying coalesce's values, and
+    /// every map of them is their own even where the defaults shared maps (an import shares a subchart's exported
+    /// table with the parent's values; aliases of one subchart share its defaults).
+    #[test]
+    fn moving_coalesce_gives_the_copying_values_with_maps_of_their_own() {
+        let files = [
+            (
+                "Chart.yaml",
+                "apiVersion: v2\nname: p\nversion: 1.0.0\ndependencies:\n- name: c\n  version: 1.0.0\n  import-values:\n  - data\n- name: c\n  version: 1.0.0\n  alias: other\n",
+            ),
+            ("values.yaml", "top: {a: {b: 1}}\nglobal: {g: {h: 1}}\n"),
+            (
+                "charts/c/Chart.yaml",
+                "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+            ),
+            (
+                "charts/c/values.yaml",
+                "exports: {data: {shared: {x: 1}}}\nown: {y: [1, {z: 2}]}\n",
+            ),
+        ];
+        let user = crate::yaml::parse_value("top: {a: {c: 2}}\n").unwrap();
+        let mut c = chart(&files);
+        process_dependencies(&mut c, &user);
+        process_import_values(&mut c);
+        let copied = {
+            let dest = deep_copy(&user);
+            Coalescer::new(Mode::Copying).coalesce(&c, &chart_map(&dest), false);
+            json(&dest)
+        };
+        let moved = coalesce_values(&mut c, &user);
+        assert_eq!(json(&moved), copied);
+        assert!(copied.contains(r#""shared":{"x":1}"#), "{copied}");
+        // Every map is reached once: changing each through one path shows nowhere else.
+        let mut seen = std::collections::HashSet::new();
+        fn walk(v: &Value, seen: &mut std::collections::HashSet<usize>) {
+            if let Some(m) = as_map(v) {
+                assert!(seen.insert(Arc::as_ptr(&m) as usize), "a map reached twice");
+                for x in m.snapshot().values() {
+                    walk(x, seen);
+                }
+            } else if let Ok(items) = v.try_iter() {
+                for x in items {
+                    walk(&x, seen);
+                }
+            }
+        }
+        walk(&moved, &mut seen);
+        assert!(seen.len() > 10, "{}", seen.len());
+        assert_eq!(json(&c.values), "{}");
     }
 
     /// Subcharts no entry names come first, then one per entry in order: a subchart two entries name is there
@@ -591,7 +668,7 @@ mod tests {
         let mut c = chart(&files);
         process_dependencies(&mut c, &map_value(Default::default()));
         assert_eq!(names(&c), ["u", "one", "two", "three", "d"]);
-        let v = coalesce_values(&c, &map_value(Default::default()));
+        let v = coalesce_values(&mut c, &map_value(Default::default()));
         let m = as_map(&v).unwrap();
         assert_eq!(json(&m.get("one").unwrap()), r#"{"global":{},"k":1}"#);
         assert_eq!(json(&m.get("three").unwrap()), r#"{"global":{},"k":0}"#);
@@ -620,7 +697,7 @@ mod tests {
         let mut c = chart(&files);
         process_dependencies(&mut c, &map_value(Default::default()));
         process_import_values(&mut c);
-        let v = coalesce_values(&c, &map_value(Default::default()));
+        let v = coalesce_values(&mut c, &map_value(Default::default()));
         let m = as_map(&v).unwrap();
         assert_eq!(json(&m.get("exported").unwrap()), "1");
         assert_eq!(
