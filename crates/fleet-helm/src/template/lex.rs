@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use super::TemplateError;
 
-/// One token with the byte offset where it starts in the template source.
-#[derive(Debug, Clone, PartialEq)]
+/// One token with the byte offset where it starts in the template source. Tokens own nothing (a string's text is
+/// kept aside, [`Tok::String`]), so a file's token vector is emptied without visiting its tokens.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Token {
     pub kind: Tok,
     pub pos: usize,
@@ -14,7 +15,7 @@ pub struct Token {
     pub end: usize,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Tok {
     /// Literal text between actions (already trimmed): the source's bytes `start..end`.
     Text {
@@ -27,8 +28,8 @@ pub enum Tok {
     RightDelim,
     /// A comment action `{{/* … */}}`; produces no output.
     Comment,
-    /// A name that is not a known function (the parser reports it).
-    Identifier(String),
+    /// A name that is not a known function (the token's source text; the parser reports it).
+    Identifier,
     /// A known function.
     Function(super::parse::FunctionRef),
     /// `.Field` (the name is the token's source text after the dot).
@@ -36,8 +37,8 @@ pub enum Tok {
     /// `$name` or `$` (the token's source text).
     Variable,
     Dot,
-    /// A quoted or raw string, already unquoted.
-    String(Arc<str>),
+    /// A quoted or raw string: the index of its unquoted text among the file's strings ([`lex_into`]).
+    String(u32),
     /// A character constant, as its code point.
     Char(char),
     /// A number literal (its source text).
@@ -91,12 +92,18 @@ struct Lexer<'a> {
     src: &'a str,
     pos: usize,
     tokens: Vec<Token>,
+    strings: Vec<Arc<str>>,
 }
 
 /// Splits `src` into tokens, into `tokens` (cleared first), so one vector can serve many files: a chart's token
-/// vectors add up to several times its template source, and a fresh one per file means fresh pages per file. `name`
-/// is used in error messages.
-pub fn lex_into(name: &str, src: &str, tokens: &mut Vec<Token>) -> Result<(), TemplateError> {
+/// vectors add up to several times its template source, and a fresh one per file means fresh pages per file.
+/// Returns the unquoted texts of the file's strings, which [`Tok::String`] tokens index. `name` is used in error
+/// messages.
+pub fn lex_into(
+    name: &str,
+    src: &str,
+    tokens: &mut Vec<Token>,
+) -> Result<Vec<Arc<str>>, TemplateError> {
     tokens.clear();
     // Charts average one token per twelve bytes of template source, dense files one per eight: room for that means
     // few regrowths of a large vector. A vector too small is replaced, not grown: growing would copy its old
@@ -110,10 +117,11 @@ pub fn lex_into(name: &str, src: &str, tokens: &mut Vec<Token>) -> Result<(), Te
         src,
         pos: 0,
         tokens: std::mem::take(tokens),
+        strings: Vec::new(),
     };
     let r = lexer.run();
     *tokens = lexer.tokens;
-    r
+    r.map(|()| lexer.strings)
 }
 
 /// Bytes that may continue an ASCII identifier (`_`, letters, digits).
@@ -308,14 +316,17 @@ impl<'a> Lexer<'a> {
                     self.pos += 2;
                     Tok::Declare
                 }
-                b'"' => Tok::String(self.lex_quoted()?),
+                b'"' => {
+                    let s = self.lex_quoted()?;
+                    self.string(s)
+                }
                 b'`' => {
                     let Some(end) = memchr::memchr(b'`', &bytes[self.pos + 1..]) else {
                         return Err(self.error(start, "unterminated raw quoted string"));
                     };
                     let s = Arc::from(&self.src[self.pos + 1..self.pos + 1 + end]);
                     self.pos += end + 2;
-                    Tok::String(s)
+                    self.string(s)
                 }
                 b'\'' => Tok::Char(self.lex_char()?),
                 b'$' => {
@@ -358,7 +369,7 @@ impl<'a> Lexer<'a> {
                             Some(k) => Tok::Keyword(k),
                             None => match super::parse::function_name(w) {
                                 Some(f) => Tok::Function(f),
-                                None => Tok::Identifier(w.to_string()),
+                                None => Tok::Identifier,
                             },
                         },
                     }
@@ -376,6 +387,13 @@ impl<'a> Lexer<'a> {
                 end: self.pos,
             });
         }
+    }
+
+    /// A string token for the text `s`. Sources are below 4 GiB (the parser checks) and each string takes at least
+    /// two bytes, so the index fits a `u32`.
+    fn string(&mut self, s: Arc<str>) -> Tok {
+        self.strings.push(s);
+        Tok::String((self.strings.len() - 1) as u32)
     }
 
     /// Moves past a name and returns it.

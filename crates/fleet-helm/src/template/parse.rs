@@ -45,8 +45,8 @@ pub fn parse_shared(name: &str, src: Arc<str>) -> Result<Parsed, TemplateError> 
         ));
     }
     let mut tokens = TOKENS.take();
-    let parsed =
-        lex_into(name, &src, &mut tokens).and_then(|()| parse_tokens(name, &src, &mut tokens));
+    let parsed = lex_into(name, &src, &mut tokens)
+        .and_then(|strings| parse_tokens(name, &src, &mut tokens, strings));
     if tokens.capacity() <= KEPT_TOKENS {
         tokens.clear();
         TOKENS.set(tokens);
@@ -57,11 +57,12 @@ pub fn parse_shared(name: &str, src: Arc<str>) -> Result<Parsed, TemplateError> 
 /// The largest token vector a thread keeps between files (a long-running process keeps one per thread).
 const KEPT_TOKENS: usize = 1 << 15;
 
-/// [`parse`] on the tokens of `src` (left in `tokens`, partly moved out).
+/// [`parse`] on the tokens of `src` and the texts of its strings (which are moved out).
 fn parse_tokens(
     name: &str,
     src: &Arc<str>,
     tokens: &mut Vec<Token>,
+    strings: Vec<Arc<str>>,
 ) -> Result<Parsed, TemplateError> {
     let mut p = Parser {
         name,
@@ -69,6 +70,7 @@ fn parse_tokens(
         shared_src: src.clone(),
         code: Code::with_room(tokens.len()),
         tokens,
+        strings,
         i: 0,
         defines: Vec::new(),
         pending_args: Vec::new(),
@@ -144,6 +146,8 @@ struct Parser<'a> {
     /// `src`, shared with the tree's field paths.
     shared_src: Arc<str>,
     tokens: &'a mut Vec<Token>,
+    /// The unquoted texts of the file's strings, by [`Tok::String`] index (each taken by the node it becomes).
+    strings: Vec<Arc<str>>,
     i: usize,
     defines: Vec<(Arc<str>, List)>,
     /// The commands and arguments parsed so far.
@@ -174,19 +178,21 @@ impl<'a> Parser<'a> {
         &self.tokens[self.i]
     }
 
-    /// Consumes a token (its content is moved out: the parser never looks back at a consumed token's kind). The
-    /// final `Eof` stays, so reading past the end keeps returning it.
+    /// Consumes a token. The final `Eof` stays, so reading past the end keeps returning it.
     fn next(&mut self) -> Token {
-        if self.i + 1 >= self.tokens.len() {
-            return self.peek().clone();
+        let t = *self.peek();
+        if self.i + 1 < self.tokens.len() {
+            self.i += 1;
         }
-        let t = &mut self.tokens[self.i];
-        self.i += 1;
-        Token {
-            kind: std::mem::replace(&mut t.kind, Tok::Eof),
-            pos: t.pos,
-            end: t.end,
-        }
+        t
+    }
+
+    /// The text of the string token `index`, moved out: each string token becomes one node.
+    fn take_string(&mut self, index: u32) -> Arc<str> {
+        self.strings
+            .get_mut(index as usize)
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// The name of the variable token at index `i`, for a declaration.
@@ -197,7 +203,7 @@ impl<'a> Parser<'a> {
 
     /// [`describe`] for a token at `pos..end`.
     fn describe(&self, t: &Tok, pos: usize, end: usize) -> String {
-        describe(t, &self.src[pos..end])
+        describe(t, &self.src[pos..end], &self.strings)
     }
 
     fn expect_right_delim(&mut self, context: &str) -> Result<(), TemplateError> {
@@ -261,6 +267,7 @@ impl<'a> Parser<'a> {
         let Tok::String(name) = t.kind else {
             return Err(self.error(t.pos, "unexpected name in define clause"));
         };
+        let name = self.take_string(name);
         self.expect_right_delim("define clause")?;
         let saved = std::mem::replace(&mut self.vars, vec![DOLLAR.clone()]);
         let (body, end) = self.list(false)?;
@@ -313,6 +320,7 @@ impl<'a> Parser<'a> {
                         ),
                     ));
                 };
+                let name = self.take_string(name);
                 let pipe = if matches!(self.peek().kind, Tok::RightDelim) {
                     self.next();
                     None
@@ -575,13 +583,14 @@ impl<'a> Parser<'a> {
                 name: f.name,
                 func: f.func,
             },
-            Tok::Identifier(name) => {
+            Tok::Identifier => {
+                let name = &self.src[t.pos..t.end];
                 return Err(self.error(t.pos, format!("function {name:?} not defined")));
             }
             Tok::Dot => Arg::Dot(t.pos),
             Tok::Nil => Arg::Nil(t.pos),
             Tok::Bool(b) => Arg::Bool(b),
-            Tok::String(s) => Arg::String(s),
+            Tok::String(s) => Arg::String(self.take_string(s)),
             Tok::Field => Arg::Field {
                 pos: t.pos,
                 idents: FieldPath::new(&self.shared_src, t.pos + 1, t.end),
@@ -704,19 +713,19 @@ fn parse_hex_float(h: &str) -> Option<f64> {
     f.is_finite().then_some(f)
 }
 
-/// A token as Go's parse errors name it; `text` is its source text.
-fn describe(t: &Tok, text: &str) -> String {
+/// A token as Go's parse errors name it; `text` is its source text, `strings` the file's string texts.
+fn describe(t: &Tok, text: &str, strings: &[Arc<str>]) -> String {
     match t {
         Tok::Text { .. } => "text".into(),
         Tok::LeftDelim => "\"{{\"".into(),
         Tok::RightDelim => "\"}}\"".into(),
         Tok::Comment => "comment".into(),
-        Tok::Identifier(s) => format!("<{s}>"),
+        Tok::Identifier => format!("<{text}>"),
         Tok::Function(f) => format!("<{}>", f.name),
         Tok::Field => format!("<{text}>"),
         Tok::Variable => format!("<{text}>"),
         Tok::Dot => "<.>".into(),
-        Tok::String(s) => format!("{s:?}"),
+        Tok::String(i) => format!("{:?}", strings.get(*i as usize).map_or("", |s| s)),
         Tok::Char(c) => format!("'{c}'"),
         Tok::Number => text.to_string(),
         Tok::Bool(b) => b.to_string(),
