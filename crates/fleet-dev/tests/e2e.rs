@@ -104,13 +104,14 @@ async fn a_values_change_for_one_environment_updates_only_its_clusters() {
     );
     let second = repo.commit("prod says hola");
     deployed(dev, &second).await;
-    // The GitRepo reports the new commit as soon as the controller has read it, and readiness may still be the
-    // previous deployment's for a moment: wait for prod's agent to apply the new value.
-    eventually("cluster-3 says hola-prod", || async {
-        let value = configmap_value(dev, "cluster-3", "greeter", "greeter", "greeting").await;
-        (value.as_deref() == Some("hola-prod")).then_some(())
-    })
-    .await;
+    // Deployed means every BundleDeployment is applied at its new deploymentID, and the agent reports one applied
+    // only once it deployed the values its options Secret holds for it: the new value is live now.
+    assert_eq!(
+        configmap_value(dev, "cluster-3", "greeter", "greeter", "greeting")
+            .await
+            .as_deref(),
+        Some("hola-prod")
+    );
     assert_eq!(
         resource_versions(dev, &others, "greeter", "greeter").await,
         versions,
