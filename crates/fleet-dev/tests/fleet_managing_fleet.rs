@@ -74,6 +74,20 @@ async fn bundle_deployment(hub: &kube::Client, bundle: &str) -> Option<BundleDep
         .find(|bd| bd.metadata.name.as_deref() == Some(bundle))
 }
 
+/// The status of the BundleDeployment `app` on `hub` once its agent reports its current deploymentID applied,
+/// Ready and unmodified.
+async fn applied_and_ready(hub: &kube::Client, what: &str) -> fleet_api::BundleDeploymentStatus {
+    eventually(what, || async {
+        let bd = bundle_deployment(hub, "app").await?;
+        let status = bd.status?;
+        (status.applied_deployment_id == bd.spec.deployment_id
+            && status.ready
+            && status.non_modified)
+            .then_some(status)
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_fleets_manage_one_cluster_without_harming_each_other() {
     let state = tempfile::tempdir().expect("temp dir");
@@ -206,6 +220,9 @@ async fn two_fleets_manage_one_cluster_without_harming_each_other() {
             .then_some(())
     })
     .await;
+    // The agent prunes before it reports the new deployment applied (a status read in between still lists
+    // the pruned object): wait for that report, then look at what survived.
+    let parent_app = applied_and_ready(&parent_hub, "the parent app applied and Ready").await;
     assert_eq!(
         owner_of(&child_hub, "local-ns", "shared").await.as_deref(),
         Some("local")
@@ -215,17 +232,8 @@ async fn two_fleets_manage_one_cluster_without_harming_each_other() {
         Some("parent")
     );
     // Neither fleet reports the other's objects as its own or as modified.
-    let local_app = eventually("the local app Ready", || async {
-        let status = bundle_deployment(&child_hub, "app").await?.status?;
-        (status.ready && status.non_modified).then_some(status)
-    })
-    .await;
-    assert_eq!(local_app.resources.len(), 1, "{:?}", local_app.resources);
-    let parent_app = eventually("the parent app Ready", || async {
-        let status = bundle_deployment(&parent_hub, "app").await?.status?;
-        (status.ready && status.non_modified).then_some(status)
-    })
-    .await;
     assert_eq!(parent_app.resources.len(), 1, "{:?}", parent_app.resources);
+    let local_app = applied_and_ready(&child_hub, "the local app applied and Ready").await;
+    assert_eq!(local_app.resources.len(), 1, "{:?}", local_app.resources);
     parent.shutdown().await;
 }
