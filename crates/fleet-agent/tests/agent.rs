@@ -134,12 +134,16 @@ async fn updates_patch_only_changed_objects_and_prune_removed_files() {
         .delete("cms", &DeleteParams::default())
         .await
         .unwrap();
+    // The uninstall deletes the objects one after the other: wait for both.
     wait_for("uninstall", || {
         let cms = cms.clone();
-        async move { cms.get_opt("a").await.unwrap().is_none().then_some(()) }
+        async move {
+            let a = cms.get_opt("a").await.unwrap();
+            let b = cms.get_opt("b").await.unwrap();
+            (a.is_none() && b.is_none()).then_some(())
+        }
     })
     .await;
-    assert!(cms.get_opt("b").await.unwrap().is_none());
 }
 
 #[tokio::test]

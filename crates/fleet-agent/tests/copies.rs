@@ -87,19 +87,17 @@ async fn listed_secrets_and_config_maps_are_copied_downstream_and_follow_their_g
         .delete("copying", &DeleteParams::default())
         .await
         .unwrap();
+    // The uninstall deletes the copies one after the other: wait for both.
     wait_for("copies removed with the bundle", || {
         let secrets = secrets.clone();
+        let config_maps = config_maps.clone();
         async move {
-            secrets
-                .get_opt("db-credentials")
-                .await
-                .unwrap()
-                .is_none()
-                .then_some(())
+            let secret = secrets.get_opt("db-credentials").await.unwrap();
+            let config_map = config_maps.get_opt("shared").await.unwrap();
+            (secret.is_none() && config_map.is_none()).then_some(())
         }
     })
     .await;
-    assert!(config_maps.get_opt("shared").await.unwrap().is_none());
 }
 
 #[tokio::test]
