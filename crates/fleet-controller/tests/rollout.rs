@@ -235,6 +235,23 @@ async fn written(client: &kube::Client) -> BTreeMap<String, String> {
     versions
 }
 
+/// Whether every BundleDeployment's options Secret holds the values its `valuesHash` names (as the agent
+/// checks before deploying).
+async fn options_secrets_written(client: &kube::Client) -> bool {
+    for bd in deployments(client).await.into_values() {
+        let secrets = Api::<Secret>::namespaced(client.clone(), &bd.namespace().unwrap());
+        let data = secrets
+            .get_opt(&bd.name_any())
+            .await
+            .unwrap()
+            .and_then(|secret| secret.data);
+        if fleet_agent::fetch::options_secret_hash(data.as_ref()) != bd.spec.values_hash {
+            return false;
+        }
+    }
+    true
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_mid_rollout_with_customized_templated_values_rewrites_nothing() {
     let hub = hub().await;
@@ -285,15 +302,19 @@ async fn a_restart_mid_rollout_with_customized_templated_values_rewrites_nothing
     // v2: staged everywhere, only the canary promoted.
     let (staged, promoted) = commit_and_stage(&client, &git, &fleet_yaml("2"), &v1_ids).await;
     assert_eq!(promoted, ["c0"]);
+    // The options Secrets are written right after their BundleDeployments: the snapshot below is taken once
+    // each holds the values its BundleDeployment's valuesHash names.
     eventually(
-        "the GitRepo at v2 and the Bundle's status caught up",
+        "the GitRepo at v2, the Bundle's status and the options Secrets caught up",
         || async {
             let repo = gitrepo(&client, "repo").await;
             let bundle = Api::<Bundle>::namespaced(client.clone(), NS)
                 .get("repo-app")
                 .await
                 .ok()?;
-            (repo.status?.commit == git.head() && bundle.status?.display.state == "WaitApplied")
+            (repo.status?.commit == git.head()
+                && bundle.status?.display.state == "WaitApplied"
+                && options_secrets_written(&client).await)
                 .then_some(())
         },
     )
