@@ -2,6 +2,7 @@
 //! defaults (`null` deletes, tables merge, user values win), subchart scopes and `global` propagation, and
 //! enabling dependencies by `condition` and `tags` (with `alias`).
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -202,19 +203,11 @@ impl Coalescer {
     }
 
     fn chart_values(&mut self, chart: &Chart, v: &GoMap, merge: bool) {
-        for (key, val) in self.defaults(&chart_map(&chart.values)) {
-            match v.get(&key) {
-                Some(value) => {
-                    if is_nil(&value) && !merge {
-                        v.remove(&key);
-                    } else if is_map(&value) && is_map(&val) {
-                        let merge = merge || chart.subcharts.iter().any(|s| s.name == key);
-                        let dst = self.writable(v, &key, &value);
-                        self.tables(&dst, &chart_map(&val), merge, true);
-                    }
-                }
-                None => v.insert(key, self.take(val)),
-            }
+        let entries = self.defaults(&chart_map(&chart.values));
+        for (key, value, val) in self.fill(v, entries, merge, true) {
+            let merge = merge || chart.subcharts.iter().any(|s| s.name == key);
+            let dst = self.writable(v, &key, &value);
+            self.tables(&dst, &chart_map(&val), merge, true);
         }
     }
 
@@ -226,20 +219,41 @@ impl Coalescer {
         } else {
             src.snapshot()
         };
+        for (key, dv, val) in self.fill(dst, entries, merge, defaults) {
+            let dvm = self.writable(dst, &key, &dv);
+            self.tables(&dvm, &chart_map(&val), merge, defaults);
+        }
+    }
+
+    /// The one-level part of a coalesce of `entries` into `dst`, under one lock of `dst`: a key `dst` lacks gets the
+    /// entry's value (taken as [`Coalescer::take`] says, for defaults), a `null` in `dst` is deleted unless merging,
+    /// and `dst` wins otherwise. Returns the keys where both sides are tables, with both values, for the caller to
+    /// merge once the lock is released. Taking a default locks only maps of the defaults, never `dst`.
+    fn fill(
+        &self,
+        dst: &GoMap,
+        entries: BTreeMap<String, Value>,
+        merge: bool,
+        defaults: bool,
+    ) -> Vec<(String, Value, Value)> {
+        let mut tables = Vec::new();
+        let mut dest = dst.lock();
         for (key, val) in entries {
-            match dst.get(&key) {
-                Some(dv) if !merge && is_nil(&dv) => {
-                    dst.remove(&key);
+            match dest.entry(key) {
+                Entry::Vacant(slot) => {
+                    slot.insert(if defaults { self.take(val) } else { val });
                 }
-                None => dst.insert(key, if defaults { self.take(val) } else { val }),
-                Some(dv) => {
-                    if is_map(&val) && is_map(&dv) {
-                        let dvm = self.writable(dst, &key, &dv);
-                        self.tables(&dvm, &chart_map(&val), merge, defaults);
+                Entry::Occupied(slot) if !merge && is_nil(slot.get()) => {
+                    slot.remove();
+                }
+                Entry::Occupied(slot) => {
+                    if is_map(&val) && is_map(slot.get()) {
+                        tables.push((slot.key().clone(), slot.get().clone(), val));
                     }
                 }
             }
         }
+        tables
     }
 }
 
