@@ -11,9 +11,13 @@ mod quick;
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use minijinja::value::ValueKind;
+
 use self::model::{Additional, Keywords, Node, Schema};
 use super::ChartError;
-use crate::value::{GoMap, JsonNode, MAX_JSON_NODES, Value, json_float, json_node, json_visit};
+use crate::value::{
+    GoMap, JsonNode, MAX_JSON_NODES, Value, as_map, json_float, json_node, json_visit,
+};
 
 /// A value as JSON sees it: `crate::value::json_node`, the reading `to_json` writes out, with numbers as the
 /// float64 validation compares.
@@ -70,20 +74,25 @@ fn plainly_json(v: &Value, depth: usize, budget: &mut usize, open: &mut Vec<*con
     if json_visit(depth, budget).is_err() {
         return false;
     }
-    match json_node(v) {
-        JsonNode::Float(f) => json_float(f).is_ok(),
-        JsonNode::Array => match v.try_iter() {
-            Ok(items) => {
-                for item in items {
-                    if !plainly_json(&item, depth + 1, budget, open) {
-                        return false;
-                    }
-                }
-                true
-            }
-            Err(_) => false,
+    // By kind, as `json_node` reads them: only numbers (a float that is not finite), lists and maps can fail.
+    match v.kind() {
+        ValueKind::Number => match json_node(v) {
+            JsonNode::Float(f) => json_float(f).is_ok(),
+            _ => true,
         },
-        JsonNode::Object(m) => {
+        ValueKind::Seq => match v.downcast_object_ref::<Vec<Value>>() {
+            Some(items) => items
+                .iter()
+                .all(|item| plainly_json(item, depth + 1, budget, open)),
+            None => match v.try_iter() {
+                Ok(mut items) => items.all(|item| plainly_json(&item, depth + 1, budget, open)),
+                Err(_) => false,
+            },
+        },
+        ValueKind::Map => {
+            let Some(m) = as_map(v) else {
+                return true;
+            };
             let ptr = Arc::as_ptr(&m);
             if open.contains(&ptr) {
                 return false;
