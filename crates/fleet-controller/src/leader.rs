@@ -87,11 +87,7 @@ impl LeaderElection {
         };
         let spec = lease.spec.clone().unwrap_or_default();
         let ours = spec.holder_identity.as_deref() == Some(self.identity.as_str());
-        let expired = spec.renew_time.as_ref().is_none_or(|MicroTime(renewed)| {
-            let held_for = i64::from(spec.lease_duration_seconds.unwrap_or(seconds));
-            now.as_second() - renewed.as_second() >= held_for
-        });
-        if !ours && !expired {
+        if !ours && !expired(&spec, now, seconds) {
             return Ok(false);
         }
         let transitions = spec.lease_transitions.unwrap_or(0) + i32::from(!ours);
@@ -127,5 +123,47 @@ impl LeaderElection {
             lease_transitions: Some(transitions),
             ..LeaseSpec::default()
         }
+    }
+}
+
+/// Whether `spec`'s holder stopped renewing: `leaseDurationSeconds` (else `default_seconds`) have passed since
+/// its `renewTime`, at the time's full precision (whole seconds would let a lease expire up to a second early).
+fn expired(spec: &LeaseSpec, now: Timestamp, default_seconds: i32) -> bool {
+    spec.renew_time.as_ref().is_none_or(|MicroTime(renewed)| {
+        let held_for = i64::from(spec.lease_duration_seconds.unwrap_or(default_seconds));
+        now.as_microsecond() - renewed.as_microsecond() >= held_for * 1_000_000
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn renewed_at(time: &str, seconds: i32) -> LeaseSpec {
+        LeaseSpec {
+            renew_time: Some(MicroTime(time.parse().unwrap())),
+            lease_duration_seconds: Some(seconds),
+            ..LeaseSpec::default()
+        }
+    }
+
+    #[test]
+    fn a_lease_expires_its_full_duration_after_its_renewal() {
+        let at = |time: &str| time.parse::<Timestamp>().unwrap();
+        let spec = renewed_at("2026-01-01T00:00:10.999Z", 1);
+        // Two milliseconds later, across a second boundary: still held.
+        assert!(!expired(&spec, at("2026-01-01T00:00:11.001Z"), 1));
+        assert!(!expired(&spec, at("2026-01-01T00:00:11.998999Z"), 1));
+        assert!(expired(&spec, at("2026-01-01T00:00:11.999Z"), 1));
+        // The lease's own duration counts, not the candidate's.
+        let long = renewed_at("2026-01-01T00:00:00Z", 15);
+        assert!(!expired(&long, at("2026-01-01T00:00:14.5Z"), 1));
+        assert!(expired(&long, at("2026-01-01T00:00:15Z"), 1));
+        // Never renewed: free.
+        assert!(expired(
+            &LeaseSpec::default(),
+            at("2026-01-01T00:00:00Z"),
+            1
+        ));
     }
 }
