@@ -2,14 +2,15 @@
 //! the Rust engines' syntax, and the choice of engine per pattern.
 //!
 //! A pattern is compiled with `regex-lite` where that reads it as Go does, else with `regex`. `regex-lite` compiles
-//! a pattern for a few thousand instructions; `regex` spends 200-300k on building its automata (a negated class
+//! a pattern for about ten thousand instructions; `regex` spends 200-300k on building its automata (a negated class
 //! such as Bitnami's `[^a-z0-9]` compiles into UTF-8 automata with a 10,000-entry table), which was about 0.9M
 //! instructions of every Bitnami chart's render, on strings of a few dozen bytes. `regex-lite` matches codepoint by
 //! codepoint with Go's leftmost-first semantics; where it differs from `regex` it refuses the pattern (nested
 //! classes, set operations, `\p{..}`), except for case-insensitive matching, which it folds for ASCII only where Go
 //! folds Unicode: patterns that set the `i` flag go to `regex`, as does every pattern `regex-lite` refuses (so a bad
 //! pattern's error is `regex`'s, as before). Perl classes (`\d`, `\w`, `\s`) are ASCII in Go and in the dialect
-//! for both engines; `\b` is ASCII in Go and in `regex-lite`.
+//! for both engines; `\b` is ASCII in Go and in `regex-lite` (but Unicode in `regex`, so a pattern that
+//! goes to `regex` still reads it as Unicode: not yet matched to Go).
 
 use std::rc::Rc;
 
