@@ -9,8 +9,8 @@
 //! classes, set operations, `\p{..}`), except for case-insensitive matching, which it folds for ASCII only where Go
 //! folds Unicode: patterns that set the `i` flag go to `regex`, as does every pattern `regex-lite` refuses (so a bad
 //! pattern's error is `regex`'s, as before). Perl classes (`\d`, `\w`, `\s`) are ASCII in Go and in the dialect
-//! for both engines; `\b` is ASCII in Go and in `regex-lite` (but Unicode in `regex`, so a pattern that
-//! goes to `regex` still reads it as Unicode: not yet matched to Go).
+//! for both engines, and so are word boundaries (`\b`, `\B`), which the dialect writes as
+//! `(?-u:\b)`, `(?-u:\B)`.
 
 use std::rc::Rc;
 
@@ -141,8 +141,8 @@ fn ascii_class(escape: char) -> Option<&'static str> {
 }
 
 /// Go's regexp dialect in the `regex` crate's: the class escapes `\d`, `\w`, `\s` and their negations become the
-/// ASCII classes RE2 means ([`ascii_class`]), and a `-` next to a class escape inside brackets (`[\w-\.]`), which RE2
-/// takes as a literal, is escaped.
+/// ASCII classes RE2 means ([`ascii_class`]), word boundaries the ASCII ones, and a `-` next to a class escape
+/// inside brackets (`[\w-\.]`), which RE2 takes as a literal, is escaped.
 fn go_regex_dialect(p: &str) -> String {
     const CLASS_ESCAPES: &str = "wWdDsS";
     let chars: Vec<char> = p.chars().collect();
@@ -164,6 +164,13 @@ fn go_regex_dialect(p: &str) -> String {
                     }
                     out.push_str(set);
                     out.push(']');
+                }
+                // Go's word boundaries are ASCII; `regex`'s plain `\b` is Unicode (`regex-lite` reads the flag as
+                // a no-op: its `\b` is ASCII already).
+                None if !in_class && (n == 'b' || n == 'B') => {
+                    out.push_str("(?-u:\\");
+                    out.push(n);
+                    out.push(')');
                 }
                 None => {
                     out.push(c);

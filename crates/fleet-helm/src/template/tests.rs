@@ -44,8 +44,12 @@ fn regex_functions_match_as_go_whichever_engine_runs_them() {
             r#"["é","1"]"#,
         ),
         (r#"{{ regexFind "é+" "aééb" }}"#, "éé"),
-        // `\b` is an ASCII word boundary.
+        // `\b` and `\B` are ASCII word boundaries, whichever engine runs the pattern (nested classes and the `i` flag
+        // go to `regex`).
         (r#"{{ regexReplaceAll "\\b" "é a" "|" }}"#, "é |a|"),
+        (r#"{{ regexReplaceAll "(?i)\\b" "é a" "|" }}"#, "é |a|"),
+        (r#"{{ regexReplaceAll "(?i)\\B" "éa b" "|" }}"#, "|éa b"),
+        (r#"{{ regexReplaceAll "[\\D]\\b" "éa b" "|" }}"#, "||||"),
         // Empty matches, expansion and literal replacement, splitting.
         (r#"{{ regexReplaceAll "a*" "baaac" "-" }}"#, "-b-c-"),
         (r#"{{ regexFindAll "" "aé" -1 | toJson }}"#, r#"["","",""]"#),
