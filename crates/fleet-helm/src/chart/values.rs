@@ -430,8 +430,9 @@ pub fn process_import_values(chart: &mut Chart) {
     let own = cvals;
     c.tables(&chart_map(&own), &chart_map(&imported), false, false);
     // These values came from the sharing coalesce, so maps the import left unchanged are the subcharts' own default
-    // maps, not copies. That is sound because every later write goes through the render's copying coalesce; code
-    // that changed `chart.values` in place would change those defaults too.
+    // maps, not copies. That is sound because every later write goes through the render's coalesce, which copies a
+    // map that two holders share (Mode::Moving takes over only what nothing else holds); code that changed
+    // `chart.values` in place would change those defaults too.
     chart.values = own;
 }
 
