@@ -171,7 +171,8 @@ impl TemplateSet {
     }
 
     /// [`add_file`](Self::add_file) for many files, in order. Files with identical content (a library chart that
-    /// several subcharts vendor) are parsed once and share the tree. Stops at the first file, in order, that fails.
+    /// several subcharts vendor) are parsed once and share the tree. Stops at the first file, in order, that fails,
+    /// and then adds none.
     ///
     /// Parsing stays on the calling thread: spreading it over threads (as this did until session 6) made
     /// `fleet helm template` slower in wall time on every heavy chart of the corpus on a 2-core machine, because each
@@ -191,8 +192,14 @@ impl TemplateSet {
                 Some(i) => trees[*i].clone(),
                 None => Arc::new(parse::parse_shared(file, src.clone().into())?),
             };
-            self.add_parsed(file, &tree);
             trees.push(tree);
+        }
+        // Room for every template at once (each file's defines and body), instead of growing the table (and hashing
+        // every name again) at each doubling.
+        self.templates
+            .reserve(trees.iter().map(|t| t.defines.len() + 1).sum());
+        for ((file, _), tree) in files.iter().zip(&trees) {
+            self.add_parsed(file, tree);
         }
         Ok(())
     }
