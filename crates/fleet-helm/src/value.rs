@@ -4,12 +4,8 @@
 //! names, conversion from and to `serde_json::Value` (with how Go's `encoding/json` reads a value, [`json_node`]),
 //! and building values straight from YAML ([`GoValues`]).
 
-mod entries;
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-
-pub use entries::MapEntries;
 
 pub use minijinja::Value;
 use minijinja::value::{Enumerator, Object, ObjectRepr, ValueKind};
@@ -17,11 +13,11 @@ use minijinja::value::{Enumerator, Object, ObjectRepr, ValueKind};
 /// A Go `map[string]interface{}`: keys sorted, shared by reference, mutable.
 #[derive(Debug, Default)]
 pub struct GoMap {
-    entries: Mutex<MapEntries>,
+    entries: Mutex<BTreeMap<String, Value>>,
 }
 
 impl GoMap {
-    pub fn lock(&self) -> MutexGuard<'_, MapEntries> {
+    pub fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Value>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
     pub fn get(&self, key: &str) -> Option<Value> {
@@ -38,7 +34,7 @@ impl GoMap {
     }
     /// A copy of the entries (values are shared, not deep-copied).
     pub fn snapshot(&self) -> BTreeMap<String, Value> {
-        self.lock().clone().into_iter().collect()
+        self.lock().clone()
     }
     pub fn len(&self) -> usize {
         self.lock().len()
@@ -150,11 +146,6 @@ pub fn is_nil(v: &Value) -> bool {
 
 /// A new map value holding `entries`.
 pub fn map_value(entries: BTreeMap<String, Value>) -> Value {
-    entries_value(entries.into())
-}
-
-/// A new map value holding `entries`.
-fn entries_value(entries: MapEntries) -> Value {
     Value::from_object(GoMap {
         entries: Mutex::new(entries),
     })
@@ -172,7 +163,7 @@ pub fn as_map(v: &Value) -> Option<Arc<GoMap>> {
             entries.insert(key.to_string(), val);
         }
         return Some(Arc::new(GoMap {
-            entries: Mutex::new(entries.into()),
+            entries: Mutex::new(entries),
         }));
     }
     None
@@ -397,9 +388,7 @@ fn to_json_depth(v: &Value, depth: usize, budget: &mut usize) -> Result<serde_js
         ),
         JsonNode::Object(m) => {
             let mut out = serde_json::Map::new();
-            // Copied first: the lock is not held while converting the values (a map may hold itself).
-            let entries = m.lock().clone();
-            for (k, x) in entries {
+            for (k, x) in m.snapshot() {
                 out.insert(k, to_json_depth(&x, depth + 1, budget)?);
             }
             serde_json::Value::Object(out)
@@ -429,7 +418,7 @@ fn deep_copy_depth(v: &Value, depth: usize) -> Value {
                         *x = deep_copy_depth(x, depth + 1);
                     }
                 }
-                entries_value(entries)
+                map_value(entries)
             }
             None => v.clone(),
         },

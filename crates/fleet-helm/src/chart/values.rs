@@ -2,13 +2,12 @@
 //! defaults (`null` deletes, tables merge, user values win), subchart scopes and `global` propagation, and
 //! enabling dependencies by `condition` and `tags` (with `alias`).
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::load::Chart;
-use crate::value::{
-    GoMap, MapEntries, Value, as_map, deep_copy, deep_take, is_map, is_nil, map_value,
-};
+use crate::value::{GoMap, Value, as_map, deep_copy, deep_take, is_map, is_nil, map_value};
 
 /// User values from JSON data (e.g. fleet.yaml `helm.values`), with Go's JSON number semantics (float64), as Helm
 /// holds values read from YAML or JSON.
@@ -120,11 +119,11 @@ impl Coalescer {
 
     /// The entries of the defaults map `defaults` to coalesce: when moving and nothing else holds the map (the
     /// caller's value and `defaults` are its only holders), taken out of it; else a copy of them (values shared).
-    fn defaults(&self, defaults: &Arc<GoMap>) -> MapEntries {
+    fn defaults(&self, defaults: &Arc<GoMap>) -> BTreeMap<String, Value> {
         if self.mode == Mode::Moving && Arc::strong_count(defaults) == 2 {
             std::mem::take(&mut *defaults.lock())
         } else {
-            defaults.lock().clone()
+            defaults.snapshot()
         }
     }
 
@@ -218,7 +217,7 @@ impl Coalescer {
         let entries = if defaults {
             self.defaults(src)
         } else {
-            src.lock().clone()
+            src.snapshot()
         };
         for (key, dv, val) in self.fill(dst, entries, merge, defaults) {
             let dvm = self.writable(dst, &key, &dv);
@@ -233,24 +232,23 @@ impl Coalescer {
     fn fill(
         &self,
         dst: &GoMap,
-        entries: MapEntries,
+        entries: BTreeMap<String, Value>,
         merge: bool,
         defaults: bool,
     ) -> Vec<(String, Value, Value)> {
         let mut tables = Vec::new();
         let mut dest = dst.lock();
         for (key, val) in entries {
-            match dest.get(&key) {
-                None => {
-                    dest.insert(key, if defaults { self.take(val) } else { val });
+            match dest.entry(key) {
+                Entry::Vacant(slot) => {
+                    slot.insert(if defaults { self.take(val) } else { val });
                 }
-                Some(old) if !merge && is_nil(old) => {
-                    dest.remove(&key);
+                Entry::Occupied(slot) if !merge && is_nil(slot.get()) => {
+                    slot.remove();
                 }
-                Some(old) => {
-                    if is_map(&val) && is_map(old) {
-                        let old = old.clone();
-                        tables.push((key, old, val));
+                Entry::Occupied(slot) => {
+                    if is_map(&val) && is_map(slot.get()) {
+                        tables.push((slot.key().clone(), slot.get().clone(), val));
                     }
                 }
             }
