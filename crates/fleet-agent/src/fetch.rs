@@ -126,10 +126,10 @@ pub fn options_secret_hash(data: Option<&BTreeMap<String, ByteString>>) -> Strin
             .map(|bytes| bytes.0.as_slice())
             .unwrap_or_default()
     };
-    let mut digest = Sha256::new();
-    digest.update(bytes(OPTIONS_SECRET_VALUES));
-    digest.update(bytes(OPTIONS_SECRET_STAGED_VALUES));
-    hex::encode(digest.finalize())
+    fleet_api::options_values_hash(
+        bytes(OPTIONS_SECRET_VALUES),
+        bytes(OPTIONS_SECRET_STAGED_VALUES),
+    )
 }
 
 #[cfg(test)]

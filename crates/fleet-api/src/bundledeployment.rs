@@ -228,6 +228,18 @@ pub fn options_secret_values(
         .map_err(|_| ValuesNotAnObject)
 }
 
+/// `spec.valuesHash` of a BundleDeployment whose options Secret holds `values` and `staged_values` (the JSON
+/// texts under [`OPTIONS_SECRET_VALUES`] and [`OPTIONS_SECRET_STAGED_VALUES`], empty when absent): sha256 of the
+/// one followed by the other, lowercase hex, as Fleet's `HashOptions`. The controller writes it; the agent checks
+/// a Secret against it before deploying its values.
+pub fn options_values_hash(values: &[u8], staged_values: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut digest = Sha256::new();
+    digest.update(values);
+    digest.update(staged_values);
+    hex::encode(digest.finalize())
+}
+
 #[cfg(test)]
 mod options_secret_tests {
     use super::*;
@@ -254,5 +266,22 @@ mod options_secret_tests {
         assert_eq!(options_secret_values(None, OPTIONS_SECRET_VALUES), Ok(None));
         let err = read(r#"["password-123"]"#).unwrap_err();
         assert!(!err.to_string().contains("password-123"));
+    }
+
+    #[test]
+    fn the_values_hash_is_sha256_of_the_values_then_the_staged_values() {
+        // sha256("") and sha256("{\"a\":1}") (as `printf ... | sha256sum` prints them).
+        assert_eq!(
+            options_values_hash(b"", b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_eq!(
+            options_values_hash(br#"{"a":1}"#, b""),
+            options_values_hash(b"", br#"{"a":1}"#)
+        );
+        assert_ne!(
+            options_values_hash(br#"{"a":1}"#, b"{}"),
+            options_values_hash(b"{}", br#"{"a":1}"#)
+        );
     }
 }

@@ -54,10 +54,7 @@ pub fn extract(bd: &mut BundleDeployment) -> Option<MovedValues> {
     }
     let values = take(&mut bd.spec.options);
     let staged = take(&mut bd.spec.staged_options);
-    let mut digest = Sha256::new();
-    digest.update(json(values.as_ref()));
-    digest.update(json(staged.as_ref()));
-    let hash = hex(&digest.finalize());
+    let hash = fleet_api::options_values_hash(&json(values.as_ref()), &json(staged.as_ref()));
     bd.spec.values_hash = hash.clone();
     Some(MovedValues {
         hash,
