@@ -90,7 +90,7 @@ impl Rendered {
         fn push<'a>(pieces: &mut Vec<&'a str>, m: &'a Manifest) {
             pieces.extend([SEPARATOR, m.source.as_str(), "\n", m.content.as_str(), "\n"]);
         }
-        let mut pieces = Vec::new();
+        let mut pieces = Vec::with_capacity(5 * (self.crds.len() + self.manifests.len()) + 1);
         let plain = self.manifests.iter().filter(|m| !m.hook);
         for m in self.crds.iter().chain(plain) {
             push(&mut pieces, m);
@@ -361,7 +361,15 @@ fn quick_kind(doc: &str) -> Option<String> {
     if first.starts_with([' ', '-', '{', '[', '&', '!', '?', '%', '|', '>']) {
         return None;
     }
-    let mut kinds = doc.lines().filter_map(|l| l.strip_prefix("kind:"));
+    // The unindented `kind:` lines: at the start, or after a line break (a vectorised search, not a walk over
+    // every line of what can be a megabyte-long CRD).
+    let bytes = doc.as_bytes();
+    let at_start = doc.starts_with("kind:").then_some(0);
+    let after_breaks = memchr::memmem::find_iter(bytes, b"\nkind:").map(|i| i + 1);
+    let mut kinds = at_start.into_iter().chain(after_breaks).map(|start| {
+        let line = &doc[start + "kind:".len()..];
+        memchr::memchr(b'\n', line.as_bytes()).map_or(line, |end| &line[..end])
+    });
     let value = kinds.next()?.trim();
     if kinds.next().is_some()
         || value.is_empty()
@@ -764,6 +772,16 @@ mod tests {
         assert_eq!(quick_kind("kind: \"A\"\n"), None);
         assert_eq!(quick_kind("kind: A\nkind: B\n"), None);
         assert_eq!(quick_kind("- kind: A\n"), None);
+        assert_eq!(
+            quick_kind("kind: A\r\nmetadata: {}\r\n").as_deref(),
+            Some("A")
+        );
+        assert_eq!(quick_kind("kind: A\r\nkind: B\r\n"), None);
+        assert_eq!(
+            quick_kind("apiVersion: v1\nkind:   Secret  "),
+            Some("Secret".into())
+        );
+        assert_eq!(quick_kind("apiVersion: v1\n kind: A\n"), None);
     }
 
     #[test]
