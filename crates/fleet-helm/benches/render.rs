@@ -19,6 +19,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The `fleet` binary's allocator (see `crates/fleet-cli/src/main.rs`), so the in-process figures, and profiles of
+/// this bench, show the allocation costs the CLI has.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The target ratio.
 const TARGET: f64 = 10.0;
 
