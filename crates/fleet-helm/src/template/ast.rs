@@ -84,6 +84,17 @@ pub struct Code {
     cmds: Vec<Command>,
 }
 
+/// Appends `items` to `store` and returns where they lie. Sources are below 4 GiB (the parser checks), and every
+/// argument or command is at least one byte of source, so the counts fit a `u32`.
+fn append<T>(store: &mut Vec<T>, items: impl ExactSizeIterator<Item = T>) -> Span {
+    let span = Span {
+        start: store.len() as u32,
+        len: items.len() as u32,
+    };
+    store.extend(items);
+    span
+}
+
 impl Code {
     /// An empty store with room for the commands and arguments of a file of `tokens` tokens. Over the corpus's
     /// kafka and kube-prometheus-stack charts there are 0.30 arguments and 0.16 commands per token; room for 3/8 and
@@ -105,25 +116,14 @@ impl Code {
         &self.cmds[pipe.cmds.range()]
     }
 
-    /// Stores one command's arguments. Sources are below 4 GiB (the parser checks), and every argument is at least
-    /// one byte of source, so the counts fit a `u32`.
+    /// Stores one command's arguments.
     pub(crate) fn add_args(&mut self, args: impl ExactSizeIterator<Item = Arg>) -> Span {
-        let span = Span {
-            start: self.args.len() as u32,
-            len: args.len() as u32,
-        };
-        self.args.extend(args);
-        span
+        append(&mut self.args, args)
     }
 
-    /// Stores one pipeline's commands (as [`Code::add_args`]).
+    /// Stores one pipeline's commands.
     pub(crate) fn add_cmds(&mut self, cmds: impl ExactSizeIterator<Item = Command>) -> Span {
-        let span = Span {
-            start: self.cmds.len() as u32,
-            len: cmds.len() as u32,
-        };
-        self.cmds.extend(cmds);
-        span
+        append(&mut self.cmds, cmds)
     }
 
     /// `item` as it is written in a template (for error contexts).
