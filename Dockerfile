@@ -15,6 +15,8 @@ FROM docker.io/library/rust:${RUST_VERSION}-${DEBIAN_RELEASE} AS build
 WORKDIR /src
 # Fetch dependencies in their own layer so a source change does not download them again.
 COPY Cargo.toml Cargo.lock ./
+# Build settings (mimalloc's page sizes, see the file).
+COPY .cargo ./.cargo
 COPY crates ./crates
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     cargo fetch --locked
