@@ -99,16 +99,29 @@ pub async fn run(options: Options) -> Result<(), ServeError> {
     Ok(())
 }
 
-/// Writes a file only its owner can read (it holds the admin token).
+/// Writes a file only its owner can read (it holds the admin token), whole or not at all: the contents go to a
+/// fresh file beside it, which is then renamed over it, so a client waiting for the kubeconfig to appear (a test, a
+/// script about to run kubectl) never reads it half-written.
 fn write_private(path: &std::path::Path, content: &str) -> std::io::Result<()> {
     use std::io::Write;
     #[cfg(unix)]
     use std::os::unix::fs::OpenOptionsExt;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp-{}", std::process::id()));
+    let tmp = std::path::PathBuf::from(tmp);
+    let _ = std::fs::remove_file(&tmp);
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     options.mode(0o600);
-    options.open(path)?.write_all(content.as_bytes())
+    let written = options
+        .open(&tmp)
+        .and_then(|mut file| file.write_all(content.as_bytes()))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 async fn shutdown_signal() {
@@ -130,5 +143,35 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kubeconfig_replaces_an_older_file_whole_and_only_its_owner_can_read_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kubeconfig");
+        std::fs::write(&path, "an older, longer kubeconfig\n".repeat(10)).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        write_private(&path, "apiVersion: v1\nkind: Config\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "apiVersion: v1\nkind: Config\n"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file is left behind");
     }
 }
