@@ -16,7 +16,7 @@ fn read_tree(root: &Path, dir: &Path, out: &mut FileMap) -> std::io::Result<()> 
                 .unwrap_or(&p)
                 .to_string_lossy()
                 .replace('\\', "/");
-            out.insert(rel, std::fs::read(&p)?);
+            out.insert(rel, std::fs::read(&p)?.into());
         }
     }
     Ok(())

@@ -23,9 +23,9 @@
 //! use fleet_helm::{FileMap, RenderOptions, render_chart, values_from_json};
 //!
 //! let mut files = FileMap::new();
-//! files.insert("Chart.yaml".into(), b"apiVersion: v2\nname: web\nversion: 1.0.0\n".to_vec());
-//! files.insert("values.yaml".into(), b"replicas: 1\n".to_vec());
-//! files.insert("templates/cm.yaml".into(), b"kind: ConfigMap\nreplicas: {{ .Values.replicas }}\n".to_vec());
+//! files.insert("Chart.yaml".into(), "apiVersion: v2\nname: web\nversion: 1.0.0\n".into());
+//! files.insert("values.yaml".into(), "replicas: 1\n".into());
+//! files.insert("templates/cm.yaml".into(), "kind: ConfigMap\nreplicas: {{ .Values.replicas }}\n".into());
 //! let user = values_from_json(&serde_json::json!({"replicas": 3}));
 //! let opts = RenderOptions { release_name: "rel".into(), ..Default::default() };
 //! let rendered = render_chart(files, &user, &opts).unwrap();
@@ -43,8 +43,8 @@ pub mod yaml;
 
 pub use chart::render::install_rank;
 pub use chart::{
-    ChartError, FileMap, Manifest, RenderOptions, Rendered, SetKind, apply_set, merge_maps,
-    render_chart, values_from_json,
+    ChartError, FileData, FileMap, Manifest, RenderOptions, Rendered, SetKind, apply_set,
+    merge_maps, render_chart, values_from_json,
 };
 pub use template::{TemplateError, TemplateSet};
 pub use value::Value;

@@ -3,8 +3,6 @@
 //! `valuesInline` per `valuesMerge`, additional values files, release name and namespace — and reading the
 //! rendered manifests back as resources. Remote charts (`repo`) need the network and are refused.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
@@ -166,13 +164,13 @@ pub fn inflate(
         merge(&mut values, &v);
     }
     let prefix = format!("{chart_dir}/");
-    let chart_files: BTreeMap<String, Vec<u8>> = files
+    let chart_files: fleet_helm::FileMap = files
         .list(&chart_dir)
         .into_iter()
         .filter_map(|p| {
             let rel = p.strip_prefix(&prefix)?.to_string();
             let bytes = files.read(&p)?.into_owned();
-            Some((rel, bytes))
+            Some((rel, bytes.into()))
         })
         .collect();
     let mut opts = fleet_helm::RenderOptions {

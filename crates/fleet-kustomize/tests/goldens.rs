@@ -48,7 +48,7 @@ fn render_chart(f: &support::Fixture, chart: &str) -> String {
     let files: fleet_helm::FileMap = f
         .files
         .iter()
-        .filter_map(|(p, c)| Some((p.strip_prefix(&prefix)?.to_string(), c.clone())))
+        .filter_map(|(p, c)| Some((p.strip_prefix(&prefix)?.to_string(), c.clone().into())))
         .collect();
     let opts = fleet_helm::RenderOptions {
         release_name: "rel".into(),

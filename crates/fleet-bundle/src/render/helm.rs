@@ -31,7 +31,7 @@ pub fn chart_files(files: &Files, chart_dir: &str) -> FileMap {
         .iter()
         .filter_map(|(name, bytes)| {
             name.strip_prefix(prefix.as_str())
-                .map(|rel| (rel.to_string(), bytes.clone()))
+                .map(|rel| (rel.to_string(), bytes.clone().into()))
         })
         .collect()
 }
@@ -140,11 +140,11 @@ pub fn raw_templates_chart(files: &Files, templates: &[&str], bundle_name: &str)
     };
     let mut chart: FileMap = templates
         .iter()
-        .map(|name| (name.to_string(), files[*name].clone()))
+        .map(|name| (name.to_string(), files[*name].clone().into()))
         .collect();
     chart.insert(
         "Chart.yaml".into(),
-        format!("apiVersion: v2\nname: {name}\nversion: v0.0.0\n").into_bytes(),
+        format!("apiVersion: v2\nname: {name}\nversion: v0.0.0\n").into(),
     );
     chart
 }

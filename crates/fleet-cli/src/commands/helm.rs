@@ -5,8 +5,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use fleet_helm::chart::load::read_at_load;
 use fleet_helm::chart::{
-    FileMap, RenderOptions, Rendered, SetKind, apply_set, merge_maps, render_chart,
+    FileData, FileMap, RenderOptions, Rendered, SetKind, apply_set, merge_maps, render_chart,
 };
 use fleet_helm::value::{Value, map_value};
 
@@ -95,16 +96,25 @@ fn list_files(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>) -> any
     Ok(())
 }
 
-/// Reads every file of a chart directory, on this thread (a second reading thread measured slower: see
-/// `fleet_helm::template::TemplateSet::add_files`).
+/// Reads a chart directory, on this thread (a second reading thread measured slower: see
+/// `fleet_helm::template::TemplateSet::add_files`). Files the loader needs are read now; the others (READMEs,
+/// changelogs, CRDs, anything only `.Files` holds: see `fleet_helm::chart::load::read_at_load`) when a template or
+/// `--include-crds` first asks for them, so kube-prometheus-stack's 4.5 MB of CRDs are not read to be ignored.
 fn read_tree(root: &Path) -> anyhow::Result<FileMap> {
     let mut files = Vec::new();
     list_files(root, "", &mut files)?;
     files
         .into_iter()
         .map(|(rel, path)| {
-            let data =
-                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            let data = if read_at_load(&rel) {
+                std::fs::read(&path)
+                    .with_context(|| format!("reading {}", path.display()))?
+                    .into()
+            } else {
+                FileData::deferred(move || {
+                    std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))
+                })
+            };
             Ok((rel, data))
         })
         .collect()
@@ -306,7 +316,7 @@ mod tests {
     #[test]
     fn charts_are_read_whole_with_their_nested_folders() {
         let dir = tempfile::tempdir().unwrap();
-        let mut expected = FileMap::new();
+        let mut expected = std::collections::BTreeMap::new();
         for i in 0..20 {
             let rel = format!("templates/sub{}/f{i}.yaml", i % 3);
             let path = dir.path().join(&rel);
@@ -314,9 +324,55 @@ mod tests {
             std::fs::write(&path, format!("n: {i}\n")).unwrap();
             expected.insert(rel, format!("n: {i}\n").into_bytes());
         }
-        assert_eq!(read_tree(dir.path()).unwrap(), expected);
+        let read: std::collections::BTreeMap<String, Vec<u8>> = read_tree(dir.path())
+            .unwrap()
+            .into_iter()
+            .map(|(rel, data)| (rel, data.bytes().unwrap().to_vec()))
+            .collect();
+        assert_eq!(read, expected);
         let err = read_tree(&dir.path().join("missing")).unwrap_err();
         assert!(format!("{err:#}").contains("missing"), "{err:#}");
+    }
+
+    /// Files only `.Files` holds are read when a template asks for them: a README that disappears after the chart
+    /// was listed costs nothing, a file a template reads is there, and one that cannot be read is named.
+    #[test]
+    fn files_only_dot_files_holds_are_read_when_a_template_asks_for_them() {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, body) in [
+            ("Chart.yaml", "apiVersion: v2\nname: app\nversion: 1.0.0\n"),
+            (
+                "templates/cm.yaml",
+                "kind: ConfigMap\ndata:\n  a: {{ .Files.Get \"files/a.txt\" | quote }}\n",
+            ),
+            ("files/a.txt", "from a file"),
+            ("README.md", "# app"),
+        ] {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, body).unwrap();
+        }
+        let render = |files: FileMap| {
+            let opts = RenderOptions {
+                release_name: "rel".into(),
+                ..RenderOptions::default()
+            };
+            render_chart(files, &map_value(Default::default()), &opts).map(|r| r.to_helm_output())
+        };
+        let files = read_tree(dir.path()).unwrap();
+        std::fs::remove_file(dir.path().join("README.md")).unwrap();
+        let out = render(files).unwrap();
+        assert!(out.contains("  a: \"from a file\"\n"), "{out}");
+
+        let files = read_tree(dir.path()).unwrap();
+        std::fs::remove_file(dir.path().join("files/a.txt")).unwrap();
+        let err = render(files).unwrap_err().to_string();
+        let missing = dir.path().join("files/a.txt");
+        assert!(
+            err.contains("app/templates/cm.yaml")
+                && err.contains(&format!("reading {}", missing.display())),
+            "{err}"
+        );
     }
 
     #[test]

@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 use std::io::Read;
 
 use super::ChartError;
+use super::file::FileData;
 use crate::value::Value;
 
 /// The files of a chart: relative path → contents.
-pub type FileMap = BTreeMap<String, Vec<u8>>;
+pub type FileMap = BTreeMap<String, FileData>;
 
 /// A dependency entry of `Chart.yaml` (or `requirements.yaml`).
 #[derive(Debug, Clone, Default)]
@@ -41,8 +42,21 @@ pub struct Chart {
     /// The `crds/…` paths, in order; their contents are in `files` (Helm's `.Files` holds them too).
     pub crds: Vec<String>,
     /// Every file that is not a template, `Chart.yaml`, a values file or a lock file, for `.Files`.
-    pub files: BTreeMap<String, std::sync::Arc<Vec<u8>>>,
+    pub files: BTreeMap<String, FileData>,
     pub subcharts: Vec<Chart>,
+}
+
+/// A file's contents (read now if it was deferred), or a load error naming `path`.
+fn contents<'a>(path: &str, data: &'a FileData) -> Result<&'a [u8], ChartError> {
+    data.bytes().map_err(|message| ChartError::Load {
+        path: path.to_string(),
+        message,
+    })
+}
+
+/// A file's contents as text, or a load error naming `path`.
+fn text<'a>(path: &str, data: &'a FileData) -> Result<&'a str, ChartError> {
+    utf8(path, contents(path, data)?)
 }
 
 fn utf8<'a>(path: &str, data: &'a [u8]) -> Result<&'a str, ChartError> {
@@ -302,7 +316,7 @@ pub fn unpack_archive(path: &str, data: &[u8]) -> Result<FileMap, ChartError> {
         entry
             .read_to_end(&mut buf)
             .map_err(|e| err(format!("tar: {e}")))?;
-        out.insert(rel.to_string(), buf);
+        out.insert(rel.to_string(), buf.into());
     }
     Ok(out)
 }
@@ -316,6 +330,26 @@ fn has_manifest_extension(path: &str) -> bool {
             .iter()
             .any(|known| ext.eq_ignore_ascii_case(known))
     })
+}
+
+/// Whether loading and rendering a chart reads the file at `path` (relative to the chart root, subcharts' files
+/// included): `Chart.yaml`, values files, the schema, `requirements.yaml`, `.helmignore`, templates and subchart
+/// archives. Every other file is only `.Files` content (or a CRD, printed only with `--include-crds`), so a reader
+/// can hand it over as [`FileData::deferred`], and a render that never asks for it never reads it (a Bitnami
+/// chart's README and changelog are half a megabyte; kube-prometheus-stack's CRDs four and a half).
+pub fn read_at_load(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    matches!(
+        name,
+        "Chart.yaml"
+            | "values.yaml"
+            | "values.yml"
+            | "values.schema.json"
+            | "requirements.yaml"
+            | ".helmignore"
+    ) || name.ends_with(".tgz")
+        || name.ends_with(".tar.gz")
+        || path.split('/').any(|part| part == "templates")
 }
 
 /// Loads a chart from its files. `origin` names the chart in errors (e.g. its directory).
@@ -337,7 +371,7 @@ fn load_depth(files: FileMap, origin: &str, depth: usize) -> Result<Chart, Chart
         message: "Chart.yaml file is missing".into(),
     })?;
     let chart_path = format!("{origin}/Chart.yaml");
-    let metadata = crate::yaml::parse_json(utf8(&chart_path, chart_yaml)?).map_err(|message| {
+    let metadata = crate::yaml::parse_json(text(&chart_path, chart_yaml)?).map_err(|message| {
         ChartError::Load {
             path: chart_path.clone(),
             message,
@@ -362,20 +396,22 @@ fn load_depth(files: FileMap, origin: &str, depth: usize) -> Result<Chart, Chart
         && let Some(req) = files.get("requirements.yaml")
     {
         let path = format!("{origin}/requirements.yaml");
-        let r = crate::yaml::parse_json(utf8(&path, req)?)
+        let r = crate::yaml::parse_json(text(&path, req)?)
             .map_err(|message| ChartError::Load { path, message })?;
         dependencies = parse_dependencies(r.get("dependencies"));
     }
     // Helm applies only the top chart's `.helmignore` (to every path, subcharts included).
-    let ignore = files
-        .get(".helmignore")
-        .filter(|_| depth == 0)
-        .map(|d| Ignore::parse(&String::from_utf8_lossy(d)));
+    let ignore = match files.get(".helmignore").filter(|_| depth == 0) {
+        Some(data) => {
+            let data = contents(&format!("{origin}/.helmignore"), data)?;
+            Some(Ignore::parse(&String::from_utf8_lossy(data)))
+        }
+        None => None,
+    };
     let values = match files.get("values.yaml").or_else(|| files.get("values.yml")) {
         Some(v) => {
             let path = format!("{origin}/values.yaml");
-            let text = utf8(&path, v)?;
-            let parsed = crate::yaml::parse_value(text)
+            let parsed = crate::yaml::parse_value(text(&path, v)?)
                 .map_err(|message| ChartError::Load { path, message })?;
             if crate::value::is_nil(&parsed) {
                 crate::value::map_value(Default::default())
@@ -386,14 +422,14 @@ fn load_depth(files: FileMap, origin: &str, depth: usize) -> Result<Chart, Chart
         None => crate::value::map_value(Default::default()),
     };
     let schema = match files.get("values.schema.json") {
-        Some(s) => Some(utf8(&format!("{origin}/values.schema.json"), s)?.to_string()),
+        Some(s) => Some(text(&format!("{origin}/values.schema.json"), s)?.to_string()),
         None => None,
     };
     let mut templates = BTreeMap::new();
     let mut crds = Vec::new();
     let mut other = BTreeMap::new();
     let mut sub_files: BTreeMap<String, FileMap> = BTreeMap::new();
-    let mut archives: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut archives: Vec<(String, FileData)> = Vec::new();
     for (path, data) in files {
         if ignore.as_ref().is_some_and(|i| i.ignored(&path)) {
             continue;
@@ -414,7 +450,7 @@ fn load_depth(files: FileMap, origin: &str, depth: usize) -> Result<Chart, Chart
             continue;
         }
         if path.starts_with("templates/") {
-            let src = std::sync::Arc::from(utf8(&format!("{origin}/{path}"), &data)?);
+            let src = std::sync::Arc::from(text(&format!("{origin}/{path}"), &data)?);
             templates.insert(path, src);
             continue;
         }
@@ -430,7 +466,7 @@ fn load_depth(files: FileMap, origin: &str, depth: usize) -> Result<Chart, Chart
                 | "requirements.lock"
                 | "Chart.lock"
         ) {
-            other.insert(path, std::sync::Arc::new(data));
+            other.insert(path, data);
         }
     }
     // Subcharts load one after the other, on this thread (threads of their own measured slower: see
@@ -446,7 +482,8 @@ fn load_depth(files: FileMap, origin: &str, depth: usize) -> Result<Chart, Chart
         }
     }
     for (path, data) in archives {
-        let fm = unpack_archive(&format!("{origin}/{path}"), &data)?;
+        let archive = format!("{origin}/{path}");
+        let fm = unpack_archive(&archive, contents(&archive, &data)?)?;
         subcharts.push(load_depth(fm, &format!("{origin}/{path}"), depth + 1)?);
     }
     Ok(Chart {
@@ -504,14 +541,18 @@ mod tests {
         let mut files = FileMap::new();
         files.insert(
             "Chart.yaml".into(),
-            b"apiVersion: v1\nname: app\nversion: 1.0.0\n".to_vec(),
+            b"apiVersion: v1\nname: app\nversion: 1.0.0\n"
+                .to_vec()
+                .into(),
         );
         files.insert(
             "requirements.yaml".into(),
-            b"dependencies:\n- name: db\n  version: 2.x\n  condition: db.enabled\n".to_vec(),
+            b"dependencies:\n- name: db\n  version: 2.x\n  condition: db.enabled\n"
+                .to_vec()
+                .into(),
         );
-        files.insert("charts/db-2.0.0.tgz".into(), sub);
-        files.insert("files/a.txt".into(), b"x".to_vec());
+        files.insert("charts/db-2.0.0.tgz".into(), sub.into());
+        files.insert("files/a.txt".into(), b"x".to_vec().into());
         let chart = load_chart(files, "app").unwrap();
         assert_eq!(chart.dependencies[0].condition, "db.enabled");
         assert_eq!(chart.subcharts.len(), 1);
@@ -532,7 +573,7 @@ mod tests {
             ("crds/a.yaml", "kind: CustomResourceDefinition\n"),
             ("crds/README.md", "notes\n"),
         ] {
-            files.insert(path.into(), body.as_bytes().to_vec());
+            files.insert(path.into(), body.as_bytes().to_vec().into());
         }
         let chart = load_chart(files, "app").unwrap();
         assert_eq!(chart.crds, ["crds/a.yaml", "crds/b.YML"]);

@@ -2,6 +2,7 @@
 //! (coalescing, `--set` parsing, schema validation, dependency conditions), the built-in objects, and rendering
 //! with `helm template`'s output order and format.
 
+pub mod file;
 pub mod load;
 pub mod objects;
 pub mod render;
@@ -66,6 +67,7 @@ impl Default for RenderOptions {
     }
 }
 
+pub use file::FileData;
 pub use load::{Chart, FileMap, load_chart};
 pub use render::{Manifest, Rendered, render_chart};
 pub use setvalues::{SetKind, apply_set};

@@ -10,12 +10,26 @@ use base64::Engine as _;
 use minijinja::value::{Enumerator, Object, ObjectRepr};
 use minijinja::{Error, ErrorKind, State};
 
+use super::file::FileData;
 use super::load::{Chart, glob_match};
 use crate::value::{Value, list_value, map_value};
 
 /// `.Files`: the chart's non-template files.
 #[derive(Debug, Clone, Default)]
-pub struct Files(pub BTreeMap<String, Arc<Vec<u8>>>);
+pub struct Files(pub BTreeMap<String, FileData>);
+
+impl Files {
+    /// The contents of `name` (`None` when the chart has no such file); reading a deferred file can fail.
+    fn contents(&self, name: &str) -> Result<Option<&[u8]>, Error> {
+        self.0.get(name).map(read).transpose()
+    }
+}
+
+/// A file's contents, or the template error of a file that could not be read.
+fn read(file: &FileData) -> Result<&[u8], Error> {
+    file.bytes()
+        .map_err(|message| Error::new(ErrorKind::InvalidOperation, message))
+}
 
 fn arg_str(args: &[Value], i: usize) -> String {
     args.get(i).map(crate::funcs::str_arg).unwrap_or_default()
@@ -30,8 +44,9 @@ impl Object for Files {
         ObjectRepr::Map
     }
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        // An unreadable file reads as absent here (a lookup has no error to return); `Get` reports it.
         key.as_str()
-            .and_then(|k| self.0.get(k))
+            .and_then(|k| self.contents(k).ok().flatten())
             .map(|b| Value::from_bytes(b.to_vec()))
     }
     fn enumerate(self: &Arc<Self>) -> Enumerator {
@@ -45,15 +60,13 @@ impl Object for Files {
     ) -> Result<Value, Error> {
         match method {
             "Get" => Ok(Value::from(
-                self.0
-                    .get(&arg_str(args, 0))
+                self.contents(&arg_str(args, 0))?
                     .map(|b| String::from_utf8_lossy(b).into_owned())
                     .unwrap_or_default(),
             )),
             "GetBytes" => Ok(Value::from_bytes(
-                self.0
-                    .get(&arg_str(args, 0))
-                    .map(|b| b.to_vec())
+                self.contents(&arg_str(args, 0))?
+                    .map(<[u8]>::to_vec)
                     .unwrap_or_default(),
             )),
             "Glob" => {
@@ -67,7 +80,7 @@ impl Object for Files {
                 Ok(Value::from_object(Files(m)))
             }
             "Lines" => {
-                let Some(data) = self.0.get(&arg_str(args, 0)) else {
+                let Some(data) = self.contents(&arg_str(args, 0))? else {
                     return Ok(list_value(vec![]));
                 };
                 let s = String::from_utf8_lossy(data);
@@ -78,18 +91,19 @@ impl Object for Files {
                 if self.0.is_empty() {
                     return Ok(Value::from(""));
                 }
-                let m: BTreeMap<String, Value> = self
+                let m = self
                     .0
                     .iter()
                     .map(|(k, v)| {
+                        let v = read(v)?;
                         let s = if method == "AsSecrets" {
-                            base64::engine::general_purpose::STANDARD.encode(v.as_slice())
+                            base64::engine::general_purpose::STANDARD.encode(v)
                         } else {
                             String::from_utf8_lossy(v).into_owned()
                         };
-                        (base_name(k).to_string(), Value::from(s))
+                        Ok((base_name(k).to_string(), Value::from(s)))
                     })
-                    .collect();
+                    .collect::<Result<BTreeMap<String, Value>, Error>>()?;
                 let y = crate::yaml::to_yaml(&map_value(m))
                     .map_err(|e| Error::new(ErrorKind::InvalidOperation, e))?;
                 Ok(Value::from(y.trim_end_matches('\n').to_string()))

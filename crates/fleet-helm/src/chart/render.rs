@@ -286,22 +286,30 @@ fn parse_order<'a>(names: impl Iterator<Item = &'a String>) -> Vec<&'a str> {
     keyed.into_iter().map(|(_, name)| name).collect()
 }
 
-fn collect_crds(chart: &Chart, full_path: &str, out: &mut Vec<Manifest>) {
+fn collect_crds(chart: &Chart, full_path: &str, out: &mut Vec<Manifest>) -> Result<(), ChartError> {
     for path in &chart.crds {
-        let content = chart
-            .files
-            .get(path)
-            .map(|data| String::from_utf8_lossy(data));
+        let source = format!("{full_path}/{path}");
+        let content = match chart.files.get(path) {
+            Some(file) => {
+                String::from_utf8_lossy(file.bytes().map_err(|message| ChartError::Load {
+                    path: source.clone(),
+                    message,
+                })?)
+                .into_owned()
+            }
+            None => String::new(),
+        };
         out.push(Manifest {
-            source: format!("{full_path}/{path}"),
-            content: content.unwrap_or_default().into_owned(),
+            source,
+            content,
             kind: "CustomResourceDefinition".into(),
             hook: false,
         });
     }
     for sub in &chart.subcharts {
-        collect_crds(sub, &format!("{full_path}/charts/{}", sub.name), out);
+        collect_crds(sub, &format!("{full_path}/charts/{}", sub.name), out)?;
     }
+    Ok(())
 }
 
 /// Helm's `SplitManifests`: splits at the regex `(?:^|\s*\n)---\s*` with Go's leftmost, non-overlapping matching
@@ -530,7 +538,7 @@ pub fn render_chart(
     sort_by_install_order(&mut hooks);
     let mut crds = Vec::new();
     if opts.include_crds {
-        collect_crds(&chart, &chart.name, &mut crds);
+        collect_crds(&chart, &chart.name, &mut crds)?;
     }
     generic.extend(hooks);
     if crate::template::leaking() {
@@ -690,7 +698,7 @@ mod tests {
 
     fn files(list: &[(&str, &str)]) -> FileMap {
         list.iter()
-            .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+            .map(|(k, v)| (k.to_string(), (*v).into()))
             .collect()
     }
 

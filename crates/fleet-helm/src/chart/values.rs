@@ -444,7 +444,7 @@ mod tests {
     fn chart(files: &[(&str, &str)]) -> Chart {
         let fm: FileMap = files
             .iter()
-            .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+            .map(|(k, v)| (k.to_string(), (*v).into()))
             .collect();
         load_chart(fm, "t").unwrap()
     }
@@ -475,7 +475,7 @@ mod tests {
             ),
         ]
         .iter()
-        .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+        .map(|(k, v)| (k.to_string(), (*v).into()))
         .collect();
         let out = crate::chart::render::render_chart(
             files,

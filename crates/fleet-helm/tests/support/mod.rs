@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use fleet_helm::chart::{FileMap, RenderOptions, merge_maps, render_chart};
+use fleet_helm::chart::load::read_at_load;
+use fleet_helm::chart::{FileData, FileMap, RenderOptions, merge_maps, render_chart};
 use fleet_helm::value::{Value, map_value};
 
 pub fn read_tree(root: &Path) -> FileMap {
@@ -15,12 +16,18 @@ pub fn read_tree(root: &Path) -> FileMap {
             let p = e.path();
             if p.is_dir() {
                 walk(root, &p, out);
-            } else if let Ok(data) = std::fs::read(&p) {
+            } else {
                 let rel = p
                     .strip_prefix(root)
                     .unwrap()
                     .to_string_lossy()
                     .replace('\\', "/");
+                // As `fleet helm template` reads a chart directory: what only `.Files` holds is read on use.
+                let data = if read_at_load(&rel) {
+                    std::fs::read(&p).unwrap().into()
+                } else {
+                    FileData::deferred(move || std::fs::read(&p).map_err(|e| e.to_string()))
+                };
                 out.insert(rel, data);
             }
         }
