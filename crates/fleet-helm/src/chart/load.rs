@@ -47,7 +47,7 @@ pub struct Chart {
 }
 
 /// A file's contents (read now if it was deferred), or a load error naming `path`.
-fn contents<'a>(path: &str, data: &'a FileData) -> Result<&'a [u8], ChartError> {
+pub(super) fn contents<'a>(path: &str, data: &'a FileData) -> Result<&'a [u8], ChartError> {
     data.bytes().map_err(|message| ChartError::Load {
         path: path.to_string(),
         message,
@@ -484,7 +484,7 @@ fn load_depth(files: FileMap, origin: &str, depth: usize) -> Result<Chart, Chart
     for (path, data) in archives {
         let archive = format!("{origin}/{path}");
         let fm = unpack_archive(&archive, contents(&archive, &data)?)?;
-        subcharts.push(load_depth(fm, &format!("{origin}/{path}"), depth + 1)?);
+        subcharts.push(load_depth(fm, &archive, depth + 1)?);
     }
     Ok(Chart {
         metadata,

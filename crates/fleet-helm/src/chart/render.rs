@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::load::{Chart, FileMap, load_chart};
+use super::load::{Chart, FileMap, contents, load_chart};
 use super::objects::{Files, capabilities, chart_object, release};
 use super::values::{coalesce_values, process_dependencies, process_import_values};
 use super::{ChartError, RenderOptions};
@@ -290,13 +290,7 @@ fn collect_crds(chart: &Chart, full_path: &str, out: &mut Vec<Manifest>) -> Resu
     for path in &chart.crds {
         let source = format!("{full_path}/{path}");
         let content = match chart.files.get(path) {
-            Some(file) => {
-                String::from_utf8_lossy(file.bytes().map_err(|message| ChartError::Load {
-                    path: source.clone(),
-                    message,
-                })?)
-                .into_owned()
-            }
+            Some(file) => String::from_utf8_lossy(contents(&source, file)?).into_owned(),
             None => String::new(),
         };
         out.push(Manifest {
