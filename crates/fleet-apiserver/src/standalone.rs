@@ -101,8 +101,8 @@ pub async fn run(options: Options) -> Result<(), ServeError> {
 
 /// Writes a file only its owner can read (it holds the admin token), whole or not at all: the contents go to a
 /// fresh file beside it, which is then renamed over it, so a client waiting for the kubeconfig to appear (a test, a
-/// script about to run kubectl) never reads it half-written.
-fn write_private(path: &std::path::Path, content: &str) -> std::io::Result<()> {
+/// script about to run kubectl) never reads it half-written. fleet-dev writes its kubeconfigs with it too.
+pub fn write_private(path: &std::path::Path, content: &str) -> std::io::Result<()> {
     use std::io::Write;
     #[cfg(unix)]
     use std::os::unix::fs::OpenOptionsExt;

@@ -68,7 +68,8 @@ impl DataDir {
     /// Writes a kubeconfig only its owner can read (it holds an admin token); returns its path.
     pub fn write_kubeconfig(&self, name: &str, content: &str) -> Result<PathBuf> {
         let path = self.kubeconfig_path(name);
-        write_private(&path, content).map_err(|e| Error::io(&path, e))?;
+        fleet_apiserver::standalone::write_private(&path, content)
+            .map_err(|e| Error::io(&path, e))?;
         Ok(path)
     }
 
@@ -86,17 +87,6 @@ impl DataDir {
     pub fn log_path(&self) -> PathBuf {
         self.root.join("fleet-dev.log")
     }
-}
-
-fn write_private(path: &Path, content: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    #[cfg(unix)]
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    options.mode(0o600);
-    options.open(path)?.write_all(content.as_bytes())
 }
 
 #[cfg(test)]
