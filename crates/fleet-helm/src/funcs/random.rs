@@ -95,6 +95,17 @@ impl Rng {
         }
     }
 
+    /// The generator for task `index` of a set of tasks whose results must not depend on which thread ran which:
+    /// when this one is seeded, seeded from its state and the index (this one does not advance); else the OS CSPRNG.
+    pub fn fork_at(&self, index: u64) -> Rng {
+        match self.seed {
+            Some(state) => {
+                Rng::seeded(state ^ index.wrapping_add(1).wrapping_mul(0xd1b5_4a32_d192_ed03))
+            }
+            None => Rng::default(),
+        }
+    }
+
     pub fn next_u64(&mut self) -> u64 {
         let Some(state) = &mut self.seed else {
             let mut bytes = [0u8; 8];
