@@ -6,7 +6,7 @@
 //! The two primes of a key are searched by two threads together ([`PrimeSearch`]): each starts on its own prime and,
 //! once that one is found, helps test the other's candidates. A prime's search time varies widely (the distance to
 //! the next prime is roughly exponential), so two threads each searching for one prime alone would wait for the
-//! slower, about 1.5 times the mean. Together, a key takes about half the CPU time it needs. Which thread tests which
+//! slower, about 1.5 times the mean; together, a key's wall time is about half its CPU time. Which thread tests which
 //! candidate does not change the result: a search's prime is always the first candidate that passes, so a seeded
 //! render stays reproducible.
 //!
@@ -90,8 +90,8 @@ fn work<const L: usize>(searches: &[PrimeSearch<L>; 2], first: usize) {
 }
 
 /// The search for one prime of L limbs, shared by the threads: candidates are numbered in order across windows and
-/// handed out one at a time; once one passes, no more are handed out, and the candidates still being tested (all
-/// numbered lower) may replace it with an earlier one.
+/// handed out one at a time. Once one passes, no more are handed out; a candidate still being tested then replaces it
+/// only if it comes earlier. Every candidate before the one kept has been tested, so it is the first prime.
 struct PrimeSearch<const L: usize> {
     state: Mutex<SearchState<L>>,
     /// The source of each candidate's random Miller–Rabin bases ([`Rng::fork_at`] its number), so that the bases do
