@@ -4,8 +4,9 @@
 //! generation observed, and so is each of their BundleDeployments, labelled with that commit, applied
 //! at its deploymentID and with no other deploymentID staged (the GitRepo's and Bundle's own counts can
 //! still describe the previous commit for a moment after a new one was read: a Bundle's status is written
-//! from its BundleDeployments as they were before that reconcile wrote them). Otherwise the reasons, one
-//! per object, for a clear timeout message.
+//! from its BundleDeployments as they were before that reconcile wrote them). A Bundle the repo no longer
+//! has must be gone with all its BundleDeployments: deleting a Bundle deletes them, but each stays until its
+//! agent has uninstalled what it deployed. Otherwise the reasons, one per object, for a clear timeout message.
 
 use fleet_api::{GitRepo, labels};
 use kube::ResourceExt;
@@ -67,6 +68,7 @@ pub fn readiness(state: &FleetState, clusters: &[String]) -> Readiness {
             waiting.push(format!("{id}: {reason}"));
         } else {
             waiting.extend(bundles_waiting(state, repo, &status.commit));
+            waiting.extend(removed_bundles_waiting(state, repo));
         }
     }
     if waiting.is_empty() {
@@ -121,6 +123,45 @@ fn bundles_waiting(state: &FleetState, repo: &GitRepo, commit: &str) -> Vec<Stri
         .collect()
 }
 
+/// The Bundles of `repo` that are gone while BundleDeployments of theirs remain (still being uninstalled by
+/// their agents), one line each.
+fn removed_bundles_waiting(state: &FleetState, repo: &GitRepo) -> Vec<String> {
+    let namespace = repo.namespace().unwrap_or_default();
+    let name = repo.name_any();
+    let mut left: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for bd in &state.deployments {
+        let labels = bd.labels();
+        let of_repo = labels.get(labels::REPO_NAME) == Some(&name)
+            && labels.get(labels::BUNDLE_NAMESPACE) == Some(&namespace);
+        let Some(bundle) = labels.get(labels::BUNDLE_NAME).filter(|_| of_repo) else {
+            continue;
+        };
+        let exists = state.bundles.iter().any(|b| {
+            b.namespace().as_deref() == Some(namespace.as_str()) && b.name_any() == *bundle
+        });
+        if !exists {
+            left.entry(bundle).or_default().push(cluster_of(bd));
+        }
+    }
+    left.into_iter()
+        .map(|(bundle, mut clusters)| {
+            clusters.sort();
+            format!(
+                "bundle {namespace}/{bundle}: removed from the repo, still deployed on {}",
+                clusters.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// The cluster a BundleDeployment is for (its label; its name if unlabelled).
+fn cluster_of(bd: &fleet_api::BundleDeployment) -> String {
+    bd.labels()
+        .get(labels::CLUSTER)
+        .cloned()
+        .unwrap_or_else(|| bd.name_any())
+}
+
 /// Why the BundleDeployments of a Bundle are not yet applied at `commit` (empty when they are). One labelled
 /// with `commit` whose new deploymentID is only staged (`stagedDeploymentID`; the rollout holds it back, or
 /// the Bundle is paused) still runs the previous commit's.
@@ -134,11 +175,7 @@ fn deployments_waiting(state: &FleetState, namespace: &str, bundle: &str, commit
     });
     for bd in of_bundle {
         let status = bd.status.clone().unwrap_or_default();
-        let cluster = bd
-            .labels()
-            .get(labels::CLUSTER)
-            .cloned()
-            .unwrap_or_else(|| bd.name_any());
+        let cluster = cluster_of(bd);
         let spec = &bd.spec;
         if bd.labels().get(labels::COMMIT).map(String::as_str) != Some(commit)
             || status.applied_deployment_id != spec.deployment_id
@@ -292,6 +329,38 @@ mod tests {
             deployments,
             ..FleetState::default()
         }
+    }
+
+    #[test]
+    fn a_bundle_removed_from_the_repo_is_waited_for_until_its_deployments_are_gone() {
+        let mut state = rolled_out(&[("c1", "m:2", "m:2", "m:2")]);
+        assert_eq!(readiness(&state, &[]), Readiness::Ready);
+        // The repo's new commit dropped bundle app-old: its Bundle is gone, but c2's and c1's agents have not
+        // uninstalled it yet. A BundleDeployment of another repo's gone Bundle is not this repo's concern.
+        for (bundle, repo, cluster) in [
+            ("app-old", "app", "c2"),
+            ("app-old", "app", "c1"),
+            ("other-x", "other", "c1"),
+        ] {
+            let mut bd = state.deployments[0].clone();
+            bd.metadata.name = Some(format!("{bundle}-{cluster}"));
+            let labels = bd.metadata.labels.get_or_insert_default();
+            labels.insert(labels::BUNDLE_NAME.into(), bundle.into());
+            labels.insert(labels::REPO_NAME.into(), repo.into());
+            labels.insert(labels::CLUSTER.into(), cluster.into());
+            state.deployments.push(bd);
+        }
+        assert_eq!(
+            readiness(&state, &[]),
+            Readiness::Waiting(vec![
+                "bundle fleet-default/app-old: removed from the repo, still deployed on c1, c2"
+                    .into()
+            ])
+        );
+        state.deployments.retain(|bd| {
+            bd.labels().get(labels::BUNDLE_NAME).map(String::as_str) != Some("app-old")
+        });
+        assert_eq!(readiness(&state, &[]), Readiness::Ready);
     }
 
     #[test]
