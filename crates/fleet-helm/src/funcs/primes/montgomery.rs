@@ -116,19 +116,6 @@ impl<const L: usize> Montgomery<L> {
         t
     }
 
-    /// 2x mod n.
-    fn double(&self, x: &mut [u64; L]) {
-        let mut carry = 0u64;
-        for limb in x.iter_mut() {
-            let next = *limb >> 63;
-            *limb = (*limb << 1) | carry;
-            carry = next;
-        }
-        if carry != 0 || !less(x, &self.n) {
-            sub_in_place(x, &self.n);
-        }
-    }
-
     /// x·2^shift mod n for `x` < n and a shift below 64: the shifted number has one more limb, and its quotient by n
     /// is estimated from the top two limbs (at most three below the true one, which the final subtractions make up).
     fn mul_pow2(&self, x: &mut [u64; L], shift: u32) {
@@ -194,10 +181,10 @@ impl<const L: usize> Montgomery<L> {
                 break b;
             }
         };
-        // R² mod n by doubling R mod n 64·L times, then the base into Montgomery form.
+        // R² mod n by shifting R mod n left 64·L bits, 32 at a time, then the base into Montgomery form.
         let mut r2 = self.one;
-        for _ in 0..64 * L {
-            self.double(&mut r2);
+        for _ in 0..2 * L {
+            self.mul_pow2(&mut r2, 32);
         }
         let base = self.mul(&base, &r2);
         let (d, s) = self.odd_part();
