@@ -7,6 +7,10 @@
 //!
 //! `cargo bench -p fleet-helm --bench keygen`; `BENCH_KEYS` sets how many keys (default 200).
 
+// Each bench uses one of its two readers.
+#[allow(dead_code)]
+mod cpu;
+
 use std::time::{Duration, Instant};
 
 use fleet_helm::TemplateSet;
@@ -16,14 +20,6 @@ use fleet_helm::template::exec::Exec;
 /// The `fleet` binary's allocator, as in the render bench.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// This process's CPU time so far, all threads (`utime + stime` of `/proc/self/stat`, 10 ms ticks).
-fn process_cpu() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(Duration::from_millis(ticks * 10))
-}
 
 fn main() {
     let keys: u64 = std::env::var("BENCH_KEYS")
@@ -35,7 +31,7 @@ fn main() {
     set.add_file("ca", "{{ (genCA \"bench-ca\" 365).Key }}")
         .expect("the bench template parses");
     let mut walls = Vec::new();
-    let cpu_before = process_cpu();
+    let cpu_before = cpu::own();
     for seed in 0..keys {
         let mut ex = Exec::new(&set, Funcs::helm());
         ex.rng = Rng::seeded(seed);
@@ -46,7 +42,7 @@ fn main() {
         walls.push(start.elapsed());
         assert!(out.contains("RSA PRIVATE KEY"), "{out}");
     }
-    let cpu = process_cpu()
+    let cpu = cpu::own()
         .zip(cpu_before)
         .map(|(after, before)| after.saturating_sub(before));
     let total: Duration = walls.iter().sum();

@@ -11,6 +11,10 @@
 //! - `BENCH_RUNS` (default 5); `BENCH_ALL_SETS=1` for every values set, not only each chart's defaults;
 //! - `BENCH_CHARTS=a,b` to measure only those charts.
 
+// Each bench uses one of its two readers.
+#[allow(dead_code)]
+mod cpu;
+
 #[path = "../tests/support/mod.rs"]
 #[allow(dead_code)]
 mod support;
@@ -32,14 +36,6 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-/// CPU time used by this process's waited-for children so far (`cutime + cstime` of `/proc/self/stat`).
-fn children_cpu() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let ticks: u64 = fields.get(13)?.parse::<u64>().ok()? + fields.get(14)?.parse::<u64>().ok()?;
-    Some(Duration::from_millis(ticks * 10))
-}
-
 /// Accumulated timings of one binary over the runs.
 #[derive(Default)]
 struct ProcessTimes {
@@ -50,7 +46,7 @@ struct ProcessTimes {
 
 impl ProcessTimes {
     fn run(&mut self, bin: &Path, args: &[&str]) {
-        let before = children_cpu();
+        let before = cpu::children();
         let start = Instant::now();
         let ok = Command::new(bin)
             .args(args)
@@ -59,7 +55,7 @@ impl ProcessTimes {
             .status()
             .is_ok_and(|s| s.success());
         self.wall.push(start.elapsed());
-        if let (Some(b), Some(a)) = (before, children_cpu()) {
+        if let (Some(b), Some(a)) = (before, cpu::children()) {
             self.cpu += a.saturating_sub(b);
         }
         self.failed |= !ok;
