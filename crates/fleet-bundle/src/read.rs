@@ -204,9 +204,10 @@ pub fn read_bundle(
         fleet_yaml.spec.options.helm.as_ref(),
         &targets,
     );
-    if let Some(helm) = fleet_yaml.spec.options.helm.as_mut()
-        && !helm.chart.is_empty()
-    {
+    // Fleet merges the top-level valuesFiles only when `helm.chart` is set, so a chart in the bundle
+    // directory itself silently loses them (rancher/fleet#2060). Its documentation promises they are passed
+    // to Helm, and that is what we do.
+    if let Some(helm) = fleet_yaml.spec.options.helm.as_mut() {
         merge_values_files(tree, dir, helm)?;
     }
     for target in &mut targets {
@@ -629,6 +630,25 @@ mod tests {
         assert_eq!(
             Value::Object(values.0),
             serde_json::json!({"a": 1, "b": {"c": 1, "d": 2}})
+        );
+    }
+
+    #[test]
+    fn values_files_apply_to_a_chart_in_the_bundle_directory_itself() {
+        let mut tree = MemoryTree::new();
+        tree.add_file(
+            "fleet.yaml",
+            "helm:\n  values: {a: 1}\n  valuesFiles: [values/extra.yaml]\n",
+        )
+        .add_file("values/extra.yaml", "a: 2\nb: 3\n")
+        .add_file("Chart.yaml", "name: x\n")
+        .add_file("values.yaml", "a: 0\n");
+        let bundle = read_bundles(&tree, &[], &options("r")).unwrap().remove(0);
+        let values = bundle.spec.options.helm.unwrap().values.unwrap();
+        assert_eq!(
+            Value::Object(values.0),
+            serde_json::json!({"a": 2, "b": 3}),
+            "values files merge over helm.values, as with helm.chart set"
         );
     }
 
