@@ -36,6 +36,7 @@ use crate::render::{self, Desired};
 use crate::restriction;
 use crate::scope::Scope;
 use crate::status::{self, Observation};
+use crate::values;
 use crate::watch::{Change, Watches};
 
 /// How an agent runs.
@@ -393,6 +394,13 @@ impl Agent {
                 self.write_status(&bd, &previous, &observation).await?;
                 return Err(pending);
             }
+            // Reported, and retried: the ConfigMap or Secret may be created later. Nothing is removed.
+            Err(missing @ Error::ValuesFrom { .. }) => {
+                let observation =
+                    Observation::failed(&previous.applied_deployment_id, missing.to_string());
+                self.write_status(&bd, &previous, &observation).await?;
+                return Err(missing);
+            }
             Err(Error::Kube { action, source }) if !is_downstream(&action) => {
                 return Err(Error::Kube { action, source });
             }
@@ -411,8 +419,19 @@ impl Agent {
         });
         if !fresh {
             let resources = fetch::content(&self.config.hub, id).await?;
-            let options = fetch::options(&self.config.hub, bd).await?;
-            let rendered = render::render(&resources, &options, &self.config.scope, &name)?;
+            let mut options = fetch::options(&self.config.hub, bd).await?;
+            let values_client = self
+                .downstream
+                .deploy_client(&self.config.scope.agent_namespace, &options.service_account);
+            values::resolve(&values_client, &mut options).await?;
+            let rendered = render::render(
+                &resources,
+                &options,
+                &self.config.scope,
+                &name,
+                &self.downstream,
+            )
+            .await?;
             // Hooks exist only in Helm charts; raw manifests with hook annotations are plain objects, as in Fleet.
             let files = fleet_bundle::render::decode_files(&resources)?;
             let mut split = match fleet_bundle::render::detect_style(&files, &options) {

@@ -1,17 +1,48 @@
 //! Drift: which fields of what we applied now differ live. Only fields present in the applied configuration
 //! are compared (what the cluster defaults or other managers own is not ours to report); `metadata` is
-//! compared for labels and annotations only, `status` never. `diff.comparePatches` (JSON pointers, and
-//! `remove`/`ignore` operations) and replicas managed by a HorizontalPodAutoscaler in the same bundle are
-//! ignored. The result is the JSON merge patch that would restore the applied values.
+//! compared for labels and annotations only, `status` never. `diff.comparePatches` (JSON pointers and
+//! `remove` operations) and replicas managed by a HorizontalPodAutoscaler in the same bundle are ignored.
+//! The result is the JSON merge patch that would restore the applied values.
+//!
+//! A comparePatch with an `ignore` operation takes the whole object out of the drift check: it is never
+//! reported as modified or missing (Fleet's documented use: a Job deleted once it completed). It matches as
+//! Fleet's agent matches it (its desiredset diff): the same `apiVersion` and `kind`, the same namespace, and a
+//! name that is empty, equal, or a regular expression found in the object's name.
 
 use fleet_api::{BundleDeploymentOptions, ObjectRef};
 use serde_json::{Map, Value};
 
 use crate::render::Desired;
 
-/// JSON pointers to ignore when comparing one object.
+/// What to ignore when comparing one object.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Ignored(pub Vec<String>);
+pub struct Ignored {
+    /// JSON pointers not compared.
+    pub pointers: Vec<String>,
+    /// The object is not checked for drift at all (a comparePatch's `ignore` operation).
+    pub whole_object: bool,
+}
+
+impl Ignored {
+    /// Whether the object is not checked for drift at all.
+    pub fn whole_object(&self) -> bool {
+        self.whole_object
+    }
+}
+
+/// Whether an `ignore` comparePatch names `object` (Fleet's agent: exact apiVersion, kind and namespace; the
+/// name empty, equal, or a regular expression matching part of it; an invalid expression matches nothing).
+fn ignores_whole(patch: &fleet_api::ComparePatch, object: &ObjectRef) -> bool {
+    if patch.api_version != object.api_version
+        || patch.kind != object.kind
+        || patch.namespace != object.namespace
+    {
+        return false;
+    }
+    patch.name.is_empty()
+        || patch.name == object.name
+        || regex::Regex::new(&patch.name).is_ok_and(|re| re.is_match(&object.name))
+}
 
 /// The pointers ignored for `object` under `options`, given every object of the bundle (for HPAs).
 pub fn ignored_for(
@@ -20,8 +51,12 @@ pub fn ignored_for(
     bundle: &[Desired],
 ) -> Ignored {
     let mut pointers = Vec::new();
+    let mut whole = false;
     if let Some(diff) = &options.diff {
         for patch in &diff.compare_patches {
+            if patch.operations.iter().any(|op| op.op == "ignore") && ignores_whole(patch, object) {
+                whole = true;
+            }
             let matches = (patch.kind.is_empty() || patch.kind == object.kind)
                 && (patch.api_version.is_empty() || patch.api_version == object.api_version)
                 && (patch.name.is_empty() || patch.name == object.name)
@@ -34,7 +69,7 @@ pub fn ignored_for(
                 patch
                     .operations
                     .iter()
-                    .filter(|op| op.op == "remove" || op.op == "ignore")
+                    .filter(|op| op.op == "remove")
                     .map(|op| op.path.clone()),
             );
         }
@@ -56,11 +91,17 @@ pub fn ignored_for(
     if scaled {
         pointers.push("/spec/replicas".to_string());
     }
-    Ignored(pointers)
+    Ignored {
+        pointers,
+        whole_object: whole,
+    }
 }
 
 /// The merge patch restoring `desired` over `live`, or `None` when nothing we applied has changed.
 pub fn diff(desired: &Value, live: &Value, ignored: &Ignored) -> Option<Value> {
+    if ignored.whole_object() {
+        return None;
+    }
     let desired = desired.as_object()?;
     let mut patch = Map::new();
     for (key, value) in desired {
@@ -94,7 +135,7 @@ pub fn diff(desired: &Value, live: &Value, ignored: &Ignored) -> Option<Value> {
 }
 
 fn walk(desired: &Value, live: &Value, pointer: &str, ignored: &Ignored) -> Option<Value> {
-    if ignored.0.iter().any(|p| p == pointer) {
+    if ignored.pointers.iter().any(|p| p == pointer) {
         return None;
     }
     match (desired, live) {
@@ -210,5 +251,49 @@ mod tests {
         );
         assert_eq!(diff(&deployment(), &live, &ignored), None);
         assert!(diff(&deployment(), &live, &Ignored::default()).is_some());
+    }
+
+    /// Fleet's bundle-diffs example: a Job deleted once it completed is ignored as a whole.
+    #[test]
+    fn an_ignore_operation_ignores_the_whole_object_as_fleet_matches_it() {
+        let job = ObjectRef {
+            kind: "Job".into(),
+            api_version: "batch/v1".into(),
+            namespace: "default".into(),
+            name: "consul-tls-init".into(),
+        };
+        let options = |name: &str, namespace: &str| BundleDeploymentOptions {
+            diff: Some(DiffOptions {
+                compare_patches: vec![ComparePatch {
+                    kind: "Job".into(),
+                    api_version: "batch/v1".into(),
+                    name: name.into(),
+                    namespace: namespace.into(),
+                    operations: vec![serde_json::from_value(json!({"op": "ignore"})).unwrap()],
+                    ..Default::default()
+                }],
+            }),
+            ..Default::default()
+        };
+        let whole =
+            |options: &BundleDeploymentOptions| ignored_for(&job, options, &[]).whole_object();
+        assert!(whole(&options("consul-tls-init", "default")));
+        assert!(whole(&options("", "default")));
+        assert!(whole(&options("tls-.*", "default")), "a regular expression");
+        assert!(
+            !whole(&options("consul-tls-init", "")),
+            "the namespace must match"
+        );
+        assert!(!whole(&options("other", "default")));
+        assert!(!whole(&options("(", "default")), "an invalid expression");
+        let ignored = ignored_for(&job, &options("consul-tls-init", "default"), &[]);
+        assert_eq!(
+            diff(
+                &json!({"spec": {"a": 1}}),
+                &json!({"spec": {"a": 2}}),
+                &ignored
+            ),
+            None
+        );
     }
 }

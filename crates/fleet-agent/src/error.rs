@@ -44,6 +44,15 @@ pub enum Error {
         name: String,
         problem: &'static str,
     },
+    /// A `helm.valuesFrom` reference cannot be read: the ConfigMap or Secret or its key is missing, or it
+    /// does not hold YAML values. Retried (the object may be created later); never quotes a Secret's data.
+    #[error("valuesFrom {kind} {namespace}/{name}: {problem}")]
+    ValuesFrom {
+        kind: &'static str,
+        namespace: String,
+        name: String,
+        problem: String,
+    },
     /// The inventory record is unreadable.
     #[error("inventory {name}: {message}")]
     Inventory { name: String, message: String },

@@ -3,7 +3,8 @@
 //! cluster with server-side apply, keeps an inventory per BundleDeployment for pruning and uninstall, and
 //! writes readiness and drift back into the BundleDeployment's status.
 //!
-//! Data flow: [`agent`] (hub watch, queue) → [`depends_on`] → [`fetch`] (Content, options) and [`copies`]
+//! Data flow: [`agent`] (hub watch, queue) → [`depends_on`] → [`fetch`] (Content, options), [`values`]
+//! (`helm.valuesFrom`) and [`copies`]
 //! (`downstreamResources`) → [`render`] → [`restriction`] → [`hooks`] and [`release`] ([`apply`]: ordering,
 //! namespaces, SSA; [`inventory`] / [`prune`]) → [`monitor`] ([`readiness`], [`drift`]) → [`status`].
 //! [`watch`] re-checks a BundleDeployment when an object it applied changes; [`properties`] reports the
@@ -32,6 +33,7 @@ pub mod render;
 pub mod restriction;
 pub mod scope;
 pub mod status;
+pub mod values;
 pub mod watch;
 
 pub use agent::{Agent, AgentConfig};

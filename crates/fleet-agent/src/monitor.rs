@@ -178,7 +178,13 @@ fn observe_one(
     bundle: &[Desired],
 ) {
     let object_ref = object.object_ref.clone();
+    let ignored = ignored_for(&object_ref, options, bundle);
     let Some(live) = live else {
+        if ignored.whole_object() {
+            // Not checked for drift: its absence is neither missing nor something to repair.
+            report.counts.ready += 1;
+            return;
+        }
         report.counts.missing += 1;
         report.drifted.push(object_ref.clone());
         report.modified.push(ModifiedStatus {
@@ -196,7 +202,7 @@ fn observe_one(
         object: object_ref.clone(),
         created_at: live.metadata.creation_timestamp.clone(),
     });
-    if annotation(&live) != Some(set_id) {
+    if annotation(&live) != Some(set_id) && !ignored.whole_object() {
         report.counts.modified += 1;
         report.modified.push(ModifiedStatus {
             object: object_ref,
@@ -207,7 +213,6 @@ fn observe_one(
         return;
     }
     let live_json = serde_json::to_value(&live).unwrap_or(Value::Null);
-    let ignored = ignored_for(&object_ref, options, bundle);
     let patch = diff(&object.object, &live_json, &ignored);
     let modified = patch.is_some();
     if let Some(patch) = patch {
