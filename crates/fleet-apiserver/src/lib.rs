@@ -46,6 +46,7 @@ mod managed;
 mod namespaces;
 mod object;
 mod openapi;
+mod owner_scope;
 mod persist;
 mod protobuf;
 mod rbac;
