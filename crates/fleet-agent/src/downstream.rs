@@ -97,11 +97,39 @@ impl Downstream {
         object: &ObjectRef,
     ) -> Result<Api<DynamicObject>> {
         let (resource, namespaced) = self.resolve(&object.api_version, &object.kind).await?;
+        if namespaced && object.namespace.is_empty() {
+            return Err(Error::NoNamespace {
+                object: object.to_string(),
+                kind: object.kind.clone(),
+            });
+        }
         Ok(if namespaced {
             Api::namespaced_with(client.clone(), &object.namespace, &resource)
         } else {
             Api::all_with(client.clone(), &resource)
         })
+    }
+
+    /// Puts objects of namespaced kinds that name no namespace into `namespace` (the release namespace), as
+    /// Helm does with the kinds discovery reports namespaced. Objects of kinds not served stay as they are
+    /// (their apply fails and names the kind).
+    pub async fn default_namespace(&self, objects: &mut [crate::render::Desired], namespace: &str) {
+        for desired in objects
+            .iter_mut()
+            .filter(|d| d.object_ref.namespace.is_empty())
+        {
+            let reference = &desired.object_ref;
+            if let Ok((_, true)) = self.resolve(&reference.api_version, &reference.kind).await {
+                desired.object_ref.namespace = namespace.to_string();
+                if let Some(metadata) = desired
+                    .object
+                    .get_mut("metadata")
+                    .and_then(serde_json::Value::as_object_mut)
+                {
+                    metadata.insert("namespace".into(), serde_json::json!(namespace));
+                }
+            }
+        }
     }
 
     /// A dynamic API for listing one kind in one namespace (or cluster-wide for cluster-scoped kinds).
