@@ -55,6 +55,7 @@ mod registry;
 mod request;
 mod reviews;
 mod route;
+mod scale;
 mod selectors;
 mod server;
 pub mod standalone;

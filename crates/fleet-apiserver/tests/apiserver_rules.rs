@@ -245,3 +245,92 @@ async fn owners_across_scopes_are_not_collected_and_get_an_event() {
     );
     default.get("owner2").await.unwrap();
 }
+
+/// One raw request through the router: the status code and the Status body's reason and message.
+async fn raw(
+    server: &ApiServer,
+    method: http::Method,
+    uri: &str,
+    body: &str,
+) -> (u16, String, String) {
+    use tower::ServiceExt;
+    let req = http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap();
+    let resp = server.router().oneshot(req).await.unwrap();
+    let code = resp.status().as_u16();
+    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    let text = |field: &str| status[field].as_str().unwrap_or_default().to_string();
+    (code, text("reason"), text("message"))
+}
+
+#[tokio::test]
+async fn paths_no_route_serves_are_404_and_methods_it_does_not_serve_405() {
+    use http::Method;
+    let server = ApiServer::in_memory();
+    let cm = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#;
+    let (code, ..) = raw(
+        &server,
+        Method::POST,
+        "/api/v1/namespaces/default/configmaps",
+        cm,
+    )
+    .await;
+    assert_eq!(code, 201);
+    let no_route = (
+        404,
+        "NotFound".to_string(),
+        "the server could not find the requested resource".to_string(),
+    );
+    for path in [
+        // A namespaced object addressed without its namespace: kube-apiserver has no such route.
+        "/api/v1/configmaps/x",
+        // A cluster-scoped resource under a namespace.
+        "/api/v1/namespaces/default/nodes",
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/default/clusterroles/admin",
+        // Subresources a resource does not have, unknown resources, groups and versions.
+        "/api/v1/namespaces/default/configmaps/x/status",
+        "/api/v1/namespaces/default/configmaps/x/scale",
+        "/api/v1/namespaces/default/widgets",
+        "/apis/example.com/v1/widgets",
+        "/apis/apps/v9/deployments",
+        // Empty segments other than a namespace.
+        "/apis//v1/deployments",
+        "/api/v1/namespaces/default/configmaps//x",
+    ] {
+        assert_eq!(
+            raw(&server, Method::GET, path, "").await,
+            no_route,
+            "{path}"
+        );
+    }
+    // The all-namespaces collection of a namespaced resource serves list and watch only.
+    for method in [Method::POST, Method::DELETE] {
+        let (code, reason, _) = raw(&server, method.clone(), "/api/v1/configmaps", cm).await;
+        assert_eq!(
+            (code, reason.as_str()),
+            (405, "MethodNotAllowed"),
+            "{method}"
+        );
+    }
+    let (code, ..) = raw(&server, Method::GET, "/api/v1/configmaps", "").await;
+    assert_eq!(code, 200);
+    // A named object's existence is a 404 with its kind, not a routing error.
+    let (code, reason, message) = raw(
+        &server,
+        Method::GET,
+        "/api/v1/namespaces/default/configmaps/y",
+        "",
+    )
+    .await;
+    assert_eq!(
+        (code, reason.as_str(), message.as_str()),
+        (404, "NotFound", "configmaps \"y\" not found")
+    );
+}

@@ -72,6 +72,9 @@ pub fn handle(server: &ApiServer, mut req: Request) -> ApiResult<Response> {
             _ => return Err(ApiError::namespace_required()),
         }
     }
+    if req.path.subresource.as_deref() == Some("scale") {
+        return crate::scale::handle(inner, &req, verb);
+    }
     match verb {
         "watch" => watch::watch(server, &req),
         "list" => list::list(inner, &req),
