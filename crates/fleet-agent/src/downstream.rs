@@ -97,6 +97,12 @@ impl Downstream {
         object: &ObjectRef,
     ) -> Result<Api<DynamicObject>> {
         let (resource, namespaced) = self.resolve(&object.api_version, &object.kind).await?;
+        if namespaced && object.namespace.is_empty() {
+            return Err(Error::NoNamespace {
+                object: object.to_string(),
+                kind: object.kind.clone(),
+            });
+        }
         Ok(if namespaced {
             Api::namespaced_with(client.clone(), &object.namespace, &resource)
         } else {

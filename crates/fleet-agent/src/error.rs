@@ -53,6 +53,9 @@ pub enum Error {
         name: String,
         problem: String,
     },
+    /// A namespaced object without a namespace: no request is sent for it (kube-apiserver answers 400).
+    #[error("{object} names no namespace, but {kind} is namespaced")]
+    NoNamespace { object: String, kind: String },
     /// The inventory record is unreadable.
     #[error("inventory {name}: {message}")]
     Inventory { name: String, message: String },
@@ -74,6 +77,26 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Whether a kube error is the API's 404.
 pub fn is_not_found(err: &kube::Error) -> bool {
     matches!(err, kube::Error::Api(status) if status.code == 404)
+}
+
+/// Whether an answer about one named object says it cannot exist or was never created: 404 (no such
+/// object, or its kind is not served), 400 (a request that cannot address an object, e.g. an empty
+/// namespace), 405 (a kind that is never stored), or a kind discovery does not know.
+pub fn is_gone(err: &kube::Error) -> bool {
+    match err {
+        kube::Error::Api(status) => matches!(status.code, 400 | 404 | 405),
+        kube::Error::Discovery(_) => true,
+        _ => false,
+    }
+}
+
+/// Whether resolving an object's API (kind and namespace) says it cannot exist: see [`is_gone`].
+pub fn is_gone_kind(err: &Error) -> bool {
+    match err {
+        Error::NoNamespace { .. } => true,
+        Error::Kube { source, .. } => is_gone(source),
+        _ => false,
+    }
 }
 
 /// Whether a kube error is the API's 409 (an apply conflict or an existing object).

@@ -1,13 +1,15 @@
 //! Deleting what a BundleDeployment no longer deploys (pruning) and everything it deployed (uninstall), in
 //! reverse install order. An object is deleted only while it still carries this agent's object-set ID, so an
 //! object taken over by someone else (another agent scope included) survives; objects marked
-//! `helm.sh/resource-policy: keep` and everything under `keepResources` survive too.
+//! `helm.sh/resource-policy: keep` and everything under `keepResources` survive too. Every answer saying
+//! an object cannot exist or was never created (404, a kind not served, 400 for a request that cannot
+//! address it) counts as deleted, so such an entry never holds a BundleDeployment in error.
 
 use fleet_api::ObjectRef;
 use kube::api::DeleteParams;
 
 use crate::downstream::Downstream;
-use crate::error::is_not_found;
+use crate::error::{is_gone, is_gone_kind, is_not_found};
 use crate::inventory::{Entry, Inventory};
 use crate::order::install_rank;
 use crate::scope::SET_ID_ANNOTATION;
@@ -34,13 +36,14 @@ async fn delete_owned(
     set_id: &str,
     object: &ObjectRef,
 ) -> Result<(), String> {
-    let api = downstream
-        .api_for(downstream.client(), object)
-        .await
-        .map_err(|err| err.to_string())?;
+    let api = match downstream.api_for(downstream.client(), object).await {
+        Ok(api) => api,
+        Err(err) if is_gone_kind(&err) => return Ok(()),
+        Err(err) => return Err(err.to_string()),
+    };
     let live = match api.get_metadata(&object.name).await {
         Ok(live) => live,
-        Err(err) if is_not_found(&err) => return Ok(()),
+        Err(err) if is_gone(&err) => return Ok(()),
         Err(err) => return Err(crate::apply::api_message(&err)),
     };
     let owner = live
@@ -54,8 +57,21 @@ async fn delete_owned(
     }
     match api.delete(&object.name, &DeleteParams::background()).await {
         Ok(_) => Ok(()),
-        Err(err) if is_not_found(&err) => Ok(()),
+        Err(err) if is_gone(&err) => Ok(()),
         Err(err) => Err(crate::apply::api_message(&err)),
+    }
+}
+
+/// Whether an object that failed to apply may nevertheless exist (applied before, or by a run that crashed
+/// before recording it): anything but an answer that it cannot exist counts as "may".
+pub async fn may_exist(downstream: &Downstream, object: &ObjectRef) -> bool {
+    let api = match downstream.api_for(downstream.client(), object).await {
+        Ok(api) => api,
+        Err(err) => return !is_gone_kind(&err),
+    };
+    match api.get_metadata(&object.name).await {
+        Ok(_) => true,
+        Err(err) => !is_gone(&err),
     }
 }
 

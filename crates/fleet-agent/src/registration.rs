@@ -225,6 +225,20 @@ pub async fn register(
         tokio::time::sleep(Duration::from_secs(1)).await;
     };
     let data = grant.data.unwrap_or_default();
+    // Every later request names these namespaces: an empty one would address no namespace at all.
+    for key in [
+        "token",
+        "deploymentNamespace",
+        "clusterNamespace",
+        "clusterName",
+    ] {
+        if text(&data, key).is_empty() {
+            return Err(secret_error(
+                &grant_name,
+                &format!("key {key} is missing or empty"),
+            ));
+        }
+    }
     let credentials = Credentials {
         kubeconfig: kubeconfig(
             &bootstrap.api_server_url,

@@ -1,6 +1,7 @@
 //! Applying one deployment of a BundleDeployment: its objects are applied, what the previous inventory had and
 //! they lack is pruned, and the new inventory is saved (the union first, so that a crash mid-apply leaves
-//! nothing untracked); drifted objects are re-applied when `correctDrift` asks for it.
+//! nothing untracked, and then only what was applied or may exist from an earlier apply); drifted objects are
+//! re-applied when `correctDrift` asks for it.
 
 use std::collections::BTreeSet;
 
@@ -84,6 +85,24 @@ pub async fn apply_and_prune(
     .await;
     let mut failures = outcome.failed.clone();
     let prune_failed = prune::delete_entries(downstream, &set_id, &removed).await;
+    // Only what was applied, or what failed now but may exist from an earlier apply, is recorded: an object
+    // that was never created must not be pruned or uninstalled later.
+    let mut recorded = Vec::new();
+    for desired in objects {
+        let key = object_key(&desired.object_ref);
+        let hash = outcome.applied.get(&key).cloned();
+        let earlier = previous
+            .objects
+            .iter()
+            .any(|entry| entry.object == desired.object_ref);
+        if hash.is_some() || (earlier && prune::may_exist(downstream, &desired.object_ref).await) {
+            recorded.push(Entry {
+                object: desired.object_ref.clone(),
+                hash: hash.unwrap_or_default(),
+                keep: desired.keep(),
+            });
+        }
+    }
     let mut next = Inventory {
         bundle_deployment: previous.bundle_deployment.clone(),
         deployment_id: if failures.is_empty() {
@@ -91,18 +110,7 @@ pub async fn apply_and_prune(
         } else {
             previous.deployment_id.clone()
         },
-        objects: objects
-            .iter()
-            .map(|desired| Entry {
-                object: desired.object_ref.clone(),
-                hash: outcome
-                    .applied
-                    .get(&object_key(&desired.object_ref))
-                    .cloned()
-                    .unwrap_or_default(),
-                keep: desired.keep(),
-            })
-            .collect(),
+        objects: recorded,
         created_namespaces: previous.created_namespaces.clone(),
         release_namespace: release_namespace(options),
         keep_resources: options.keep_resources,

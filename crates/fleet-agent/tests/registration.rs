@@ -283,3 +283,59 @@ async fn revoked_credentials_are_reported_and_a_new_bootstrap_secret_re_register
         .await
         .expect("the new credentials work");
 }
+
+#[tokio::test]
+async fn a_grant_without_its_namespaces_is_refused_naming_the_key() {
+    let (hub, url, import_token) = registration_hub().await;
+    let downstream = fleet_testing::TestCluster::empty();
+    create_namespace(&downstream.client, AGENT_NS).await;
+    write_bootstrap(&downstream.client, &url, &import_token).await;
+    let read = registration::bootstrap(&downstream.client, AGENT_NS)
+        .await
+        .unwrap()
+        .expect("bootstrap secret");
+    let downstream_client = downstream.client.clone();
+    let registering = tokio::spawn(async move {
+        registration::register(
+            &downstream_client,
+            AGENT_NS,
+            &read,
+            "client-1",
+            BTreeMap::new(),
+            Duration::from_secs(60),
+        )
+        .await
+    });
+    let registrations: Api<ClusterRegistration> =
+        Api::namespaced(hub.client.clone(), "fleet-default");
+    let request = wait_for("a ClusterRegistration", || {
+        let registrations = registrations.clone();
+        async move {
+            registrations
+                .list(&Default::default())
+                .await
+                .ok()?
+                .items
+                .pop()
+        }
+    })
+    .await;
+    // A grant whose deploymentNamespace is empty: every request of the agent would name no namespace.
+    let name =
+        registration::grant_secret_name(&request.spec.client_id, &request.spec.client_random);
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "data": data(&[("token", "t"), ("deploymentNamespace", ""),
+            ("clusterNamespace", "fleet-default"), ("clusterName", "c1")]),
+    }))
+    .unwrap();
+    Api::<Secret>::namespaced(hub.client.clone(), "cattle-fleet-clusters-system")
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let err = registering.await.unwrap().unwrap_err().to_string();
+    assert!(
+        err.contains("key deploymentNamespace is missing or empty") && err.contains(&name),
+        "{err}"
+    );
+}

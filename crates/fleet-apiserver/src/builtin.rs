@@ -504,6 +504,8 @@ pub fn resource_types() -> Vec<ResourceType> {
             status_subresource: d.status,
             other_subresources: if d.plural == "serviceaccounts" {
                 vec!["token"]
+            } else if crate::scale::is_scalable(d.group, d.plural) {
+                vec!["scale"]
             } else {
                 vec![]
             },

@@ -105,6 +105,13 @@ pub fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<
             ));
         }
         for sub in &rt.other_subresources {
+            if *sub == "scale" {
+                let mut entry = subresource_entry(rt, sub, "Scale", &["get", "patch", "update"]);
+                entry["group"] = json!("autoscaling");
+                entry["version"] = json!("v1");
+                resources.push(entry);
+                continue;
+            }
             let kind = if *sub == "token" {
                 "TokenRequest"
             } else {

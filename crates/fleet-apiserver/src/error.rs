@@ -52,6 +52,22 @@ impl ApiError {
         )
     }
 
+    /// A namespaced object addressed with an empty namespace segment (`/namespaces//configmaps/x`): the
+    /// answer of kube-apiserver's storage, which cannot build the object's key.
+    pub fn namespace_required() -> Self {
+        Self::bad_request("Namespace parameter required.")
+    }
+
+    /// A method the matched path does not serve, as kube-apiserver's router answers it (e.g. POST on the
+    /// all-namespaces collection of a namespaced resource).
+    pub fn method_not_routed() -> Self {
+        Self::new(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )
+    }
+
     pub fn already_exists(group: &str, resource: &str, name: &str) -> Self {
         Self::new(
             409,

@@ -20,6 +20,11 @@ pub(crate) enum Work {
     },
     /// Delete the contents of a terminating namespace.
     Namespace(String),
+    /// Judge the ownerReferences just written on an object (see [`crate::owner_scope`]).
+    Owners {
+        key: crate::store::ObjKey,
+        uid: String,
+    },
 }
 
 /// The queue the write path hands work to.
@@ -49,6 +54,17 @@ impl Collector {
     /// Asks for the contents of the terminating namespace `name` to be deleted.
     pub fn enqueue_namespace(&self, name: &str) {
         self.send(Work::Namespace(name.to_string()));
+    }
+
+    /// Asks for the ownerReferences of the object just stored under `key` to be checked.
+    pub fn enqueue_owner_check(&self, key: &crate::store::ObjKey, obj: &serde_json::Value) {
+        if crate::object::owner_refs(obj).is_empty() {
+            return;
+        }
+        self.send(Work::Owners {
+            key: key.clone(),
+            uid: crate::object::uid(obj).to_string(),
+        });
     }
 
     fn send(&self, work: Work) {
@@ -92,6 +108,9 @@ pub(crate) fn start(inner: Weak<Inner>, work: Receiver<Work>) {
                             propagation,
                         } => lifecycle::collect_dependents(txn, &inner, owner_uid, *propagation),
                         Work::Namespace(name) => lifecycle::empty_namespace(txn, &inner, name),
+                        Work::Owners { key, uid } => {
+                            crate::owner_scope::check(txn, &inner, key, uid)
+                        }
                     }
                     Ok(())
                 });

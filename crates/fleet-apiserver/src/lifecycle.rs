@@ -128,6 +128,10 @@ fn delete_dependents(txn: &mut Txn<'_>, inner: &Inner, owner_uid: &str, propagat
         let Some(dep) = txn.get(&dep_key) else {
             continue;
         };
+        if crate::owner_scope::namespaced_owner_of_cluster_object(inner, &dep_key, &dep, owner_uid)
+        {
+            continue;
+        }
         let still_owned = object::owner_uids(&dep)
             .iter()
             .any(|u| u != owner_uid && txn.by_uid(u).is_some());

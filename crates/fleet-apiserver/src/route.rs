@@ -37,12 +37,34 @@ pub enum Route {
 }
 
 pub fn parse(path: &str) -> Route {
-    let segments: Vec<&str> = path
-        .trim_matches('/')
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .collect();
-    match segments.as_slice() {
+    let trimmed = path.trim_matches('/');
+    // Empty segments are kept, as kube-apiserver keeps them: `/api/v1/namespaces//configmaps/x` names the
+    // empty namespace (answered with 400 by the handlers), it is not `/api/v1/namespaces/configmaps/x`.
+    let segments: Vec<&str> = if trimmed.is_empty() {
+        Vec::new()
+    } else {
+        trimmed.split('/').collect()
+    };
+    let route = route_of(&segments);
+    let namespace_slot = match &route {
+        Route::Resource(r) if r.namespace.is_some() => {
+            let start = if r.group.is_empty() { 2 } else { 3 };
+            Some(start + usize::from(r.watch_prefix) + 1)
+        }
+        _ => None,
+    };
+    let stray_empty = segments
+        .iter()
+        .enumerate()
+        .any(|(i, s)| s.is_empty() && Some(i) != namespace_slot);
+    if stray_empty {
+        return Route::NotFound;
+    }
+    route
+}
+
+fn route_of(segments: &[&str]) -> Route {
+    match segments {
         ["version"] => Route::Version,
         ["healthz" | "readyz" | "livez", ..] => Route::Health,
         ["api"] => Route::CoreVersions,
@@ -142,6 +164,19 @@ mod tests {
         let r = res("/api/v1/watch/namespaces/a/pods");
         assert!(r.watch_prefix);
         assert_eq!(r.namespace.as_deref(), Some("a"));
+        let r = res("/api/v1/namespaces//configmaps/x");
+        assert_eq!(
+            (
+                r.namespace.as_deref(),
+                r.resource.as_str(),
+                r.name.as_deref()
+            ),
+            (Some(""), "configmaps", Some("x"))
+        );
+        let r = res("/apis/apps/v1/watch/namespaces//deployments");
+        assert_eq!(r.namespace.as_deref(), Some(""));
+        assert_eq!(parse("/apis//v1/deployments"), Route::NotFound);
+        assert_eq!(parse("/api/v1/namespaces/a/configmaps//x"), Route::NotFound);
         assert_eq!(
             parse("/apis/apps/v1"),
             Route::GroupVersion("apps".into(), "v1".into())

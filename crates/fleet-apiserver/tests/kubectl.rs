@@ -966,3 +966,111 @@ fn protobuf_creates_store_what_json_creates_store() {
     assert!(proto.contains("\"replicas\": 0"), "{proto}");
     assert!(!proto.contains("\"stdin\""), "{proto}");
 }
+
+const SCALABLE: &str = r#"
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: rs}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: rs}}
+  template:
+    metadata: {labels: {app: rs}}
+    spec: {containers: [{name: c, image: nginx:1}]}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: sts}
+spec:
+  replicas: 1
+  serviceName: sts
+  selector:
+    matchLabels: {app: sts}
+    matchExpressions: [{key: tier, operator: In, values: [web, db]}]
+  template:
+    metadata: {labels: {app: sts, tier: web}}
+    spec: {containers: [{name: c, image: nginx:1}]}
+"#;
+
+#[test]
+fn kubectl_scale_uses_the_scale_subresource() {
+    let cluster = Cluster::start();
+    cluster.ok_with(&["apply", "-f", "-"], Some(MANIFESTS));
+    cluster.ok_with(&["apply", "-f", "-"], Some(SCALABLE));
+    let replicas = |what: &str| cluster.ok(&["get", what, "-o", "jsonpath={.spec.replicas}"]);
+
+    let out = cluster.ok(&["scale", "deployment/web", "--replicas=5"]);
+    assert!(out.contains("deployment.apps/web scaled"), "{out}");
+    assert_eq!(replicas("deployment/web"), "5");
+    // With --current-replicas kubectl reads the Scale and writes it back with its resourceVersion.
+    cluster.ok(&[
+        "scale",
+        "deployment/web",
+        "--current-replicas=5",
+        "--replicas=3",
+    ]);
+    assert_eq!(replicas("deployment/web"), "3");
+    let err = cluster.fails(
+        &[
+            "scale",
+            "deployment/web",
+            "--current-replicas=7",
+            "--replicas=1",
+        ],
+        None,
+    );
+    assert!(err.contains("Expected replicas to be 7, was 3"), "{err}");
+    assert_eq!(replicas("deployment/web"), "3");
+
+    cluster.ok(&["scale", "replicaset/rs", "statefulset/sts", "--replicas=4"]);
+    assert_eq!(replicas("replicaset/rs"), "4");
+    assert_eq!(replicas("statefulset/sts"), "4");
+
+    let scale: serde_json::Value = serde_json::from_str(&cluster.ok(&[
+        "get",
+        "--raw",
+        "/apis/apps/v1/namespaces/default/statefulsets/sts/scale",
+    ]))
+    .unwrap();
+    assert_eq!(
+        (
+            &scale["kind"],
+            &scale["apiVersion"],
+            &scale["spec"]["replicas"]
+        ),
+        (
+            &serde_json::json!("Scale"),
+            &serde_json::json!("autoscaling/v1"),
+            &serde_json::json!(4)
+        )
+    );
+    assert_eq!(scale["status"]["selector"], "app=sts,tier in (db,web)");
+    // kubectl refuses a negative count itself; the server's own check, through a patch of the Scale.
+    let err = cluster.fails(
+        &[
+            "patch",
+            "deployment/web",
+            "--subresource=scale",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"replicas":-1}}"#,
+        ],
+        None,
+    );
+    assert!(
+        err.contains("The Scale \"web\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
+        "{err}"
+    );
+    cluster.ok(&[
+        "patch",
+        "deployment/web",
+        "--subresource=scale",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"replicas":2}}"#,
+    ]);
+    assert_eq!(replicas("deployment/web"), "2");
+    // ConfigMaps have no scale subresource.
+    let err = cluster.fails(&["scale", "configmap/demo", "--replicas=2"], None);
+    assert!(!err.is_empty());
+}

@@ -1,7 +1,8 @@
 //! Cluster membership end to end with the real controller: a Cluster's `Joined` condition follows its
 //! agent's first check-in, and deleting a Cluster makes it leave the fleet — its BundleDeployments are
 //! removed (annotated `fleet.cattle.io/uninstall: orphan` first when the Cluster says `on-leave:
-//! orphan`), then its namespace and its registration's grant Secret and ClusterRegistration.
+//! orphan`), then its namespace and its registration's grant Secret, ClusterRoleBinding and
+//! ClusterRegistration, nothing left behind.
 
 mod support;
 
@@ -9,6 +10,7 @@ use fleet_api::{BundleDeployment, Cluster, ClusterRegistration};
 use fleet_controller::cluster::registration::SYSTEM_REGISTRATION_NAMESPACE;
 use fleet_controller::placement::leave::{LEAVE_ANNOTATION, UNINSTALL_ANNOTATION};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
@@ -129,6 +131,19 @@ async fn joining_and_leaving_with_orphan_cleans_up() {
             .len()
     };
     assert_eq!(grants().await, 1);
+    // The registration's ClusterRoleBinding: labelled with it, not owned by it (a cluster-scoped object
+    // owned by a namespaced one is never collected by kube-controller-manager).
+    let bindings: Api<ClusterRoleBinding> = Api::all(client.clone());
+    let registration_bindings = || async {
+        bindings
+            .list(&kube::api::ListParams::default().labels(&grant_selector))
+            .await
+            .expect("list bindings")
+            .items
+    };
+    let granted_bindings = registration_bindings().await;
+    assert_eq!(granted_bindings.len(), 1);
+    assert!(granted_bindings[0].metadata.owner_references.is_none());
 
     // Leave, keeping the applied objects.
     Api::<Cluster>::namespaced(client.clone(), NS)
@@ -179,6 +194,20 @@ async fn joining_and_leaving_with_orphan_cleans_up() {
     .await;
     assert!(registrations.get_opt("reg").await.unwrap().is_none());
     assert_eq!(grants().await, 0);
+    assert!(registration_bindings().await.is_empty());
+    // What the registration owns in its own namespace follows it.
+    let roles: Api<Role> = Api::namespaced(client.clone(), NS);
+    eventually("the registration's Role collected", || async {
+        let left = roles
+            .list(&kube::api::ListParams::default())
+            .await
+            .ok()?
+            .items;
+        left.iter()
+            .all(|r| r.metadata.owner_references.is_none())
+            .then_some(())
+    })
+    .await;
     // The Bundle no longer targets anything.
     assert!(deployments(&client).await.is_empty());
     controller.stop().await;

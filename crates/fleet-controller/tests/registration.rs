@@ -285,6 +285,13 @@ async fn a_registration_is_granted_exactly_its_own_cluster() {
         }
     })
     .await;
+    // Its ClusterRoleBinding goes with it (no ownerReference can take a cluster-scoped object along).
+    let bindings = Api::<ClusterRoleBinding>::all(admin.clone());
+    assert!(bindings.get_opt(&account).await.unwrap().is_none());
+    let again_account =
+        fleet_bundle::names::safe_concat_name(&["request-2", &again.uid().unwrap()]);
+    let kept = bindings.get(&again_account).await.unwrap();
+    assert!(kept.metadata.owner_references.is_none());
     let clients: Vec<String> = Api::<Cluster>::namespaced(admin.clone(), NS)
         .list(&ListParams::default())
         .await

@@ -66,6 +66,16 @@ pub fn create_object(
         ApiError::invalid(&rt.group, &rt.kind, &name, &[("metadata.name".into(), msg)])
     })?;
     let namespace = req.path.namespace.clone().unwrap_or_default();
+    if rt.namespaced && namespace.is_empty() {
+        // kube-apiserver clears the object's namespace to match the request's empty one, and its validation
+        // then requires one.
+        return Err(ApiError::invalid(
+            &rt.group,
+            &rt.kind,
+            &name,
+            &[("metadata.namespace".into(), "Required value".into())],
+        ));
+    }
     let meta = object::metadata_mut(&mut obj);
     if rt.namespaced {
         match meta.get("namespace").and_then(Value::as_str) {
@@ -133,6 +143,7 @@ pub fn create_object(
         Ok(stored)
     })?;
     crd::after_write(inner, rt, &stored);
+    inner.gc.enqueue_owner_check(&key, &stored);
     Ok(stored)
 }
 

@@ -106,6 +106,10 @@ pub fn delete(inner: &Inner, req: &Request) -> ApiResult<Response> {
 pub fn delete_collection(inner: &Inner, req: &Request) -> ApiResult<Response> {
     let opts = options(req)?;
     let (objects, _) = list::matching(inner, req)?;
+    if req.path.namespace.as_deref() == Some("") && !objects.is_empty() {
+        // kube-apiserver lists every namespace, then fails to delete the first object it found.
+        return Err(ApiError::namespace_required());
+    }
     let mut items = Vec::new();
     for obj in objects {
         let key = object_key(req, crate::object::name(&obj));

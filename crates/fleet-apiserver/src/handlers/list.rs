@@ -19,9 +19,10 @@ use crate::table;
 pub fn matching(inner: &Inner, req: &Request) -> ApiResult<(Vec<Arc<Value>>, u64)> {
     let labels = LabelSelector::parse(req.query.get("labelSelector").unwrap_or(""))?;
     let fields = FieldSelector::parse(req.query.get("fieldSelector").unwrap_or(""))?;
-    let (objects, rv) = inner
-        .store
-        .list(&req.rt.storage_key(), req.path.namespace.as_deref());
+    let (objects, rv) = inner.store.list(
+        &req.rt.storage_key(),
+        req.path.namespace.as_deref().filter(|ns| !ns.is_empty()),
+    );
     let objects = objects
         .into_iter()
         .filter(|o| labels.matches(o) && fields.matches(o))

@@ -27,7 +27,7 @@ pub(crate) use update::{WriteKind, store_modified, write_existing};
 
 /// Routes a resolved resource request to its verb. Synchronous (a watch returns a streaming body), which
 /// keeps the per-request future small.
-pub fn handle(server: &ApiServer, req: Request) -> ApiResult<Response> {
+pub fn handle(server: &ApiServer, mut req: Request) -> ApiResult<Response> {
     let inner = &server.inner;
     let watching = req.path.watch_prefix || req.query.flag("watch");
     let verb = match (&req.method, req.path.name.is_some()) {
@@ -51,7 +51,30 @@ pub fn handle(server: &ApiServer, req: Request) -> ApiResult<Response> {
     if !req.rt.verbs.contains(&verb) {
         return Err(ApiError::method_not_allowed(req.method.as_str()));
     }
+    if req.rt.namespaced && req.path.namespace.is_none() {
+        // kube-apiserver routes a namespaced resource without `/namespaces/{ns}` for list and watch only.
+        if req.path.name.is_some() {
+            return Err(ApiError::no_route());
+        }
+        if !matches!(verb, "list" | "watch") {
+            return Err(ApiError::method_not_routed());
+        }
+    }
     rbac::authorize_request(inner, &req, verb)?;
+    if req.rt.namespaced && req.path.namespace.as_deref() == Some("") {
+        match verb {
+            // An empty namespace is no namespace to kube-apiserver's storage when it lists: every namespace.
+            "list" | "watch" => req.path.namespace = None,
+            // Its create validates the object, whose namespace is then empty (create_object answers 422).
+            "create" if req.path.subresource.is_none() => {}
+            // Every other verb needs the object's key, and answers 400.
+            "deletecollection" => return delete::delete_collection(inner, &req),
+            _ => return Err(ApiError::namespace_required()),
+        }
+    }
+    if req.path.subresource.as_deref() == Some("scale") {
+        return crate::scale::handle(inner, &req, verb);
+    }
     match verb {
         "watch" => watch::watch(server, &req),
         "list" => list::list(inner, &req),

@@ -71,6 +71,7 @@ pub fn write_existing(
             Ok(Some(store_modified_from(txn, inner, &key, new, Some(old))))
         })?;
         if let Some(stored) = stored {
+            inner.gc.enqueue_owner_check(&key, &stored);
             break stored;
         }
     };

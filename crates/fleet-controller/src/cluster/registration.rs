@@ -197,10 +197,13 @@ async fn reconcile_inner(
         json!({"rules": content_rules()}),
     )
     .await?;
+    // Cluster-scoped: no ownerReference to the namespaced registration (kube-controller-manager never
+    // collects a cluster-scoped dependent of a namespaced owner); labelled instead, and deleted with the
+    // registration by [`remove_grants`].
     apply(
         &Api::<ClusterRoleBinding>::all(client.clone()),
         &account,
-        json!({"metadata": {"ownerReferences": owner},
+        json!({"metadata": {"labels": grant_labels(&reg_name, &namespace)},
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": CONTENT_ROLE},
             "subjects": subjects}),
     )
@@ -219,8 +222,7 @@ async fn reconcile_inner(
     apply(
         &Api::<Secret>::namespaced(client.clone(), system_ns),
         &grant,
-        json!({"metadata": {"labels": {fleet_api::labels::CLUSTER_REGISTRATION: reg_name,
-            fleet_api::labels::CLUSTER_REGISTRATION_NAMESPACE: namespace}},
+        json!({"metadata": {"labels": grant_labels(&reg_name, &namespace)},
         "type": "fleet.cattle.io/cluster-registration",
         "data": {
             "token": encode(&token),
@@ -242,7 +244,55 @@ async fn reconcile_inner(
     Ok(Action::await_change())
 }
 
-/// Deletes the registrations with the same clientID made before `granted` (Fleet keeps only the newest).
+/// The labels naming the registration a grant Secret or ClusterRoleBinding was made for.
+fn grant_labels(registration: &str, namespace: &str) -> Value {
+    json!({fleet_api::labels::CLUSTER_REGISTRATION: registration,
+        fleet_api::labels::CLUSTER_REGISTRATION_NAMESPACE: namespace})
+}
+
+/// Deletes what a registration was granted outside its namespace, which its ownerReference cannot take
+/// with it: the grant Secrets in the system registration namespace and the ClusterRoleBinding.
+pub async fn remove_grants(
+    client: &kube::Client,
+    namespace: &str,
+    registration: &str,
+) -> Result<()> {
+    let selector = format!(
+        "{}={registration},{}={namespace}",
+        fleet_api::labels::CLUSTER_REGISTRATION,
+        fleet_api::labels::CLUSTER_REGISTRATION_NAMESPACE,
+    );
+    let params = kube::api::ListParams::default().labels(&selector);
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), SYSTEM_REGISTRATION_NAMESPACE);
+    for secret in secrets.list_metadata(&params).await?.items {
+        ignore_missing(
+            secrets
+                .delete(&secret.name_any(), &Default::default())
+                .await,
+        )?;
+    }
+    let bindings: Api<ClusterRoleBinding> = Api::all(client.clone());
+    for binding in bindings.list_metadata(&params).await?.items {
+        ignore_missing(
+            bindings
+                .delete(&binding.name_any(), &Default::default())
+                .await,
+        )?;
+    }
+    Ok(())
+}
+
+/// `Ok` for a deletion that found nothing to delete.
+fn ignore_missing<T>(result: std::result::Result<T, kube::Error>) -> Result<()> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Deletes the registrations with the same clientID made before `granted` (Fleet keeps only the newest),
+/// with their grants.
 async fn remove_older_registrations(
     client: &kube::Client,
     granted: &ClusterRegistration,
@@ -254,11 +304,13 @@ async fn remove_older_registrations(
     let granted_age = age(granted);
     for older in api.list(&Default::default()).await?.items {
         if older.spec.client_id == granted.spec.client_id && age(&older) < granted_age {
-            match api.delete(&older.name_any(), &Default::default()).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(status)) if status.code == 404 => {}
-                Err(err) => return Err(err.into()),
-            }
+            remove_grants(
+                client,
+                &older.namespace().unwrap_or_default(),
+                &older.name_any(),
+            )
+            .await?;
+            ignore_missing(api.delete(&older.name_any(), &Default::default()).await)?;
         }
     }
     Ok(())

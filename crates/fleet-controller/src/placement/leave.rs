@@ -2,21 +2,22 @@
 //! BundleDeployments in its namespace are gone — each annotated `fleet.cattle.io/uninstall: orphan`
 //! first when the Cluster carries [`LEAVE_ANNOTATION`]` = orphan`, so its agent leaves the applied
 //! objects in place (KubeFleet's default) instead of uninstalling them — then deletes the cluster
-//! namespace (with the registration ServiceAccounts and RoleBindings in it), the grant Secrets and the
-//! ClusterRegistrations of the cluster (their Roles and ClusterRoleBindings follow by owner). While it
+//! namespace (with the registration ServiceAccounts and RoleBindings in it), the ClusterRegistrations of
+//! the cluster (their Roles and RoleBindings follow by owner) and their grant Secrets and
+//! ClusterRoleBindings (cluster-scoped or in another namespace, so deleted explicitly). While it
 //! leaves, the Bundle reconciler plans nothing for it ([`crate::bundle::target`]).
 
 use std::time::Duration;
 
-use fleet_api::{BundleDeployment, Cluster, ClusterRegistration, labels};
-use k8s_openapi::api::core::v1::{Namespace, Secret};
+use fleet_api::{BundleDeployment, Cluster, ClusterRegistration};
+use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use serde_json::json;
 
 use crate::bundle::content::ignore_missing;
-use crate::cluster::registration::SYSTEM_REGISTRATION_NAMESPACE;
+use crate::cluster::registration::remove_grants;
 use crate::context::Context;
 use crate::error::Result;
 
@@ -125,10 +126,10 @@ pub async fn leave(cluster: &Cluster, ctx: &Context) -> Result<Action> {
     Ok(Action::await_change())
 }
 
-/// Deletes the ClusterRegistrations that resolved to the cluster and their grant Secrets.
+/// Deletes the ClusterRegistrations that resolved to the cluster with their grants (grant Secrets and
+/// ClusterRoleBindings, which no ownerReference can take with the registration).
 async fn remove_registrations(ctx: &Context, namespace: &str, name: &str) -> Result<()> {
     let registrations: Api<ClusterRegistration> = Api::namespaced(ctx.client.clone(), namespace);
-    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), SYSTEM_REGISTRATION_NAMESPACE);
     for registration in registrations.list(&ListParams::default()).await?.items {
         if registration
             .status
@@ -138,24 +139,7 @@ async fn remove_registrations(ctx: &Context, namespace: &str, name: &str) -> Res
         {
             continue;
         }
-        let selector = format!(
-            "{}={},{}={namespace}",
-            labels::CLUSTER_REGISTRATION,
-            registration.name_any(),
-            labels::CLUSTER_REGISTRATION_NAMESPACE,
-        );
-        for secret in secrets
-            .list_metadata(&ListParams::default().labels(&selector))
-            .await?
-            .items
-        {
-            ignore_missing(
-                secrets
-                    .delete(&secret.name_any(), &DeleteParams::default())
-                    .await
-                    .map(|_| ()),
-            )?;
-        }
+        remove_grants(&ctx.client, namespace, &registration.name_any()).await?;
         ignore_missing(
             registrations
                 .delete(&registration.name_any(), &DeleteParams::default())
