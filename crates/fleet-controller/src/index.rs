@@ -19,7 +19,6 @@ use fleet_target::mapping::{NamespaceInfo, NamespaceMapping, bundle_namespaces};
 use fleet_target::model::{ClusterGroupInfo, ClusterInfo, ClusterKey};
 use fleet_target::selector::Labels;
 use fleet_target::targeting::{TargetingBundle, TargetingContext, target_cluster};
-use fleet_target::template_engine::BuiltinTemplater;
 use kube::ResourceExt;
 use kube::api::ObjectMeta;
 use serde::Serialize;
@@ -750,14 +749,7 @@ fn outcomes(state: &IndexState, cluster: &ClusterKey) -> BTreeMap<BundleKey, Str
             if !namespaces.contains(&cluster.namespace) {
                 return None;
             }
-            let outcome = target_cluster(
-                &state.clusters,
-                bundle,
-                &namespaces,
-                cluster,
-                &context,
-                &BuiltinTemplater,
-            );
+            let outcome = target_cluster(&state.clusters, bundle, &namespaces, cluster, &context);
             Some((key.clone(), format!("{outcome:?}")))
         })
         .collect()

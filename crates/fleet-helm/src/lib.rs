@@ -46,5 +46,9 @@ pub use chart::{
     ChartError, FileData, FileMap, Manifest, RenderOptions, Rendered, SetKind, apply_set,
     merge_maps, render_chart, values_from_json,
 };
+pub use funcs::Funcs;
+pub use template::exec::MissingKey;
+pub use template::lex::Syntax;
+pub use template::text::{TextOptions, render_text};
 pub use template::{TemplateError, TemplateSet};
 pub use value::Value;

@@ -15,7 +15,6 @@ use fleet_target::pipeline::{BundlePlanInput, plan_bundle};
 use fleet_target::rollout::RolloutStrategy;
 use fleet_target::selector::LabelSelector;
 use fleet_target::targeting::{TargetingBundle, TargetingContext};
-use fleet_target::template_engine::BuiltinTemplater;
 
 const NS: &str = "fleet-default";
 const CLUSTERS: usize = 1_000;
@@ -85,7 +84,7 @@ fn main() {
                 paused: false,
                 deployments: &deployments,
             };
-            let plan = plan_bundle(&index, &input, &BuiltinTemplater, &|t| {
+            let plan = plan_bundle(&index, &input, &|t| {
                 Ok(format!("s-manifest:{}", t.options.len()))
             })
             .expect("plan");

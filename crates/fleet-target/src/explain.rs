@@ -160,7 +160,6 @@ mod tests {
     use crate::placement::PlacementPolicy;
     use crate::rollout::RolloutStrategy;
     use crate::targeting::TargetingContext;
-    use crate::template_engine::BuiltinTemplater;
     use serde_json::json;
     use std::collections::BTreeMap;
 
@@ -210,7 +209,7 @@ mod tests {
             paused: false,
             deployments: &deployments,
         };
-        let plan = plan_bundle(&index, &input, &BuiltinTemplater, &|_| Ok("id".into())).unwrap();
+        let plan = plan_bundle(&index, &input, &|_| Ok("id".into())).unwrap();
         let lines: Vec<String> = explain(&index, &bundle, &ns, &plan)
             .iter()
             .map(ToString::to_string)

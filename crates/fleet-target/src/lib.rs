@@ -1,6 +1,8 @@
 //! Targeting and placement: cluster index, target matching, customizations, rollout partitions,
 //! scheduler. Pure: no network or Kubernetes I/O, no clock (callers pass the time), and every
-//! output sorted, so the same input always gives the same answer.
+//! output sorted, so the same input always gives the same answer — except where a fleet.yaml
+//! `${ }` template asks for the time or randomness (`now`, `uuidv4`, `rand*`), which Fleet
+//! evaluates at targeting too.
 //!
 //! Data flow: [`index::ClusterIndex`] → [`mapping::bundle_namespaces`] →
 //! [`targeting::compute_targets`] (matching, [`customization`], [`templating`]) → optionally
@@ -19,8 +21,8 @@
 //!   BundleDeployment labels: [`labels::deployment_labels`];
 //! - pieces: [`rollout::plan_rollout`], [`placement::schedule`],
 //!   [`placement::budget::plan_roll`], [`placement::membership`] (cluster conditions, automatic
-//!   taints), [`customization::merge_options`], [`templating::preprocess_helm_values`] with a
-//!   [`template_engine::ValuesTemplater`] (the built-in one, or a complete Go-template engine).
+//!   taints), [`customization::merge_options`], [`templating::preprocess_helm_values`] (Fleet's `${ }`
+//!   templating on fleet-helm's Go-template engine).
 
 pub mod bundle_spec;
 pub mod customization;
@@ -40,7 +42,6 @@ pub mod rollout;
 pub mod selector;
 pub mod serde_util;
 pub mod targeting;
-pub mod template_engine;
 pub mod templating;
 
-pub use error::TargetError;
+pub use error::{TargetError, TemplateProblem};

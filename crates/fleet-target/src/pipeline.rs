@@ -22,7 +22,6 @@ use crate::placement::{
 };
 use crate::rollout::{DeploymentState, RolloutPlan, RolloutStrategy, RolloutTarget, plan_rollout};
 use crate::targeting::{Target, Targeting, TargetingBundle, TargetingContext, compute_targets};
-use crate::template_engine::ValuesTemplater;
 
 /// The placement stage's input.
 #[derive(Debug, Clone)]
@@ -89,16 +88,9 @@ pub struct BundlePlan {
 pub fn plan_bundle(
     index: &ClusterIndex,
     input: &BundlePlanInput<'_>,
-    templater: &dyn ValuesTemplater,
     deployment_id: &dyn Fn(&Target) -> Result<String, TargetError>,
 ) -> Result<BundlePlan, TargetError> {
-    let targeting = compute_targets(
-        index,
-        input.bundle,
-        input.namespaces,
-        input.context,
-        templater,
-    )?;
+    let targeting = compute_targets(index, input.bundle, input.namespaces, input.context)?;
     let (targets, schedule_result) = match &input.placement {
         None => (targeting.targets.clone(), None),
         Some(stage) => {
@@ -271,7 +263,6 @@ mod tests {
     use crate::model::ClusterGroupInfo;
     use crate::placement::{ExistingPlacement, PlacementState};
     use crate::rollout::Outcome;
-    use crate::template_engine::BuiltinTemplater;
     use serde_json::json;
 
     const NS: &str = "fleet-default";
@@ -315,7 +306,7 @@ mod tests {
             paused: false,
             deployments,
         };
-        plan_bundle(&index(), &input, &BuiltinTemplater, &id).unwrap()
+        plan_bundle(&index(), &input, &id).unwrap()
     }
 
     /// A deployment applied and ready at `id`.

@@ -24,7 +24,6 @@ use crate::index::{ClusterIndex, IndexedCluster};
 use crate::matcher::ClusterMatcher;
 use crate::model::ClusterKey;
 use crate::selector::{LabelSelector, Labels};
-use crate::template_engine::ValuesTemplater;
 use crate::templating::preprocess_helm_values;
 
 /// A GitRepo target (`GitTarget`): a name and cluster criteria.
@@ -226,14 +225,13 @@ pub fn compute_targets(
     bundle: &TargetingBundle,
     namespaces: &[String],
     context: &TargetingContext,
-    templater: &dyn ValuesTemplater,
 ) -> Result<Targeting, TargetError> {
     bundle.validate()?;
     let prepared = bundle.prepared();
     let mut result = Targeting::default();
     for namespace in namespaces {
         for cluster in index.clusters_in(namespace) {
-            match outcome(bundle, &prepared, cluster, context, templater)? {
+            match outcome(bundle, &prepared, cluster, context)? {
                 ClusterOutcome::NotTargeted => {}
                 ClusterOutcome::Skipped(reason) => result.skipped.push(Skipped {
                     cluster: cluster.cluster.key(),
@@ -256,12 +254,11 @@ pub fn target_cluster(
     namespaces: &[String],
     cluster: &ClusterKey,
     context: &TargetingContext,
-    templater: &dyn ValuesTemplater,
 ) -> Result<ClusterOutcome, TargetError> {
     bundle.validate()?;
     match index.get(cluster) {
         Some(c) if namespaces.contains(&cluster.namespace) => {
-            outcome(bundle, &bundle.prepared(), c, context, templater)
+            outcome(bundle, &bundle.prepared(), c, context)
         }
         _ => Ok(ClusterOutcome::NotTargeted),
     }
@@ -277,14 +274,13 @@ pub fn affected_bundles(
     cluster: &ClusterKey,
     bundles: &[(TargetingBundle, Vec<String>)],
     context: &TargetingContext,
-    templater: &dyn ValuesTemplater,
 ) -> Vec<usize> {
     bundles
         .iter()
         .enumerate()
         .filter(|(_, (bundle, namespaces))| {
-            let old = target_cluster(before, bundle, namespaces, cluster, context, templater);
-            let new = target_cluster(after, bundle, namespaces, cluster, context, templater);
+            let old = target_cluster(before, bundle, namespaces, cluster, context);
+            let new = target_cluster(after, bundle, namespaces, cluster, context);
             old != new
         })
         .map(|(i, _)| i)
@@ -296,7 +292,6 @@ fn outcome(
     prepared: &[Prepared<'_>],
     cluster: &IndexedCluster,
     context: &TargetingContext,
-    templater: &dyn ValuesTemplater,
 ) -> Result<ClusterOutcome, TargetError> {
     let Some(target) = TargetingBundle::first_match(prepared, bundle.restricted(cluster), cluster)
     else {
@@ -341,7 +336,7 @@ fn outcome(
     if let Some(create) = context.create_namespace {
         options.insert("createNamespace".into(), create.into());
     }
-    preprocess_helm_values(&mut options, &cluster.cluster, templater)?;
+    preprocess_helm_values(&mut options, &cluster.cluster)?;
     Ok(ClusterOutcome::Targeted(Target {
         cluster: cluster.cluster.key(),
         target_name: target.name.clone(),
@@ -354,7 +349,6 @@ fn outcome(
 mod tests {
     use super::*;
     use crate::model::{ClusterGroupInfo, ClusterInfo};
-    use crate::template_engine::BuiltinTemplater;
     use serde_json::json;
 
     const NS: &str = "fleet-default";
@@ -419,14 +413,7 @@ mod tests {
     }
 
     fn run(b: &TargetingBundle) -> Targeting {
-        compute_targets(
-            &index(),
-            b,
-            &[NS.to_string()],
-            &TargetingContext::default(),
-            &BuiltinTemplater,
-        )
-        .unwrap()
+        compute_targets(&index(), b, &[NS.to_string()], &TargetingContext::default()).unwrap()
     }
 
     fn names(t: &Targeting) -> Vec<&str> {
@@ -599,14 +586,8 @@ mod tests {
             let index = ClusterIndex::new([ClusterInfo::new(NS, "local", labels)], []);
             let mut b = bundle(customizations, vec![all_clusters()]);
             b.target_customization_mode = CustomizationMode::AllMatches;
-            let t = compute_targets(
-                &index,
-                &b,
-                &[NS.into()],
-                &TargetingContext::default(),
-                &BuiltinTemplater,
-            )
-            .unwrap();
+            let t =
+                compute_targets(&index, &b, &[NS.into()], &TargetingContext::default()).unwrap();
             assert_eq!(t.targets[0].customizations, want, "{name}");
         }
     }
@@ -662,7 +643,6 @@ mod tests {
             &ClusterKey::new(NS, "one"),
             &bundles,
             &TargetingContext::default(),
-            &BuiltinTemplater,
         );
         // one leaves the dev bundle and its templated values change; the others are unaffected.
         assert_eq!(affected, [0, 2]);
@@ -777,7 +757,6 @@ mod tests {
                 allowed_target_namespace_selector: Some(LabelSelector::from_labels([("a", "b")])),
                 create_namespace: Some(false),
             },
-            &BuiltinTemplater,
         )
         .unwrap();
         assert_eq!(names(&t), ["four", "one", "three", "two"]);
@@ -799,14 +778,8 @@ mod tests {
                 json!({"clusterSelector": {"matchExpressions": [{"key": "a", "operator": "In"}]}}),
             ],
         );
-        let err = compute_targets(
-            &index(),
-            &b,
-            &[NS.into()],
-            &TargetingContext::default(),
-            &BuiltinTemplater,
-        )
-        .unwrap_err();
+        let err =
+            compute_targets(&index(), &b, &[NS.into()], &TargetingContext::default()).unwrap_err();
         assert_eq!(
             err.to_string(),
             "targets[0].clusterSelector.matchExpressions[0]: operator In needs at least one value"

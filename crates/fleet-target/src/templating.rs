@@ -1,25 +1,37 @@
 //! Per-cluster preprocessing of `helm.values` (Fleet's `preprocessHelmValues`): the
-//! `global.fleet.clusterLabels.<label>` substitution, then `${ }` templates in `values` and
+//! `global.fleet.clusterLabels.<label>` substitution, then the `${ }` templates of `values` and
 //! `templateValues` rendered against `{ClusterNamespace, ClusterName, ClusterLabels,
-//! ClusterAnnotations, ClusterValues}`.
+//! ClusterAnnotations, ClusterValues}` on fleet-helm's Go-template engine.
+//!
+//! This follows Rancher Fleet's code (`internal/cmd/controller/target/builder.go`), which the docs
+//! only sketch: the values are written out as YAML the way `sigs.k8s.io/yaml` writes them (Helm's
+//! `toYaml`: sorted keys, strings quoted only where YAML needs it), that whole text is one Go
+//! template with `${`/`}` delimiters, Sprig's functions minus `env`, `expandenv` and
+//! `getHostByName`, and `missingkey=error`, and its output is read back as YAML 1.1. So
+//! `replicas: ${ .ClusterLabels.replicas }` becomes the number 3, `${ … | quote }` written
+//! unquoted in fleet.yaml becomes a string without the quotes, and `${ toJson … }` a list or map.
+//! Each `templateValues` entry is a template of its own whose output is read as YAML; its keys
+//! replace those of `values`. Any error fails the cluster's targeting, as in Fleet; ours names
+//! the field the failing template is in (found by rendering the templated strings one at a time,
+//! each in its place in the YAML, once the whole text has failed).
 //!
 //! Fleet's quirks that change the DeploymentID are kept: nothing happens when the cluster has no
 //! labels left after cleaning; missing `helm` becomes `{}` and missing `values` becomes `{}`.
-//! Fleet renders the whole values document as YAML text; we render each string (and key)
-//! separately and, where Fleet's YAML emitter would have written the string unquoted, read the
-//! result back as a YAML 1.1 scalar, so `replicas: ${ .ClusterLabels.replicas }` becomes the
-//! number 3 as it does in Fleet. A template that renders to multi-line YAML stays a string.
+//! Values without any `${` are not sent through the YAML round trip, whose output would mean the
+//! same to Helm.
 
+use fleet_helm::{Funcs, MissingKey, Syntax, TemplateError, TextOptions, render_text};
 use serde_json::{Map, Value};
 
-use crate::error::TargetError;
+use crate::error::{TargetError, TemplateProblem};
 use crate::model::ClusterInfo;
 use crate::selector::Labels;
-use crate::template_engine::ValuesTemplater;
 
 /// Prefix of the magic string replaced by a cluster label's value.
 pub const CLUSTER_LABEL_PREFIX: &str = "global.fleet.clusterLabels.";
 const MAX_DEPTH: usize = 50;
+/// The field `values` templates are in, as errors name it.
+const VALUES_FIELD: &str = "helm.values";
 
 /// Labels exported to templates: Fleet's `CleanAnnotationsForExport` (drops keys containing
 /// `cattle.io/` or starting with `kubectl.kubernetes.io/`) with `fleet.cattle.io/*` and
@@ -62,11 +74,24 @@ pub fn template_context(cluster: &ClusterInfo) -> Value {
     })
 }
 
+/// How Fleet runs `${ }` templates: `${`/`}`, Sprig's map without environment or DNS access,
+/// `missingkey=error`.
+fn fleet_options() -> TextOptions<'static> {
+    TextOptions {
+        syntax: Syntax {
+            left: "${",
+            right: "}",
+            funcs: Funcs::sprig(),
+        },
+        missing_key: MissingKey::Error,
+        fuel: fleet_helm::template::exec::DEFAULT_FUEL,
+    }
+}
+
 /// Applies label substitution and templating to `options.helm` for `cluster`.
 pub fn preprocess_helm_values(
     options: &mut Map<String, Value>,
     cluster: &ClusterInfo,
-    templater: &dyn ValuesTemplater,
 ) -> Result<(), TargetError> {
     let labels = export_labels(&cluster.labels);
     if labels.is_empty() {
@@ -93,36 +118,31 @@ pub fn preprocess_helm_values(
     if template_values.is_none() && values.is_empty() {
         return Ok(());
     }
-    let fail = |field: String, message: String| TargetError::Template {
+    let fail = |(field, problem): FieldError| TargetError::Template {
         cluster: cluster.key().to_string(),
         field,
-        message,
+        problem,
     };
-    substitute_labels(values, &labels, 0, "helm.values").map_err(|(f, m)| fail(f, m))?;
+    substitute_labels(values, &labels, 0, VALUES_FIELD).map_err(fail)?;
     if disable_pre_process {
         return Ok(());
     }
     let context = template_context(cluster);
-    let rendered =
-        render_object(values, &context, templater, "helm.values").map_err(|(f, m)| fail(f, m))?;
+    let rendered = render_values(values, &context).map_err(fail)?;
     *values = rendered;
     for (key, template) in template_values.iter().flatten() {
         let field = format!("helm.templateValues.{key}");
         let Some(template) = template.as_str() else {
-            return Err(fail(field, "must be a string".into()));
+            return Err(fail((field, TemplateProblem::NotAString)));
         };
-        let text = templater
-            .render(template, &context)
-            .map_err(|m| fail(field.clone(), m))?;
-        // The rendered text and the parser's message may quote values, which can be secret.
-        let value = parse_yaml_value(&text)
-            .map_err(|_| fail(field, "the rendered template is not valid YAML".to_string()))?;
+        let value = render_template_value(&field, template, &context).map_err(fail)?;
         values.insert(key.clone(), value);
     }
     Ok(())
 }
 
-type FieldError = (String, String);
+/// A failed template's field and problem.
+pub type FieldError = (String, TemplateProblem);
 
 fn substitute_labels(
     values: &mut Map<String, Value>,
@@ -131,12 +151,7 @@ fn substitute_labels(
     path: &str,
 ) -> Result<(), FieldError> {
     if depth > MAX_DEPTH {
-        return Err((
-            path.to_string(),
-            format!(
-                "maximum recursion depth of {MAX_DEPTH} exceeded for cluster label prefix processing, too many nested values"
-            ),
-        ));
+        return Err((path.to_string(), TemplateProblem::TooDeep(MAX_DEPTH)));
     }
     for (key, value) in values.iter_mut() {
         let at = format!("{path}.{key}");
@@ -160,375 +175,175 @@ fn substitute_labels(
     Ok(())
 }
 
-fn render_object(
+/// Renders `helm.values` as Fleet's `processTemplateValues` does: the values written out as YAML,
+/// rendered as one template against `context` (a [`template_context`]), read back as YAML.
+pub fn render_values(
     values: &Map<String, Value>,
     context: &Value,
-    templater: &dyn ValuesTemplater,
-    path: &str,
 ) -> Result<Map<String, Value>, FieldError> {
-    let mut out = Map::new();
-    for (key, value) in values {
-        let at = format!("{path}.{key}");
-        let new_key = if key.contains("${") {
-            templater
-                .render(key, context)
-                .map_err(|m| (at.clone(), m))?
-        } else {
-            key.clone()
-        };
-        out.insert(new_key, render_value(value, context, templater, &at)?);
+    if !values
+        .iter()
+        .any(|(k, v)| k.contains("${") || has_template(v))
+    {
+        return Ok(values.clone());
     }
-    Ok(out)
+    let data = fleet_helm::values_from_json(context);
+    let document = Value::Object(values.clone());
+    match round_trip(&document, &data) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(Value::Null) => Ok(Map::new()),
+        Ok(_) => Err((VALUES_FIELD.to_string(), TemplateProblem::NotAMap)),
+        Err(whole) => Err(locate(&document, &data, &whole, &mut Vec::new())
+            .unwrap_or((VALUES_FIELD.to_string(), whole))),
+    }
 }
 
-fn render_value(
-    value: &Value,
+/// Renders one `templateValues` entry (Fleet's `processTemplateValuesData`): the template's output
+/// read as a YAML document (empty output is null).
+pub fn render_template_value(
+    field: &str,
+    template: &str,
     context: &Value,
-    templater: &dyn ValuesTemplater,
-    path: &str,
 ) -> Result<Value, FieldError> {
-    Ok(match value {
-        Value::String(s) if s.contains("${") => {
-            let text = templater
-                .render(s, context)
-                .map_err(|m| (path.to_string(), m))?;
-            if emitted_plain(s) {
-                read_plain(&text)
-            } else {
-                Value::String(text)
+    let data = fleet_helm::values_from_json(context);
+    let text = render_text(field, template, &data, &fleet_options())
+        .map_err(|e| (field.to_string(), problem(e)))?;
+    read_yaml(&text).map_err(|p| (field.to_string(), p))
+}
+
+/// Whether any string or key in `value` holds a `${`.
+fn has_template(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains("${"),
+        Value::Array(items) => items.iter().any(has_template),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains("${") || has_template(v)),
+        _ => false,
+    }
+}
+
+/// `document` as `sigs.k8s.io/yaml` writes it (numbers as Go's float64, as Fleet holds them),
+/// rendered against `data`, read back.
+fn round_trip(document: &Value, data: &fleet_helm::Value) -> Result<Value, TemplateProblem> {
+    let text = fleet_helm::yaml::to_yaml(&fleet_helm::values_from_json(document))
+        .map_err(TemplateProblem::Engine)?;
+    let rendered = render_text("values", &text, data, &fleet_options()).map_err(problem)?;
+    read_yaml(&rendered)
+}
+
+/// Reads rendered text as `sigs.k8s.io/yaml` does: the first YAML 1.1 document; empty is null.
+fn read_yaml(text: &str) -> Result<Value, TemplateProblem> {
+    if text.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    fleet_yaml::parse::first_value(text, "values").map_err(|e| TemplateProblem::NotYaml(e.message))
+}
+
+/// One step of the path from the values' root to a templated string.
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+fn field_of(path: &[Step]) -> String {
+    let mut field = VALUES_FIELD.to_string();
+    for step in path {
+        match step {
+            Step::Key(k) => {
+                field.push('.');
+                field.push_str(k);
             }
+            Step::Index(i) => field.push_str(&format!("[{i}]")),
         }
-        Value::Object(map) => Value::Object(render_object(map, context, templater, path)?),
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| render_value(v, context, templater, &format!("{path}[{i}]")))
-                .collect::<Result<_, _>>()?,
-        ),
-        other => other.clone(),
+    }
+    field
+}
+
+/// `leaf` wrapped in maps and lists along `path`: the leaf's only ancestors, so it is written out
+/// at the same depth and in the same style as in the whole document.
+fn skeleton(path: &[Step], leaf: Value) -> Value {
+    path.iter().rev().fold(leaf, |inner, step| match step {
+        Step::Key(k) => Value::Object(Map::from_iter([(k.clone(), inner)])),
+        Step::Index(_) => Value::Array(vec![inner]),
     })
 }
 
-/// Whether a YAML emitter writes this string without quotes (so its rendered text is re-read as
-/// a plain scalar).
-fn emitted_plain(s: &str) -> bool {
-    const INDICATORS: &str = "-?:,[]{}#&*!|>'\"%@`";
-    !s.is_empty()
-        && !s.starts_with(|c: char| INDICATORS.contains(c) || c.is_whitespace())
-        && !s.ends_with(char::is_whitespace)
-        && !s.contains(": ")
-        && !s.contains(" #")
-        && !s.contains('\n')
-        && !s.ends_with(':')
-}
-
-/// Reads rendered text that stands where a plain scalar stood: a flow collection (`[1,2]`,
-/// `{a: 1}`) becomes a list or map, anything else a scalar.
-fn read_plain(text: &str) -> Value {
-    let t = text.trim();
-    if t.starts_with(['[', '{'])
-        && let Ok(v) = serde_saphyr::from_str::<Value>(t)
-    {
-        return v;
-    }
-    resolve_scalar(text)
-}
-
-/// YAML 1.1 plain-scalar resolution (as Fleet's YAML library reads values): null, booleans
-/// (including yes/no/on/off), integers, floats; anything else stays a string.
-pub fn resolve_scalar(text: &str) -> Value {
-    let t = text.trim();
-    if t.contains('\n') {
-        return Value::String(text.to_string());
-    }
-    match t {
-        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
-        "true" | "True" | "TRUE" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "y" | "Y" => {
-            return Value::Bool(true);
+/// The first templated string (in the order the YAML writes them) that fails on its own as the
+/// whole document failed (`whole`): alone (its template's errors, with lines of its own text),
+/// then in its place in the YAML (what its output does to the document). A string that fails
+/// otherwise alone (half of an `if` whose `end` is in another value) is not blamed.
+fn locate(
+    value: &Value,
+    data: &fleet_helm::Value,
+    whole: &TemplateProblem,
+    path: &mut Vec<Step>,
+) -> Option<FieldError> {
+    let check = |path: &[Step], text: &str, leaf: Value| -> Option<FieldError> {
+        let alone = match render_text("values", text, data, &fleet_options()) {
+            Err(e) => Some(problem(e)),
+            Ok(_) => round_trip(&skeleton(path, leaf), data).err(),
+        };
+        alone
+            .filter(|p| same_failure(whole, p))
+            .map(|p| (field_of(path), p))
+    };
+    match value {
+        Value::String(s) if s.contains("${") => check(path, s, value.clone()),
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            for key in keys {
+                path.push(Step::Key(key.clone()));
+                let found = if key.contains("${") {
+                    check(path, key, Value::Null)
+                } else {
+                    None
+                }
+                .or_else(|| locate(&map[key], data, whole, path));
+                path.pop();
+                if found.is_some() {
+                    return found;
+                }
+            }
+            None
         }
-        "false" | "False" | "FALSE" | "no" | "No" | "NO" | "off" | "Off" | "OFF" | "n" | "N" => {
-            return Value::Bool(false);
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(Step::Index(i));
+                let found = locate(item, data, whole, path);
+                path.pop();
+                if found.is_some() {
+                    return found;
+                }
+            }
+            None
         }
-        _ => {}
+        _ => None,
     }
-    let digits = t.trim_start_matches(['-', '+']);
-    if !digits.is_empty()
-        && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
-        && let Ok(i) = t.replace('_', "").parse::<i64>()
-    {
-        return Value::from(i);
-    }
-    if let Some(hex) = t.strip_prefix("0x")
-        && let Ok(i) = i64::from_str_radix(hex, 16)
-    {
-        return Value::from(i);
-    }
-    let looks_float = t.chars().any(|c| c.is_ascii_digit())
-        && t.chars().all(|c| c.is_ascii_digit() || "+-.eE".contains(c))
-        && t.contains('.');
-    if looks_float
-        && let Ok(f) = t.parse::<f64>()
-        && let Some(n) = serde_json::Number::from_f64(f)
-    {
-        return Value::Number(n);
-    }
-    Value::String(text.to_string())
 }
 
-/// Reads a rendered `templateValues` entry: a scalar, or a YAML/JSON document for structured text.
-fn parse_yaml_value(text: &str) -> Result<Value, String> {
-    let trimmed = text.trim();
-    let structured = trimmed.starts_with(['{', '['])
-        || trimmed.contains('\n')
-        || trimmed.contains(": ")
-        || trimmed.starts_with("- ");
-    if !structured {
-        return Ok(resolve_scalar(trimmed));
+/// Whether a string's own failure is the one the whole document met (lines differ).
+fn same_failure(whole: &TemplateProblem, alone: &TemplateProblem) -> bool {
+    use TemplateProblem::*;
+    match (whole, alone) {
+        (Syntax { message: a, .. }, Syntax { message: b, .. }) => a == b,
+        (NotYaml(_), NotYaml(_)) => true,
+        (a, b) => a == b,
     }
-    serde_saphyr::from_str::<Value>(text).map_err(|e| e.to_string())
+}
+
+/// What the engine's error says, without the template's name (the field says where).
+fn problem(e: TemplateError) -> TemplateProblem {
+    match e {
+        TemplateError::Parse { line, message, .. } => TemplateProblem::Syntax { line, message },
+        TemplateError::At(at) => TemplateProblem::Execution {
+            expression: at.context,
+            message: at.message,
+        },
+        TemplateError::Fail { message, .. } => TemplateProblem::Failed(message),
+        TemplateError::Budget(_) => TemplateProblem::Budget,
+        TemplateError::Exec(message) => TemplateProblem::Engine(message),
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::template_engine::BuiltinTemplater;
-    use serde_json::json;
-
-    fn cluster() -> ClusterInfo {
-        let mut c = ClusterInfo::new(
-            "fleet-default",
-            "c1",
-            [
-                ("env", "prod"),
-                ("replicas", "3"),
-                ("management.cattle.io/cluster-display-name", "one"),
-                ("other.cattle.io/hidden", "x"),
-                ("kubectl.kubernetes.io/last-applied", "x"),
-            ],
-        );
-        c.annotations.insert("owner".into(), "team-a".into());
-        c.template_values.insert("tier".into(), json!("gold"));
-        c
-    }
-
-    fn run(options: Value, cluster: &ClusterInfo) -> Result<Value, TargetError> {
-        let Value::Object(mut map) = options else {
-            panic!()
-        };
-        preprocess_helm_values(&mut map, cluster, &BuiltinTemplater)?;
-        Ok(Value::Object(map))
-    }
-
-    #[test]
-    fn exported_labels_drop_cattle_but_keep_fleet_and_management() {
-        let labels = export_labels(&cluster().labels);
-        let keys: Vec<&str> = labels.keys().map(String::as_str).collect();
-        assert_eq!(
-            keys,
-            [
-                "env",
-                "management.cattle.io/cluster-display-name",
-                "replicas"
-            ]
-        );
-    }
-
-    #[test]
-    fn target_test_cases() {
-        let c = cluster();
-        let cases = [
-            (
-                "cluster label substitution, nested and in lists",
-                json!({"helm": {"values": {
-                    "a": "global.fleet.clusterLabels.env",
-                    "b": {"c": "global.fleet.clusterLabels.missing"},
-                    "l": [{"d": "global.fleet.clusterLabels.env"}, "global.fleet.clusterLabels.env"]
-                }}}),
-                json!({"helm": {"values": {
-                    "a": "prod", "b": {"c": ""},
-                    "l": [{"d": "prod"}, "global.fleet.clusterLabels.env"]
-                }}}),
-            ),
-            (
-                "templates see name, namespace, labels, annotations and values",
-                json!({"helm": {"values": {
-                    "name": "${ .ClusterName }.${ .ClusterNamespace }",
-                    "replicas": "${ .ClusterLabels.replicas }",
-                    "owner": "${ .ClusterAnnotations.owner }",
-                    "tier": "${ .ClusterValues.tier }",
-                    "quoted": "'${ .ClusterLabels.replicas }'",
-                    "${ .ClusterLabels.env }-key": true
-                }}}),
-                json!({"helm": {"values": {
-                    "name": "c1.fleet-default",
-                    "replicas": 3,
-                    "owner": "team-a",
-                    "tier": "gold",
-                    "quoted": "'3'",
-                    "prod-key": true
-                }}}),
-            ),
-            (
-                "templateValues render, parse and override values",
-                json!({"helm": {"values": {"a": 1, "b": 2}, "templateValues": {
-                    "b": "${ .ClusterLabels.replicas }",
-                    "m": "{\"k\": \"${ .ClusterName }\"}"
-                }}}),
-                json!({"helm": {"values": {"a": 1, "b": 3, "m": {"k": "c1"}}, "templateValues": {
-                    "b": "${ .ClusterLabels.replicas }",
-                    "m": "{\"k\": \"${ .ClusterName }\"}"
-                }}}),
-            ),
-            (
-                "disablePreProcess keeps templates but still substitutes labels",
-                json!({"helm": {"disablePreProcess": true, "values": {"t": "${ .ClusterName }", "l": "global.fleet.clusterLabels.env"}}}),
-                json!({"helm": {"disablePreProcess": true, "values": {"t": "${ .ClusterName }", "l": "prod"}}}),
-            ),
-            (
-                "no helm becomes an empty helm",
-                json!({}),
-                json!({"helm": {}}),
-            ),
-            (
-                "helm without values gets empty values",
-                json!({"helm": {"chart": "x"}}),
-                json!({"helm": {"chart": "x", "values": {}}}),
-            ),
-        ];
-        for (name, input, want) in cases {
-            assert_eq!(run(input, &c).unwrap(), want, "{name}");
-        }
-    }
-
-    /// Fleet's `TestProcessTemplateValues` (target_test.go), through the whole preprocessing.
-    #[test]
-    fn fleet_process_template_values() {
-        let mut c = ClusterInfo::new(
-            "dev-clusters",
-            "my-cluster",
-            [
-                ("name", "local"),
-                ("envType", "dev"),
-                (
-                    "really-long-label-name-with-many-many-characters-in-it",
-                    "foobar",
-                ),
-            ],
-        );
-        c.annotations.insert("testAnnotation".into(), "test".into());
-        c.template_values = json!({
-            "topLevel": "foo",
-            "nested": {"secondTier": {"thirdTier": "bar"}},
-            "items": ["one", "two"],
-            "list": ["alpha", "beta", "omega"]
-        })
-        .as_object()
-        .cloned()
-        .unwrap();
-        let options = json!({"namespace": "default", "helm": {
-            "releaseName": "labels",
-            "templateValues": {
-                "mapData": "${- range $key := .ClusterValues.items }\n\"${ $key }\":\n  nested: \"true\"\n${- end}\n",
-                "listData": "${- range $key := .ClusterValues.items }\n- \"${ $key }\":\n  nested: \"true\"\n${- end}\n"
-            },
-            "values": {
-                "clusterName": "${ .ClusterLabels.name }",
-                "fromAnnotation": "${ .ClusterAnnotations.testAnnotation }",
-                "clusterNamespace": "${ .ClusterNamespace }",
-                "fleetClusterName": "${ .ClusterName }",
-                "reallyLongClusterName": "kubernets.io/cluster/${ index .ClusterLabels \"really-long-label-name-with-many-many-characters-in-it\" }",
-                "missingLabel": "${ if hasKey .ClusterLabels \"missing\" }${ .ClusterLabels.missing }${ else }missing${ end}",
-                "list": "${ list 1 2 3 | toJson }",
-                "customStruct": [
-                    {"name": "${ .ClusterValues.topLevel }", "key1": "value1", "key2": "value2"},
-                    {"element2": "${ .ClusterValues.nested.secondTier.thirdTier }"},
-                    {"element3_${ .ClusterLabels.envType }": "${ .ClusterLabels.name }"}
-                ],
-                "funcs": {
-                    "upper": "${ .ClusterValues.topLevel | upper }_test",
-                    "join": "${ .ClusterValues.list | join \",\" }"
-                }
-            }
-        }});
-        let out = run(options, &c).unwrap();
-        let values = &out["helm"]["values"];
-        assert_eq!(values["clusterName"], "local");
-        assert_eq!(values["fromAnnotation"], "test");
-        assert_eq!(values["clusterNamespace"], "dev-clusters");
-        assert_eq!(values["fleetClusterName"], "my-cluster");
-        assert_eq!(
-            values["reallyLongClusterName"],
-            "kubernets.io/cluster/foobar"
-        );
-        assert_eq!(values["missingLabel"], "missing");
-        assert_eq!(values["list"], json!([1, 2, 3]));
-        assert_eq!(values["customStruct"][0]["name"], "foo");
-        assert_eq!(values["customStruct"][1]["element2"], "bar");
-        assert_eq!(values["customStruct"][2]["element3_dev"], "local");
-        assert_eq!(values["funcs"]["upper"], "FOO_test");
-        assert_eq!(values["funcs"]["join"], "alpha,beta,omega");
-        assert_eq!(
-            values["mapData"],
-            json!({"one": {"nested": "true"}, "two": {"nested": "true"}})
-        );
-        assert_eq!(
-            values["listData"],
-            json!([{"one": null, "nested": "true"}, {"two": null, "nested": "true"}])
-        );
-    }
-
-    #[test]
-    fn clusters_without_exportable_labels_are_untouched() {
-        let c = ClusterInfo::new("ns", "c", [("fleet.cattle.io/x", "y")]);
-        // fleet.cattle.io labels are exported, so this cluster is templated...
-        assert_eq!(run(json!({}), &c).unwrap(), json!({"helm": {}}));
-        // ...while one with only other cattle.io labels is not.
-        let c = ClusterInfo::new("ns", "c", [("provisioning.cattle.io/x", "y")]);
-        let input = json!({"helm": {"values": {"t": "${ .ClusterName }"}}});
-        assert_eq!(run(input.clone(), &c).unwrap(), input);
-    }
-
-    #[test]
-    fn template_errors_name_cluster_and_field() {
-        let err = run(
-            json!({"helm": {"values": {"a": {"b": "${ .ClusterLabels.nope }"}}}}),
-            &cluster(),
-        )
-        .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "cluster fleet-default/c1: helm.values.a.b: map has no entry for key \"nope\""
-        );
-        let err = run(
-            json!({"helm": {"templateValues": {"x": "${ env \"HOME\" }"}}}),
-            &cluster(),
-        )
-        .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "cluster fleet-default/c1: helm.templateValues.x: function \"env\" not defined"
-        );
-        let err = run(
-            json!({"helm": {"templateValues": {"x": "password: [${ .ClusterName }"}}}),
-            &cluster(),
-        )
-        .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "cluster fleet-default/c1: helm.templateValues.x: the rendered template is not valid YAML"
-        );
-    }
-
-    #[test]
-    fn scalar_resolution() {
-        assert_eq!(resolve_scalar("3"), json!(3));
-        assert_eq!(resolve_scalar("-4"), json!(-4));
-        assert_eq!(resolve_scalar("1.5"), json!(1.5));
-        assert_eq!(resolve_scalar("yes"), json!(true));
-        assert_eq!(resolve_scalar("off"), json!(false));
-        assert_eq!(resolve_scalar("~"), Value::Null);
-        assert_eq!(resolve_scalar("prod"), json!("prod"));
-        assert_eq!(resolve_scalar("1.2.3"), json!("1.2.3"));
-    }
-}
+mod tests;

@@ -151,7 +151,6 @@ pub fn match_cluster(
         &targeting_bundle,
         &[TEST_NAMESPACE.to_string()],
         &TargetingContext::default(),
-        &fleet_target::template_engine::BuiltinTemplater,
     )
     .map_err(|err| MatchError::Targeting(err.to_string()))?;
     if let Some(skipped) = result.skipped.first() {

@@ -29,7 +29,6 @@ use fleet_target::rollout::{
 };
 use fleet_target::selector::LabelSelector;
 use fleet_target::targeting::{Target, TargetingContext, compute_targets};
-use fleet_target::template_engine::BuiltinTemplater;
 use kube::ResourceExt;
 use kube::api::ObjectMeta;
 
@@ -131,7 +130,6 @@ pub fn targeted(
         &parts.targeting,
         &namespaces,
         &context_with(namespace_selector),
-        &BuiltinTemplater,
     )?;
     let manifest_id = hash::manifest_id(&bundle.spec.resources);
     let sets = OptionSets::new(&manifest_id);
@@ -393,7 +391,7 @@ fn plan_placed(
         paused: parts.paused,
         deployments: current,
     };
-    let planned = plan_bundle(&state.clusters, &input, &BuiltinTemplater, &id_of)?;
+    let planned = plan_bundle(&state.clusters, &input, &id_of)?;
     let requeue_at = [
         planned.schedule.as_ref().and_then(|s| s.requeue_at),
         planned.budget.as_ref().and_then(|b| b.requeue_at),

@@ -11,6 +11,20 @@ use crate::value::{
 };
 use minijinja::value::ValueKind;
 
+/// Sprig's own versions of what Helm replaces, for a map without Helm's functions ([`super::Funcs::sprig`]):
+/// Sprig's `fromJson` reads any JSON value and gives nil for text that is not JSON.
+pub(super) fn register_sprig_overrides(t: &mut Table) {
+    t.insert("fromJson", |_, a| {
+        arity("fromJson", a, 1)?;
+        Ok(
+            match serde_json::from_str::<serde_json::Value>(&str_arg(&a[0])) {
+                Ok(v) => from_json_floats(&v),
+                Err(_) => crate::value::nil(),
+            },
+        )
+    });
+}
+
 pub(super) fn register(t: &mut Table) {
     t.insert("toYaml", |_, a| {
         arity("toYaml", a, 1)?;

@@ -41,28 +41,56 @@ pub enum FuncError {
 pub type FuncResult = Result<Value, FuncError>;
 pub type Func = fn(&mut Exec<'_>, &[Value]) -> FuncResult;
 
-/// The table of functions by name.
+/// The table of functions by name, and the names the evaluator binds itself.
 pub struct Funcs {
     table: Table,
+    late_bound: &'static [&'static str],
 }
+
+/// Functions the evaluator binds itself in Helm's map: `and`/`or` evaluate their arguments lazily, `include`/`tpl`
+/// need the template set.
+pub const HELM_LATE_BOUND: &[&str] = &["and", "or", "include", "tpl"];
+
+/// The evaluator's own functions in a map without Helm's: Go's lazy `and`/`or`.
+const GO_LATE_BOUND: &[&str] = &["and", "or"];
 
 impl Funcs {
     /// Go's builtins plus all Sprig and Helm functions.
     pub fn helm() -> &'static Funcs {
-        static FUNCS: LazyLock<Funcs> = LazyLock::new(|| {
-            let mut table = Table::default();
-            builtins::register(&mut table);
-            strings::register(&mut table);
-            collections::register(&mut table);
-            math::register(&mut table);
-            encoding::register(&mut table);
-            random::register(&mut table);
-            crypto::register(&mut table);
-            semver::register(&mut table);
-            dates::register(&mut table);
-            Funcs { table }
+        static FUNCS: LazyLock<Funcs> = LazyLock::new(|| Funcs {
+            table: helm_table(),
+            late_bound: HELM_LATE_BOUND,
         });
         &FUNCS
+    }
+
+    /// Go's builtins plus Sprig's `TxtFuncMap` (v3.3.0) without `env`, `expandenv` and `getHostByName`: the map
+    /// Rancher Fleet gives `${ }` templates in fleet.yaml (its `tplFuncMap`, which also deletes `include` and `tpl`,
+    /// names Sprig never had). Helm's additions (`toYaml`, `fromYaml`, `required`, `lookup`, `include`, `tpl`, …) are
+    /// not in it, and `fromJson` is Sprig's (any JSON value, nil when the text is not JSON) rather than Helm's.
+    pub fn sprig() -> &'static Funcs {
+        static FUNCS: LazyLock<Funcs> = LazyLock::new(|| {
+            let helm = helm_table();
+            let mut table: Table = helm
+                .into_iter()
+                .filter(|(name, _)| {
+                    (SPRIG.contains(name) || GO_BUILTINS.contains(name))
+                        && !SPRIG_REMOVED.contains(name)
+                })
+                .collect();
+            encoding::register_sprig_overrides(&mut table);
+            Funcs {
+                table,
+                late_bound: GO_LATE_BOUND,
+            }
+        });
+        &FUNCS
+    }
+
+    /// The evaluator's own spelling of `name` when the evaluator binds it itself (lazy `and`/`or`; Helm's
+    /// `include`/`tpl`).
+    pub fn late_bound(&self, name: &str) -> Option<&'static str> {
+        self.late_bound.iter().copied().find(|n| *n == name)
     }
 
     pub fn get(&self, name: &str) -> Option<Func> {
@@ -82,6 +110,244 @@ impl Funcs {
         self.table.keys()
     }
 }
+
+fn helm_table() -> Table {
+    let mut table = Table::default();
+    builtins::register(&mut table);
+    strings::register(&mut table);
+    collections::register(&mut table);
+    math::register(&mut table);
+    encoding::register(&mut table);
+    random::register(&mut table);
+    crypto::register(&mut table);
+    semver::register(&mut table);
+    dates::register(&mut table);
+    table
+}
+
+/// Go `text/template`'s builtin functions (`and`/`or` are late-bound).
+const GO_BUILTINS: &[&str] = &[
+    "call", "eq", "ge", "gt", "html", "index", "js", "le", "len", "lt", "ne", "not", "print",
+    "printf", "println", "slice", "urlquery",
+];
+
+/// What Fleet deletes from Sprig's map (`env`/`expandenv` read the process environment, `getHostByName` asks DNS).
+const SPRIG_REMOVED: &[&str] = &["env", "expandenv", "getHostByName"];
+
+/// The names in Sprig v3.3.0's `TxtFuncMap` (the version Rancher Fleet builds with).
+const SPRIG: &[&str] = &[
+    "abbrev",
+    "abbrevboth",
+    "add",
+    "add1",
+    "add1f",
+    "addf",
+    "adler32sum",
+    "ago",
+    "all",
+    "any",
+    "append",
+    "atoi",
+    "b32dec",
+    "b32enc",
+    "b64dec",
+    "b64enc",
+    "base",
+    "bcrypt",
+    "biggest",
+    "buildCustomCert",
+    "camelcase",
+    "cat",
+    "ceil",
+    "chunk",
+    "clean",
+    "coalesce",
+    "compact",
+    "concat",
+    "contains",
+    "date",
+    "dateInZone",
+    "dateModify",
+    "date_in_zone",
+    "date_modify",
+    "decryptAES",
+    "deepCopy",
+    "deepEqual",
+    "default",
+    "derivePassword",
+    "dict",
+    "dig",
+    "dir",
+    "div",
+    "divf",
+    "duration",
+    "durationRound",
+    "empty",
+    "encryptAES",
+    "env",
+    "expandenv",
+    "ext",
+    "fail",
+    "first",
+    "float64",
+    "floor",
+    "fromJson",
+    "genCA",
+    "genCAWithKey",
+    "genPrivateKey",
+    "genSelfSignedCert",
+    "genSelfSignedCertWithKey",
+    "genSignedCert",
+    "genSignedCertWithKey",
+    "get",
+    "getHostByName",
+    "has",
+    "hasKey",
+    "hasPrefix",
+    "hasSuffix",
+    "hello",
+    "htmlDate",
+    "htmlDateInZone",
+    "htpasswd",
+    "indent",
+    "initial",
+    "initials",
+    "int",
+    "int64",
+    "isAbs",
+    "join",
+    "kebabcase",
+    "keys",
+    "kindIs",
+    "kindOf",
+    "last",
+    "list",
+    "lower",
+    "max",
+    "maxf",
+    "merge",
+    "mergeOverwrite",
+    "min",
+    "minf",
+    "mod",
+    "mul",
+    "mulf",
+    "mustAppend",
+    "mustChunk",
+    "mustCompact",
+    "mustDateModify",
+    "mustDeepCopy",
+    "mustFirst",
+    "mustFromJson",
+    "mustHas",
+    "mustInitial",
+    "mustLast",
+    "mustMerge",
+    "mustMergeOverwrite",
+    "mustPrepend",
+    "mustPush",
+    "mustRegexFind",
+    "mustRegexFindAll",
+    "mustRegexMatch",
+    "mustRegexReplaceAll",
+    "mustRegexReplaceAllLiteral",
+    "mustRegexSplit",
+    "mustRest",
+    "mustReverse",
+    "mustSlice",
+    "mustToDate",
+    "mustToJson",
+    "mustToPrettyJson",
+    "mustToRawJson",
+    "mustUniq",
+    "mustWithout",
+    "must_date_modify",
+    "nindent",
+    "nospace",
+    "now",
+    "omit",
+    "osBase",
+    "osClean",
+    "osDir",
+    "osExt",
+    "osIsAbs",
+    "pick",
+    "pluck",
+    "plural",
+    "prepend",
+    "push",
+    "quote",
+    "randAlpha",
+    "randAlphaNum",
+    "randAscii",
+    "randBytes",
+    "randInt",
+    "randNumeric",
+    "regexFind",
+    "regexFindAll",
+    "regexMatch",
+    "regexQuoteMeta",
+    "regexReplaceAll",
+    "regexReplaceAllLiteral",
+    "regexSplit",
+    "repeat",
+    "replace",
+    "rest",
+    "reverse",
+    "round",
+    "semver",
+    "semverCompare",
+    "seq",
+    "set",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "shuffle",
+    "slice",
+    "snakecase",
+    "sortAlpha",
+    "split",
+    "splitList",
+    "splitn",
+    "squote",
+    "sub",
+    "subf",
+    "substr",
+    "swapcase",
+    "ternary",
+    "title",
+    "toDate",
+    "toDecimal",
+    "toJson",
+    "toPrettyJson",
+    "toRawJson",
+    "toString",
+    "toStrings",
+    "trim",
+    "trimAll",
+    "trimPrefix",
+    "trimSuffix",
+    "trimall",
+    "trunc",
+    "tuple",
+    "typeIs",
+    "typeIsLike",
+    "typeOf",
+    "uniq",
+    "unixEpoch",
+    "unset",
+    "until",
+    "untilStep",
+    "untitle",
+    "upper",
+    "urlJoin",
+    "urlParse",
+    "uuidv4",
+    "values",
+    "without",
+    "wrap",
+    "wrapWith",
+];
 
 pub(crate) type Table = HashMap<&'static str, Func, BuildHasherDefault<NameHasher>>;
 
@@ -463,12 +729,43 @@ mod tests {
             "urlParse",
             "urlJoin",
         ];
-        let late_bound = crate::template::parse::LATE_BOUND;
+        let late_bound = super::HELM_LATE_BOUND;
         let missing: Vec<&&str> = HELM
             .iter()
             .filter(|n| !late_bound.contains(n) && !Funcs::helm().contains(n))
             .collect();
         assert!(missing.is_empty(), "missing functions: {missing:?}");
         assert!(!Funcs::helm().contains("env") && !Funcs::helm().contains("expandenv"));
+    }
+
+    /// Fleet's map: every Sprig v3.3.0 function and Go builtin but the three Fleet deletes, none of Helm's
+    /// additions.
+    #[test]
+    fn sprig_function_map_is_fleets() {
+        let sprig = Funcs::sprig();
+        let missing: Vec<&&str> = super::SPRIG
+            .iter()
+            .chain(super::GO_BUILTINS)
+            .filter(|n| !super::SPRIG_REMOVED.contains(n) && !sprig.contains(n))
+            .collect();
+        assert!(missing.is_empty(), "missing functions: {missing:?}");
+        for name in [
+            "env",
+            "expandenv",
+            "getHostByName",
+            "toYaml",
+            "fromYaml",
+            "required",
+            "lookup",
+            "include",
+            "tpl",
+        ] {
+            assert!(
+                !sprig.contains(name) && sprig.late_bound(name).is_none(),
+                "{name}"
+            );
+        }
+        assert_eq!(sprig.late_bound("and"), Some("and"));
+        assert_eq!(Funcs::helm().late_bound("tpl"), Some("tpl"));
     }
 }

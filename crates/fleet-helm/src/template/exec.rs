@@ -48,6 +48,17 @@ pub struct Exec<'a> {
     pub rng: crate::funcs::Rng,
     /// Set when a string that is not UTF-8 was printed: what Helm's YAML parser will say about the output.
     pub invalid_utf8: Option<&'static str>,
+    missing_key: MissingKey,
+}
+
+/// What a field of a map that has no such key gives: Go's `missingkey` option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MissingKey {
+    /// Nil (`missingkey=zero`, and the default for maps of interfaces): printed as `<no value>`. Helm's choice.
+    #[default]
+    Zero,
+    /// An error, `map has no entry for key "NAME"` (`missingkey=error`).
+    Error,
 }
 
 /// The templates a `tpl` string defines, by name.
@@ -133,7 +144,13 @@ impl<'a> Exec<'a> {
             depth: 0,
             rng: crate::funcs::Rng::default(),
             invalid_utf8: None,
+            missing_key: MissingKey::Zero,
         }
+    }
+
+    pub fn with_missing_key(mut self, missing_key: MissingKey) -> Self {
+        self.missing_key = missing_key;
+        self
     }
 
     pub fn with_fuel(mut self, fuel: u64) -> Self {
@@ -516,7 +533,10 @@ impl<'a> Exec<'a> {
             // Objects other than our plain maps (the common case, which have no methods) may have methods
             // (`.Files.Get`, `.Capabilities.APIVersions.Has`); as in Go, a method wins over a map key of the same name.
             if !has_args && let Some(m) = receiver.downcast_object_ref::<crate::value::GoMap>() {
-                receiver = m.get(field).unwrap_or_default();
+                receiver = match m.get(field) {
+                    Some(v) => v,
+                    None => self.missing(scope, pos, node, field)?,
+                };
                 continue;
             }
             let plain_map = receiver
@@ -563,13 +583,13 @@ impl<'a> Exec<'a> {
                             format!("{field} is not a method but has arguments"),
                         ));
                     }
-                    match receiver.downcast_object_ref::<crate::value::GoMap>() {
-                        Some(m) => m.get(field).unwrap_or_default(),
-                        None => receiver
-                            .get_attr(field)
-                            .ok()
-                            .filter(|v| !v.is_undefined())
-                            .unwrap_or_default(),
+                    let found = match receiver.downcast_object_ref::<crate::value::GoMap>() {
+                        Some(m) => m.get(field),
+                        None => receiver.get_attr(field).ok().filter(|v| !v.is_undefined()),
+                    };
+                    match found {
+                        Some(v) => v,
+                        None => self.missing(scope, pos, node, field)?,
                     }
                 }
                 ValueKind::None | ValueKind::Undefined => {
@@ -594,6 +614,20 @@ impl<'a> Exec<'a> {
             };
         }
         Ok(receiver)
+    }
+
+    /// The value of a map's missing key `field`, as the `missingkey` option says.
+    #[cold]
+    fn missing(&self, scope: &Scope<'_>, pos: usize, node: &Arg, field: &str) -> R<Value> {
+        match self.missing_key {
+            MissingKey::Zero => Ok(Value::default()),
+            MissingKey::Error => Err(self.error(
+                scope,
+                pos,
+                &scope.code.show(node).to_string(),
+                format!("map has no entry for key {field:?}"),
+            )),
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -630,7 +664,7 @@ impl<'a> Exec<'a> {
             }
             return Ok(v);
         }
-        if func.is_none() && !super::parse::LATE_BOUND.contains(&name) {
+        if func.is_none() && self.funcs.late_bound(name).is_none() {
             return Err(self.error(scope, pos, name, format!("function {name:?} not defined")));
         }
         let mut values = self.spare.args();

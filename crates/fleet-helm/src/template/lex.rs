@@ -1,9 +1,12 @@
-//! The lexer for Go `text/template` source: splits text from `{{ … }}` actions, applies `{{-`/`-}}` trimming and
-//! produces the tokens inside actions with their byte offsets (Go reports positions as byte offsets).
+//! The lexer for Go `text/template` source: splits text from `{{ … }}` actions (or actions between other delimiters,
+//! Go's `Delims`), applies `{{-`/`-}}` trimming and produces the tokens inside actions with their byte offsets (Go
+//! reports positions as byte offsets). Function names resolve against the [`Syntax`]'s function map, as Go's parser
+//! checks them against the template's `Funcs`.
 
 use std::sync::Arc;
 
 use super::TemplateError;
+use crate::funcs::Funcs;
 
 /// One token with the byte offset where it starts in the template source. Tokens own nothing (a string's text is
 /// kept aside, [`Tok::String`]), so a file's token vector is emptied without visiting its tokens.
@@ -87,12 +90,88 @@ impl Keyword {
     }
 }
 
-struct Lexer<'a> {
+/// How a template source is read: the action delimiters (Go's `Delims`) and the function map names resolve against
+/// (Go's `Funcs`). Helm's is `{{`/`}}` with Helm's functions ([`Syntax::helm`]).
+#[derive(Clone, Copy)]
+pub struct Syntax<'d> {
+    pub left: &'d str,
+    pub right: &'d str,
+    pub funcs: &'static Funcs,
+}
+
+impl Syntax<'static> {
+    /// `{{`/`}}` and Helm's function map.
+    pub fn helm() -> Self {
+        Syntax {
+            left: "{{",
+            right: "}}",
+            funcs: Funcs::helm(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Syntax<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Syntax")
+            .field("left", &self.left)
+            .field("right", &self.right)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where actions start and end. Helm's `{{`/`}}` is its own type so that the lexer of every chart compiles with the
+/// delimiters as constants; other delimiters are read at run time.
+trait Delims: Copy {
+    /// The offset of the first left delimiter in `s`.
+    fn find_left(&self, s: &str) -> Option<usize>;
+    fn left_len(&self) -> usize;
+    fn right(&self) -> &[u8];
+}
+
+#[derive(Clone, Copy)]
+struct Braces;
+
+impl Delims for Braces {
+    #[inline]
+    fn find_left(&self, s: &str) -> Option<usize> {
+        find_left_delim(s)
+    }
+    #[inline]
+    fn left_len(&self) -> usize {
+        2
+    }
+    #[inline]
+    fn right(&self) -> &[u8] {
+        b"}}"
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Custom<'d> {
+    left: &'d [u8],
+    right: &'d [u8],
+}
+
+impl Delims for Custom<'_> {
+    fn find_left(&self, s: &str) -> Option<usize> {
+        memchr::memmem::find(s.as_bytes(), self.left)
+    }
+    fn left_len(&self) -> usize {
+        self.left.len()
+    }
+    fn right(&self) -> &[u8] {
+        self.right
+    }
+}
+
+struct Lexer<'a, D> {
     name: &'a str,
     src: &'a str,
     pos: usize,
     tokens: Vec<Token>,
     strings: Vec<Arc<str>>,
+    delims: D,
+    funcs: &'static Funcs,
 }
 
 /// Splits `src` into tokens, into `tokens` (cleared first), so one vector can serve many files: a chart's token
@@ -103,6 +182,36 @@ pub fn lex_into(
     name: &str,
     src: &str,
     tokens: &mut Vec<Token>,
+    syntax: &Syntax<'_>,
+) -> Result<Vec<Arc<str>>, TemplateError> {
+    // Go falls back to the default for an empty delimiter.
+    let left = if syntax.left.is_empty() {
+        "{{"
+    } else {
+        syntax.left
+    };
+    let right = if syntax.right.is_empty() {
+        "}}"
+    } else {
+        syntax.right
+    };
+    if left == "{{" && right == "}}" {
+        lex_with(name, src, tokens, Braces, syntax.funcs)
+    } else {
+        let delims = Custom {
+            left: left.as_bytes(),
+            right: right.as_bytes(),
+        };
+        lex_with(name, src, tokens, delims, syntax.funcs)
+    }
+}
+
+fn lex_with<D: Delims>(
+    name: &str,
+    src: &str,
+    tokens: &mut Vec<Token>,
+    delims: D,
+    funcs: &'static Funcs,
 ) -> Result<Vec<Arc<str>>, TemplateError> {
     tokens.clear();
     // Charts average one token per twelve bytes of template source, dense files one per eight: room for that means
@@ -118,6 +227,8 @@ pub fn lex_into(
         pos: 0,
         tokens: std::mem::take(tokens),
         strings: Vec::new(),
+        delims,
+        funcs,
     };
     let r = lexer.run();
     *tokens = lexer.tokens;
@@ -155,7 +266,7 @@ fn is_space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\r' | b'\n')
 }
 
-impl<'a> Lexer<'a> {
+impl<'a, D: Delims> Lexer<'a, D> {
     fn error(&self, pos: usize, msg: impl Into<String>) -> TemplateError {
         TemplateError::parse(self.name, self.src, pos, msg.into())
     }
@@ -165,7 +276,7 @@ impl<'a> Lexer<'a> {
         let mut trim_next_text = false;
         loop {
             let rest = &self.src[self.pos..];
-            let Some(open) = find_left_delim(rest) else {
+            let Some(open) = self.delims.find_left(rest) else {
                 self.push_text(rest, trim_next_text, false);
                 self.tokens.push(Token {
                     kind: Tok::Eof,
@@ -175,10 +286,13 @@ impl<'a> Lexer<'a> {
                 return Ok(());
             };
             let action_start = self.pos + open;
-            let trim_left = bytes.get(action_start + 2) == Some(&b'-')
-                && bytes.get(action_start + 3).is_some_and(|c| is_space(*c));
+            let left_len = self.delims.left_len();
+            let trim_left = bytes.get(action_start + left_len) == Some(&b'-')
+                && bytes
+                    .get(action_start + left_len + 1)
+                    .is_some_and(|c| is_space(*c));
             self.push_text(&rest[..open], trim_next_text, trim_left);
-            let mut inner = action_start + 2;
+            let mut inner = action_start + left_len;
             if trim_left {
                 inner += 2;
             }
@@ -189,11 +303,12 @@ impl<'a> Lexer<'a> {
                 };
                 let mut after = inner + 2 + end + 2;
                 let mut trim_right = false;
-                if self.src[after..].starts_with(" -}}") {
+                let right = self.delims.right();
+                if bytes[after..].starts_with(b" -") && bytes[after + 2..].starts_with(right) {
                     trim_right = true;
-                    after += 4;
-                } else if self.src[after..].starts_with("}}") {
-                    after += 2;
+                    after += 2 + right.len();
+                } else if bytes[after..].starts_with(right) {
+                    after += right.len();
                 } else {
                     return Err(self.error(action_start, "comment ends before closing delimiter"));
                 }
@@ -254,15 +369,18 @@ impl<'a> Lexer<'a> {
                 && is_space(c)
             {
                 // Most spaces are followed by a name: test one byte before comparing three.
+                let right = self.delims.right();
                 if bytes.get(self.pos + 1) == Some(&b'-')
-                    && bytes.get(self.pos + 2..self.pos + 4) == Some(b"}}")
+                    && bytes
+                        .get(self.pos + 2..)
+                        .is_some_and(|b| b.starts_with(right))
                 {
                     self.tokens.push(Token {
                         kind: Tok::RightDelim,
                         pos: self.pos + 2,
-                        end: self.pos + 4,
+                        end: self.pos + 2 + right.len(),
                     });
-                    self.pos += 4;
+                    self.pos += 2 + right.len();
                     return Ok(true);
                 }
                 self.pos += 1;
@@ -271,16 +389,17 @@ impl<'a> Lexer<'a> {
                 return Err(self.error(action_start, "unclosed action"));
             };
             let start = self.pos;
-            if c == b'}' && bytes.get(self.pos + 1) == Some(&b'}') {
+            let right = self.delims.right();
+            if c == right[0] && bytes[start..].starts_with(right) {
                 if paren_depth > 0 {
                     return Err(self.error(start, "unclosed left paren"));
                 }
                 self.tokens.push(Token {
                     kind: Tok::RightDelim,
                     pos: start,
-                    end: start + 2,
+                    end: start + right.len(),
                 });
-                self.pos += 2;
+                self.pos += right.len();
                 return Ok(false);
             }
             let kind = match c {
@@ -367,7 +486,7 @@ impl<'a> Lexer<'a> {
                         "nil" => Tok::Nil,
                         w => match Keyword::from_word(w) {
                             Some(k) => Tok::Keyword(k),
-                            None => match super::parse::function_name(w) {
+                            None => match super::parse::function_name(w, self.funcs) {
                                 Some(f) => Tok::Function(f),
                                 None => Tok::Identifier,
                             },

@@ -5,6 +5,7 @@ pub mod ast;
 pub mod exec;
 pub mod lex;
 pub mod parse;
+pub mod text;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -166,6 +167,19 @@ impl TemplateSet {
     /// replaces an earlier one of the same name, as in Go.
     pub fn add_file(&mut self, file: &str, src: &str) -> Result<(), TemplateError> {
         let tree = Arc::new(parse::parse(file, src)?);
+        self.add_parsed(file, &tree);
+        Ok(())
+    }
+
+    /// [`add_file`](Self::add_file) read with other delimiters or another function map. Execute it with an
+    /// [`exec::Exec`] on the same function map.
+    pub fn add_file_with(
+        &mut self,
+        file: &str,
+        src: &str,
+        syntax: &lex::Syntax<'_>,
+    ) -> Result<(), TemplateError> {
+        let tree = Arc::new(parse::parse_with(file, Arc::from(src), syntax)?);
         self.add_parsed(file, &tree);
         Ok(())
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::TemplateError;
 use super::ast::{Arg, Branch, Code, Command, Few, FieldPath, List, Node, Number, Pipeline};
-use super::lex::{Keyword, Tok, Token, lex_into};
+use super::lex::{Keyword, Syntax, Tok, Token, lex_into};
 
 /// The variable every template starts with, shared by all trees and executions.
 pub(crate) static DOLLAR: std::sync::LazyLock<Arc<str>> =
@@ -32,6 +32,11 @@ pub fn parse(name: &str, src: &str) -> Result<Parsed, TemplateError> {
 
 /// [`parse`] of a source the caller already holds shared: the tree keeps `src` itself instead of a copy.
 pub fn parse_shared(name: &str, src: Arc<str>) -> Result<Parsed, TemplateError> {
+    parse_with(name, src, &Syntax::helm())
+}
+
+/// [`parse_shared`] with other delimiters or another function map.
+pub fn parse_with(name: &str, src: Arc<str>, syntax: &Syntax<'_>) -> Result<Parsed, TemplateError> {
     thread_local! {
         /// The token vector of the last file parsed on this thread, kept for the next.
         static TOKENS: std::cell::RefCell<Vec<Token>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -45,7 +50,7 @@ pub fn parse_shared(name: &str, src: Arc<str>) -> Result<Parsed, TemplateError> 
         ));
     }
     let mut tokens = TOKENS.take();
-    let parsed = lex_into(name, &src, &mut tokens)
+    let parsed = lex_into(name, &src, &mut tokens, syntax)
         .and_then(|strings| parse_tokens(name, &src, &mut tokens, strings));
     if tokens.capacity() <= KEPT_TOKENS {
         tokens.clear();
@@ -91,11 +96,8 @@ fn parse_tokens(
     })
 }
 
-/// Functions bound by the evaluator itself rather than the function table.
-pub const LATE_BOUND: &[&str] = &["and", "or", "include", "tpl"];
-
 /// A function named in a template, resolved while parsing (as Go does): the function table's own spelling of the
-/// name, and the function unless the evaluator binds it itself ([`LATE_BOUND`]).
+/// name, and the function unless the evaluator binds it itself ([`crate::funcs::Funcs::late_bound`]).
 #[derive(Debug, Clone, Copy)]
 pub struct FunctionRef {
     pub name: &'static str,
@@ -109,20 +111,18 @@ impl PartialEq for FunctionRef {
     }
 }
 
-/// `name` resolved, if it is a function.
-pub fn function_name(name: &str) -> Option<FunctionRef> {
-    if let Some(late) = LATE_BOUND.iter().find(|n| **n == name) {
+/// `name` resolved against `funcs`, if it is a function there.
+pub fn function_name(name: &str, funcs: &'static crate::funcs::Funcs) -> Option<FunctionRef> {
+    if let Some(late) = funcs.late_bound(name) {
         return Some(FunctionRef {
             name: late,
             func: None,
         });
     }
-    crate::funcs::Funcs::helm()
-        .resolve(name)
-        .map(|(name, func)| FunctionRef {
-            name,
-            func: Some(func),
-        })
+    funcs.resolve(name).map(|(name, func)| FunctionRef {
+        name,
+        func: Some(func),
+    })
 }
 
 fn keyword_name(k: Keyword) -> &'static str {

@@ -20,7 +20,6 @@ use fleet_target::placement::{
     UnselectedReason,
 };
 use fleet_target::targeting::{Target, TargetingContext};
-use fleet_target::template_engine::BuiltinTemplater;
 
 use super::clusters_file::ClustersFile;
 
@@ -124,8 +123,7 @@ pub fn report(bundle: &Bundle, fleet: &ClustersFile) -> anyhow::Result<BundleRep
     };
     let manifest_id = fleet_bundle::hash::manifest_id(&bundle.spec.resources);
     let id = |target: &Target| deployment_id(&manifest_id, target);
-    let plan = plan_bundle(&fleet.index, &input, &BuiltinTemplater, &id)
-        .with_context(|| format!("bundle {name}"))?;
+    let plan = plan_bundle(&fleet.index, &input, &id).with_context(|| format!("bundle {name}"))?;
 
     let targets: BTreeMap<&ClusterKey, &Target> =
         plan.targets.iter().map(|t| (&t.cluster, t)).collect();
