@@ -412,7 +412,14 @@ impl Agent {
         if !fresh {
             let resources = fetch::content(&self.config.hub, id).await?;
             let options = fetch::options(&self.config.hub, bd).await?;
-            let rendered = render::render(&resources, &options, &self.config.scope, &name)?;
+            let rendered = render::render(
+                &resources,
+                &options,
+                &self.config.scope,
+                &name,
+                &self.downstream,
+            )
+            .await?;
             // Hooks exist only in Helm charts; raw manifests with hook annotations are plain objects, as in Fleet.
             let files = fleet_bundle::render::decode_files(&resources)?;
             let mut split = match fleet_bundle::render::detect_style(&files, &options) {

@@ -38,13 +38,7 @@ pub fn config_hash(object: &Value) -> String {
 }
 
 /// The namespace the bundle deploys into: the target namespace, else the default namespace, else `default`.
-pub fn release_namespace(options: &BundleDeploymentOptions) -> String {
-    [&options.target_namespace, &options.default_namespace]
-        .into_iter()
-        .find(|ns| !ns.is_empty())
-        .cloned()
-        .unwrap_or_else(|| "default".to_string())
-}
+pub use fleet_bundle::render::namespace::release_namespace;
 
 /// Applies objects whose hash differs from `previous` (or all with `force_all`).
 pub async fn apply_all(

@@ -4,9 +4,12 @@
 //! Kubernetes object and marked as ours: the object-set ID annotation and hash label of this agent's
 //! scope, the scope label, and `helm.sh/resource-policy: keep` on CRDs unless `deleteCRDResources`.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use fleet_api::{BundleDeploymentOptions, BundleResource, ObjectRef};
 use serde_json::{Map, Value};
 
+use crate::downstream::Downstream;
 use crate::error::{Error, Result};
 use crate::scope::{SCOPE_LABEL, SET_HASH_LABEL, SET_ID_ANNOTATION, Scope};
 
@@ -31,14 +34,61 @@ impl Desired {
     }
 }
 
-/// Renders and marks the objects of a bundle for one BundleDeployment.
-pub fn render(
+/// Renders and marks the objects of a bundle for one BundleDeployment; namespaces are set by what the
+/// downstream cluster's discovery says of each kind (see [`fleet_bundle::render::namespace`]).
+pub async fn render(
     resources: &[BundleResource],
     options: &BundleDeploymentOptions,
     scope: &Scope,
     bundle_deployment: &str,
+    downstream: &Downstream,
 ) -> Result<Vec<Desired>> {
-    let objects = fleet_bundle::render::render_bundle(resources, options, bundle_deployment)?;
+    let objects =
+        fleet_bundle::render::render_without_namespaces(resources, options, bundle_deployment)?
+            .objects;
+    let kinds: BTreeSet<(String, String)> = objects
+        .iter()
+        .map(|object| {
+            let field = |name: &str| object.get(name).and_then(Value::as_str).unwrap_or("");
+            (field("apiVersion").to_string(), field("kind").to_string())
+        })
+        .filter(|(api_version, kind)| !api_version.is_empty() && !kind.is_empty())
+        .collect();
+    let mut namespaced = BTreeMap::new();
+    for (api_version, kind) in kinds {
+        // A kind the cluster does not serve yet (its CRD is in this bundle) is decided offline.
+        if let Ok((_, is_namespaced)) = downstream.resolve(&api_version, &kind).await {
+            namespaced.insert((api_version, kind), is_namespaced);
+        }
+    }
+    place_and_mark(
+        objects,
+        options,
+        scope,
+        bundle_deployment,
+        &|api_version, kind| {
+            namespaced
+                .get(&(api_version.to_string(), kind.to_string()))
+                .copied()
+        },
+    )
+}
+
+/// Sets the namespaces of rendered objects (`discovered` says which kinds the cluster namespaces) and marks
+/// them.
+pub fn place_and_mark(
+    mut objects: Vec<Value>,
+    options: &BundleDeploymentOptions,
+    scope: &Scope,
+    bundle_deployment: &str,
+    discovered: &dyn Fn(&str, &str) -> Option<bool>,
+) -> Result<Vec<Desired>> {
+    fleet_bundle::render::namespace::apply_with(
+        &mut objects,
+        &options.default_namespace,
+        &options.target_namespace,
+        discovered,
+    )?;
     mark(objects, options, scope, bundle_deployment)
 }
 
@@ -129,6 +179,18 @@ pub fn object_ref(index: usize, object: &Value) -> Result<ObjectRef> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn render(
+        resources: &[BundleResource],
+        options: &BundleDeploymentOptions,
+        scope: &Scope,
+        bundle_deployment: &str,
+    ) -> Result<Vec<Desired>> {
+        let objects =
+            fleet_bundle::render::render_without_namespaces(resources, options, bundle_deployment)?
+                .objects;
+        place_and_mark(objects, options, scope, bundle_deployment, &|_, _| None)
+    }
 
     fn resource(name: &str, content: &str) -> BundleResource {
         BundleResource {

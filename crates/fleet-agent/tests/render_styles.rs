@@ -218,3 +218,120 @@ async fn write_options_secret(secrets: &Api<Secret>, name: &str, values_json: &s
 fn values_hash(values_json: &str) -> String {
     hex::encode(Sha256::digest(format!("{values_json}{values_json}")))
 }
+
+/// A CRD on the downstream cluster: `kind` in group `example.com`, with the given scope.
+fn example_crd(
+    kind: &str,
+    scope: &str,
+) -> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
+    let plural = format!("{}s", kind.to_lowercase());
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.example.com")},
+        "spec": {"group": "example.com", "scope": scope,
+            "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase(),
+                "listKind": format!("{kind}List")},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object",
+                    "x-kubernetes-preserve-unknown-fields": true}}}]}
+    }))
+    .unwrap()
+}
+
+fn example_resource(kind: &str) -> kube::discovery::ApiResource {
+    kube::discovery::ApiResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        api_version: "example.com/v1".into(),
+        kind: kind.into(),
+        plural: format!("{}s", kind.to_lowercase()),
+    }
+}
+
+/// Fleet's quickstart layout (no fleet.yaml, no namespaces): objects land in `default`, Fleet's release
+/// namespace when there is no `defaultNamespace`. Whether a kind is namespaced is the downstream cluster's
+/// answer: a namespaced custom kind that shares its name with a cluster-scoped built-in gets the namespace,
+/// and a custom resource of a cluster-scoped CRD gets none.
+#[tokio::test]
+async fn objects_without_a_namespace_land_in_default_as_the_cluster_scopes_them() {
+    use kube::api::DynamicObject;
+    let hub = hub().await;
+    let downstream = fleet_testing::TestCluster::empty();
+    downstream
+        .install_crds(vec![
+            example_crd("Global", "Cluster"),
+            example_crd("StorageClass", "Namespaced"),
+        ])
+        .await;
+    start_agent(&hub.client, &downstream, scope());
+    publish(
+        &hub.client,
+        "simple",
+        &[
+            (
+                "frontend-service.yaml",
+                "apiVersion: v1\nkind: Service\nmetadata:\n  name: frontend\nspec:\n  ports:\n  - port: 80\n",
+            ),
+            ("settings.yaml", &config_map("settings", "v")),
+            (
+                "global.yaml",
+                "apiVersion: example.com/v1\nkind: Global\nmetadata:\n  name: g\n",
+            ),
+            (
+                "custom.yaml",
+                "apiVersion: example.com/v1\nkind: StorageClass\nmetadata:\n  name: fast\n",
+            ),
+        ],
+        BundleDeploymentOptions::default(),
+        |_| {},
+    )
+    .await;
+    wait_status(&hub.client, "simple", "the quickstart layout ready", |s| {
+        s.ready
+    })
+    .await;
+    let client = &downstream.client;
+    Api::<k8s_openapi::api::core::v1::Service>::namespaced(client.clone(), "default")
+        .get("frontend")
+        .await
+        .unwrap();
+    Api::<ConfigMap>::namespaced(client.clone(), "default")
+        .get("settings")
+        .await
+        .unwrap();
+    Api::<DynamicObject>::namespaced_with(
+        client.clone(),
+        "default",
+        &example_resource("StorageClass"),
+    )
+    .get("fast")
+    .await
+    .unwrap();
+    let global = Api::<DynamicObject>::all_with(client.clone(), &example_resource("Global"))
+        .get("g")
+        .await
+        .unwrap();
+    assert_eq!(global.metadata.namespace, None);
+
+    // Fleet refuses cluster-scoped objects with a target namespace, asking the cluster which they are.
+    publish(
+        &hub.client,
+        "targeted",
+        &[(
+            "global.yaml",
+            "apiVersion: example.com/v1\nkind: Global\nmetadata:\n  name: h\n",
+        )],
+        BundleDeploymentOptions {
+            target_namespace: "apps".into(),
+            ..Default::default()
+        },
+        |_| {},
+    )
+    .await;
+    let status = wait_status(&hub.client, "targeted", "a cluster-scoped error", |s| {
+        fleet_api::find_condition(&s.conditions, "Ready")
+            .is_some_and(|c| c.message.contains("cluster-scoped"))
+    })
+    .await;
+    assert!(!status.ready);
+}

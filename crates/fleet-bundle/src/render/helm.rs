@@ -51,15 +51,6 @@ pub fn release_name(options: &BundleDeploymentOptions, bundle_name: &str) -> Str
     }
 }
 
-/// The namespace Helm renders into: the target namespace, else the default namespace, else `default`.
-fn release_namespace(options: &BundleDeploymentOptions) -> String {
-    [&options.target_namespace, &options.default_namespace]
-        .into_iter()
-        .find(|ns| !ns.is_empty())
-        .cloned()
-        .unwrap_or_else(|| "default".to_string())
-}
-
 /// Whether a `helm.chart`/`helm.repo` names a chart that must be downloaded.
 fn is_remote(chart: &str) -> bool {
     chart.contains("://")
@@ -82,7 +73,7 @@ pub fn render_text(
         );
     let opts = RenderOptions {
         release_name: release_name(options, bundle_name),
-        namespace: release_namespace(options),
+        namespace: super::namespace::release_namespace(options),
         chart_origin: Some(origin.to_string()),
         ..Default::default()
     };

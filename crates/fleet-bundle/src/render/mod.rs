@@ -155,6 +155,22 @@ pub fn render_bundle_reporting(
     options: &BundleDeploymentOptions,
     bundle_name: &str,
 ) -> Result<Rendered, RenderError> {
+    let mut rendered = render_without_namespaces(resources, options, bundle_name)?;
+    namespace::apply(
+        &mut rendered.objects,
+        &options.default_namespace,
+        &options.target_namespace,
+    )?;
+    Ok(rendered)
+}
+
+/// [`render_bundle_reporting`] before namespaces are set, for a caller that knows which kinds its cluster
+/// namespaces and sets them with [`namespace::apply_with`].
+pub fn render_without_namespaces(
+    resources: &[BundleResource],
+    options: &BundleDeploymentOptions,
+    bundle_name: &str,
+) -> Result<Rendered, RenderError> {
     let mut files = decode_files(resources)?;
     let mut warnings = Vec::new();
     let mut kustomized = |built: fleet_kustomize::Built| {
@@ -162,7 +178,7 @@ pub fn render_bundle_reporting(
         built.objects
     };
     let kustomize_dir = options.kustomize.as_ref().map_or("", |k| k.dir.as_str());
-    let mut objects = match detect_style(&files, options) {
+    let objects = match detect_style(&files, options) {
         Style::Helm { chart_dir } => {
             let output = helm::render_bundle_chart(&files, &chart_dir, options, bundle_name)?;
             match kustomize::post_render(&files, kustomize_dir, &output)? {
@@ -189,11 +205,6 @@ pub fn render_bundle_reporting(
             objects
         }
     };
-    namespace::apply(
-        &mut objects,
-        &options.default_namespace,
-        &options.target_namespace,
-    )?;
     Ok(Rendered { objects, warnings })
 }
 
@@ -389,5 +400,47 @@ mod tests {
             render_bundle(&res, &helm_options("", serde_json::json!({"v": 2})), "bun").unwrap();
         assert_eq!(objects[0]["name"], "bun-2");
         assert_eq!(objects[1]["v"], "{{ x }}");
+    }
+
+    /// Fleet's quickstart layout: no fleet.yaml, no namespaces; every style lands in `default`.
+    #[test]
+    fn objects_without_a_namespace_land_in_default_in_every_style() {
+        const SERVICE: &str = "apiVersion: v1\nkind: Service\nmetadata:\n  name: frontend\n";
+        const ROLE: &str =
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\n";
+        let none = BundleDeploymentOptions::default();
+        let namespaces = |objects: Vec<Value>| {
+            objects
+                .iter()
+                .map(|o| {
+                    let namespace = o["metadata"].get("namespace").and_then(Value::as_str);
+                    (o["kind"].to_string(), namespace.map(str::to_string))
+                })
+                .collect::<BTreeMap<_, _>>()
+        };
+        let in_default = BTreeMap::from([
+            ("\"Service\"".to_string(), Some("default".to_string())),
+            ("\"ClusterRole\"".to_string(), None),
+        ]);
+
+        let raw = resources(&[("frontend-service.yaml", SERVICE), ("role.yaml", ROLE)]);
+        assert_eq!(namespaces(render(&raw, &none).unwrap()), in_default);
+
+        let chart = resources(&[
+            ("Chart.yaml", CHART),
+            ("templates/svc.yaml", SERVICE),
+            ("templates/role.yaml", ROLE),
+        ]);
+        assert_eq!(namespaces(render(&chart, &none).unwrap()), in_default);
+
+        let kustomized = resources(&[
+            ("kustomization.yaml", "resources: [svc.yaml, role.yaml]\n"),
+            ("svc.yaml", SERVICE),
+            ("role.yaml", ROLE),
+        ]);
+        assert_eq!(namespaces(render(&kustomized, &none).unwrap()), in_default);
+
+        let templated = resources(&[("templates/svc.yaml", SERVICE), ("role.yaml", ROLE)]);
+        assert_eq!(namespaces(render(&templated, &none).unwrap()), in_default);
     }
 }
