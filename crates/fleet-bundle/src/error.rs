@@ -35,6 +35,19 @@ pub enum ReadError {
         chart: String,
         repo: String,
     },
+    #[error("{file}: {field}: chart {chart:?}: {message}")]
+    Chart {
+        file: String,
+        field: String,
+        chart: String,
+        message: String,
+    },
+    #[error("{chart}: dependency {dependency:?}: {message}")]
+    ChartDependency {
+        chart: String,
+        dependency: String,
+        message: String,
+    },
     #[error("{file}: dependsOn[{index}]: {message}")]
     DependsOn {
         file: String,

@@ -4,6 +4,7 @@
 //! Data flow: [`tree`] → [`discover`] → [`read`] (with [`fleetyaml`], [`resources`], [`ignore`]) → `Bundle`
 //! → [`hash`] for IDs, and [`render`] for what `fleet test` shows.
 
+pub mod charts;
 pub mod discover;
 pub mod error;
 pub mod fleetyaml;

@@ -10,6 +10,7 @@ use fleet_api::{
 };
 use serde_json::Value;
 
+use crate::charts;
 use crate::discover::{self, BundleLocation};
 use crate::error::ReadError;
 use crate::fleetyaml::{FleetYaml, FleetYamlError};
@@ -188,7 +189,7 @@ pub fn read_bundle(
     }
     propagate_chart(fleet_yaml.spec.options.helm.as_ref(), &mut targets);
 
-    check_charts_are_local(
+    charts::source::check(
         tree,
         dir,
         &file_label,
@@ -216,9 +217,19 @@ pub fn read_bundle(
         }
     }
 
-    let files = resources::read_files(tree, dir, &excluded)?;
+    let mut files = resources::read_files(tree, dir, &excluded)?;
     if files.is_empty() {
         return Ok(None);
+    }
+    // Fleet's reader updates chart dependencies unless the bundle's helm options disable it.
+    let update_dependencies = !fleet_yaml
+        .spec
+        .options
+        .helm
+        .as_ref()
+        .is_some_and(|helm| helm.disable_dependency_update);
+    if update_dependencies {
+        charts::dependencies::vendor(tree, dir, &mut files)?;
     }
 
     let name = if fleet_yaml.name.is_empty() {
@@ -286,40 +297,6 @@ fn validate(fleet_yaml: &FleetYaml, file: &str) -> Result<(), ReadError> {
         return Err(ReadError::ImageScansUnsupported {
             file: file.to_string(),
         });
-    }
-    Ok(())
-}
-
-/// Fleet downloads charts that are not in the bundle (`helm.repo` set, or `helm.chart` a URL or a missing
-/// path). Reading is offline, so such bundles are an error rather than a bundle silently missing its chart.
-fn check_charts_are_local(
-    tree: &dyn FileTree,
-    dir: &TreePath,
-    file: &str,
-    root: Option<&HelmOptions>,
-    targets: &[BundleTarget],
-) -> Result<(), ReadError> {
-    let helms = root
-        .into_iter()
-        .chain(targets.iter().filter_map(|t| t.options.helm.as_ref()));
-    for helm in helms {
-        if helm.chart.is_empty() && helm.repo.is_empty() {
-            continue;
-        }
-        let local = helm.repo.is_empty()
-            && !helm.chart.contains("://")
-            && !helm.chart.contains("::")
-            && match dir.join_relative(&helm.chart) {
-                Some(path) => tree.entry(&path)?.is_some(),
-                None => false,
-            };
-        if !local {
-            return Err(ReadError::RemoteChart {
-                file: file.to_string(),
-                chart: helm.chart.clone(),
-                repo: helm.repo.clone(),
-            });
-        }
     }
     Ok(())
 }

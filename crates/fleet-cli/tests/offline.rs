@@ -339,3 +339,86 @@ fn test_render_errors_name_the_file() {
         "# Matched: default\nerror: cm.yaml:10:22: unclosed bracket '['\n"
     );
 }
+
+#[test]
+fn test_quiet_prints_only_the_match() {
+    let output = fleet(&["test", "-q", "testdata/bundles/overlays", "-l", "env=prod"]);
+    assert!(output.status.success());
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "# Matched: prod\n");
+    assert!(output.stdout.is_empty(), "-q renders nothing");
+    // A render error is not reached either: -q only matches.
+    let output = fleet(&["test", "-q", "testdata/bundles/error-helm-template"]);
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "# Matched: default\n"
+    );
+}
+
+#[test]
+fn test_reads_another_options_file_with_f() {
+    let dir = "testdata/bundles/test-options-file";
+    let plain = stdout_of(&["test", dir, "-l", "size=big"]);
+    assert!(plain.contains("namespace: from-fleet-yaml"), "{plain}");
+    assert!(plain.contains("size: small"), "{plain}");
+    let output = fleet(&["test", dir, "-f", "fleet-prod.yaml", "-l", "size=big"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "# Matched: big\n");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains("namespace: from-prod-options"), "{stdout}");
+    assert!(stdout.contains("size: big"), "{stdout}");
+    let err = failure_of(&["test", dir, "-f", "nope.yaml"]);
+    assert!(err.contains("nope.yaml"), "{err}");
+}
+
+#[test]
+fn test_reads_a_bundle_resource_with_b() {
+    let temp = tempfile::tempdir().unwrap();
+    let file = temp.path().join("bundle.yaml");
+    std::fs::write(
+        &file,
+        stdout_of(&["apply", "-o", "-", "test", "testdata/bundles/overlays"]),
+    )
+    .unwrap();
+    let from_dir = fleet(&["test", "testdata/bundles/overlays", "-l", "env=prod"]);
+    let from_file = fleet(&["test", "-b", file.to_str().unwrap(), "-l", "env=prod"]);
+    assert!(
+        from_file.status.success(),
+        "{}",
+        String::from_utf8_lossy(&from_file.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&from_file.stderr),
+        "# Matched: prod\n"
+    );
+    assert_eq!(from_file.stdout, from_dir.stdout);
+    let two = temp.path().join("two.yaml");
+    std::fs::write(
+        &two,
+        stdout_of(&["apply", "-o", "-", "test", "testdata/bundles/nested"]),
+    )
+    .unwrap();
+    let err = failure_of(&["test", "-b", two.to_str().unwrap()]);
+    assert!(err.contains("fleet test takes one"), "{err}");
+}
+
+#[test]
+fn test_renders_charts_packaged_and_with_file_dependencies_in_the_repository() {
+    let output = stdout_of(&["test", "testdata/local-charts/packaged", "-l", "env=prod"]);
+    assert!(output.contains("kind: Service"), "{output}");
+    assert!(output.contains("port: 443"), "{output}");
+    let output = stdout_of(&["test", "testdata/local-charts/app"]);
+    for name in ["name: rel-extra", "name: rel-greeting", "name: rel-app"] {
+        assert!(output.contains(name), "{name} in {output}");
+    }
+    let err = failure_of(&["test", "testdata/bundles/error-missing-chart"]);
+    assert_eq!(
+        err,
+        "error: testdata/bundles/error-missing-chart/fleet.yaml: helm.chart: chart \"./chart-0.2.0.tgz\": \
+         testdata/bundles/error-missing-chart/chart-0.2.0.tgz not found\n"
+    );
+}

@@ -101,7 +101,12 @@ pub fn render_bundle_chart(
         "" => ".".to_string(),
         dir => dir.to_string(),
     };
-    let chart = chart_files(files, chart_dir);
+    let mut chart = chart_files(files, chart_dir);
+    if !chart.contains_key("Chart.yaml")
+        && let Some(unpacked) = crate::charts::packaged::unpack(files, chart_dir)
+    {
+        chart = unpacked?;
+    }
     if !chart.contains_key("Chart.yaml") {
         let repo = options.helm.as_ref().map_or("", |helm| helm.repo.as_str());
         let detail = if is_remote(chart_dir)
@@ -117,6 +122,24 @@ pub fn render_bundle_chart(
         return Err(RenderError::Helm {
             chart: origin,
             message: detail,
+        });
+    }
+    let missing = crate::charts::dependencies::missing(&chart, &origin).map_err(|message| {
+        RenderError::Helm {
+            chart: origin.clone(),
+            message,
+        }
+    })?;
+    if !missing.is_empty() {
+        // Helm's install refuses such a chart (its `CheckDependencies`); rendering without the subchart would
+        // deploy an incomplete release and report it Ready.
+        return Err(RenderError::Helm {
+            chart: origin,
+            message: format!(
+                "found in Chart.yaml, but missing in charts/ directory: {} (Fleet vendors file:// \
+                 dependencies unless helm.disableDependencyUpdate is set; otherwise vendor them into charts/)",
+                missing.join(", ")
+            ),
         });
     }
     render_text(chart, &origin, options, bundle_name)

@@ -82,7 +82,7 @@ fn join(dir: &str, name: &str) -> String {
 }
 
 /// Fleet's `DetermineStyle`: Helm when `<helm.chart or helm.repo or .>/Chart.yaml` is a resource (remote charts
-/// under `.chart/`), kustomize when `<kustomize.dir or .>/kustomization.yaml` is, raw YAML otherwise.
+/// under `.chart/`) or `helm.chart` names a packaged chart among them, kustomize when `<kustomize.dir or .>/kustomization.yaml` is, raw YAML otherwise.
 pub fn detect_style(files: &Files, options: &BundleDeploymentOptions) -> Style {
     let chart = options.helm.as_ref().map_or("", |helm| {
         if helm.chart.is_empty() {
@@ -93,6 +93,7 @@ pub fn detect_style(files: &Files, options: &BundleDeploymentOptions) -> Style {
     });
     let chart_dir = if chart.contains("://") { "" } else { chart };
     if files.contains_key(&join(chart_dir, "Chart.yaml"))
+        || crate::charts::packaged::is_packaged(files, chart_dir)
         || files.keys().any(|name| name.starts_with(".chart/"))
     {
         return Style::Helm {

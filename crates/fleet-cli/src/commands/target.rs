@@ -3,7 +3,7 @@
 //! which clusters each bundle lands on and why the others do not. No kubeconfig, no cluster, no clock: the time
 //! comes from the file or `--now`, so the output is the same on every run.
 
-mod bundles;
+pub(crate) mod bundles;
 mod clusters_file;
 mod output;
 mod report;

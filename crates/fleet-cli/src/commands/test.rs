@@ -1,15 +1,22 @@
-//! `fleet test PATH`: reads one bundle directory, matches it against a cluster described by flags, prints
-//! `# Matched: <target>` (and a `# Warning: …` line per render warning) on stderr and the rendered objects (with that target's customization) on stdout.
+//! `fleet test [PATH]`: reads one bundle directory (or, with `-b`, a Bundle resource file), matches it against a
+//! cluster described by flags, prints `# Matched: <target>` (and a `# Warning: …` line per render warning) on stderr
+//! and the rendered objects (with that target's customization) on stdout; `-q` prints only the match.
+//!
+//! Flags as Fleet's `fleet test` (its `internal/cmd/cli/test.go` and `match` package): `-f` names the options file
+//! relative to PATH instead of `fleet.yaml`; `-b` reads a Bundle resource (e.g. from `fleet apply -o -`) instead
+//! of PATH.
 
 use std::io::Write;
 
 use anyhow::{Context, bail};
+use fleet_api::Bundle;
 use fleet_bundle::discover::BundleLocation;
 use fleet_bundle::render::{self, target};
 use fleet_bundle::tree::TreePath;
 use fleet_bundle::{ReadOptions, read::read_bundle};
 
 use super::bundle_input::{locate, parse_labels};
+use super::target::bundles;
 use super::yaml_out;
 
 #[derive(Debug, clap::Args)]
@@ -17,6 +24,20 @@ pub struct Args {
     /// The bundle directory.
     #[arg(default_value = ".")]
     pub path: String,
+    /// Location of the options file (instead of `fleet.yaml`), relative to the bundle directory.
+    #[arg(
+        short = 'f',
+        long = "file",
+        value_name = "FILE",
+        conflicts_with = "bundle_file"
+    )]
+    pub file: Option<String>,
+    /// Read this Bundle resource YAML file (e.g. written by `fleet apply -o`) instead of the bundle directory.
+    #[arg(short = 'b', long = "bundle-file", value_name = "FILE")]
+    pub bundle_file: Option<String>,
+    /// Only print the match, not the rendered resources.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
     /// Cluster label (`key=value`, repeatable).
     #[arg(short = 'l', long = "label")]
     pub labels: Vec<String>,
@@ -35,26 +56,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let (tree, inside) = locate(&args.path)?;
-    let dir = TreePath::new(&inside).context("bundle path leaves the working directory")?;
-    let options = ReadOptions {
-        repo_name: "test".to_string(),
-        targets: Some(target::gitrepo_default_targets()),
-        ..ReadOptions::default()
+    let bundle = match &args.bundle_file {
+        Some(file) => from_bundle_file(file)?,
+        None => from_dir(&args.path, args.file.as_deref())?,
     };
-    let location = BundleLocation {
-        dir,
-        options_file: None,
-    };
-    let Some(mut bundle) = read_bundle(&tree, &location, &options)? else {
-        bail!("{}: no resources found to deploy", args.path);
-    };
-    // Fleet names the bundle under test `test` unless fleet.yaml names it.
-    if bundle.metadata.name.as_deref()
-        == Some(fleet_bundle::read::bundle_id("test", &location).as_str())
-    {
-        bundle.metadata.name = Some("test".to_string());
-    }
     let cluster = target::TestCluster {
         name: args.name.clone(),
         labels: parse_labels(&args.labels)?,
@@ -65,6 +70,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bail!("no target of the bundle matches the cluster");
     };
     eprintln!("# Matched: {}", matched.display_name());
+    if args.quiet {
+        return Ok(());
+    }
     let rendered = render::render_bundle_reporting(
         &bundle.spec.resources,
         &matched.options,
@@ -76,4 +84,41 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(yaml_out::documents(&rendered.objects).as_bytes())?;
     Ok(())
+}
+
+/// The bundle in directory `path`, read with `options_file` (relative to it) or its `fleet.yaml`.
+fn from_dir(path: &str, options_file: Option<&str>) -> anyhow::Result<Bundle> {
+    let (tree, inside) = locate(path)?;
+    let dir = TreePath::new(&inside).context("bundle path leaves the working directory")?;
+    let options = ReadOptions {
+        repo_name: "test".to_string(),
+        targets: Some(target::gitrepo_default_targets()),
+        ..ReadOptions::default()
+    };
+    let location = BundleLocation {
+        dir,
+        options_file: options_file.map(str::to_string),
+    };
+    let Some(mut bundle) = read_bundle(&tree, &location, &options)? else {
+        bail!("{path}: no resources found to deploy");
+    };
+    // Fleet names the bundle under test `test` unless the options file names it.
+    if bundle.metadata.name.as_deref()
+        == Some(fleet_bundle::read::bundle_id("test", &location).as_str())
+    {
+        bundle.metadata.name = Some("test".to_string());
+    }
+    Ok(bundle)
+}
+
+/// The one Bundle of a Bundle resource file.
+fn from_bundle_file(file: &str) -> anyhow::Result<Bundle> {
+    let mut found = bundles::from_file(file, "fleet-local")?;
+    if found.len() != 1 {
+        bail!(
+            "{file}: holds {} Bundles; fleet test takes one (fleet target explains several)",
+            found.len()
+        );
+    }
+    Ok(found.remove(0))
 }

@@ -11,7 +11,7 @@ mod math;
 mod primes;
 mod random;
 mod regexp;
-mod semver;
+pub mod semver;
 mod strings;
 
 use std::collections::HashMap;

@@ -50,7 +50,7 @@ fn from_dirs(args: &Args) -> anyhow::Result<Vec<Bundle>> {
 }
 
 /// The Bundles of a `---` separated YAML file; a Bundle without a namespace is put in `namespace`.
-fn from_file(file: &str, namespace: &str) -> anyhow::Result<Vec<Bundle>> {
+pub(crate) fn from_file(file: &str, namespace: &str) -> anyhow::Result<Vec<Bundle>> {
     let text =
         std::fs::read_to_string(file).with_context(|| format!("reading bundle file {file}"))?;
     let documents = fleet_yaml::parse::located_documents(&text, file)?;

@@ -1,0 +1,3 @@
+{{- define "greeting.fullname" -}}
+{{ .Release.Name }}-{{ .Chart.Name }}
+{{- end -}}
