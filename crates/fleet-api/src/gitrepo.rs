@@ -206,7 +206,7 @@ pub struct BundlePath {
         deserialize_with = "null_as_zero"
     )]
     pub base: String,
-    /// Alternative fleet.yaml file, relative to the repository root.
+    /// Alternative fleet.yaml file, relative to `base` (paths inside it are relative to `base` too).
     #[serde(
         skip_serializing_if = "String::is_empty",
         deserialize_with = "null_as_zero"

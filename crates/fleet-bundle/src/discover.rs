@@ -118,22 +118,28 @@ pub fn driven(paths: &[String], separator: &str) -> Result<Vec<BundleLocation>, 
             } else {
                 path.split(separator).collect()
             };
-            let (base, options) = match parts.as_slice() {
-                [base] => (*base, None),
-                [base, options] => (*base, Some(options.to_string())),
-                _ => return Err(ReadError::InvalidDrivenPath { path: path.clone() }),
-            };
-            let dir = TreePath::new(base.trim_start_matches('/')).ok_or_else(|| {
-                ReadError::PathOutsideRoot {
-                    path: base.to_string(),
-                }
-            })?;
-            Ok(BundleLocation {
-                dir,
-                options_file: options.filter(|o| !o.is_empty()),
-            })
+            match parts.as_slice() {
+                [base] => driven_location(base, None),
+                [base, options] => driven_location(base, Some(options)),
+                _ => Err(ReadError::InvalidDrivenPath { path: path.clone() }),
+            }
         })
         .collect()
+}
+
+/// One driven-scan bundle: directory `base` (from the repository root) with `options`, an options file
+/// relative to `base` used instead of its `fleet.yaml` (none, or empty, means `fleet.yaml`/`fleet.yml`).
+/// A GitRepo's `spec.bundles` entries come here as they are; `fleet apply --driven-scan` splits its
+/// `base<sep>options` arguments first ([`driven`]).
+pub fn driven_location(base: &str, options: Option<&str>) -> Result<BundleLocation, ReadError> {
+    let dir =
+        TreePath::new(base.trim_start_matches('/')).ok_or_else(|| ReadError::PathOutsideRoot {
+            path: base.to_string(),
+        })?;
+    Ok(BundleLocation {
+        dir,
+        options_file: options.filter(|o| !o.is_empty()).map(str::to_string),
+    })
 }
 
 #[cfg(test)]

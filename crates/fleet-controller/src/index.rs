@@ -51,6 +51,10 @@ pub struct IndexState {
     pub repos: HashMap<(String, String), RepoTally>,
     /// BundleDeployments of each cluster namespace by state.
     pub cluster_tallies: HashMap<String, Tally>,
+    /// The errors of each GitRepo's Bundles (bundle namespace, label `repo-name`): Bundle name → the
+    /// message of its `Ready` condition while that reports an error of the Bundle itself (targeting or
+    /// templating failed, its files could not be read), not the state of its BundleDeployments.
+    pub bundle_errors: HashMap<(String, String), BTreeMap<String, String>>,
     /// How many BundleDeployments are in each state (for metrics).
     pub states: BTreeMap<String, i64>,
     /// Helm values this process moved into options Secrets, by BundleDeployment (namespace, name).
@@ -147,7 +151,7 @@ impl IndexState {
             if add {
                 tally.add(&name, &cluster, &state, bd);
             } else {
-                tally.remove(&name, &cluster, &state);
+                tally.remove(&name, &cluster, &state, bd);
                 if tally.tally.is_empty() {
                     self.repos.remove(&key);
                 }
@@ -159,7 +163,7 @@ impl IndexState {
             tally.add(&name, &state, bd);
             *count += 1;
         } else {
-            tally.remove(&name, &state);
+            tally.remove(&name, &state, bd);
             *count -= 1;
             if tally.is_empty() {
                 self.cluster_tallies.remove(&namespace);
@@ -374,18 +378,36 @@ impl FleetIndex {
         })
     }
 
-    /// Records a Bundle's targeting input (or forgets it when deleted or unreadable).
-    pub fn apply_bundle(&self, bundle: &Bundle, deleted: bool) {
+    /// Records a Bundle's targeting input (or forgets it when deleted or unreadable) and its error;
+    /// returns its GitRepo (namespace, name) when the errors of that GitRepo's Bundles changed.
+    pub fn apply_bundle(&self, bundle: &Bundle, deleted: bool) -> Option<(String, String)> {
         let key = (bundle.namespace().unwrap_or_default(), bundle.name_any());
         let parsed = (!deleted).then(|| targeting_bundle(bundle).ok()).flatten();
-        self.write(|state| match parsed {
-            Some(parsed) => {
-                state.bundles.insert(key, parsed);
+        let repo = bundle
+            .labels()
+            .get(fleet_labels::REPO_NAME)
+            .map(|repo| (key.0.clone(), repo.clone()));
+        let error = (!deleted).then(|| bundle_error(bundle)).flatten();
+        self.write(|state| {
+            match parsed {
+                Some(parsed) => {
+                    state.bundles.insert(key.clone(), parsed);
+                }
+                None => {
+                    state.bundles.remove(&key);
+                }
             }
-            None => {
-                state.bundles.remove(&key);
+            let repo = repo?;
+            let errors = state.bundle_errors.entry(repo.clone()).or_default();
+            let changed = match error {
+                Some(error) => errors.insert(key.1.clone(), error.clone()) != Some(error),
+                None => errors.remove(&key.1).is_some(),
+            };
+            if errors.is_empty() {
+                state.bundle_errors.remove(&repo);
             }
-        });
+            changed.then_some(repo)
+        })
     }
 
     /// Adds, updates or (with `deleted`) removes a BundleDeployment, slimmed and stored as a
@@ -420,6 +442,15 @@ impl FleetIndex {
             state.moved_values.insert(key, moved);
         });
     }
+}
+
+/// The error a Bundle's `Ready` condition reports about the Bundle itself (reason `Error`, as the Bundle
+/// reconciler sets it when targeting fails or its files could not be read), if any.
+pub fn bundle_error(bundle: &Bundle) -> Option<String> {
+    let status = bundle.status.as_ref()?;
+    fleet_api::find_condition(&status.conditions, "Ready")
+        .filter(|c| c.status == "False" && c.reason == "Error" && !c.message.is_empty())
+        .map(|c| c.message.clone())
 }
 
 /// Where a BundleDeployment belongs, from its labels.
@@ -673,8 +704,8 @@ fn share<T: PartialEq>(held: &mut Vec<Arc<T>>, value: T) -> Arc<T> {
 }
 
 /// A BundleDeployment as the index keeps it: only what planning, status and placement read. Gone are
-/// managedFields, the creation time, finalizers and owners, and from the status the deployed resources,
-/// the release, the agent's display and the conditions' times; the non-ready and modified lists are
+/// managedFields, the creation time, finalizers and owners, and from the status the deployed objects'
+/// creation times, the release, the agent's display and the conditions' times; the non-ready and modified lists are
 /// capped as summaries cap them. (Fifty thousand of these are held at scale; writers slim the objects
 /// the API server returns as they arrive, so that a thousand written at once never hold their
 /// managedFields together.)
@@ -685,7 +716,11 @@ pub fn slim(mut bd: BundleDeployment) -> BundleDeployment {
     meta.finalizers = None;
     meta.owner_references = None;
     if let Some(status) = bd.status.as_mut() {
-        status.resources = Vec::new();
+        // The deployed objects stay for the GitRepo's `resources`, without their creation times, so
+        // that equal statuses of a Bundle's BundleDeployments are still shared.
+        for resource in &mut status.resources {
+            resource.created_at = None;
+        }
         status.release = String::new();
         status.display = Default::default();
         for condition in &mut status.conditions {
@@ -834,7 +869,9 @@ mod tests {
         );
         let status = stored.status.unwrap();
         assert_eq!(status.non_ready_status.len(), MAX_NON_READY);
-        assert!(status.resources.is_empty() && status.release.is_empty());
+        assert!(status.release.is_empty());
+        assert_eq!(status.resources.len(), 1);
+        assert!(status.resources[0].created_at.is_none());
         assert!(status.conditions[0].last_update_time.is_empty());
         assert!(stored.metadata.managed_fields.is_none() && stored.metadata.finalizers.is_none());
     }

@@ -295,13 +295,16 @@ pub async fn run(client: Client, index: FleetIndex, triggers: Triggers) {
         )
     };
     let bundle_watch = {
-        let index = index.clone();
+        let (index, triggers) = (index.clone(), triggers.clone());
         watch(
             Api::<Bundle>::all(client.clone()),
             "Bundle",
             index.clone(),
             move |b, deleted| {
-                index.apply_bundle(b, deleted);
+                // A Bundle's own error (targeting, templating, reading) shows on its GitRepo too.
+                if let Some((namespace, repo)) = index.apply_bundle(b, deleted) {
+                    triggers.gitrepo_later(&namespace, &repo);
+                }
             },
         )
     };

@@ -282,6 +282,7 @@ pub fn plan_cached(
         let Outcome::Write {
             staged_deployment_id,
             deployment_id,
+            created,
             ..
         } = &deployment.outcome
         else {
@@ -290,6 +291,15 @@ pub fn plan_cached(
             }
             continue;
         };
+        // A paused Bundle (its own `paused`, or its GitRepo's) gets no new BundleDeployment: Fleet's
+        // documentation (gitrepo-add, "Pausing") says a BundleDeployment deleted while its GitRepo is
+        // paused is not re-created until the GitRepo is unpaused. Fleet's code re-creates it holding only
+        // the staged deploymentID, which deploys nothing either; we follow the documentation. The target
+        // stays Pending, as the status documentation describes a paused rollout with nothing applied.
+        if *created && targeted.paused {
+            work.rollout.newly_created -= 1;
+            continue;
+        }
         let Some(cluster_namespace) = state.cluster_namespaces.get(cluster) else {
             work.waiting_for_namespace += 1;
             continue;

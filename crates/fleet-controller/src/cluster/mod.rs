@@ -40,12 +40,14 @@ pub fn cluster_namespace(namespace: &str, name: &str) -> String {
 }
 
 /// A hash of what others change on a Cluster: its spec and metadata and the status fields the agent
-/// writes. The fields the controller writes itself (`namespace`, `summary`, `display`, `conditions`) are
-/// left out, so that its own status writes do not wake it again (thousands of them at scale).
+/// writes. The fields the controller writes itself (`namespace`, `summary`, `resourceCounts`, `display`,
+/// `conditions`) are left out, so that its own status writes do not wake it again (thousands of them at
+/// scale).
 pub fn outside_change(cluster: &Cluster) -> Option<u64> {
     let mut status = cluster.status.clone().unwrap_or_default();
     status.namespace = String::new();
     status.summary = Default::default();
+    status.resource_counts = Default::default();
     status.display = Default::default();
     status.conditions = Vec::new();
     let mut hasher = DefaultHasher::new();
@@ -133,12 +135,14 @@ async fn apply(cluster: &Cluster, ctx: &Context) -> Result<Action> {
     status.namespace = cluster_ns.clone();
     status.conditions = membership.conditions;
     // Read from the index's incremental per-namespace tally (was a scan of every BD).
-    let summary = ctx.index.read(|state| {
+    let (summary, resource_counts) = ctx.index.read(|state| {
         state
             .cluster_tally(&cluster_ns)
-            .map(crate::status::tally::Tally::summary)
+            .map(|t| (t.summary(), t.resource_counts().clone()))
             .unwrap_or_default()
     });
+    // Fleet's cluster reconciler: the sum of the `resourceCounts` of the cluster's BundleDeployments.
+    status.resource_counts = resource_counts;
     status.display.ready_bundles = format!("{}/{}", summary.ready, summary.desired_ready);
     let agent_seen = status.agent.as_ref().is_some_and(|a| a.last_seen.is_some());
     status.display.state = if agent_seen {
@@ -162,6 +166,7 @@ async fn apply(cluster: &Cluster, ctx: &Context) -> Result<Action> {
         let owned = json!({
             "namespace": status.namespace,
             "summary": status.summary,
+            "resourceCounts": status.resource_counts,
             "display": status.display,
             "conditions": status.conditions,
         });

@@ -53,8 +53,18 @@ pub async fn apply(ctx: &Context, repo: &GitRepo, rendered: &Rendered) -> Result
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
     let owner = repo.controller_owner_ref(&());
     let access = restrict::fingerprint(repo);
+    // While the GitRepo is paused, Bundles it already has are updated (their BundleDeployments only
+    // stage the change), but one that is missing is not created again until the GitRepo is unpaused, as
+    // Fleet's documentation says (gitrepo-add, "Pausing"). The first read of a GitRepo created paused
+    // still writes its Bundles, as Fleet's git job does.
+    let has_read = repo.status.as_ref().is_some_and(|s| !s.commit.is_empty());
+    let held_back = |name: &str| repo.spec.paused && has_read && !uids.contains_key(name);
     let mut writes = Vec::new();
-    for bundle in &rendered.bundles {
+    for bundle in rendered
+        .bundles
+        .iter()
+        .filter(|b| !held_back(&b.name_any()))
+    {
         let (api, secrets) = (api.clone(), secrets.clone());
         let mut bundle = bundle.clone();
         bundle.metadata.owner_references = owner.clone().map(|o| vec![o]);

@@ -103,7 +103,12 @@ async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
         }
     }
     ctx.index.read(|state| {
-        aggregate(&mut status, state.repo_tally(&namespace, &name), &now_text);
+        aggregate(
+            &mut status,
+            state.repo_tally(&namespace, &name),
+            state.bundle_errors.get(&(namespace.clone(), name.clone())),
+            &now_text,
+        );
     });
     // The placement decisions of this repository's Bundles.
     crate::placement::status::apply_to_gitrepo(

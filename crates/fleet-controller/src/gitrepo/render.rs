@@ -6,7 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use fleet_api::{Bundle, BundleTarget, GitRepo, GitTarget, labels};
-use fleet_bundle::discover;
+use fleet_bundle::discover::{self, BundleLocation};
+use fleet_bundle::error::ReadError;
 use fleet_bundle::read::{ReadOptions, TargetsSpec, bundle_id, read_bundle};
 use fleet_bundle::tree::FileTree;
 use kube::ResourceExt;
@@ -24,12 +25,7 @@ pub struct Rendered {
 /// Reads every bundle of `tree`; `Err` only when the paths themselves cannot be searched.
 pub fn render(tree: &dyn FileTree, repo: &GitRepo, commit: &str) -> Result<Rendered, String> {
     let options = read_options(repo, commit);
-    let paths = if repo.spec.paths.is_empty() {
-        discover::default_paths()
-    } else {
-        repo.spec.paths.clone()
-    };
-    let locations = discover::discover(tree, &paths).map_err(|e| e.to_string())?;
+    let (paths, locations) = locations(tree, repo).map_err(|e| e.to_string())?;
     let mut rendered = Rendered::default();
     for location in &locations {
         let name = bundle_id(&options.repo_name, location);
@@ -54,6 +50,32 @@ pub fn render(tree: &dyn FileTree, repo: &GitRepo, commit: &str) -> Result<Rende
         ));
     }
     Ok(rendered)
+}
+
+/// The bundle directories of `repo` in `tree`, and the paths they came from (for the "nothing found"
+/// error). With `spec.bundles` (a driven scan) exactly those, each with its own options file, and
+/// `spec.paths` ignored, as Fleet's git job does (it passes `--driven-scan` and the bundles instead of
+/// the paths); otherwise Fleet's recursive discovery under `spec.paths`.
+fn locations(
+    tree: &dyn FileTree,
+    repo: &GitRepo,
+) -> Result<(Vec<String>, Vec<BundleLocation>), ReadError> {
+    if !repo.spec.bundles.is_empty() {
+        let bundles = &repo.spec.bundles;
+        let locations = bundles
+            .iter()
+            .map(|b| discover::driven_location(&b.base, Some(&b.options)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let paths = bundles.iter().map(|b| b.base.clone()).collect();
+        return Ok((paths, locations));
+    }
+    let paths = if repo.spec.paths.is_empty() {
+        discover::default_paths()
+    } else {
+        repo.spec.paths.clone()
+    };
+    let locations = discover::discover(tree, &paths)?;
+    Ok((paths, locations))
 }
 
 /// The reader options Fleet's git job passes to `fleet apply` for this GitRepo.
@@ -149,5 +171,30 @@ mod tests {
             rendered.bundles[0].spec.target_restrictions[0].cluster_group,
             "default"
         );
+    }
+
+    #[test]
+    fn spec_bundles_replace_discovery() {
+        let mut tree = MemoryTree::new();
+        tree.add_file("app/cm.yaml", "kind: ConfigMap\nmetadata: {name: a}\n")
+            .add_file("app/dev.yaml", "defaultNamespace: dev\n")
+            .add_file("nested/fleet.yaml", "defaultNamespace: nested\n")
+            .add_file("nested/cm.yaml", "kind: ConfigMap\nmetadata: {name: b}\n");
+        let mut repo = GitRepo::new("repo", Default::default());
+        repo.metadata.namespace = Some("fleet-local".into());
+        repo.spec.bundles = vec![
+            fleet_api::BundlePath {
+                base: "app".into(),
+                options: "dev.yaml".into(),
+            },
+            fleet_api::BundlePath {
+                base: "/app".into(),
+                options: String::new(),
+            },
+        ];
+        let rendered = render(&tree, &repo, "abc").unwrap();
+        let names: Vec<String> = rendered.bundles.iter().map(|b| b.name_any()).collect();
+        assert_eq!(names, ["repo-app-dev", "repo-app"]);
+        assert_eq!(rendered.bundles[0].spec.options.default_namespace, "dev");
     }
 }

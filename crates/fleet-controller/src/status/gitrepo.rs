@@ -1,6 +1,10 @@
 //! A GitRepo's aggregated status over the BundleDeployments of its Bundles (label `repo-name`): summary,
-//! ready and desired clusters, `display`, and the Ready condition, which reports a git or read error first,
-//! then Fleet's ready message.
+//! ready and desired clusters, `display`, resource counts (total and per cluster) and the `resources`
+//! list ([`crate::status::resources`]), and the Ready condition, which reports a git or read error
+//! first, then the errors of its Bundles (a templating or targeting error shows on the Bundle, which has
+//! no BundleDeployments then, and on its GitRepo), then Fleet's ready message.
+
+use std::collections::BTreeMap;
 
 use fleet_api::{BundleState, GitRepoStatus, find_condition};
 
@@ -12,10 +16,23 @@ pub const GIT_POLLING: &str = "GitPolling";
 /// Condition reporting that the current commit could not be (fully) read into Bundles.
 pub const STALLED: &str = "Stalled";
 
-/// Recomputes the aggregated parts of `status` from the tally of the GitRepo's BundleDeployments.
-pub fn aggregate(status: &mut GitRepoStatus, tally: Option<&RepoTally>, now: &str) {
+/// Recomputes the aggregated parts of `status` from the tally of the GitRepo's BundleDeployments and
+/// the errors of its Bundles (Bundle name → message).
+pub fn aggregate(
+    status: &mut GitRepoStatus,
+    tally: Option<&RepoTally>,
+    bundle_errors: Option<&BTreeMap<String, String>>,
+    now: &str,
+) {
     let summary = tally.map(|t| t.tally.summary()).unwrap_or_default();
     let base = &mut status.base;
+    base.resource_counts = tally
+        .map(|t| t.tally.resource_counts().clone())
+        .unwrap_or_default();
+    base.per_cluster_resource_counts = tally
+        .map(RepoTally::per_cluster_resource_counts)
+        .unwrap_or_default();
+    base.resources = tally.map(|t| t.resources.list()).unwrap_or_default();
     base.desired_ready_clusters = tally.map_or(0, RepoTally::desired_clusters);
     base.ready_clusters = tally.map_or(0, RepoTally::ready_clusters);
     base.display.ready_bundle_deployments = format!("{}/{}", summary.ready, summary.desired_ready);
@@ -32,7 +49,21 @@ pub fn aggregate(status: &mut GitRepoStatus, tally: Option<&RepoTally>, now: &st
             .filter(|c| c.status == bad && !c.message.is_empty())
             .map(|c| c.message.clone())
     };
-    let blocking = failing(GIT_POLLING, "False").or_else(|| failing(STALLED, "True"));
+    // Fleet copies the Ready condition of a Bundle that is not ready onto its GitRepo (its status
+    // reconciler's `setReadyStatusFromBundle`), so that an error no BundleDeployment carries is seen; the
+    // status documentation (ref-status-fields) lists "an error from the Bundle (e.g. when templating
+    // failed)" among what the GitRepo's Ready message holds. Every erroring Bundle is named here, not
+    // only the first.
+    let bundle_error = bundle_errors.filter(|e| !e.is_empty()).map(|errors| {
+        errors
+            .iter()
+            .map(|(bundle, error)| format!("Bundle {bundle}: {error}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    });
+    let blocking = failing(GIT_POLLING, "False")
+        .or_else(|| failing(STALLED, "True"))
+        .or(bundle_error);
     match blocking {
         Some(error) => {
             base.display.error = true;

@@ -1,6 +1,7 @@
 //! ClusterGroup status, as Fleet's ClusterGroup controller writes it: over the group's member clusters
 //! (sorted), `clusterCount`, `nonReadyClusterCount` and the first ten `nonReadyClusters` (a cluster is
-//! not ready while any of its BundleDeployments is not), the summed BundleDeployment `summary`,
+//! not ready while any of its BundleDeployments is not), the summed BundleDeployment `summary` and
+//! `resourceCounts`,
 //! `display` (ready clusters, ready bundles, state) and the Ready condition. Read from the index's
 //! per-cluster tallies, so it costs O(clusters in the group).
 
@@ -78,6 +79,8 @@ pub fn group_status(
             }
         }
         add(&mut summary, &tally.summary());
+        // Fleet's ClusterGroup reconciler sums its clusters' `resourceCounts`.
+        crate::status::resources::add_counts(&mut status.resource_counts, tally.resource_counts());
     }
     status.display.ready_clusters = format!(
         "{}/{}",

@@ -6,6 +6,7 @@ pub mod bundle;
 pub mod conditions;
 pub mod gitrepo;
 pub mod group;
+pub mod resources;
 pub mod tally;
 
 use std::fmt::Debug;

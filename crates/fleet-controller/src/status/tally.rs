@@ -6,10 +6,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use fleet_api::{BundleState, BundleSummary};
+use fleet_api::{BundleState, BundleSummary, ResourceCounts};
 use fleet_target::model::ClusterKey;
 
 use crate::index::StoredDeployment;
+use crate::status::resources::{RepoResources, add_counts, counts_of, sub_counts};
 use crate::status::{MAX_NON_READY, non_ready_entry};
 
 /// BundleDeployments of one aggregate by state.
@@ -21,12 +22,15 @@ pub struct Tally {
     counts: BTreeMap<u8, i64>,
     /// Non-ready BundleDeployments by rank, then by the name the summary lists them under.
     non_ready: BTreeMap<u8, BTreeMap<String, (BundleState, Arc<StoredDeployment>)>>,
+    /// The sum of the BundleDeployments' `resourceCounts`.
+    resource_counts: ResourceCounts,
 }
 
 impl Tally {
     /// Counts `bd`, listed as `name`, in `state`.
     pub fn add(&mut self, name: &str, state: &BundleState, bd: &Arc<StoredDeployment>) {
         self.desired += 1;
+        add_counts(&mut self.resource_counts, &counts_of(bd));
         match state {
             BundleState::Ready => self.ready += 1,
             BundleState::Other(_) => {}
@@ -40,9 +44,10 @@ impl Tally {
         }
     }
 
-    /// Removes what [`Tally::add`] counted for `name` in `state`.
-    pub fn remove(&mut self, name: &str, state: &BundleState) {
+    /// Removes what [`Tally::add`] counted for `name` in `state` (`bd` as it was added).
+    pub fn remove(&mut self, name: &str, state: &BundleState, bd: &StoredDeployment) {
         self.desired -= 1;
+        sub_counts(&mut self.resource_counts, &counts_of(bd));
         match state {
             BundleState::Ready => self.ready -= 1,
             BundleState::Other(_) => {}
@@ -80,6 +85,11 @@ impl Tally {
 
     pub fn ready(&self) -> i64 {
         self.ready
+    }
+
+    /// The sum of the counted BundleDeployments' `resourceCounts`.
+    pub fn resource_counts(&self) -> &ResourceCounts {
+        &self.resource_counts
     }
 
     /// The summary a full scan in name order would build: counts per state and the first
@@ -126,12 +136,16 @@ impl Tally {
     }
 }
 
-/// A GitRepo's tally, plus per-cluster counts for `readyClusters` / `desiredReadyClusters`.
+/// A GitRepo's tally, plus per-cluster counts for `readyClusters` / `desiredReadyClusters` and
+/// `perClusterResourceCounts`, and the objects for `resources`.
 #[derive(Debug, Default)]
 pub struct RepoTally {
     pub tally: Tally,
     /// Per cluster: (BundleDeployments, those not Ready).
     clusters: BTreeMap<ClusterKey, (i64, i64)>,
+    /// Per cluster: the sum of its BundleDeployments' `resourceCounts`.
+    cluster_counts: BTreeMap<ClusterKey, ResourceCounts>,
+    pub resources: RepoResources,
 }
 
 impl RepoTally {
@@ -148,10 +162,23 @@ impl RepoTally {
         if *state != BundleState::Ready {
             entry.1 += 1;
         }
+        add_counts(
+            self.cluster_counts.entry(cluster.clone()).or_default(),
+            &counts_of(bd),
+        );
+        self.resources.add(name, cluster, bd);
     }
 
-    pub fn remove(&mut self, name: &str, cluster: &ClusterKey, state: &BundleState) {
-        self.tally.remove(name, state);
+    /// Removes what [`RepoTally::add`] counted (`bd` as it was added).
+    pub fn remove(
+        &mut self,
+        name: &str,
+        cluster: &ClusterKey,
+        state: &BundleState,
+        bd: &StoredDeployment,
+    ) {
+        self.tally.remove(name, state, bd);
+        self.resources.remove(name, cluster, bd);
         if let Some(entry) = self.clusters.get_mut(cluster) {
             entry.0 -= 1;
             if *state != BundleState::Ready {
@@ -159,8 +186,20 @@ impl RepoTally {
             }
             if entry.0 <= 0 {
                 self.clusters.remove(cluster);
+                self.cluster_counts.remove(cluster);
+            } else if let Some(counts) = self.cluster_counts.get_mut(cluster) {
+                sub_counts(counts, &counts_of(bd));
             }
         }
+    }
+
+    /// `perClusterResourceCounts`: every cluster with a BundleDeployment of the repo, as
+    /// `namespace/name`, with the sum of their `resourceCounts`.
+    pub fn per_cluster_resource_counts(&self) -> BTreeMap<String, ResourceCounts> {
+        self.cluster_counts
+            .iter()
+            .map(|(cluster, counts)| (cluster.to_string(), counts.clone()))
+            .collect()
     }
 
     /// Clusters with at least one BundleDeployment of the repo.
@@ -206,12 +245,12 @@ mod tests {
         }
         // Move some around and remove others, as watch deltas would.
         for (name, state) in entries.iter_mut().take(8) {
-            tally.remove(name, state);
+            tally.remove(name, state, &bd());
             *state = BundleState::Ready;
             tally.add(name, state, &bd());
         }
         let (gone, gone_state) = entries.pop().unwrap();
-        tally.remove(&gone, &gone_state);
+        tally.remove(&gone, &gone_state, &bd());
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         let mut scanned = BundleSummary::default();
         let plain = bd();
@@ -234,9 +273,9 @@ mod tests {
         repo.add("x/2", &a, &BundleState::NotReady, &bd());
         repo.add("y/1", &b, &BundleState::Ready, &bd());
         assert_eq!((repo.ready_clusters(), repo.desired_clusters()), (1, 2));
-        repo.remove("x/2", &a, &BundleState::NotReady);
+        repo.remove("x/2", &a, &BundleState::NotReady, &bd());
         assert_eq!((repo.ready_clusters(), repo.desired_clusters()), (2, 2));
-        repo.remove("y/1", &b, &BundleState::Ready);
+        repo.remove("y/1", &b, &BundleState::Ready, &bd());
         assert_eq!(repo.desired_clusters(), 1);
     }
 }
