@@ -59,7 +59,8 @@ struct Raw {
 impl ManagerConfig {
     /// Parses the `config` key. `source` names the ConfigMap in errors.
     pub fn parse(text: &str, source: &str) -> Result<ManagerConfig> {
-        let invalid = |message: String| Error::invalid(source, format!("key {CONFIG_KEY}: {message}"));
+        let invalid =
+            |message: String| Error::invalid(source, format!("key {CONFIG_KEY}: {message}"));
         let raw: Raw = serde_json::from_str(text).map_err(|err| invalid(err.to_string()))?;
         // Fleet's chart writes the CA base64-encoded (`b64enc .Values.apiServerCA`), which Fleet's Go config
         // decodes as a []byte field; a PEM written as it is is accepted too.
@@ -76,7 +77,11 @@ impl ManagerConfig {
             "" => DEFAULT_CHECKIN_INTERVAL,
             text => parse_go_duration(text)
                 .filter(|d| !d.is_zero())
-                .ok_or_else(|| invalid(format!("agentCheckinInterval {text:?} is not a positive duration")))?,
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "agentCheckinInterval {text:?} is not a positive duration"
+                    ))
+                })?,
         };
         Ok(ManagerConfig {
             api_server_url: raw.api_server_url.trim().to_string(),
@@ -93,7 +98,11 @@ impl ManagerConfig {
         else {
             return Ok(ManagerConfig::default());
         };
-        let text = map.data.unwrap_or_default().remove(CONFIG_KEY).unwrap_or_default();
+        let text = map
+            .data
+            .unwrap_or_default()
+            .remove(CONFIG_KEY)
+            .unwrap_or_default();
         if text.trim().is_empty() {
             return Ok(ManagerConfig::default());
         }
@@ -128,7 +137,10 @@ mod tests {
         assert_eq!(config.api_server_url, "https://hub.example.com:6443");
         assert_eq!(config.api_server_ca, pem);
         assert_eq!(config.agent_checkin_interval, Duration::from_secs(120));
-        assert_eq!(config.placement_settings().heartbeat_timeout, Duration::from_secs(360));
+        assert_eq!(
+            config.placement_settings().heartbeat_timeout,
+            Duration::from_secs(360)
+        );
     }
 
     #[test]
@@ -136,15 +148,22 @@ mod tests {
         let config = ManagerConfig::parse("{}", "cm").unwrap();
         assert_eq!(config.agent_checkin_interval, Duration::from_secs(900));
         assert!(config.placement_settings().heartbeat_timeout > config.agent_checkin_interval);
-        let pem = ManagerConfig::parse(r#"{"apiServerCA": "-----BEGIN CERTIFICATE-----\nx\n"}"#, "cm").unwrap();
+        let pem = ManagerConfig::parse(
+            r#"{"apiServerCA": "-----BEGIN CERTIFICATE-----\nx\n"}"#,
+            "cm",
+        )
+        .unwrap();
         assert!(pem.api_server_ca.starts_with("-----BEGIN"));
     }
 
     #[test]
     fn a_bad_interval_names_the_config_map_and_field() {
-        let err = ManagerConfig::parse(r#"{"agentCheckinInterval": "soon"}"#, "ConfigMap x/fleet-controller")
-            .unwrap_err()
-            .to_string();
+        let err = ManagerConfig::parse(
+            r#"{"agentCheckinInterval": "soon"}"#,
+            "ConfigMap x/fleet-controller",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("ConfigMap x/fleet-controller"), "{err}");
         assert!(err.contains("agentCheckinInterval"), "{err}");
     }
