@@ -213,6 +213,7 @@ impl Agent {
                         warn!(message = %status.message, "the hub refuses this agent's credentials; they may have been revoked");
                         return Err(Error::Revoked(status.message.clone()));
                     }
+                    crate::metrics::global().errors.inc();
                     warn!(bundle_deployment = %name, error = %err, "reconcile failed; retrying");
                     self.failed.insert(name);
                 }
@@ -269,9 +270,12 @@ impl Agent {
         )
         .await
         {
+            crate::metrics::Metrics::result(&crate::metrics::global().check_ins, false);
             warn!(error = %err, "check-in failed");
             return;
         }
+        crate::metrics::Metrics::result(&crate::metrics::global().check_ins, true);
+        crate::metrics::global().set_ready(true);
         let observed = match properties::observe(self.downstream.client()).await {
             Ok(observed) => observed,
             Err(err) => {
@@ -351,6 +355,9 @@ impl Agent {
         }
         let set_id = self.config.scope.set_id(name);
         let failed = prune::uninstall(&self.downstream, &set_id, &inventory).await;
+        crate::metrics::global()
+            .prunes
+            .inc_by((inventory.objects.len() - failed.len().min(inventory.objects.len())) as u64);
         if failed.is_empty() {
             if let Err(err) = self.inventories.delete(name).await {
                 warn!(bundle_deployment = %name, error = %err, "deleting the inventory");
@@ -575,6 +582,14 @@ impl Agent {
             )
             .await
             .map_err(downstream_error)?;
+            let metrics = crate::metrics::global();
+            crate::metrics::Metrics::result(&metrics.applies, failures.is_empty());
+            let pruned = inventory
+                .objects
+                .iter()
+                .filter(|e| !next.objects.contains(e))
+                .count();
+            metrics.prunes.inc_by(pruned as u64);
             self.inventory_cache.insert(name.clone(), next);
             if failures.is_empty() {
                 applied_id = deployment_id.clone();
@@ -608,6 +623,9 @@ impl Agent {
             .clone()
             .or_else(|| render_options.correct_drift.clone())
             .unwrap_or_default();
+        if !report.drifted.is_empty() {
+            crate::metrics::global().drift.inc();
+        }
         if correct_drift.enabled && deploy_error.is_none() && !report.drifted.is_empty() {
             correct(&downstream, &scope, &objects, &report, correct_drift.force).await;
             report = self.observe(&set_id, &objects, &render_options, true).await;

@@ -38,14 +38,14 @@ impl Downstream {
 
     /// A downstream cluster from a kubeconfig-derived config; impersonation sets `Impersonate-User`.
     pub fn from_config(config: kube::Config) -> Result<Self> {
-        let base = kube::Client::try_from(config.clone())
+        let base = crate::metrics::client(config.clone(), "downstream")
             .map_err(|err| Error::kube("building the downstream client", err))?;
         let factory: ClientFactory = Arc::new(move |user: Option<&str>| match user {
             None => base.clone(),
             Some(user) => {
                 let mut config = config.clone();
                 config.auth_info.impersonate = Some(user.to_string());
-                kube::Client::try_from(config).unwrap_or_else(|_| base.clone())
+                crate::metrics::client(config, "downstream").unwrap_or_else(|_| base.clone())
             }
         });
         Ok(Self::new(factory))

@@ -8,7 +8,8 @@
 //! (`downstreamResources`) → [`render`] → [`restriction`] → [`hooks`] and [`release`] ([`apply`]: ordering,
 //! namespaces, SSA; [`inventory`] / [`prune`]) → [`monitor`] ([`readiness`], [`drift`]) → [`status`].
 //! [`watch`] re-checks a BundleDeployment when an object it applied changes; [`properties`] reports the
-//! cluster's properties with the check-in ([`heartbeat`]). [`scope`] names everything that must differ
+//! cluster's properties with the check-in ([`heartbeat`]); [`metrics`] counts requests and results and
+//! serves the probes. [`scope`] names everything that must differ
 //! between two agents on one cluster.
 
 pub mod agent;
@@ -22,6 +23,7 @@ pub mod fetch;
 pub mod heartbeat;
 pub mod hooks;
 pub mod inventory;
+pub mod metrics;
 pub mod monitor;
 pub mod order;
 pub mod properties;

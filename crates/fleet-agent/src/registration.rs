@@ -147,7 +147,7 @@ pub async fn client_from_kubeconfig(text: &str) -> Result<kube::Client> {
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
         .await
         .map_err(|err| invalid(format!("kubeconfig: {err}")))?;
-    kube::Client::try_from(config).map_err(|err| Error::kube("building the hub client", err))
+    crate::metrics::client(config, "hub").map_err(|err| Error::kube("building the hub client", err))
 }
 
 /// The stored credentials, if the agent registered before.
@@ -329,6 +329,47 @@ pub async fn connect(
     Ok((hub, credentials))
 }
 
+/// The registration settings of the ConfigMap `fleet-agent` (key `config`, JSON) in the agent's namespace, as
+/// Fleet's agent chart writes them: the Cluster's labels and the clientID.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Settings {
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default, rename = "clientID")]
+    pub client_id: String,
+}
+
+/// The ConfigMap holding [`Settings`].
+pub const SETTINGS_CONFIG_MAP: &str = "fleet-agent";
+
+impl Settings {
+    /// Parses the ConfigMap's `config` key; errors name the ConfigMap and key.
+    pub fn parse(text: &str, agent_namespace: &str) -> Result<Settings> {
+        serde_json::from_str(text).map_err(|err| Error::Content {
+            name: format!("configmap {agent_namespace}/{SETTINGS_CONFIG_MAP}"),
+            message: format!("key config: {err}"),
+        })
+    }
+
+    /// Reads the settings; the defaults when the ConfigMap or its key is missing.
+    pub async fn load(downstream: &kube::Client, agent_namespace: &str) -> Result<Settings> {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        let api: Api<ConfigMap> = Api::namespaced(downstream.clone(), agent_namespace);
+        let map = api
+            .get_opt(SETTINGS_CONFIG_MAP)
+            .await
+            .map_err(|err| Error::kube("reading the fleet-agent configmap", err))?;
+        match map
+            .and_then(|m| m.data)
+            .and_then(|mut d| d.remove("config"))
+        {
+            Some(text) if !text.trim().is_empty() => Settings::parse(&text, agent_namespace),
+            _ => Ok(Settings::default()),
+        }
+    }
+}
+
 /// Secret data encoding (base64); `stringData` is not used because not every API server folds it into `data`.
 fn encode(value: &str) -> String {
     use base64::Engine;
@@ -338,6 +379,18 @@ fn encode(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_are_read_as_fleets_chart_writes_them() {
+        let settings =
+            Settings::parse(r#"{"labels": {"env": "prod"}, "clientID": "c-1"}"#, "ns").unwrap();
+        assert_eq!(settings.labels.get("env").map(String::as_str), Some("prod"));
+        assert_eq!(settings.client_id, "c-1");
+        let err = Settings::parse("{", "cattle-fleet-system")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cattle-fleet-system/fleet-agent"), "{err}");
+    }
 
     #[test]
     fn credentials_never_print_the_kubeconfig() {

@@ -70,9 +70,19 @@ pub async fn run_process(
             () = shutdown.clone() => return Ok(()),
         }
     }
+    cluster::bootstrap::default_workspace(&client).await?;
     if options.bootstrap {
         cluster::bootstrap::bootstrap(&client).await?;
     }
+    // The heartbeat timeout follows the agents' check-in interval of the manager configuration.
+    let manager =
+        cluster::config::ManagerConfig::load(&client, &options.settings.system_namespace).await?;
+    let placement = manager.placement_settings();
+    tracing::info!(
+        agent_checkin_interval = ?manager.agent_checkin_interval,
+        heartbeat_timeout = ?placement.heartbeat_timeout,
+        "manager configuration read"
+    );
     let lost = async move {
         match &election {
             Some(election) => election.hold().await,
@@ -95,6 +105,7 @@ pub async fn run_process(
         let webhook_server = webhook_server.clone();
         let stop = stop.clone();
         move |ctx: Arc<Context>| {
+            let _ = ctx.placement_settings.set(placement);
             if let Some(addr) = options.webhook_addr {
                 let router = server::webhook_router(ctx);
                 let task = tokio::spawn(async move {

@@ -19,6 +19,10 @@ struct Options {
 fn options(req: &Request) -> ApiResult<Options> {
     let body: Value = if req.body.iter().all(u8::is_ascii_whitespace) {
         json!({})
+    } else if req.content_type().contains("protobuf") {
+        // client-go's typed clients (helm's release storage among them) send DeleteOptions as protobuf
+        // and, unlike for other bodies, do not fall back to JSON on 415.
+        crate::protobuf::decode(&req.body)?
     } else {
         decode_body(&req.body, req.content_type())?
     };

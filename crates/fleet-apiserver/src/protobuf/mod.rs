@@ -111,11 +111,17 @@ pub fn decode(body: &[u8]) -> ApiResult<Value> {
             _ => {}
         }
     }
-    let name = schema::message_for(&api_version, &kind).ok_or_else(|| {
-        ApiError::unsupported_media_type(&format!(
-            "application/vnd.kubernetes.protobuf (kind {kind:?})"
-        ))
-    })?;
+    // Kubernetes registers the meta/v1 option kinds in every group version (metav1.AddToGroupVersion), so
+    // client-go sends the DeleteOptions of a DELETE as `v1`/`apps/v1`/... `DeleteOptions`.
+    let options =
+        (kind == "DeleteOptions").then_some("apimachinery.pkg.apis.meta.v1.DeleteOptions");
+    let name = options
+        .or_else(|| schema::message_for(&api_version, &kind))
+        .ok_or_else(|| {
+            ApiError::unsupported_media_type(&format!(
+                "application/vnd.kubernetes.protobuf (kind {kind:?})"
+            ))
+        })?;
     let mut object = match message(raw, name)? {
         Value::Object(object) => object,
         _ => return Err(malformed()),
@@ -441,6 +447,16 @@ mod tests {
             value,
             json!({"metadata": {"name": "demo"}, "data": {"a": "1"}, "apiVersion": "v1", "kind": "ConfigMap"})
         );
+    }
+
+    #[test]
+    fn decodes_delete_options_of_any_group_version() {
+        let type_meta = [field(1, b"v1"), field(2, b"DeleteOptions")].concat();
+        let raw = field(4, b"Background");
+        let body = [MAGIC.to_vec(), field(1, &type_meta), field(2, &raw)].concat();
+        let value = decode(&body).unwrap();
+        assert_eq!(value["propagationPolicy"], "Background");
+        assert_eq!(value["kind"], "DeleteOptions");
     }
 
     #[test]

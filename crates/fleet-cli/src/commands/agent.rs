@@ -2,8 +2,11 @@
 //! the hub into the cluster of `--kubeconfig` (default: `KUBECONFIG`, then in-cluster), under the agent scope
 //! `--scope` in `--namespace`. The hub is reached with `--hub-kubeconfig` (its context namespace is the cluster
 //! namespace unless `--cluster-namespace` is given) or, without it, with the credentials in the `fleet-agent`
-//! Secret, registering first from the `fleet-agent-bootstrap` Secret when there are none.
+//! Secret, registering first from the `fleet-agent-bootstrap` Secret when there are none. It checks in on its
+//! Cluster every `--checkin-interval` (the charts' `agentCheckinInterval`), logs as the controller does
+//! (`RUST_LOG`, `--log-format`) and serves `/metrics`, `/healthz` and `/readyz` on `--metrics-addr`.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -34,9 +37,45 @@ pub struct Args {
     /// Seconds between observations of deployed BundleDeployments (readiness and drift).
     #[arg(long, default_value_t = 60)]
     monitor_interval: u64,
+    /// The Cluster on the hub to check in on, as `<namespace>/<name>` (e.g. `fleet-local/local`), when
+    /// `--hub-kubeconfig` is given; a registered agent knows it from its registration.
+    #[arg(long, value_parser = parse_cluster)]
+    cluster: Option<fleet_agent::heartbeat::ClusterRef>,
+    /// How often the agent checks in on its Cluster, as a Go duration (Fleet's `agentCheckinInterval`,
+    /// `CHECKIN_INTERVAL` in Fleet's agent). The hub marks a cluster unhealthy after three intervals
+    /// without a check-in, so use the same value as the hub's chart.
+    #[arg(long, env = "CHECKIN_INTERVAL", default_value = "15m", value_parser = parse_duration)]
+    checkin_interval: Duration,
+    /// Serve `/metrics`, `/healthz` and `/readyz` on this address.
+    #[arg(long, default_value = "0.0.0.0:8081")]
+    metrics_addr: SocketAddr,
+    /// Log line format; `RUST_LOG` sets the level (default `info`).
+    #[arg(long, value_enum, default_value = "json")]
+    log_format: super::logging::LogFormat,
+}
+
+fn parse_cluster(text: &str) -> Result<fleet_agent::heartbeat::ClusterRef, String> {
+    match text.split_once('/') {
+        Some((namespace, name))
+            if !namespace.is_empty() && !name.is_empty() && !name.contains('/') =>
+        {
+            Ok(fleet_agent::heartbeat::ClusterRef {
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+            })
+        }
+        _ => Err(format!("{text:?} is not <namespace>/<name>")),
+    }
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    fleet_controller::gitrepo::poll::parse_go_duration(text)
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{text:?} is not a positive duration such as 15m or 30s"))
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    super::logging::init(args.log_format);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -53,6 +92,14 @@ async fn config_from(path: &Path) -> anyhow::Result<kube::Config> {
 }
 
 async fn run_agent(args: Args) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(args.metrics_addr)
+        .await
+        .with_context(|| format!("listening on {}", args.metrics_addr))?;
+    tokio::spawn(async move {
+        if let Err(err) = fleet_agent::metrics::serve(listener).await {
+            tracing::error!(error = %err, "metrics server failed");
+        }
+    });
     let downstream_config = match &args.kubeconfig {
         Some(path) => config_from(path).await?,
         None => kube::Config::infer()
@@ -66,14 +113,20 @@ async fn run_agent(args: Args) -> anyhow::Result<()> {
             .cluster_namespace
             .clone()
             .unwrap_or_else(|| hub_config.default_namespace.clone());
-        let hub = kube::Client::try_from(hub_config).context("building the hub client")?;
-        Agent::new(agent_config(&args, hub, namespace, None), downstream)
-            .run()
-            .await?;
+        let hub =
+            fleet_agent::metrics::client(hub_config, "hub").context("building the hub client")?;
+        fleet_agent::metrics::global().set_ready(true);
+        Agent::new(
+            agent_config(&args, hub, namespace, args.cluster.clone()),
+            downstream,
+        )
+        .run()
+        .await?;
         return Ok(());
     }
     loop {
         let (hub, credentials) = connect(&args, &downstream).await?;
+        fleet_agent::metrics::global().set_ready(true);
         let namespace = args
             .cluster_namespace
             .clone()
@@ -98,11 +151,17 @@ async fn connect(
     args: &Args,
     downstream: &Downstream,
 ) -> anyhow::Result<(kube::Client, registration::Credentials)> {
+    // The chart's ConfigMap `fleet-agent` sets the Cluster's labels and the clientID; --client-id wins.
+    let settings = registration::Settings::load(downstream.client(), &args.namespace).await?;
+    let client_id = args
+        .client_id
+        .clone()
+        .or_else(|| Some(settings.client_id).filter(|id| !id.is_empty()));
     registration::connect(
         downstream.client(),
         &args.namespace,
-        args.client_id.as_deref(),
-        Default::default(),
+        client_id.as_deref(),
+        settings.labels,
         Duration::from_secs(30 * 60),
     )
     .await
@@ -119,6 +178,12 @@ fn agent_config(
     let mut config = AgentConfig::new(hub, cluster_namespace, scope);
     config.monitor_interval = Duration::from_secs(args.monitor_interval.max(1));
     config.cluster = cluster;
-    tracing::info!(cluster_namespace = %config.cluster_namespace, "agent starting");
+    config.checkin_interval = args.checkin_interval;
+    tracing::info!(
+        cluster_namespace = %config.cluster_namespace,
+        cluster = ?config.cluster,
+        checkin_interval = ?config.checkin_interval,
+        "agent starting"
+    );
     config
 }

@@ -48,6 +48,15 @@ pub struct Args {
     /// anyway (keep it below the pod's terminationGracePeriodSeconds).
     #[arg(long, default_value_t = 20)]
     stop_timeout_seconds: u64,
+    /// Log line format; `RUST_LOG` sets the level (default `info`).
+    #[arg(long, value_enum, default_value = "json")]
+    log_format: super::logging::LogFormat,
+    /// Instead of running the controller, prepare its uninstall (the chart's pre-delete hook): scale the
+    /// `fleet-controller` Deployment of `--namespace` to zero, take its leader Lease once no controller
+    /// renews it, and remove the controller's finalizers from every Cluster, GitRepo and Bundle, so that
+    /// nothing stays Terminating after `helm uninstall`.
+    #[arg(long)]
+    uninstall: bool,
 }
 
 /// How long the runtime waits for blocking tasks (a hung git fetch or file read) once the controller has
@@ -55,18 +64,15 @@ pub struct Args {
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .json()
-        .init();
+    super::logging::init(args.log_format);
     fleet_controller::process::prefer_small_pages();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
+    if args.uninstall {
+        return runtime.block_on(uninstall(args));
+    }
     let stop_limit = Duration::from_secs(args.stop_timeout_seconds);
     let result = runtime.block_on(async {
         // Installed before anything else, so that a signal during start-up is not lost.
@@ -95,10 +101,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     result
 }
 
-async fn run_controller(
-    args: Args,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> anyhow::Result<()> {
+async fn uninstall(args: Args) -> anyhow::Result<()> {
+    let client = hub_client(&args).await?;
+    let identity = format!(
+        "{}-uninstall",
+        std::env::var("HOSTNAME").unwrap_or_else(|_| "fleet-controller".to_string())
+    );
+    fleet_controller::uninstall::release_finalizers(&client, &args.namespace, &identity)
+        .await
+        .context("releasing the controller's finalizers")?;
+    Ok(())
+}
+
+async fn hub_client(args: &Args) -> anyhow::Result<kube::Client> {
     let config = match &args.kubeconfig {
         Some(path) => {
             let kubeconfig = Kubeconfig::read_from(path)
@@ -111,7 +126,14 @@ async fn run_controller(
             .await
             .context("no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster")?,
     };
-    let client = kube::Client::try_from(config).context("building the Kubernetes client")?;
+    kube::Client::try_from(config).context("building the Kubernetes client")
+}
+
+async fn run_controller(
+    args: Args,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let client = hub_client(&args).await?;
     let identity = format!(
         "{}-{}",
         std::env::var("HOSTNAME").unwrap_or_else(|_| "fleet-controller".to_string()),

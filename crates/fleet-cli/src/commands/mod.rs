@@ -7,6 +7,7 @@ mod bundle_input;
 mod controller;
 mod dev;
 mod helm;
+mod logging;
 mod target;
 mod test;
 mod yaml_out;

@@ -1,5 +1,7 @@
 //! Bootstrap, as Fleet's bootstrap controller does it: the `fleet-local` workspace with the `local` Cluster
-//! (label `name=local`) and its `default` ClusterGroup selecting `name=local`. Existing objects are left as
+//! (label `name=local`) and its `default` ClusterGroup selecting `name=local`, plus the `fleet-default`
+//! workspace, where downstream clusters register by default. Fleet's own bootstrap creates no ClusterGroup
+//! but `fleet-local/default` (its `bootstrap.go`), and neither does this one. Existing objects are left as
 //! they are (only missing ones are created), so users may change them.
 
 use fleet_api::{Cluster, ClusterGroup};
@@ -13,6 +15,18 @@ use crate::error::{Error, Result};
 
 /// The bootstrap workspace.
 pub const LOCAL_WORKSPACE: &str = "fleet-local";
+/// The workspace of downstream clusters (Fleet's documentation registers them there; Rancher creates it).
+pub const DEFAULT_WORKSPACE: &str = "fleet-default";
+
+/// Creates the `fleet-default` workspace when it is missing (also when the chart bootstraps `fleet-local`
+/// itself).
+pub async fn default_workspace(client: &Client) -> Result<()> {
+    create_missing::<Namespace>(
+        Api::all(client.clone()),
+        json!({"metadata": {"name": DEFAULT_WORKSPACE}}),
+    )
+    .await
+}
 
 /// Creates what is missing of the `fleet-local` workspace, the `local` Cluster and the `default` group.
 pub async fn bootstrap(client: &Client) -> Result<()> {

@@ -167,30 +167,13 @@ async fn reconcile_inner(
     Ok(requeue(expires))
 }
 
-/// The hub address agents use: `apiServerURL` and `apiServerCA` of the JSON in key `config` of the
-/// ConfigMap `fleet-controller` in the controller's namespace (as Fleet configures it); empty when unset.
+/// The hub address agents use: `apiServerURL` and `apiServerCA` of the manager configuration (the ConfigMap
+/// `fleet-controller`, key `config`, in the controller's namespace, as Fleet's chart renders it); empty when
+/// unset.
 pub async fn hub_address(
     client: &kube::Client,
     system_namespace: &str,
 ) -> Result<(String, String)> {
-    use k8s_openapi::api::core::v1::ConfigMap;
-    let Some(map) = Api::<ConfigMap>::namespaced(client.clone(), system_namespace)
-        .get_opt("fleet-controller")
-        .await?
-    else {
-        return Ok(Default::default());
-    };
-    let config = map
-        .data
-        .unwrap_or_default()
-        .remove("config")
-        .unwrap_or_default();
-    let config: serde_json::Value = serde_json::from_str(&config).map_err(|err| {
-        Error::invalid(
-            format!("ConfigMap {system_namespace}/fleet-controller"),
-            format!("key config: {err}"),
-        )
-    })?;
-    let field = |key: &str| config[key].as_str().unwrap_or_default().to_string();
-    Ok((field("apiServerURL"), field("apiServerCA")))
+    let config = super::config::ManagerConfig::load(client, system_namespace).await?;
+    Ok((config.api_server_url, config.api_server_ca))
 }
