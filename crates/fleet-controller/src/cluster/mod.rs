@@ -5,6 +5,7 @@
 //! deleted Cluster leaves the fleet through its finalizer ([`crate::placement::leave`]).
 
 pub mod bootstrap;
+pub mod import;
 pub mod registration;
 pub mod token;
 
