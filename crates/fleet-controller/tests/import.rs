@@ -338,3 +338,60 @@ async fn a_bad_kubeconfig_is_reported_on_the_cluster_without_its_content() {
     }
     controller.stop().await;
 }
+
+#[tokio::test]
+async fn a_new_controller_with_another_agent_image_updates_the_agent_in_place() {
+    let hub = hub_with_address().await;
+    let controller = RunningController::start(hub.client.clone()).await;
+    let downstream = TestCluster::empty();
+    let (_, kubeconfig) = downstream.serve_loopback().await;
+    create_secret(&hub.client, "kc", &[("value", &kubeconfig)]).await;
+    create_cluster(&hub.client, "edge", json!({"kubeConfigSecret": "kc"})).await;
+    let deployments: Api<Deployment> = Api::namespaced(downstream.client.clone(), SYSTEM_NS);
+    let image = |d: &Deployment| {
+        d.spec
+            .as_ref()
+            .unwrap()
+            .template
+            .spec
+            .as_ref()
+            .unwrap()
+            .containers[0]
+            .image
+            .clone()
+            .unwrap_or_default()
+    };
+    let first = eventually("the agent Deployment", || async {
+        deployments.get_opt("fleet-agent").await.ok().flatten()
+    })
+    .await;
+    assert_eq!(image(&first), "fleet:test");
+    controller.stop().await;
+
+    // The upgraded controller comes with another agent image.
+    let configs: Api<ConfigMap> = Api::namespaced(hub.client.clone(), SYSTEM_NS);
+    let mut config = configs.get("fleet-controller").await.unwrap();
+    let mut settings: serde_json::Value =
+        serde_json::from_str(&config.data.as_ref().unwrap()["config"]).unwrap();
+    settings["agentImage"] = json!("fleet:next");
+    config
+        .data
+        .as_mut()
+        .unwrap()
+        .insert("config".into(), settings.to_string());
+    configs
+        .replace("fleet-controller", &PostParams::default(), &config)
+        .await
+        .unwrap();
+    let controller = RunningController::start(hub.client.clone()).await;
+    let updated = eventually("the agent on the new image", || async {
+        let deployment = deployments.get("fleet-agent").await.ok()?;
+        (image(&deployment) == "fleet:next").then_some(deployment)
+    })
+    .await;
+    assert_eq!(
+        updated.metadata.uid, first.metadata.uid,
+        "updated in place, not reinstalled"
+    );
+    controller.stop().await;
+}
