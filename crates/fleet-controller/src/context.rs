@@ -76,6 +76,8 @@ pub struct Context {
     pub targeting: crate::bundle::cache::TargetingCache,
     /// Values Secrets written ahead of their Bundle.
     pub values_ahead: crate::bundle::values::WrittenAhead,
+    /// The agent objects last applied to each imported Cluster's downstream cluster.
+    pub agent_imports: crate::cluster::import::Applied,
 }
 
 impl Context {
@@ -107,6 +109,7 @@ impl Context {
             gitrepo_access: Default::default(),
             targeting: Default::default(),
             values_ahead: Default::default(),
+            agent_imports: Default::default(),
         }
     }
 }

@@ -156,7 +156,26 @@ pub async fn run(
         cluster::token::reconcile,
         None,
     );
-    futures::join!(gitrepos, bundles, clusters, groups, registrations, tokens);
+    // Manager-initiated registration: Clusters with a kubeConfigSecret get their agent installed.
+    let (_import_wake, import_triggers) = tokio::sync::mpsc::unbounded_channel();
+    let imports = controller::<Cluster, _, _>(
+        &client,
+        "clusterimport",
+        import_triggers,
+        shutdown.clone(),
+        ctx.clone(),
+        cluster::import::reconcile,
+        Some(spec_or_metadata::<Cluster>),
+    );
+    futures::join!(
+        gitrepos,
+        bundles,
+        clusters,
+        groups,
+        registrations,
+        tokens,
+        imports
+    );
     watches.abort();
     collector.abort();
     restrictions.abort();

@@ -6,6 +6,7 @@
 
 pub mod bootstrap;
 pub mod config;
+pub mod import;
 pub mod registration;
 pub mod token;
 

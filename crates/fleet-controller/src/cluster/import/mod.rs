@@ -1,0 +1,517 @@
+//! Manager-initiated registration (Fleet's agentmanagement `import` controller, the way Rancher registers
+//! clusters): a Cluster with `spec.kubeConfigSecret` gets its agent installed by the controller, through the
+//! kubeconfig in that Secret (key `value`; keys `apiServerURL`/`apiServerCA` override the controller's hub
+//! address). The controller gives the Cluster a random `clientID` when it has none, creates the
+//! ClusterRegistrationToken `import-token-<cluster>` (TTL 12 h, owned by the Cluster), and installs the
+//! agent's objects ([`manifests`]) with a `fleet-agent-bootstrap` Secret made from the token's values; the
+//! agent then registers through the token flow ([`super::registration`]) and finds its Cluster by clientID.
+//!
+//! The agent is installed again from scratch (credentials deleted, a new bootstrap Secret: it registers
+//! anew) when `spec.redeployAgentGeneration` differs from `status.agentDeployedGeneration`, when the hub
+//! address changed, or when `spec.agentNamespace` moved; it is updated in place (server-side apply) when its
+//! objects changed otherwise: agent settings, the controller's version (its default image) or the agent
+//! defaults of the `fleet-controller` ConfigMap. What was applied last is remembered per Cluster, and after
+//! a restart read back from the Deployment's [`SETTINGS_ANNOTATION`]. A deleted Cluster's agent is removed
+//! through the finalizer [`FINALIZER`], after the Cluster's BundleDeployments are gone (its agent uninstalls
+//! them first). Failures are reported in the condition `Imported` (never with the Secret's content).
+
+pub mod downstream;
+pub mod manifests;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fleet_api::{Cluster, ClusterRegistrationToken};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::ResourceExt;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::runtime::controller::Action;
+use kube::runtime::finalizer::{Event, finalizer};
+use serde_json::{Value, json};
+use sha2::Digest;
+
+use self::manifests::{AgentDefaults, BootstrapValues, Object, agent_namespace};
+use super::registration::SYSTEM_REGISTRATION_NAMESPACE;
+use crate::context::{Context, lock};
+use crate::error::{Error, Result};
+use crate::placement::leave;
+use crate::status::conditions;
+
+/// The finalizer that removes a Cluster's agent from its downstream cluster.
+pub const FINALIZER: &str = "fleet.cattle.io/agent-import";
+/// The field manager of the status fields this controller writes (the Cluster reconciler writes others).
+pub const STATUS_MANAGER: &str = "fleet-controller-import";
+/// Annotation on the downstream Deployment: the hash of the agent objects last applied.
+pub const SETTINGS_ANNOTATION: &str = "fleet.cattle.io/agent-settings-hash";
+/// The condition reporting the import.
+pub const IMPORTED: &str = "Imported";
+/// Prefix of the import token's name (Fleet's `ImportTokenPrefix`).
+pub const IMPORT_TOKEN_PREFIX: &str = "import-token-";
+/// The import token's lifetime (Fleet's `ClusterImportTokenTTL`).
+const IMPORT_TOKEN_TTL: &str = "12h";
+/// How often an imported Cluster re-checks the controller's configuration and its kubeconfig Secret.
+const RECHECK: Duration = Duration::from_secs(60);
+/// How soon a Cluster waiting for its token's values or for its leave looks again.
+const WAIT: Duration = Duration::from_secs(1);
+
+/// The hash of the agent objects last applied for each Cluster (by UID).
+#[derive(Default)]
+pub struct Applied(Mutex<HashMap<String, String>>);
+
+/// Reconciles one Cluster's agent.
+pub fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> BoxFuture<'static, Result<Action>> {
+    reconcile_inner(cluster, ctx).boxed()
+}
+
+async fn reconcile_inner(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Action> {
+    let ours = cluster.finalizers().iter().any(|f| f == FINALIZER);
+    if cluster.spec.kube_config_secret.is_empty() && !ours {
+        return Ok(Action::await_change());
+    }
+    let leaving = cluster.metadata.deletion_timestamp.is_some();
+    if leaving && !ours {
+        return Ok(Action::await_change());
+    }
+    // The agent uninstalls the Cluster's bundles while it leaves: it stays until they are gone.
+    if leaving && cluster.finalizers().iter().any(|f| f == leave::FINALIZER) {
+        return Ok(Action::requeue(WAIT));
+    }
+    let namespace = cluster.namespace().unwrap_or_default();
+    let api: Api<Cluster> = Api::namespaced(ctx.client.clone(), &namespace);
+    let object = format!("Cluster {namespace}/{}", cluster.name_any());
+    finalizer(&api, FINALIZER, cluster, |event| {
+        let ctx = ctx.clone();
+        async move {
+            match event {
+                Event::Apply(cluster) => import(&cluster, &ctx).await,
+                Event::Cleanup(cluster) => remove(&cluster, &ctx).await,
+            }
+        }
+    })
+    .await
+    .map_err(|err| Error::from_finalizer(object, err))
+}
+
+/// The namespace the kubeconfig Secret may be read from: the Cluster's own, or one of Fleet's namespaces
+/// (Fleet's `allowedKubeConfigSecretNamespace`), so a Cluster cannot point at any Secret of the hub.
+pub fn kubeconfig_secret_namespace(cluster: &Cluster) -> Result<String> {
+    let own = cluster.namespace().unwrap_or_default();
+    let ns = &cluster.spec.kube_config_secret_namespace;
+    if ns.is_empty() || *ns == own {
+        return Ok(own);
+    }
+    let allowed = [
+        "fleet-local",
+        "fleet-default",
+        "cattle-fleet-system",
+        "fleet-system",
+        SYSTEM_REGISTRATION_NAMESPACE,
+        "fleet-system-clusters-system",
+    ];
+    if allowed.contains(&ns.as_str()) || ns.starts_with("cluster-") {
+        return Ok(ns.clone());
+    }
+    Err(Error::invalid(
+        format!("Cluster {own}/{}", cluster.name_any()),
+        format!("spec.kubeConfigSecretNamespace {ns:?} is not an allowed Fleet namespace"),
+    ))
+}
+
+/// Fleet's status hash: SHA-224 of the JSON of a value, hex.
+pub fn status_hash(value: &impl serde::Serialize) -> String {
+    let json = serde_json::to_vec(value).unwrap_or_default();
+    sha2::Sha224::digest(&json)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The agent defaults in key `config` of the ConfigMap `fleet-controller` of the controller's namespace
+/// (`agentImage`, `agentImagePullPolicy`, `systemDefaultRegistry`, `agentCheckinInterval`).
+async fn agent_defaults(ctx: &Context) -> Result<AgentDefaults> {
+    let namespace = &ctx.settings.system_namespace;
+    let Some(map) = Api::<ConfigMap>::namespaced(ctx.client.clone(), namespace)
+        .get_opt("fleet-controller")
+        .await?
+    else {
+        return Ok(AgentDefaults::default());
+    };
+    let text = map
+        .data
+        .unwrap_or_default()
+        .remove("config")
+        .unwrap_or_default();
+    let config: Value = if text.trim().is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).map_err(|err| {
+            Error::invalid(
+                format!("ConfigMap {namespace}/fleet-controller"),
+                format!("key config: {err}"),
+            )
+        })?
+    };
+    let field = |key: &str| config[key].as_str().unwrap_or_default().to_string();
+    Ok(AgentDefaults {
+        image: field("agentImage"),
+        image_pull_policy: field("agentImagePullPolicy"),
+        system_default_registry: field("systemDefaultRegistry"),
+        checkin_interval: field("agentCheckinInterval"),
+    })
+}
+
+/// Installs or updates the agent, recording the outcome in the `Imported` condition.
+async fn import(cluster: &Cluster, ctx: &Context) -> Result<Action> {
+    if cluster.spec.kube_config_secret.is_empty() {
+        return Ok(Action::await_change());
+    }
+    if cluster.spec.client_id.is_empty() {
+        // Fleet gives an imported Cluster a random clientID: the agent registers with it.
+        let id: String = rand::random::<[u8; 24]>()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let api: Api<Cluster> =
+            Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());
+        api.patch(
+            &cluster.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"clientID": id}})),
+        )
+        .await?;
+        return Ok(Action::await_change());
+    }
+    match deploy(cluster, ctx).await {
+        Ok(Some(status)) => {
+            write_status(cluster, ctx, status, Ok(())).await?;
+            Ok(Action::requeue(RECHECK))
+        }
+        Ok(None) => Ok(Action::requeue(WAIT)),
+        Err(err) => {
+            write_status(cluster, ctx, previous_status(cluster), Err(&err)).await?;
+            Err(err)
+        }
+    }
+}
+
+/// The status fields of this controller as they are now.
+fn previous_status(cluster: &Cluster) -> Value {
+    let status = cluster.status.clone().unwrap_or_default();
+    json!({
+        "agentDeployedGeneration": status.agent_deployed_generation,
+        "agentMigrated": status.agent_migrated,
+        "cattleNamespaceMigrated": status.cattle_namespace_migrated,
+        "agentNamespaceMigrated": status.agent_namespace_migrated,
+        "apiServerURL": status.api_server_url,
+        "apiServerCAHash": status.api_server_ca_hash,
+        "agentEnvVarsHash": status.agent_env_vars_hash,
+        "agentTolerationsHash": status.agent_tolerations_hash,
+        "agentAffinityHash": status.agent_affinity_hash,
+        "agentResourcesHash": status.agent_resources_hash,
+        "agentPrivateRepoURL": status.agent_private_repo_url,
+        "agentHostNetwork": status.agent_host_network,
+    })
+}
+
+/// Writes this controller's status fields and the `Imported` condition when they differ from the Cluster's.
+async fn write_status(
+    cluster: &Cluster,
+    ctx: &Context,
+    fields: Value,
+    outcome: std::result::Result<(), &Error>,
+) -> Result<()> {
+    let status = cluster.status.clone().unwrap_or_default();
+    let mut list = status.conditions.clone();
+    let (ok, reason, message) = match outcome {
+        Ok(()) => (true, "", String::new()),
+        Err(err) => (false, "Error", err.to_string()),
+    };
+    conditions::set(
+        &mut list,
+        IMPORTED,
+        ok,
+        reason,
+        &message,
+        &conditions::now(),
+    );
+    if list == status.conditions && fields == previous_status(cluster) {
+        return Ok(());
+    }
+    let mut body = fields;
+    body["conditions"] = json!(list);
+    let api: Api<Cluster> =
+        Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());
+    let patch = json!({"apiVersion": fleet_api::API_VERSION, "kind": "Cluster", "status": body});
+    api.patch_status(
+        &cluster.name_any(),
+        &PatchParams::apply(STATUS_MANAGER).force(),
+        &Patch::Apply(&patch),
+    )
+    .await?;
+    Ok(())
+}
+
+/// The hash of the agent's objects, as recorded on its Deployment.
+fn settings_hash(objects: &[Object]) -> String {
+    let bodies: Vec<&Value> = objects.iter().map(|o| &o.body).collect();
+    status_hash(&bodies)
+}
+
+/// Brings the downstream agent up to date. `Ok(None)`: waiting for the import token's values.
+async fn deploy(cluster: &Cluster, ctx: &Context) -> Result<Option<Value>> {
+    let object = format!(
+        "Cluster {}/{}",
+        cluster.namespace().unwrap_or_default(),
+        cluster.name_any()
+    );
+    let secret_ns = kubeconfig_secret_namespace(cluster)?;
+    let secret = downstream::read_secret(&ctx.client, &secret_ns, &cluster.spec.kube_config_secret)
+        .await?
+        .ok_or_else(|| {
+            Error::invalid(
+                &object,
+                format!(
+                    "kubeConfigSecret {secret_ns}/{} does not exist",
+                    cluster.spec.kube_config_secret
+                ),
+            )
+        })?;
+    let (config_url, config_ca) =
+        super::token::hub_address(&ctx.client, &ctx.settings.system_namespace).await?;
+    let api_server_url = if secret.api_server_url.is_empty() {
+        config_url
+    } else {
+        secret.api_server_url.clone()
+    };
+    let api_server_ca = if secret.api_server_ca.is_empty() {
+        config_ca
+    } else {
+        secret.api_server_ca.clone()
+    };
+    if api_server_url.is_empty() {
+        return Err(Error::invalid(
+            object,
+            format!(
+                "no apiServerURL for the agent: set apiServerURL in the fleet chart's values or key apiServerURL of Secret {}",
+                secret.name
+            ),
+        ));
+    }
+    let defaults = agent_defaults(ctx).await?;
+    let mut objects = manifests::agent_objects(cluster, &defaults);
+    let hash = settings_hash(&objects);
+    if let Some(deployment) = objects.iter_mut().find(|o| o.kind == "Deployment") {
+        deployment.body["metadata"]["annotations"] = json!({SETTINGS_ANNOTATION: hash});
+    }
+    let status = cluster.status.clone().unwrap_or_default();
+    let spec = &cluster.spec;
+    let namespace = agent_namespace(cluster);
+    let reported_ns = status
+        .agent
+        .as_ref()
+        .map(|a| a.namespace.clone())
+        .unwrap_or_default();
+    let moved = !reported_ns.is_empty() && reported_ns != namespace;
+    let ca_hash = status_hash(&api_server_ca);
+    let reinstall = status.agent_deployed_generation != Some(spec.redeploy_agent_generation)
+        || status.api_server_url != api_server_url
+        || status.api_server_ca_hash != ca_hash
+        || moved;
+    let uid = cluster.uid().unwrap_or_default();
+    let remembered = lock(&ctx.agent_imports.0).get(&uid).cloned();
+    let fields = json!({
+        "agentDeployedGeneration": spec.redeploy_agent_generation,
+        "agentMigrated": true,
+        "cattleNamespaceMigrated": true,
+        "agentNamespaceMigrated": true,
+        "apiServerURL": api_server_url,
+        "apiServerCAHash": ca_hash,
+        "agentEnvVarsHash": status_hash(&spec.agent_env_vars),
+        "agentTolerationsHash": status_hash(&spec.agent_tolerations),
+        "agentAffinityHash": status_hash(&spec.agent_affinity),
+        "agentResourcesHash": status_hash(&spec.agent_resources),
+        "agentPrivateRepoURL": spec.private_repo_url,
+        "agentHostNetwork": spec.host_network.unwrap_or(false),
+    });
+    if !reinstall && remembered.as_deref() == Some(hash.as_str()) {
+        return Ok(Some(fields));
+    }
+    let client = downstream::client(&secret).await?;
+    client.apiserver_version().await?;
+    if !reinstall && remembered.is_none() {
+        // After a restart: what the Deployment says was applied.
+        let applied = downstream::get(&client, "Deployment", &namespace, manifests::AGENT_NAME)
+            .await?
+            .and_then(|d| d.annotations().get(SETTINGS_ANNOTATION).cloned());
+        if applied.as_deref() == Some(hash.as_str()) {
+            lock(&ctx.agent_imports.0).insert(uid, hash);
+            return Ok(Some(fields));
+        }
+    }
+    if reinstall {
+        let Some(bootstrap) =
+            bootstrap_secret(cluster, ctx, &api_server_url, &api_server_ca).await?
+        else {
+            return Ok(None);
+        };
+        if moved {
+            downstream::remove(&client, &reported_ns, true).await?;
+        }
+        downstream::remove(&client, &namespace, false).await?;
+        objects.insert(1, bootstrap);
+        tracing::info!(cluster = %object, namespace, "installing the agent");
+    } else {
+        tracing::info!(cluster = %object, namespace, "updating the agent");
+    }
+    downstream::apply(&client, &objects).await?;
+    lock(&ctx.agent_imports.0).insert(uid, hash);
+    Ok(Some(fields))
+}
+
+/// The bootstrap Secret from the values of the Cluster's import token (created when missing); `None` while
+/// the token has no values yet.
+async fn bootstrap_secret(
+    cluster: &Cluster,
+    ctx: &Context,
+    api_server_url: &str,
+    api_server_ca: &str,
+) -> Result<Option<Object>> {
+    let namespace = cluster.namespace().unwrap_or_default();
+    let name = fleet_bundle::names::safe_concat_name(&[&format!(
+        "{IMPORT_TOKEN_PREFIX}{}",
+        cluster.name_any()
+    )]);
+    let tokens: Api<ClusterRegistrationToken> = Api::namespaced(ctx.client.clone(), &namespace);
+    if tokens.get_opt(&name).await?.is_none() {
+        let token: ClusterRegistrationToken = serde_json::from_value(json!({
+            "apiVersion": fleet_api::API_VERSION, "kind": "ClusterRegistrationToken",
+            "metadata": {"name": name, "namespace": namespace, "ownerReferences": [{
+                "apiVersion": fleet_api::API_VERSION, "kind": "Cluster",
+                "name": cluster.name_any(), "uid": cluster.uid().unwrap_or_default()}]},
+            "spec": {"ttl": IMPORT_TOKEN_TTL},
+        }))
+        .map_err(|err| Error::invalid(&name, err.to_string()))?;
+        match tokens.create(&PostParams::default(), &token).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(err) => return Err(err.into()),
+        }
+        return Ok(None);
+    }
+    let Some(secret) = Api::<Secret>::namespaced(ctx.client.clone(), &namespace)
+        .get_opt(&name)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let values = secret
+        .data
+        .unwrap_or_default()
+        .remove("values")
+        .map(|b| b.0)
+        .unwrap_or_default();
+    let values: Value = serde_json::from_slice(&values).map_err(|_| {
+        Error::invalid(
+            format!("Secret {namespace}/{name}"),
+            "key values is not the JSON the token controller writes",
+        )
+    })?;
+    let field = |key: &str| values[key].as_str().unwrap_or_default().to_string();
+    let (token, registration_ns) = (field("token"), field("systemRegistrationNamespace"));
+    if token.is_empty() {
+        return Err(Error::invalid(
+            format!("Secret {namespace}/{name}"),
+            "key values holds no token",
+        ));
+    }
+    Ok(Some(manifests::bootstrap_secret(
+        cluster,
+        &BootstrapValues {
+            api_server_url,
+            api_server_ca,
+            token: &token,
+            token_name: &name,
+            cluster_namespace: &namespace,
+            system_registration_namespace: &registration_ns,
+        },
+    )))
+}
+
+/// Removes a deleted Cluster's agent from its downstream cluster. A kubeconfig Secret that is gone leaves
+/// nothing to reach the cluster with: the Cluster is released with a warning.
+async fn remove(cluster: &Cluster, ctx: &Context) -> Result<Action> {
+    let object = format!(
+        "Cluster {}/{}",
+        cluster.namespace().unwrap_or_default(),
+        cluster.name_any()
+    );
+    lock(&ctx.agent_imports.0).remove(&cluster.uid().unwrap_or_default());
+    if cluster.spec.kube_config_secret.is_empty() {
+        return Ok(Action::await_change());
+    }
+    let secret_ns = kubeconfig_secret_namespace(cluster)?;
+    let Some(secret) =
+        downstream::read_secret(&ctx.client, &secret_ns, &cluster.spec.kube_config_secret).await?
+    else {
+        tracing::warn!(cluster = %object, "kubeConfigSecret is gone; the agent cannot be removed from the downstream cluster");
+        return Ok(Action::await_change());
+    };
+    let client = downstream::client(&secret).await?;
+    let namespace = agent_namespace(cluster);
+    downstream::remove(&client, &namespace, true).await?;
+    if let Some(reported) = cluster.status.as_ref().and_then(|s| s.agent.as_ref())
+        && !reported.namespace.is_empty()
+        && reported.namespace != namespace
+    {
+        downstream::remove(&client, &reported.namespace, true).await?;
+    }
+    tracing::info!(cluster = %object, namespace, "removed the agent");
+    Ok(Action::await_change())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster(namespace: &str, secret_ns: &str) -> Cluster {
+        serde_json::from_value(json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+            "metadata": {"name": "c", "namespace": namespace},
+            "spec": {"kubeConfigSecret": "kc", "kubeConfigSecretNamespace": secret_ns},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn kubeconfig_secrets_are_read_only_from_fleet_namespaces() {
+        let ns = |c: &Cluster| kubeconfig_secret_namespace(c).map_err(|e| e.to_string());
+        assert_eq!(ns(&cluster("fleet-default", "")).unwrap(), "fleet-default");
+        assert_eq!(ns(&cluster("team", "team")).unwrap(), "team");
+        assert_eq!(ns(&cluster("team", "fleet-local")).unwrap(), "fleet-local");
+        assert_eq!(
+            ns(&cluster("team", "cluster-team-c-123")).unwrap(),
+            "cluster-team-c-123"
+        );
+        let refused = ns(&cluster("team", "kube-system")).unwrap_err();
+        assert!(
+            refused.contains("\"kube-system\" is not an allowed"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn status_hashes_are_fleets() {
+        // Fleet's hashStatusField: SHA-224 over the JSON of the field (`null` for an unset one).
+        assert_eq!(
+            status_hash(&Option::<String>::None),
+            "a7408a8b23aff882d8b95165eb24c3a6b519468539eb2b3072f529cb"
+        );
+        assert_eq!(
+            status_hash(&"x"),
+            "f9074d7bc14f35d7b62c8a81b50e18d89c92342314d3dc875f15023e"
+        );
+    }
+}

@@ -1,0 +1,397 @@
+//! Manager-initiated registration end to end, on two API servers reached over loopback HTTP: a hub that
+//! requires authentication and a downstream cluster. A Cluster whose `kubeConfigSecret` points at the
+//! downstream cluster gets the agent's objects installed there by the controller; an agent started from the
+//! bootstrap Secret it wrote registers and the Cluster becomes Joined and Ready; changed agent settings
+//! update the Deployment in place, a bumped `redeployAgentGeneration` installs it anew; deleting the Cluster
+//! removes the agent. A kubeconfig that cannot be used is reported on the Cluster without its content.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fleet_agent::registration::{self, BOOTSTRAP_SECRET, CREDENTIALS_SECRET};
+use fleet_agent::{Agent, AgentConfig, Downstream, Scope};
+use fleet_api::Cluster;
+use fleet_testing::TestCluster;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+use support::*;
+
+const SYSTEM_NS: &str = "cattle-fleet-system";
+const AGENT_NS: &str = "edge-agent";
+
+fn encoded(pairs: &[(&str, &str)]) -> serde_json::Value {
+    use base64::Engine;
+    pairs
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                json!(base64::engine::general_purpose::STANDARD.encode(v)),
+            )
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+async fn create_secret(client: &kube::Client, name: &str, data: &[(&str, &str)]) {
+    let secret: Secret =
+        serde_json::from_value(json!({"metadata": {"name": name}, "data": encoded(data)})).unwrap();
+    Api::<Secret>::namespaced(client.clone(), NS)
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+}
+
+/// A hub with the controller's configuration ConfigMap (`apiServerURL`, as the fleet chart writes it).
+async fn hub_with_address() -> TestCluster {
+    let hub = authenticated_hub().await;
+    create_namespace(&hub.client, SYSTEM_NS).await;
+    let (addr, _) = hub.serve_loopback().await;
+    let config: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "fleet-controller"},
+        "data": {"config": json!({"apiServerURL": format!("http://{addr}"), "agentImage": "fleet:test"}).to_string()},
+    }))
+    .unwrap();
+    Api::<ConfigMap>::namespaced(hub.client.clone(), SYSTEM_NS)
+        .create(&PostParams::default(), &config)
+        .await
+        .unwrap();
+    hub
+}
+
+async fn create_cluster(client: &kube::Client, name: &str, spec: serde_json::Value) {
+    let cluster: Cluster = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+        "metadata": {"name": name, "namespace": NS, "labels": {"env": "edge"}},
+        "spec": spec,
+    }))
+    .unwrap();
+    Api::<Cluster>::namespaced(client.clone(), NS)
+        .create(&PostParams::default(), &cluster)
+        .await
+        .unwrap();
+}
+
+fn condition(cluster: &Cluster, type_: &str) -> Option<(String, String)> {
+    cluster
+        .status
+        .as_ref()?
+        .conditions
+        .iter()
+        .find(|c| c.type_ == type_)
+        .map(|c| (c.status.clone(), c.message.clone()))
+}
+
+fn env_names(deployment: &Deployment) -> Vec<String> {
+    deployment
+        .spec
+        .as_ref()
+        .unwrap()
+        .template
+        .spec
+        .as_ref()
+        .unwrap()
+        .containers[0]
+        .env
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| e.name)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and_removed() {
+    let hub = hub_with_address().await;
+    let controller = RunningController::start(hub.client.clone()).await;
+    let downstream = TestCluster::empty();
+    let (_, kubeconfig) = downstream.serve_loopback().await;
+    create_secret(&hub.client, "edge-kubeconfig", &[("value", &kubeconfig)]).await;
+    create_cluster(
+        &hub.client,
+        "edge",
+        json!({"kubeConfigSecret": "edge-kubeconfig", "agentNamespace": AGENT_NS}),
+    )
+    .await;
+    let clusters: Api<Cluster> = Api::namespaced(hub.client.clone(), NS);
+
+    // The agent's objects, downstream.
+    let deployments: Api<Deployment> = Api::namespaced(downstream.client.clone(), AGENT_NS);
+    let deployment = eventually("the agent Deployment downstream", || async {
+        deployments.get_opt("fleet-agent").await.ok().flatten()
+    })
+    .await;
+    let pod = deployment
+        .spec
+        .as_ref()
+        .unwrap()
+        .template
+        .spec
+        .clone()
+        .unwrap();
+    assert_eq!(pod.service_account_name.as_deref(), Some("fleet-agent"));
+    assert_eq!(pod.containers[0].image.as_deref(), Some("fleet:test"));
+    let cluster = clusters.get("edge").await.unwrap();
+    let client_id = cluster.spec.client_id.clone();
+    assert!(
+        !client_id.is_empty(),
+        "the controller gave the Cluster a clientID"
+    );
+    assert!(
+        pod.containers[0]
+            .args
+            .as_ref()
+            .unwrap()
+            .contains(&format!("--client-id={client_id}"))
+    );
+    let config = Api::<ConfigMap>::namespaced(downstream.client.clone(), AGENT_NS)
+        .get("fleet-agent")
+        .await
+        .unwrap();
+    let config: serde_json::Value = serde_json::from_str(&config.data.unwrap()["config"]).unwrap();
+    assert_eq!(config["clientID"], client_id.as_str());
+    assert!(
+        Api::<ServiceAccount>::namespaced(downstream.client.clone(), AGENT_NS)
+            .get_opt("fleet-agent")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let binding = Api::<ClusterRoleBinding>::all(downstream.client.clone())
+        .get("edge-agent-fleet-agent-role-binding")
+        .await
+        .unwrap();
+    assert_eq!(binding.role_ref.name, "edge-agent-fleet-agent-role");
+    assert_eq!(
+        binding.subjects.unwrap()[0].namespace.as_deref(),
+        Some(AGENT_NS)
+    );
+    let cluster = eventually("the import recorded in the Cluster's status", || async {
+        let cluster = clusters.get("edge").await.ok()?;
+        (condition(&cluster, "Imported")?.0 == "True").then_some(cluster)
+    })
+    .await;
+    assert_eq!(
+        cluster.status.as_ref().unwrap().agent_deployed_generation,
+        Some(0)
+    );
+
+    // The agent registers from the bootstrap Secret and checks in: the Cluster joins.
+    let (agent_hub, credentials) = registration::connect(
+        &downstream.client,
+        AGENT_NS,
+        Some(&client_id),
+        BTreeMap::new(),
+        Duration::from_secs(60),
+    )
+    .await
+    .expect("registered");
+    assert_eq!(
+        credentials.cluster.name, "edge",
+        "found its Cluster by clientID"
+    );
+    let mut config = AgentConfig::new(
+        agent_hub,
+        credentials.deployment_namespace.clone(),
+        Scope::new(AGENT_NS, AGENT_NS),
+    );
+    config.cluster = Some(credentials.cluster.clone());
+    let target = downstream.clone();
+    let agent = tokio::spawn(
+        Agent::new(
+            config,
+            Downstream::new(Arc::new(move |user: Option<&str>| target.client_as(user))),
+        )
+        .run(),
+    );
+    eventually("the Cluster Joined and Ready", || async {
+        let cluster = clusters.get("edge").await.ok()?;
+        (condition(&cluster, "Joined")?.0 == "True" && condition(&cluster, "Ready")?.0 == "True")
+            .then_some(())
+    })
+    .await;
+
+    // Changed agent settings update the Deployment; the agent keeps its registration.
+    clusters
+        .patch(
+            "edge",
+            &PatchParams::default(),
+            &Patch::Merge(
+                &json!({"spec": {"agentEnvVars": [{"name": "HTTPS_PROXY", "value": "http://proxy:3128"}]}}),
+            ),
+        )
+        .await
+        .unwrap();
+    eventually("the Deployment with the new variable", || async {
+        let deployment = deployments.get("fleet-agent").await.ok()?;
+        env_names(&deployment)
+            .contains(&"HTTPS_PROXY".to_string())
+            .then_some(())
+    })
+    .await;
+    let secrets: Api<Secret> = Api::namespaced(downstream.client.clone(), AGENT_NS);
+    assert!(secrets.get_opt(CREDENTIALS_SECRET).await.unwrap().is_some());
+    assert!(secrets.get_opt(BOOTSTRAP_SECRET).await.unwrap().is_none());
+
+    // A bumped redeployAgentGeneration installs the agent anew: new bootstrap Secret, old credentials gone.
+    clusters
+        .patch(
+            "edge",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"redeployAgentGeneration": 1}})),
+        )
+        .await
+        .unwrap();
+    eventually("a new bootstrap Secret", || async {
+        secrets.get_opt(BOOTSTRAP_SECRET).await.ok().flatten()
+    })
+    .await;
+    assert!(secrets.get_opt(CREDENTIALS_SECRET).await.unwrap().is_none());
+    eventually("agentDeployedGeneration 1", || async {
+        let cluster = clusters.get("edge").await.ok()?;
+        (cluster.status?.agent_deployed_generation == Some(1)).then_some(())
+    })
+    .await;
+
+    // Deleting the Cluster removes the agent.
+    agent.abort();
+    clusters
+        .delete("edge", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the Cluster gone", || async {
+        clusters.get_opt("edge").await.ok()?.is_none().then_some(())
+    })
+    .await;
+    assert!(deployments.get_opt("fleet-agent").await.unwrap().is_none());
+    assert!(
+        Api::<ClusterRoleBinding>::all(downstream.client.clone())
+            .get_opt("edge-agent-fleet-agent-role-binding")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        Api::<ClusterRole>::all(downstream.client.clone())
+            .get_opt("edge-agent-fleet-agent-role")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let namespaces: Api<Namespace> = Api::all(downstream.client.clone());
+    eventually("the agent namespace gone", || async {
+        namespaces
+            .get_opt(AGENT_NS)
+            .await
+            .ok()?
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn a_bad_kubeconfig_is_reported_on_the_cluster_without_its_content() {
+    let hub = hub_with_address().await;
+    let controller = RunningController::start(hub.client.clone()).await;
+    create_secret(
+        &hub.client,
+        "broken",
+        &[(
+            "value",
+            "clusters: [{name: x, cluster: {server: 42, token: sekret-value",
+        )],
+    )
+    .await;
+    create_cluster(&hub.client, "broken", json!({"kubeConfigSecret": "broken"})).await;
+    create_cluster(
+        &hub.client,
+        "missing",
+        json!({"kubeConfigSecret": "absent"}),
+    )
+    .await;
+    let clusters: Api<Cluster> = Api::namespaced(hub.client.clone(), NS);
+    for (name, expected) in [
+        (
+            "broken",
+            "Secret fleet-default/broken: key value does not hold a valid kubeconfig",
+        ),
+        (
+            "missing",
+            "kubeConfigSecret fleet-default/absent does not exist",
+        ),
+    ] {
+        let (status, message) = eventually(&format!("Imported=False on {name}"), || async {
+            condition(&clusters.get(name).await.ok()?, "Imported")
+        })
+        .await;
+        assert_eq!(status, "False");
+        assert!(message.contains(expected), "{message}");
+        assert!(!message.contains("sekret"), "{message}");
+    }
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn a_new_controller_with_another_agent_image_updates_the_agent_in_place() {
+    let hub = hub_with_address().await;
+    let controller = RunningController::start(hub.client.clone()).await;
+    let downstream = TestCluster::empty();
+    let (_, kubeconfig) = downstream.serve_loopback().await;
+    create_secret(&hub.client, "kc", &[("value", &kubeconfig)]).await;
+    create_cluster(&hub.client, "edge", json!({"kubeConfigSecret": "kc"})).await;
+    let deployments: Api<Deployment> = Api::namespaced(downstream.client.clone(), SYSTEM_NS);
+    let image = |d: &Deployment| {
+        d.spec
+            .as_ref()
+            .unwrap()
+            .template
+            .spec
+            .as_ref()
+            .unwrap()
+            .containers[0]
+            .image
+            .clone()
+            .unwrap_or_default()
+    };
+    let first = eventually("the agent Deployment", || async {
+        deployments.get_opt("fleet-agent").await.ok().flatten()
+    })
+    .await;
+    assert_eq!(image(&first), "fleet:test");
+    controller.stop().await;
+
+    // The upgraded controller comes with another agent image.
+    let configs: Api<ConfigMap> = Api::namespaced(hub.client.clone(), SYSTEM_NS);
+    let mut config = configs.get("fleet-controller").await.unwrap();
+    let mut settings: serde_json::Value =
+        serde_json::from_str(&config.data.as_ref().unwrap()["config"]).unwrap();
+    settings["agentImage"] = json!("fleet:next");
+    config
+        .data
+        .as_mut()
+        .unwrap()
+        .insert("config".into(), settings.to_string());
+    configs
+        .replace("fleet-controller", &PostParams::default(), &config)
+        .await
+        .unwrap();
+    let controller = RunningController::start(hub.client.clone()).await;
+    let updated = eventually("the agent on the new image", || async {
+        let deployment = deployments.get("fleet-agent").await.ok()?;
+        (image(&deployment) == "fleet:next").then_some(deployment)
+    })
+    .await;
+    assert_eq!(
+        updated.metadata.uid, first.metadata.uid,
+        "updated in place, not reinstalled"
+    );
+    controller.stop().await;
+}
