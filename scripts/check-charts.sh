@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Validates charts/fleet-crd and charts/fleet with the real helm and kubectl (installed into .tools/bin by
-# scripts/install-tools.sh):
-#   1. helm lint both charts (charts/fleet with its default values and with every charts/fleet/ci/*.yaml);
+# Validates charts/fleet-crd, charts/fleet and charts/fleet-agent with the real helm and kubectl (installed
+# into .tools/bin by scripts/install-tools.sh):
+#   1. helm lint the charts (charts/fleet and charts/fleet-agent with every ci/*.yaml values file; charts/fleet
+#      also with its default values), and check that charts/fleet-agent refuses to render without the
+#      registration values and that every value of each values.yaml is listed in the chart's README;
 #   2. helm template charts/fleet with the default values and with every ci values file;
 #   3. start the embedded API server (`fleet apiserver`), apply the CRDs and the rendered manifests with
 #      `kubectl apply --server-side` (default values) and a plain `kubectl apply` (ci values), and check
@@ -66,6 +68,40 @@ for values in "${ci_values[@]}"; do
     { cat "$work/lint.log" >&2; fail "helm lint charts/fleet -f ${values#"$root"/}"; }
 done
 
+agent_values=("$root"/charts/fleet-agent/ci/*.yaml)
+[ -e "${agent_values[0]}" ] || fail "no values files in charts/fleet-agent/ci/"
+for values in "${agent_values[@]}"; do
+  step "helm lint charts/fleet-agent -f ${values#"$root"/}"
+  helm lint --strict "$root/charts/fleet-agent" -f "$values" >"$work/lint.log" 2>&1 ||
+    { cat "$work/lint.log" >&2; fail "helm lint charts/fleet-agent -f ${values#"$root"/}"; }
+done
+step "helm template charts/fleet-agent without registration values fails, naming apiServerURL"
+if helm template fleet-agent "$root/charts/fleet-agent" >"$work/agent-none.yaml" 2>"$work/template.log"; then
+  fail "charts/fleet-agent rendered without apiServerURL and token"
+fi
+grep -q apiServerURL "$work/template.log" || { cat "$work/template.log" >&2; fail "the refusal does not name apiServerURL"; }
+
+# Every value (the dotted path of each leaf of values.yaml) appears in the chart's README, in backquotes.
+check_readme_lists_values() { # <chart dir>
+  local chart=$1 key missing=()
+  while IFS= read -r key; do
+    grep -qF "\`$key\`" "$chart/README.md" || missing+=("$key")
+  done < <(awk '
+    /^[[:space:]]*#/ || /^[[:space:]]*$/ || /^[[:space:]]*-/ { next }
+    {
+      match($0, /^ */); depth = RLENGTH / 2
+      key = $0; sub(/^ */, "", key); rest = key; sub(/:.*/, "", key); sub(/^[^:]*:[[:space:]]*/, "", rest)
+      path[depth] = key
+      name = path[0]; for (i = 1; i <= depth; i++) name = name "." path[i]
+      if (rest != "") print name
+    }' "$chart/values.yaml")
+  [ "${#missing[@]}" -eq 0 ] || fail "${chart#"$root"/}/README.md does not list: ${missing[*]}"
+}
+for chart in fleet fleet-agent; do
+  step "charts/$chart/README.md lists every value"
+  check_readme_lists_values "$root/charts/$chart"
+done
+
 # ---- 2. template -----------------------------------------------------------------------------------
 render() { # render <output> <namespace> [helm args...]
   local out=$1 ns=$2
@@ -85,6 +121,11 @@ for values in "${ci_values[@]}"; do
   render "$work/ci-$name.yaml" "$ci_release_ns" -f "$values"
   ci_renders+=("$work/ci-$name.yaml")
 done
+step "helm template charts/fleet-agent -f charts/fleet-agent/ci/registration-values.yaml"
+helm template fleet-agent "$root/charts/fleet-agent" --namespace fleet-agent-check -f "${agent_values[0]}" \
+  >"$work/agent.yaml" 2>"$work/template.log" || { cat "$work/template.log" >&2; fail "helm template charts/fleet-agent"; }
+grep -q 'name: fleet-agent-bootstrap' "$work/agent.yaml" || fail "the fleet-agent render has no bootstrap Secret"
+grep -q -- '--checkin-interval=30s' "$work/agent.yaml" || fail "the fleet-agent render ignores agentCheckinInterval"
 step "helm template charts/fleet --set bootstrap.enabled=false (no Fleet objects)"
 render "$work/nobootstrap.yaml" "$release_ns" --set bootstrap.enabled=false
 if grep -q 'fleet.cattle.io/v1alpha1' "$work/nobootstrap.yaml"; then
@@ -155,6 +196,10 @@ expect() { # expect <description> <actual> <expected substring>
 step "kubectl apply --server-side (default values)"
 kube "default render rejected" apply --server-side -f "$work/default.yaml"
 check_listed "$work/default.yaml"
+step "kubectl apply charts/fleet-agent (registration values)"
+kube "creating the agent's namespace" create namespace fleet-agent-check
+kube "fleet-agent render rejected" apply --server-side -f "$work/agent.yaml"
+check_listed "$work/agent.yaml"
 step "kubectl apply --server-side again (default values, no change expected)"
 kube "re-applying the default render" apply --server-side -f "$work/default.yaml"
 
@@ -179,7 +224,8 @@ kube "Lease RBAC" get -n "$release_ns" role/fleet-controller rolebinding/fleet-c
 sa="system:serviceaccount:$release_ns:fleet-controller"
 for check in "create leases.coordination.k8s.io -n $release_ns" "list gitrepos.fleet.cattle.io -A" \
   "patch bundles.fleet.cattle.io/status -n fleet-local" "create namespaces" "create secrets -n fleet-local" \
-  "create rolebindings.rbac.authorization.k8s.io -n fleet-local" "create events -n fleet-local"; do
+  "create rolebindings.rbac.authorization.k8s.io -n fleet-local" "create events.events.k8s.io -n fleet-local" \
+  "create serviceaccounts/token -n fleet-default" "get configmaps/fleet-controller -n $release_ns"; do
   # shellcheck disable=SC2086
   answer=$(kubectl auth can-i $check --as "$sa" 2>/dev/null || true)
   [ "$answer" = yes ] || fail "the chart's RBAC does not let $sa '$check' (kubectl auth can-i said: $answer)"

@@ -24,6 +24,7 @@ pub mod process;
 pub mod server;
 pub mod status;
 pub mod throttle;
+pub mod uninstall;
 pub mod watches;
 pub mod webhook;
 
