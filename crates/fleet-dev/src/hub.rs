@@ -1,7 +1,9 @@
 //! The hub's starting state, as installing Fleet's charts leaves it: Fleet's CRDs, the workspace
 //! `fleet-default`, the controller's namespace with the `fleet-controller` ConfigMap telling agents where
-//! the hub is, and the `fleet-local` bootstrap (workspace, `local` Cluster, `default` group).
+//! the hub is, the `fleet-local` bootstrap (workspace, `local` Cluster, `default` group), and a `default` group of
+//! every cluster in `fleet-default` for GitRepos without targets.
 
+use fleet_api::ClusterGroup;
 use fleet_controller::cluster::bootstrap::{LOCAL_WORKSPACE, bootstrap};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -30,6 +32,7 @@ pub async fn prepare(hub: &kube::Client, hub_url: &str, hub_ca_pem: &str) -> Res
     for namespace in [WORKSPACE, SYSTEM_NAMESPACE, LOCAL_AGENT_NAMESPACE] {
         ensure_namespace(hub, namespace).await?;
     }
+    default_group(hub).await?;
     // Where agents reach the hub: the token controller copies it into every registration's values.
     let config = json!({
         "apiVersion": "v1", "kind": "ConfigMap",
@@ -47,6 +50,33 @@ pub async fn prepare(hub: &kube::Client, hub_url: &str, hub_ca_pem: &str) -> Res
     bootstrap(hub).await.map_err(|e| Error::Cluster {
         cluster: format!("{LOCAL_WORKSPACE}/local"),
         message: format!("bootstrapping the fleet-local workspace: {e}"),
+    })
+}
+
+/// The ClusterGroup `default` of the dev workspace, holding every cluster (an empty selector matches all). A
+/// GitRepo or fleet.yaml without targets gets Fleet's default target, `clusterGroup: default`, and Fleet's
+/// documentation (gitrepo-targets, "Default Target") says to create a group of that name to give such GitRepos a
+/// home; dev mode does, so that `fleet dev --repo .` on a repository without targets deploys to its clusters.
+/// Created only when missing: a `default` group of an example's `gitrepo.yaml` replaces it.
+pub const DEFAULT_GROUP: &str = "default";
+
+async fn default_group(hub: &kube::Client) -> Result<()> {
+    let group: ClusterGroup = serde_json::from_value(json!({
+        "apiVersion": fleet_api::API_VERSION, "kind": "ClusterGroup",
+        "metadata": {"name": DEFAULT_GROUP, "namespace": WORKSPACE},
+        "spec": {"selector": {}},
+    }))
+    .expect("a valid ClusterGroup");
+    create_or_keep(
+        Api::<ClusterGroup>::namespaced(hub.clone(), WORKSPACE)
+            .create(&PostParams::default(), &group)
+            .await,
+    )
+    .map_err(|e| {
+        Error::kube(
+            format!("creating ClusterGroup {WORKSPACE}/{DEFAULT_GROUP}"),
+            e,
+        )
     })
 }
 

@@ -1,7 +1,8 @@
 //! The `--repo` arguments and the GitRepos made from them:
 //! - an example folder (`gitrepo.yaml` + `repo/`): `repo/` is committed with gix into a local bare
 //!   repository in the data dir, every GitRepo document of `gitrepo.yaml` is applied with `spec.repo` set to
-//!   it (its `spec.paths` are relative to `repo/`), and `repo/` is watched: a change (debounced) commits a
+//!   it (its `spec.paths` are relative to `repo/`), the ClusterGroups (GitRepoRestrictions,
+//!   BundleNamespaceMappings) beside them are applied first, and `repo/` is watched: a change (debounced) commits a
 //!   new snapshot and triggers those GitRepos at once;
 //! - a git work tree or bare repository: a GitRepo following its current branch, whose refs are watched
 //!   so that a new commit triggers it at once;
@@ -134,10 +135,7 @@ async fn activate_example(
         argument: argument.clone(),
         message: format!("{}: {e}", manifest.display()),
     })?;
-    let mut gitrepos: Vec<Value> = documents
-        .into_iter()
-        .filter(|d| d.get("kind").and_then(Value::as_str) == Some("GitRepo"))
-        .collect();
+    let (mut gitrepos, hub_objects) = split_documents(documents, &manifest, &argument)?;
     if gitrepos.is_empty() {
         return Err(Error::Repo {
             argument,
@@ -187,6 +185,10 @@ async fn activate_example(
             .map_err(|e| Error::git(&content, e))??
     };
     tracing::info!(folder = %content.display(), commit = ?commit, "example committed");
+    // The groups (and restrictions, mappings) first, so that the GitRepos' first targeting finds them.
+    for doc in &hub_objects {
+        apply_hub_object(hub, doc).await?;
+    }
     let mut keys = Vec::new();
     for mut doc in gitrepos {
         doc["spec"]["repo"] = json!(snapshot.url());
@@ -281,6 +283,105 @@ async fn activate_git(
         snapshot: None,
         _watch: Some(watch),
     })
+}
+
+/// The documents of an example's `gitrepo.yaml`: its GitRepos, and the other Fleet hub objects they rely on
+/// (ClusterGroups, GitRepoRestrictions, BundleNamespaceMappings). Any other kind is an error naming it, rather
+/// than an object silently left out.
+fn split_documents(
+    documents: Vec<Value>,
+    manifest: &Path,
+    argument: &str,
+) -> Result<(Vec<Value>, Vec<Value>)> {
+    let mut gitrepos = Vec::new();
+    let mut others = Vec::new();
+    for (index, doc) in documents.into_iter().enumerate() {
+        if doc.is_null() {
+            continue;
+        }
+        let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let api_version = doc
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let unsupported = || Error::Repo {
+            argument: argument.to_string(),
+            message: format!(
+                "{}: document {}: kind {kind:?} (apiVersion {api_version:?}) is not one dev mode applies; \
+                 gitrepo.yaml holds GitRepos, ClusterGroups, GitRepoRestrictions and BundleNamespaceMappings",
+                manifest.display(),
+                index + 1
+            ),
+        };
+        if api_version != fleet_api::API_VERSION {
+            return Err(unsupported());
+        }
+        match kind {
+            "GitRepo" => gitrepos.push(doc),
+            _ if hub_resource(kind).is_some() => {
+                if doc
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+                {
+                    return Err(Error::Repo {
+                        argument: argument.to_string(),
+                        message: format!(
+                            "{}: document {} ({kind}): metadata.name is missing",
+                            manifest.display(),
+                            index + 1
+                        ),
+                    });
+                }
+                others.push(doc);
+            }
+            _ => return Err(unsupported()),
+        }
+    }
+    Ok((gitrepos, others))
+}
+
+/// The API resource of the Fleet kinds an example may create beside its GitRepos.
+fn hub_resource(kind: &str) -> Option<kube::api::ApiResource> {
+    use kube::api::ApiResource;
+    match kind {
+        "ClusterGroup" => Some(ApiResource::erase::<fleet_api::ClusterGroup>(&())),
+        "GitRepoRestriction" => Some(ApiResource::erase::<fleet_api::GitRepoRestriction>(&())),
+        "BundleNamespaceMapping" => {
+            Some(ApiResource::erase::<fleet_api::BundleNamespaceMapping>(&()))
+        }
+        _ => None,
+    }
+}
+
+/// Server-side applies one of [`hub_resource`]'s kinds (namespace defaulting to the dev workspace).
+async fn apply_hub_object(hub: &kube::Client, doc: &Value) -> Result<()> {
+    let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let Some(resource) = hub_resource(kind) else {
+        return Ok(());
+    };
+    let name = doc
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let namespace = doc
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or(WORKSPACE)
+        .to_string();
+    let mut doc = doc.clone();
+    doc["metadata"]["namespace"] = json!(namespace);
+    ensure_namespace(hub, &namespace).await?;
+    Api::<kube::api::DynamicObject>::namespaced_with(hub.clone(), &namespace, &resource)
+        .patch(
+            &name,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&doc),
+        )
+        .await
+        .map_err(|e| Error::kube(format!("applying {kind} {namespace}/{name}"), e))?;
+    Ok(())
 }
 
 fn trigger_all(slot: &ControllerSlot, keys: &[GitRepoKey]) {
@@ -409,6 +510,33 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("neither an example folder"), "{err}");
+    }
+
+    #[test]
+    fn gitrepo_yaml_keeps_cluster_groups_and_refuses_other_kinds() {
+        let docs: Vec<Value> = serde_saphyr::from_multiple(
+            "apiVersion: fleet.cattle.io/v1alpha1\nkind: ClusterGroup\nmetadata: {name: prod}\nspec: {selector: {}}\n---\n\
+             apiVersion: fleet.cattle.io/v1alpha1\nkind: GitRepo\nmetadata: {name: app}\n",
+        )
+        .unwrap();
+        let (gitrepos, others) = split_documents(docs, Path::new("gitrepo.yaml"), "ex").unwrap();
+        assert_eq!(gitrepos.len(), 1);
+        assert_eq!(others[0]["kind"], "ClusterGroup");
+        let docs: Vec<Value> =
+            serde_saphyr::from_multiple("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+                .unwrap();
+        let err = split_documents(docs, Path::new("gitrepo.yaml"), "ex")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("document 1: kind \"ConfigMap\""), "{err}");
+        let docs: Vec<Value> = serde_saphyr::from_multiple(
+            "apiVersion: fleet.cattle.io/v1alpha1\nkind: ClusterGroup\nmetadata: {}\n",
+        )
+        .unwrap();
+        let err = split_documents(docs, Path::new("gitrepo.yaml"), "ex")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("metadata.name is missing"), "{err}");
     }
 
     #[test]
