@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use fleet_agent::registration::{self, BOOTSTRAP_SECRET, CREDENTIALS_SECRET};
 use fleet_agent::{Agent, AgentConfig, Downstream, Scope};
-use fleet_api::Cluster;
+use fleet_api::{Bundle, Cluster};
 use fleet_testing::TestCluster;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
@@ -196,20 +196,23 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
         credentials.cluster.name, "edge",
         "found its Cluster by clientID"
     );
-    let mut config = AgentConfig::new(
-        agent_hub,
-        credentials.deployment_namespace.clone(),
-        Scope::new(AGENT_NS, AGENT_NS),
-    );
-    config.cluster = Some(credentials.cluster.clone());
-    let target = downstream.clone();
-    let agent = tokio::spawn(
-        Agent::new(
-            config,
-            Downstream::new(Arc::new(move |user: Option<&str>| target.client_as(user))),
+    let start_agent = |agent_hub: kube::Client| {
+        let mut config = AgentConfig::new(
+            agent_hub,
+            credentials.deployment_namespace.clone(),
+            Scope::new(AGENT_NS, AGENT_NS),
+        );
+        config.cluster = Some(credentials.cluster.clone());
+        let target = downstream.clone();
+        tokio::spawn(
+            Agent::new(
+                config,
+                Downstream::new(Arc::new(move |user: Option<&str>| target.client_as(user))),
+            )
+            .run(),
         )
-        .run(),
-    );
+    };
+    let agent = start_agent(agent_hub.clone());
     eventually("the Cluster Joined and Ready", || async {
         let cluster = clusters.get("edge").await.ok()?;
         (condition(&cluster, "Joined")?.0 == "True" && condition(&cluster, "Ready")?.0 == "True")
@@ -259,17 +262,65 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
     })
     .await;
 
-    // Deleting the Cluster removes the agent.
+    // A bundle deployed through the agent.
+    let bundle: Bundle = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
+        "metadata": {"name": "edge-config", "namespace": NS},
+        "spec": {
+            "defaultNamespace": "apps",
+            "resources": [{"name": "cm.yaml",
+                "content": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: edge\ndata:\n  key: imported\n"}],
+            "targets": [{"clusterSelector": {"matchLabels": {"env": "edge"}}}],
+        },
+    }))
+    .unwrap();
+    Api::<Bundle>::namespaced(hub.client.clone(), NS)
+        .create(&PostParams::default(), &bundle)
+        .await
+        .unwrap();
+    let deployed: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "apps");
+    eventually("the bundle deployed downstream", || async {
+        deployed.get_opt("edge").await.ok().flatten()
+    })
+    .await;
+
+    // Deleting the Cluster: the agent stays while the Cluster's bundles are still deployed (here: while the
+    // agent is stopped), since it is the agent that uninstalls them.
     agent.abort();
+    let seen = controller.reconciles("clusterimport");
     clusters
         .delete("edge", &DeleteParams::default())
         .await
         .unwrap();
+    eventually("the import controller handling the deletion", || async {
+        (controller.reconciles("clusterimport") >= seen + 2).then_some(())
+    })
+    .await;
+    assert!(
+        deployments.get_opt("fleet-agent").await.unwrap().is_some(),
+        "the agent is kept while the Cluster's bundles are deployed"
+    );
+    // The agent comes back and uninstalls what it deployed for the deleted BundleDeployments. (Its own
+    // credentials went with the cluster namespace; it reads the hub with the hub's admin client here.)
+    let agent = start_agent(hub.client.clone());
+    eventually("the agent Deployment removed", || async {
+        deployments
+            .get_opt("fleet-agent")
+            .await
+            .ok()?
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    assert!(
+        deployed.get_opt("edge").await.unwrap().is_none(),
+        "the agent uninstalled the bundle before it was removed"
+    );
     eventually("the Cluster gone", || async {
         clusters.get_opt("edge").await.ok()?.is_none().then_some(())
     })
     .await;
-    assert!(deployments.get_opt("fleet-agent").await.unwrap().is_none());
+    agent.abort();
     assert!(
         Api::<ClusterRoleBinding>::all(downstream.client.clone())
             .get_opt("edge-agent-fleet-agent-role-binding")
