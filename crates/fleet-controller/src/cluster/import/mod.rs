@@ -244,6 +244,10 @@ async fn write_status(
         return Ok(());
     }
     let mut body = fields;
+    // An unset field is left out, not applied as null.
+    if let Some(map) = body.as_object_mut() {
+        map.retain(|_, value| !value.is_null());
+    }
     body["conditions"] = json!(list);
     let api: Api<Cluster> =
         Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());
