@@ -391,7 +391,8 @@ async fn a_bad_kubeconfig_is_reported_on_the_cluster_without_its_content() {
 }
 
 #[tokio::test]
-async fn a_new_controller_with_another_agent_image_updates_the_agent_in_place() {
+async fn a_new_controller_with_another_agent_image_updates_the_agent_in_place_and_a_moved_agent_is_reinstalled()
+ {
     let hub = hub_with_address().await;
     let controller = RunningController::start(hub.client.clone()).await;
     let downstream = TestCluster::empty();
@@ -444,5 +445,44 @@ async fn a_new_controller_with_another_agent_image_updates_the_agent_in_place() 
         updated.metadata.uid, first.metadata.uid,
         "updated in place, not reinstalled"
     );
+
+    // The agent checked in from its namespace; the Cluster then moves it to another one.
+    fleet_agent::heartbeat::check_in(
+        &hub.client,
+        &fleet_agent::heartbeat::ClusterRef {
+            namespace: NS.into(),
+            name: "edge".into(),
+        },
+        SYSTEM_NS,
+    )
+    .await
+    .unwrap();
+    Api::<Cluster>::namespaced(hub.client.clone(), NS)
+        .patch(
+            "edge",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"agentNamespace": "moved-agent"}})),
+        )
+        .await
+        .unwrap();
+    let moved: Api<Deployment> = Api::namespaced(downstream.client.clone(), "moved-agent");
+    eventually("the agent in its new namespace", || async {
+        moved.get_opt("fleet-agent").await.ok().flatten()
+    })
+    .await;
+    let secrets: Api<Secret> = Api::namespaced(downstream.client.clone(), "moved-agent");
+    assert!(
+        secrets.get_opt(BOOTSTRAP_SECRET).await.unwrap().is_some(),
+        "it registers anew from there"
+    );
+    eventually("the agent gone from its old namespace", || async {
+        deployments
+            .get_opt("fleet-agent")
+            .await
+            .ok()?
+            .is_none()
+            .then_some(())
+    })
+    .await;
     controller.stop().await;
 }
