@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use fleet_agent::registration::{self, BOOTSTRAP_SECRET, CREDENTIALS_SECRET};
 use fleet_agent::{Agent, AgentConfig, Downstream, Scope};
-use fleet_api::Cluster;
+use fleet_api::{Bundle, Cluster};
 use fleet_testing::TestCluster;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
@@ -196,20 +196,23 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
         credentials.cluster.name, "edge",
         "found its Cluster by clientID"
     );
-    let mut config = AgentConfig::new(
-        agent_hub,
-        credentials.deployment_namespace.clone(),
-        Scope::new(AGENT_NS, AGENT_NS),
-    );
-    config.cluster = Some(credentials.cluster.clone());
-    let target = downstream.clone();
-    let agent = tokio::spawn(
-        Agent::new(
-            config,
-            Downstream::new(Arc::new(move |user: Option<&str>| target.client_as(user))),
+    let start_agent = |agent_hub: kube::Client| {
+        let mut config = AgentConfig::new(
+            agent_hub,
+            credentials.deployment_namespace.clone(),
+            Scope::new(AGENT_NS, AGENT_NS),
+        );
+        config.cluster = Some(credentials.cluster.clone());
+        let target = downstream.clone();
+        tokio::spawn(
+            Agent::new(
+                config,
+                Downstream::new(Arc::new(move |user: Option<&str>| target.client_as(user))),
+            )
+            .run(),
         )
-        .run(),
-    );
+    };
+    let agent = start_agent(agent_hub.clone());
     eventually("the Cluster Joined and Ready", || async {
         let cluster = clusters.get("edge").await.ok()?;
         (condition(&cluster, "Joined")?.0 == "True" && condition(&cluster, "Ready")?.0 == "True")
@@ -259,17 +262,65 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
     })
     .await;
 
-    // Deleting the Cluster removes the agent.
+    // A bundle deployed through the agent.
+    let bundle: Bundle = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
+        "metadata": {"name": "edge-config", "namespace": NS},
+        "spec": {
+            "defaultNamespace": "apps",
+            "resources": [{"name": "cm.yaml",
+                "content": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: edge\ndata:\n  key: imported\n"}],
+            "targets": [{"clusterSelector": {"matchLabels": {"env": "edge"}}}],
+        },
+    }))
+    .unwrap();
+    Api::<Bundle>::namespaced(hub.client.clone(), NS)
+        .create(&PostParams::default(), &bundle)
+        .await
+        .unwrap();
+    let deployed: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "apps");
+    eventually("the bundle deployed downstream", || async {
+        deployed.get_opt("edge").await.ok().flatten()
+    })
+    .await;
+
+    // Deleting the Cluster: the agent stays while the Cluster's bundles are still deployed (here: while the
+    // agent is stopped), since it is the agent that uninstalls them.
     agent.abort();
+    let seen = controller.reconciles("clusterimport");
     clusters
         .delete("edge", &DeleteParams::default())
         .await
         .unwrap();
+    eventually("the import controller handling the deletion", || async {
+        (controller.reconciles("clusterimport") >= seen + 2).then_some(())
+    })
+    .await;
+    assert!(
+        deployments.get_opt("fleet-agent").await.unwrap().is_some(),
+        "the agent is kept while the Cluster's bundles are deployed"
+    );
+    // The agent comes back and uninstalls what it deployed for the deleted BundleDeployments. (Its own
+    // credentials went with the cluster namespace; it reads the hub with the hub's admin client here.)
+    let agent = start_agent(hub.client.clone());
+    eventually("the agent Deployment removed", || async {
+        deployments
+            .get_opt("fleet-agent")
+            .await
+            .ok()?
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    assert!(
+        deployed.get_opt("edge").await.unwrap().is_none(),
+        "the agent uninstalled the bundle before it was removed"
+    );
     eventually("the Cluster gone", || async {
         clusters.get_opt("edge").await.ok()?.is_none().then_some(())
     })
     .await;
-    assert!(deployments.get_opt("fleet-agent").await.unwrap().is_none());
+    agent.abort();
     assert!(
         Api::<ClusterRoleBinding>::all(downstream.client.clone())
             .get_opt("edge-agent-fleet-agent-role-binding")
@@ -340,7 +391,8 @@ async fn a_bad_kubeconfig_is_reported_on_the_cluster_without_its_content() {
 }
 
 #[tokio::test]
-async fn a_new_controller_with_another_agent_image_updates_the_agent_in_place() {
+async fn a_new_controller_with_another_agent_image_updates_the_agent_in_place_and_a_moved_agent_is_reinstalled()
+ {
     let hub = hub_with_address().await;
     let controller = RunningController::start(hub.client.clone()).await;
     let downstream = TestCluster::empty();
@@ -393,5 +445,44 @@ async fn a_new_controller_with_another_agent_image_updates_the_agent_in_place() 
         updated.metadata.uid, first.metadata.uid,
         "updated in place, not reinstalled"
     );
+
+    // The agent checked in from its namespace; the Cluster then moves it to another one.
+    fleet_agent::heartbeat::check_in(
+        &hub.client,
+        &fleet_agent::heartbeat::ClusterRef {
+            namespace: NS.into(),
+            name: "edge".into(),
+        },
+        SYSTEM_NS,
+    )
+    .await
+    .unwrap();
+    Api::<Cluster>::namespaced(hub.client.clone(), NS)
+        .patch(
+            "edge",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"agentNamespace": "moved-agent"}})),
+        )
+        .await
+        .unwrap();
+    let moved: Api<Deployment> = Api::namespaced(downstream.client.clone(), "moved-agent");
+    eventually("the agent in its new namespace", || async {
+        moved.get_opt("fleet-agent").await.ok().flatten()
+    })
+    .await;
+    let secrets: Api<Secret> = Api::namespaced(downstream.client.clone(), "moved-agent");
+    assert!(
+        secrets.get_opt(BOOTSTRAP_SECRET).await.unwrap().is_some(),
+        "it registers anew from there"
+    );
+    eventually("the agent gone from its old namespace", || async {
+        deployments
+            .get_opt("fleet-agent")
+            .await
+            .ok()?
+            .is_none()
+            .then_some(())
+    })
+    .await;
     controller.stop().await;
 }

@@ -148,6 +148,21 @@ pub async fn apply(client: &kube::Client, objects: &[Object]) -> Result<()> {
     Ok(())
 }
 
+/// The label on the agent's inventories (one ConfigMap per deployed BundleDeployment in its namespace).
+pub const INVENTORY_LABEL: &str = "fleet.cattle.io/bundle-deployment";
+
+/// Whether the agent in `namespace` still has inventories, i.e. deployed BundleDeployments not yet uninstalled.
+pub async fn has_inventories(client: &kube::Client, namespace: &str) -> Result<bool> {
+    let list = api(client, "ConfigMap", namespace)
+        .list_metadata(
+            &kube::api::ListParams::default()
+                .labels(INVENTORY_LABEL)
+                .limit(1),
+        )
+        .await?;
+    Ok(!list.items.is_empty())
+}
+
 /// Reads one object, `None` when it does not exist.
 pub async fn get(
     client: &kube::Client,

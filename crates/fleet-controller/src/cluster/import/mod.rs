@@ -12,8 +12,8 @@
 //! objects changed otherwise: agent settings, the controller's version (its default image) or the agent
 //! defaults of the `fleet-controller` ConfigMap. What was applied last is remembered per Cluster, and after
 //! a restart read back from the Deployment's [`SETTINGS_ANNOTATION`]. A deleted Cluster's agent is removed
-//! through the finalizer [`FINALIZER`], after the Cluster's BundleDeployments are gone (its agent uninstalls
-//! them first). Failures are reported in the condition `Imported` (never with the Secret's content).
+//! through the finalizer [`FINALIZER`] once the Cluster's BundleDeployments are gone and the agent has
+//! uninstalled them (no inventory left downstream), or the leave timeout ran out. Failures are reported in the condition `Imported` (never with the Secret's content).
 
 pub mod downstream;
 pub mod manifests;
@@ -78,6 +78,9 @@ async fn reconcile_inner(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Act
     // The agent uninstalls the Cluster's bundles while it leaves: it stays until they are gone.
     if leaving && cluster.finalizers().iter().any(|f| f == leave::FINALIZER) {
         return Ok(Action::requeue(WAIT));
+    }
+    if leaving && let Some(wait) = uninstalling(&cluster, &ctx).await? {
+        return Ok(wait);
     }
     let namespace = cluster.namespace().unwrap_or_default();
     let api: Api<Cluster> = Api::namespaced(ctx.client.clone(), &namespace);
@@ -241,6 +244,10 @@ async fn write_status(
         return Ok(());
     }
     let mut body = fields;
+    // An unset field is left out, not applied as null.
+    if let Some(map) = body.as_object_mut() {
+        map.retain(|_, value| !value.is_null());
+    }
     body["conditions"] = json!(list);
     let api: Api<Cluster> =
         Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());
@@ -318,8 +325,7 @@ async fn deploy(cluster: &Cluster, ctx: &Context) -> Result<Option<Value>> {
     let ca_hash = status_hash(&api_server_ca);
     let reinstall = status.agent_deployed_generation != Some(spec.redeploy_agent_generation)
         || status.api_server_url != api_server_url
-        || status.api_server_ca_hash != ca_hash
-        || moved;
+        || status.api_server_ca_hash != ca_hash;
     let uid = cluster.uid().unwrap_or_default();
     let remembered = lock(&ctx.agent_imports.0).get(&uid).cloned();
     let fields = json!({
@@ -351,6 +357,9 @@ async fn deploy(cluster: &Cluster, ctx: &Context) -> Result<Option<Value>> {
             return Ok(Some(fields));
         }
     }
+    // The namespace is part of the objects: a move changed them. Until the moved agent checks in, the one
+    // already installed in the new namespace counts as up to date (above), so the move is made once.
+    let reinstall = reinstall || moved;
     if reinstall {
         let Some(bootstrap) =
             bootstrap_secret(cluster, ctx, &api_server_url, &api_server_ca).await?
@@ -438,6 +447,40 @@ async fn bootstrap_secret(
             system_registration_namespace: &registration_ns,
         },
     )))
+}
+
+/// `Some(requeue)` while the agent of a leaving Cluster still has inventories downstream (it has not yet
+/// uninstalled every BundleDeployment it deployed: BundleDeployments are deleted at once, their objects are
+/// removed by the agent after), for at most the leave timeout since the deletion.
+async fn uninstalling(cluster: &Cluster, ctx: &Context) -> Result<Option<Action>> {
+    if cluster.spec.kube_config_secret.is_empty() {
+        return Ok(None);
+    }
+    let secret_ns = kubeconfig_secret_namespace(cluster)?;
+    let Some(secret) =
+        downstream::read_secret(&ctx.client, &secret_ns, &cluster.spec.kube_config_secret).await?
+    else {
+        return Ok(None);
+    };
+    let client = downstream::client(&secret).await?;
+    if !downstream::has_inventories(&client, &agent_namespace(cluster)).await? {
+        return Ok(None);
+    }
+    let waited = cluster
+        .metadata
+        .deletion_timestamp
+        .as_ref()
+        .map(|t| crate::placement::unix_now() - t.0.as_second())
+        .unwrap_or_default();
+    let timeout = crate::placement::settings(ctx).leave_timeout.as_secs();
+    if u64::try_from(waited).unwrap_or_default() < timeout {
+        return Ok(Some(Action::requeue(WAIT)));
+    }
+    tracing::warn!(
+        cluster = %format!("{}/{}", cluster.namespace().unwrap_or_default(), cluster.name_any()),
+        "the agent did not uninstall every bundle within the leave timeout; removing it anyway"
+    );
+    Ok(None)
 }
 
 /// Removes a deleted Cluster's agent from its downstream cluster. A kubeconfig Secret that is gone leaves
