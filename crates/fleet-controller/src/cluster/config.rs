@@ -1,7 +1,8 @@
 //! The manager configuration Fleet's chart renders into the ConfigMap `fleet-controller` (key `config`, a JSON
 //! document) in the controller's namespace, as far as this controller reads it: the hub address agents are
-//! given (`apiServerURL`, `apiServerCA`) and how often agents check in (`agentCheckinInterval`), from which the
-//! heartbeat timeout follows. A missing ConfigMap means Fleet's defaults.
+//! given (`apiServerURL`, `apiServerCA`), how often agents check in (`agentCheckinInterval`), from which the
+//! heartbeat timeout follows, and the agent image the controller installs downstream (`agentImage`,
+//! `agentImagePullPolicy`, `systemDefaultRegistry`). A missing ConfigMap means Fleet's defaults.
 
 use std::time::Duration;
 
@@ -33,6 +34,14 @@ pub struct ManagerConfig {
     pub api_server_ca: String,
     /// How often agents check in.
     pub agent_checkin_interval: Duration,
+    /// `agentCheckinInterval` as written (a Go duration), empty when unset: passed on to installed agents.
+    pub agent_checkin_interval_text: String,
+    /// `agentImage`, with its registry; empty means the controller's own image.
+    pub agent_image: String,
+    /// `agentImagePullPolicy`.
+    pub agent_image_pull_policy: String,
+    /// `systemDefaultRegistry`: the registry already on `agentImage`.
+    pub system_default_registry: String,
 }
 
 impl Default for ManagerConfig {
@@ -41,6 +50,10 @@ impl Default for ManagerConfig {
             api_server_url: String::new(),
             api_server_ca: String::new(),
             agent_checkin_interval: DEFAULT_CHECKIN_INTERVAL,
+            agent_checkin_interval_text: String::new(),
+            agent_image: String::new(),
+            agent_image_pull_policy: String::new(),
+            system_default_registry: String::new(),
         }
     }
 }
@@ -54,6 +67,12 @@ struct Raw {
     api_server_ca: String,
     #[serde(default)]
     agent_checkin_interval: String,
+    #[serde(default)]
+    agent_image: String,
+    #[serde(default)]
+    agent_image_pull_policy: String,
+    #[serde(default)]
+    system_default_registry: String,
 }
 
 impl ManagerConfig {
@@ -87,6 +106,10 @@ impl ManagerConfig {
             api_server_url: raw.api_server_url.trim().to_string(),
             api_server_ca,
             agent_checkin_interval,
+            agent_checkin_interval_text: raw.agent_checkin_interval.trim().to_string(),
+            agent_image: raw.agent_image,
+            agent_image_pull_policy: raw.agent_image_pull_policy,
+            system_default_registry: raw.system_default_registry,
         })
     }
 

@@ -25,7 +25,7 @@ use std::time::Duration;
 use fleet_api::{Cluster, ClusterRegistrationToken};
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
@@ -132,37 +132,16 @@ pub fn status_hash(value: &impl serde::Serialize) -> String {
         .collect()
 }
 
-/// The agent defaults in key `config` of the ConfigMap `fleet-controller` of the controller's namespace
-/// (`agentImage`, `agentImagePullPolicy`, `systemDefaultRegistry`, `agentCheckinInterval`).
+/// The agent defaults of the manager configuration ([`crate::cluster::config::ManagerConfig`]).
 async fn agent_defaults(ctx: &Context) -> Result<AgentDefaults> {
-    let namespace = &ctx.settings.system_namespace;
-    let Some(map) = Api::<ConfigMap>::namespaced(ctx.client.clone(), namespace)
-        .get_opt("fleet-controller")
-        .await?
-    else {
-        return Ok(AgentDefaults::default());
-    };
-    let text = map
-        .data
-        .unwrap_or_default()
-        .remove("config")
-        .unwrap_or_default();
-    let config: Value = if text.trim().is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&text).map_err(|err| {
-            Error::invalid(
-                format!("ConfigMap {namespace}/fleet-controller"),
-                format!("key config: {err}"),
-            )
-        })?
-    };
-    let field = |key: &str| config[key].as_str().unwrap_or_default().to_string();
+    let config =
+        crate::cluster::config::ManagerConfig::load(&ctx.client, &ctx.settings.system_namespace)
+            .await?;
     Ok(AgentDefaults {
-        image: field("agentImage"),
-        image_pull_policy: field("agentImagePullPolicy"),
-        system_default_registry: field("systemDefaultRegistry"),
-        checkin_interval: field("agentCheckinInterval"),
+        image: config.agent_image,
+        image_pull_policy: config.agent_image_pull_policy,
+        system_default_registry: config.system_default_registry,
+        checkin_interval: config.agent_checkin_interval_text,
     })
 }
 
