@@ -45,8 +45,7 @@ fn gitrepos(example: &Path) -> Vec<(String, String)> {
 fn last_line<'a>(stdout: &'a str, id: &str) -> Option<&'a str> {
     stdout
         .lines()
-        .filter(|l| l.starts_with(&format!("gitrepo {id}: ")))
-        .last()
+        .rfind(|l| l.starts_with(&format!("gitrepo {id}: ")))
 }
 
 /// Whether a line says `N/N clusters ready` with N at least 1, and Ready.
