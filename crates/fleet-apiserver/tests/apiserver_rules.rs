@@ -244,6 +244,25 @@ async fn owners_across_scopes_are_not_collected_and_get_an_event() {
         Some("OwnerRefInvalidNamespace")
     );
     default.get("owner2").await.unwrap();
+
+    // An ownerReference added by an update is judged too.
+    let later: ClusterRole =
+        serde_json::from_value(json!({"apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole", "metadata": {"name": "later"}}))
+        .unwrap();
+    let later = roles.create(&pp, &later).await.unwrap();
+    let patch = json!({"metadata": {"ownerReferences": owned_by(&owner)}});
+    roles
+        .patch("later", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    let later_uid = later.metadata.uid.unwrap();
+    common::until("the event about the updated ClusterRole", || {
+        let client = client.clone();
+        let uid = later_uid.clone();
+        async move { !events_about(&client, "default", &uid).await.is_empty() }
+    })
+    .await;
 }
 
 /// One raw request through the router: the status code and the Status body's reason and message.

@@ -61,6 +61,7 @@ pub fn write_existing(
             None => break old,
         };
         let read_rv = object::resource_version(&old);
+        let owners_before = object::owner_refs(&old);
         let stored = inner.store.transact(|txn| {
             let current_rv = txn
                 .resource_version(&key)
@@ -71,7 +72,9 @@ pub fn write_existing(
             Ok(Some(store_modified_from(txn, inner, &key, new, Some(old))))
         })?;
         if let Some(stored) = stored {
-            inner.gc.enqueue_owner_check(&key, &stored);
+            if object::owner_refs(&stored) != owners_before {
+                inner.gc.enqueue_owner_check(&key, &stored);
+            }
             break stored;
         }
     };
