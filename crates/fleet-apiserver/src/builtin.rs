@@ -182,8 +182,7 @@ const DEFS: &[Def] = &[
         &["deploy"],
         true,
         &[
-            ("Replicas", "integer", ".spec.replicas"),
-            ("Ready", "integer", ".status.readyReplicas"),
+            ("Ready", "ratio", ".status.readyReplicas/.spec.replicas"),
             ("Up-to-date", "integer", ".status.updatedReplicas"),
             ("Available", "integer", ".status.availableReplicas"),
         ],
@@ -210,10 +209,7 @@ const DEFS: &[Def] = &[
         true,
         &["sts"],
         true,
-        &[
-            ("Replicas", "integer", ".spec.replicas"),
-            ("Ready", "integer", ".status.readyReplicas"),
-        ],
+        &[("Ready", "ratio", ".status.readyReplicas/.spec.replicas")],
     ),
     def(
         "apps",

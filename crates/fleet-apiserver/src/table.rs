@@ -58,10 +58,10 @@ pub fn table(
         .iter()
         .any(|c| c.json_path == ".metadata.creationTimestamp");
     for col in &rt.printer_columns {
-        let type_ = if col.type_ == "count" {
-            "integer"
-        } else {
-            col.type_.as_str()
+        let type_ = match col.type_.as_str() {
+            "count" => "integer",
+            "ratio" => "string",
+            other => other,
         };
         columns.push(json!({"name": col.name, "type": type_, "format": col.format, "description": col.description, "priority": col.priority}));
     }
@@ -92,6 +92,21 @@ pub fn table(
 }
 
 fn cell(obj: &Value, col: &PrinterColumn) -> Value {
+    if col.type_ == "ratio" {
+        // kube-apiserver's printers show ready workloads as "ready/desired" (`kubectl get deploy`: READY 3/3),
+        // a missing count as 0.
+        let (ready, desired) = col
+            .json_path
+            .split_once('/')
+            .unwrap_or((&col.json_path, ""));
+        let count = |path: &str| {
+            eval(obj, path)
+                .first()
+                .and_then(|v| v.as_i64())
+                .unwrap_or(0)
+        };
+        return json!(format!("{}/{}", count(ready), count(desired)));
+    }
     let found = eval(obj, &col.json_path);
     if col.type_ == "count" {
         return json!(
@@ -218,6 +233,24 @@ fn index<'a>(value: &'a Value, selector: &str) -> Vec<&'a Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ready_workloads_show_as_ready_over_desired() {
+        let column = PrinterColumn {
+            name: "Ready".into(),
+            type_: "ratio".into(),
+            json_path: ".status.readyReplicas/.spec.replicas".into(),
+            description: String::new(),
+            priority: 0,
+            format: String::new(),
+        };
+        let deployment = json!({"spec": {"replicas": 3}, "status": {"readyReplicas": 2}});
+        assert_eq!(cell(&deployment, &column), json!("2/3"));
+        assert_eq!(
+            cell(&json!({"spec": {"replicas": 1}}), &column),
+            json!("0/1")
+        );
+    }
 
     #[test]
     fn jsonpath_subset() {

@@ -160,9 +160,21 @@ fn apply_get_patch_label_delete() {
             .any(|l| l.starts_with("demo") && l.split_whitespace().nth(1) == Some("1")),
         "{table}"
     );
+    // kube-apiserver's Deployment columns: READY as ready/desired.
     let table = c.ok(&["get", "deploy"]);
-    assert!(table.starts_with("NAME"), "{table}");
-    assert!(table.contains("REPLICAS"), "{table}");
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"],
+        "{table}"
+    );
+    assert!(
+        table.lines().any(|l| l.starts_with("web")
+            && l.split_whitespace()
+                .nth(1)
+                .is_some_and(|ready| ready.starts_with("0/"))),
+        "{table}"
+    );
 
     // Patches of every type, and label.
     c.ok(&["patch", "cm", "demo", "--type=json", "-p", r#"[{"op":"test","path":"/data/a","value":"2"},{"op":"replace","path":"/data/a","value":"3"}]"#]);

@@ -1,10 +1,12 @@
 //! Stand-ins for the workload controllers a simulated cluster lacks (it has no kubelet): every Deployment,
-//! StatefulSet and DaemonSet gets the status of a rollout that completed with all replicas available, and
-//! every Job completes. Without this, nothing with pods would ever be Ready in dev mode.
+//! StatefulSet and DaemonSet gets the status of a rollout that completed with all replicas available, every
+//! Job completes, and every LoadBalancer Service gets an address, as from a load-balancer controller such as
+//! k3s's. Without this, nothing with pods (nor a LoadBalancer Service) would ever be Ready in dev mode.
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Service;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use kube::runtime::{WatchStreamExt, watcher};
@@ -19,7 +21,8 @@ pub(crate) fn simulate(cluster: kube::Client) -> Task {
             complete(cluster.clone(), ApiResource::erase::<Deployment>(&())),
             complete(cluster.clone(), ApiResource::erase::<StatefulSet>(&())),
             complete(cluster.clone(), ApiResource::erase::<DaemonSet>(&())),
-            complete(cluster, ApiResource::erase::<Job>(&())),
+            complete(cluster.clone(), ApiResource::erase::<Job>(&())),
+            complete(cluster, ApiResource::erase::<Service>(&())),
         );
     })
 }
@@ -99,6 +102,11 @@ pub fn completed_status(kind: &str, object: &Value) -> Option<Value> {
             "succeeded": 1,
             "conditions": [{"type": "Complete", "status": "True"}],
         }),
+        "Service"
+            if object.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer") =>
+        {
+            json!({"loadBalancer": {"ingress": [{"ip": "127.0.0.1", "ipMode": "VIP"}]}})
+        }
         _ => return None,
     };
     let current = object.get("status").cloned().unwrap_or(Value::Null);
@@ -127,6 +135,17 @@ mod tests {
         assert_eq!(completed_status("Deployment", &done), None);
         done["metadata"]["generation"] = json!(3);
         assert!(completed_status("Deployment", &done).is_some());
+    }
+
+    #[test]
+    fn a_load_balancer_service_gets_an_address_and_other_services_do_not() {
+        let service = |kind: &str| json!({"metadata": {"name": "web"}, "spec": {"type": kind}});
+        let status = completed_status("Service", &service("LoadBalancer")).expect("an address");
+        assert_eq!(status["loadBalancer"]["ingress"][0]["ip"], "127.0.0.1");
+        let mut served = service("LoadBalancer");
+        served["status"] = status;
+        assert_eq!(completed_status("Service", &served), None, "once is enough");
+        assert_eq!(completed_status("Service", &service("ClusterIP")), None);
     }
 
     #[test]
