@@ -213,7 +213,7 @@ async fn mismatch(client: &kube::Client, expected: &Expected) -> Option<String> 
 /// element of a list whose `field` is `value`.
 fn lookup<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
     let mut current = object;
-    for segment in path.split('/').skip(1) {
+    for segment in segments(path).into_iter().skip(1) {
         let (key, pick) = match segment.split_once('[') {
             Some((key, rest)) => (key, Some(rest.strip_suffix(']')?.split_once('=')?)),
             None => (segment, None),
@@ -234,6 +234,45 @@ fn lookup<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
         }
     }
     Some(current)
+}
+
+/// `path` split at the slashes outside `[…]`, so that a picked value may hold a slash (`[id=shop/web]`).
+fn segments(path: &str) -> Vec<&str> {
+    let mut segments = Vec::new();
+    let (mut start, mut depth) = (0, 0usize);
+    for (index, character) in path.char_indices() {
+        match character {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            '/' if depth == 0 => {
+                segments.push(&path[start..index]);
+                start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    segments.push(&path[start..]);
+    segments
+}
+
+#[test]
+fn paths_pick_list_elements_by_a_field_that_may_hold_slashes() {
+    let status = serde_json::json!({"status": {"resources": [
+        {"id": "shop/web", "state": "Ready"},
+        {"id": "shop/db", "state": "NotReady"},
+    ], "counts": {"a/b": 1}}});
+    assert_eq!(
+        lookup(&status, "/status/resources[id=shop/db]/state"),
+        Some(&serde_json::json!("NotReady"))
+    );
+    assert_eq!(
+        lookup(&status, "/status/counts/a~1b"),
+        Some(&serde_json::json!(1))
+    );
+    assert_eq!(
+        lookup(&status, "/status/resources[id=shop/none]/state"),
+        None
+    );
 }
 
 fn shown(value: Option<&Value>) -> String {
