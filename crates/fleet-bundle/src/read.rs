@@ -14,6 +14,7 @@ use crate::discover::{self, BundleLocation};
 use crate::error::ReadError;
 use crate::fleetyaml::{FleetYaml, FleetYamlError};
 use crate::names;
+use crate::remote::{ChartFetcher, Offline};
 use crate::resources;
 use crate::tree::{FileTree, TreePath};
 
@@ -102,6 +103,17 @@ pub fn read_bundles_with_progress(
     options: &ReadOptions,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<Bundle>, ReadError> {
+    read_bundles_with_charts(tree, paths, options, &Offline, progress)
+}
+
+/// [`read_bundles_with_progress`], downloading charts that are not in the tree through `charts`.
+pub fn read_bundles_with_charts(
+    tree: &dyn FileTree,
+    paths: &[String],
+    options: &ReadOptions,
+    charts: &dyn ChartFetcher,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<Bundle>, ReadError> {
     let paths = if paths.is_empty() {
         discover::default_paths()
     } else {
@@ -113,7 +125,7 @@ pub fn read_bundles_with_progress(
     };
     let mut bundles = Vec::new();
     for (index, location) in locations.iter().enumerate() {
-        if let Some(bundle) = read_bundle(tree, location, options)? {
+        if let Some(bundle) = read_bundle_with_charts(tree, location, options, charts)? {
             bundles.push(bundle);
         }
         progress(index + 1, locations.len());
@@ -155,11 +167,22 @@ fn read_text(tree: &dyn FileTree, path: &TreePath) -> Result<String, ReadError> 
     })
 }
 
-/// Reads one bundle directory; `None` when it has no resources.
+/// Reads one bundle directory; `None` when it has no resources. Charts that are not in the tree are an error.
 pub fn read_bundle(
     tree: &dyn FileTree,
     location: &BundleLocation,
     options: &ReadOptions,
+) -> Result<Option<Bundle>, ReadError> {
+    read_bundle_with_charts(tree, location, options, &Offline)
+}
+
+/// [`read_bundle`], downloading charts that are not in the tree through `charts` and storing their files under
+/// Fleet's `.chart/<checksum>/` prefix.
+pub fn read_bundle_with_charts(
+    tree: &dyn FileTree,
+    location: &BundleLocation,
+    options: &ReadOptions,
+    charts: &dyn ChartFetcher,
 ) -> Result<Option<Bundle>, ReadError> {
     let dir = &location.dir;
     let options_path = match &location.options_file {
@@ -188,7 +211,7 @@ pub fn read_bundle(
     }
     propagate_chart(fleet_yaml.spec.options.helm.as_ref(), &mut targets);
 
-    check_charts_are_local(
+    let remote = crate::remote::read::remote_charts(
         tree,
         dir,
         &file_label,
@@ -215,7 +238,17 @@ pub fn read_bundle(
         }
     }
 
-    let files = resources::read_files(tree, dir, &excluded)?;
+    let mut files = resources::read_files(tree, dir, &excluded)?;
+    if !fleet_yaml
+        .spec
+        .options
+        .helm
+        .as_ref()
+        .is_some_and(|h| h.disable_dependency_update)
+    {
+        crate::remote::read::add_dependencies(&mut files, &file_label, charts)?;
+    }
+    crate::remote::read::add_remote_charts(&mut files, &file_label, &remote, charts)?;
     if files.is_empty() {
         return Ok(None);
     }
@@ -285,40 +318,6 @@ fn validate(fleet_yaml: &FleetYaml, file: &str) -> Result<(), ReadError> {
         return Err(ReadError::ImageScansUnsupported {
             file: file.to_string(),
         });
-    }
-    Ok(())
-}
-
-/// Fleet downloads charts that are not in the bundle (`helm.repo` set, or `helm.chart` a URL or a missing
-/// path). Reading is offline, so such bundles are an error rather than a bundle silently missing its chart.
-fn check_charts_are_local(
-    tree: &dyn FileTree,
-    dir: &TreePath,
-    file: &str,
-    root: Option<&HelmOptions>,
-    targets: &[BundleTarget],
-) -> Result<(), ReadError> {
-    let helms = root
-        .into_iter()
-        .chain(targets.iter().filter_map(|t| t.options.helm.as_ref()));
-    for helm in helms {
-        if helm.chart.is_empty() && helm.repo.is_empty() {
-            continue;
-        }
-        let local = helm.repo.is_empty()
-            && !helm.chart.contains("://")
-            && !helm.chart.contains("::")
-            && match dir.join_relative(&helm.chart) {
-                Some(path) => tree.entry(&path)?.is_some(),
-                None => false,
-            };
-        if !local {
-            return Err(ReadError::RemoteChart {
-                file: file.to_string(),
-                chart: helm.chart.clone(),
-                repo: helm.repo.clone(),
-            });
-        }
     }
     Ok(())
 }
@@ -665,8 +664,8 @@ mod tests {
             read_bundles(&tree, &[], &options("r"))
                 .unwrap_err()
                 .to_string(),
-            "fleet.yaml: helm chart \"nginx\" from \"https://charts.example.com\" is not in the bundle and would \
-             have to be downloaded, which is not supported yet"
+            "fleet.yaml: helm chart \"nginx\" from \"https://charts.example.com\" version \"1.0.0\": the chart is not \
+             in the bundle and this reader has no network access to download it"
         );
         let mut tree = MemoryTree::new();
         tree.add_file(

@@ -84,6 +84,13 @@ fn join(dir: &str, name: &str) -> String {
 /// Fleet's `DetermineStyle`: Helm when `<helm.chart or helm.repo or .>/Chart.yaml` is a resource (remote charts
 /// under `.chart/`), kustomize when `<kustomize.dir or .>/kustomization.yaml` is, raw YAML otherwise.
 pub fn detect_style(files: &Files, options: &BundleDeploymentOptions) -> Style {
+    if let Some(chart_dir) = options
+        .helm
+        .as_ref()
+        .and_then(|helm| crate::remote::stored_chart_dir(files.keys(), helm))
+    {
+        return Style::Helm { chart_dir };
+    }
     let chart = options.helm.as_ref().map_or("", |helm| {
         if helm.chart.is_empty() {
             &helm.repo
