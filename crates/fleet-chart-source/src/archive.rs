@@ -90,6 +90,11 @@ mod tests {
         let files = unpack("app.tgz", &data).unwrap();
         let names: Vec<_> = files.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["app/Chart.yaml", "app/templates/cm.yaml"]);
-        assert!(unpack("x.tgz", b"not gzip").unwrap_err().to_string().contains("x.tgz"));
+        assert!(
+            unpack("x.tgz", b"not gzip")
+                .unwrap_err()
+                .to_string()
+                .contains("x.tgz")
+        );
     }
 }

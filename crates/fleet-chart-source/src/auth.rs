@@ -39,7 +39,14 @@ impl fmt::Debug for Auth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Auth")
             .field("username", &self.username)
-            .field("password", &if self.password.is_empty() { "" } else { "<redacted>" })
+            .field(
+                "password",
+                &if self.password.is_empty() {
+                    ""
+                } else {
+                    "<redacted>"
+                },
+            )
             .field("ca_bundle_bytes", &self.ca_bundle.len())
             .field("insecure_skip_verify", &self.insecure_skip_verify)
             .field("basic_http", &self.basic_http)
@@ -60,7 +67,10 @@ fn base64_bytes<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Vec<u8>, D::E
 impl Auth {
     /// The `helmSecretName` secret's data.
     pub fn from_secret(data: &BTreeMap<String, Vec<u8>>) -> Result<Self, SourceError> {
-        let text = |key: &str| data.get(key).map(|v| String::from_utf8_lossy(v).into_owned());
+        let text = |key: &str| {
+            data.get(key)
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+        };
         let flag = |key: &str| text(key).is_some_and(|v| parse_bool(&v));
         let (username, password) = (text("username"), text("password"));
         match (&username, &password) {
@@ -105,7 +115,10 @@ impl Auth {
             self.username.as_bytes(),
             self.password.as_bytes(),
             &self.ca_bundle,
-            &[u8::from(self.insecure_skip_verify), u8::from(self.basic_http)],
+            &[
+                u8::from(self.insecure_skip_verify),
+                u8::from(self.basic_http),
+            ],
         ] {
             hash.update((field.len() as u64).to_le_bytes());
             hash.update(field);
@@ -187,11 +200,10 @@ impl Scope {
 
 /// A YAML error about a credentials file must not quote its values.
 fn redact_values(message: &str) -> String {
-    message
-        .split_once(':')
-        .map_or("secrets-path.yaml is not valid".to_string(), |(origin, _)| {
-            format!("{origin}: not a map of paths to credentials")
-        })
+    message.split_once(':').map_or(
+        "secrets-path.yaml is not valid".to_string(),
+        |(origin, _)| format!("{origin}: not a map of paths to credentials"),
+    )
 }
 
 #[cfg(test)]
@@ -225,7 +237,10 @@ mod tests {
         };
         assert_eq!(creds.for_path("apps/one").0.password, "p1");
         let (auth, scope) = creds.for_path("apps/two");
-        assert_eq!((auth.password.as_str(), auth.ca_bundle.as_slice()), ("p2", &b"---"[..]));
+        assert_eq!(
+            (auth.password.as_str(), auth.ca_bundle.as_slice()),
+            ("p2", &b"---"[..])
+        );
         assert_eq!(scope, Scope::Anywhere);
         assert!(!creds.for_path("other").0.has_credentials());
         let err = Credentials::parse_by_path("a: {password: [\"s3cr3t\"]}\n").unwrap_err();
@@ -233,7 +248,11 @@ mod tests {
 
         let scope = Scope::Regex("https://charts\\.example\\.com".into());
         assert!(scope.allows("https://charts.example.com/x").unwrap());
-        assert!(!scope.allows("https://evil.example/?https://charts.example.com").unwrap());
+        assert!(
+            !scope
+                .allows("https://evil.example/?https://charts.example.com")
+                .unwrap()
+        );
         assert!(!Scope::Regex(String::new()).allows("https://a").unwrap());
         assert!(Scope::Regex("a|(".into()).allows("a").is_err());
     }

@@ -28,7 +28,9 @@ pub enum SourceError {
 
 fn hint(status: u16) -> &'static str {
     match status {
-        401 => " (unauthorized: the credentials are missing or wrong, or helmRepoURLRegex does not match this URL)",
+        401 => {
+            " (unauthorized: the credentials are missing or wrong, or helmRepoURLRegex does not match this URL)"
+        }
         403 => " (forbidden)",
         404 => " (not found)",
         _ => "",

@@ -62,7 +62,10 @@ pub(crate) async fn get(
     if auth.has_credentials() {
         request = request.basic_auth(&auth.username, Some(&auth.password));
     }
-    let response = request.send().await.map_err(|err| request_error(url, err))?;
+    let response = request
+        .send()
+        .await
+        .map_err(|err| request_error(url, err))?;
     if !response.status().is_success() {
         return Err(SourceError::Status {
             url: redact_url(url),

@@ -17,8 +17,7 @@ const CHART_LAYER: &[&str] = &[
     "application/vnd.cncf.helm.chart.content.v1.tar+gzip",
     "application/tar+gzip",
 ];
-const MANIFEST_ACCEPT: &str =
-    "application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json";
+const MANIFEST_ACCEPT: &str = "application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json";
 
 /// `oci://host[:port]/path/chart[:tag][@digest]`, split.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,7 +173,9 @@ impl<'a> Registry<'a> {
         let (scheme, params) = challenge.split_once(' ').unwrap_or((challenge, ""));
         if scheme.eq_ignore_ascii_case("basic") {
             if !self.auth.has_credentials() {
-                return Err(self.error("the registry asks for credentials and none are configured for it"));
+                return Err(
+                    self.error("the registry asks for credentials and none are configured for it")
+                );
             }
             return Ok(format!("Basic {}", basic()));
         }
@@ -276,7 +277,9 @@ impl<'a> Registry<'a> {
         if let Some(expected) = tag_or_digest.strip_prefix("sha256:") {
             let actual = crate::archive::sha256_hex(&body);
             if actual != expected {
-                return Err(self.error(format!("the manifest's sha256 is {actual}, not {expected}")));
+                return Err(
+                    self.error(format!("the manifest's sha256 is {actual}, not {expected}"))
+                );
             }
         }
         let manifest: Manifest = serde_json::from_slice(&body)
@@ -310,7 +313,9 @@ fn percent_encode(value: &str) -> String {
     value
         .bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()
@@ -321,7 +326,9 @@ fn challenge_params(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut rest = text.trim();
     while !rest.is_empty() {
-        let Some((key, after)) = rest.split_once('=') else { break };
+        let Some((key, after)) = rest.split_once('=') else {
+            break;
+        };
         let key = key.trim().trim_start_matches(',').trim().to_string();
         let after = after.trim_start();
         let (value, remaining) = if let Some(quoted) = after.strip_prefix('"') {
@@ -353,10 +360,15 @@ mod tests {
             ("127.0.0.1:5000", "charts/app", Some("1.2.3"))
         );
         let r = Reference::parse("oci://reg/app@sha256:abc").unwrap();
-        assert_eq!((r.name.as_str(), r.digest.as_deref()), ("app", Some("sha256:abc")));
+        assert_eq!(
+            (r.name.as_str(), r.digest.as_deref()),
+            ("app", Some("sha256:abc"))
+        );
         assert!(Reference::parse("oci://reg").is_err());
         assert_eq!(
-            challenge_params(r#"realm="https://auth/token",service="registry",scope="repository:a:pull,push""#),
+            challenge_params(
+                r#"realm="https://auth/token",service="registry",scope="repository:a:pull,push""#
+            ),
             [
                 ("realm".to_string(), "https://auth/token".to_string()),
                 ("service".to_string(), "registry".to_string()),

@@ -118,7 +118,8 @@ impl Inner {
                 chart,
                 version,
             } => {
-                let located = crate::repo::locate(self, session, repo, chart, version, auth).await?;
+                let located =
+                    crate::repo::locate(self, session, repo, chart, version, auth).await?;
                 self.archive(&located.url, located.digest.as_deref(), auth)
                     .await
             }
@@ -128,9 +129,7 @@ impl Inner {
                 session.put_url_digest(url, crate::archive::sha256_hex(&bytes));
                 Ok(bytes)
             }
-            ChartRef::Oci { reference, version } => {
-                Ok(self.oci(reference, version, auth).await?.1)
-            }
+            ChartRef::Oci { reference, version } => Ok(self.oci(reference, version, auth).await?.1),
         }
     }
 
@@ -325,19 +324,27 @@ impl ChartFetcher for Fetcher<'_> {
             ChartRef::Oci { reference, .. } => reference.as_str(),
         };
         let auth = self.auth_for(url).map_err(fetch_error)?;
-        let (inner, session, owned) = (self.source.inner.clone(), self.session.clone(), chart.clone());
+        let (inner, session, owned) = (
+            self.source.inner.clone(),
+            self.session.clone(),
+            chart.clone(),
+        );
         let bytes = self
             .run(async move { inner.chart(&session, &owned, &auth).await })
             .map_err(fetch_error)?;
         crate::archive::unpack(&chart.describe(), &bytes).map_err(fetch_error)
     }
 
-    fn fetch_dependency(&self, dependency: &DependencyRef) -> Result<(String, Vec<u8>), FetchError> {
-        let auth = self
-            .auth_for(&dependency.repository)
-            .map_err(fetch_error)?;
-        let (inner, session, owned) =
-            (self.source.inner.clone(), self.session.clone(), dependency.clone());
+    fn fetch_dependency(
+        &self,
+        dependency: &DependencyRef,
+    ) -> Result<(String, Vec<u8>), FetchError> {
+        let auth = self.auth_for(&dependency.repository).map_err(fetch_error)?;
+        let (inner, session, owned) = (
+            self.source.inner.clone(),
+            self.session.clone(),
+            dependency.clone(),
+        );
         self.run(async move { inner.dependency(&session, &owned, &auth).await })
             .map_err(fetch_error)
     }

@@ -63,7 +63,10 @@ impl RepoIndex {
             .ok_or_else(|| IndexError::NoChart {
                 chart: chart.to_string(),
             })?;
-        let chosen = match entries.iter().find(|e| !version.is_empty() && e.version == version) {
+        let chosen = match entries
+            .iter()
+            .find(|e| !version.is_empty() && e.version == version)
+        {
             Some(exact) => Some(exact),
             None => {
                 let constraint = Constraint::parse(version)?;

@@ -67,10 +67,7 @@ impl ChartRef {
                 repo,
                 chart,
                 version,
-            } => with_version(
-                format!("{chart:?} from {:?}", redact_url(repo)),
-                version,
-            ),
+            } => with_version(format!("{chart:?} from {:?}", redact_url(repo)), version),
             Self::Oci { reference, version } => with_version(redact_url(reference), version),
             Self::Url { url } => redact_url(url),
         }
@@ -152,7 +149,8 @@ pub trait ChartFetcher: Sync {
     fn fetch(&self, chart: &ChartRef) -> Result<Vec<(String, Vec<u8>)>, FetchError>;
 
     /// A dependency's chart archive (`.tgz`) and the version it resolved to.
-    fn fetch_dependency(&self, dependency: &DependencyRef) -> Result<(String, Vec<u8>), FetchError>;
+    fn fetch_dependency(&self, dependency: &DependencyRef)
+    -> Result<(String, Vec<u8>), FetchError>;
 }
 
 /// The fetcher of a reader without network access: every remote chart is an error saying so.

@@ -160,7 +160,10 @@ pub fn add_dependencies(
             let present = by_name.keys().any(|name| {
                 name.strip_prefix(charts_dir.as_str()).is_some_and(|rest| {
                     rest.strip_prefix(dependency.name.as_str())
-                        .is_some_and(|tail| tail.starts_with('/') || (tail.starts_with('-') && tail.ends_with(".tgz")))
+                        .is_some_and(|tail| {
+                            tail.starts_with('/')
+                                || (tail.starts_with('-') && tail.ends_with(".tgz"))
+                        })
                 })
             });
             if present {
@@ -176,18 +179,17 @@ pub fn add_dependencies(
                 version: version.to_string(),
                 repository: dependency.repository.clone(),
             };
-            let (resolved, archive) =
-                charts
-                    .fetch_dependency(&reference)
-                    .map_err(|err| ReadError::ChartDependencies {
-                        file: file.to_string(),
-                        message: format!(
-                            "{chart_yaml}: dependency {:?} from {:?}: {}",
-                            dependency.name,
-                            super::redact_url(&dependency.repository),
-                            err.reason
-                        ),
-                    })?;
+            let (resolved, archive) = charts.fetch_dependency(&reference).map_err(|err| {
+                ReadError::ChartDependencies {
+                    file: file.to_string(),
+                    message: format!(
+                        "{chart_yaml}: dependency {:?} from {:?}: {}",
+                        dependency.name,
+                        super::redact_url(&dependency.repository),
+                        err.reason
+                    ),
+                }
+            })?;
             added.push(BundleFile {
                 name: format!("{charts_dir}{}-{resolved}.tgz", dependency.name),
                 bytes: archive,

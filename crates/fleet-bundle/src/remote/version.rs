@@ -171,10 +171,7 @@ fn term(token: &str) -> Result<Term, String> {
             .map(Term::NotEqual)
             .ok_or_else(|| format!("{rest:?} is not a version"));
     }
-    let wildcard = rest.is_empty()
-        || rest
-            .split('.')
-            .any(|part| matches!(part, "x" | "X" | "*"));
+    let wildcard = rest.is_empty() || rest.split('.').any(|part| matches!(part, "x" | "X" | "*"));
     // A bare version is exact in Helm (semver's default would be a caret range); a bare wildcard is a range.
     let op = match op {
         "" if wildcard => "",
