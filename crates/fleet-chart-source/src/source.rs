@@ -280,6 +280,18 @@ impl ReadSession<'_> {
     }
 }
 
+impl ReadSession<'_> {
+    /// A fetcher that sends `auth` with every request, as `helm` does with its `--username`/`--password`.
+    pub fn with_auth(&self, auth: Auth) -> Fetcher<'_> {
+        Fetcher {
+            source: self.source,
+            session: self.session.clone(),
+            auth,
+            scope: Scope::Anywhere,
+        }
+    }
+}
+
 /// Downloads for one bundle; the reader's [`ChartFetcher`].
 pub struct Fetcher<'a> {
     source: &'a ChartSource,

@@ -4,12 +4,14 @@
 use std::io::Write;
 
 use anyhow::{Context, bail};
+use fleet_bundle::ReadOptions;
 use fleet_bundle::discover::BundleLocation;
+use fleet_bundle::read::read_bundle_with_charts;
 use fleet_bundle::render::{self, target};
 use fleet_bundle::tree::TreePath;
-use fleet_bundle::{ReadOptions, read::read_bundle};
 
 use super::bundle_input::{locate, parse_labels};
+use super::chart_source::ChartArgs;
 use super::yaml_out;
 
 #[derive(Debug, clap::Args)]
@@ -32,6 +34,8 @@ pub struct Args {
     /// Use this target (by name) instead of matching.
     #[arg(short = 't', long)]
     pub target: Option<String>,
+    #[command(flatten)]
+    pub charts: ChartArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -46,7 +50,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         dir,
         options_file: None,
     };
-    let Some(mut bundle) = read_bundle(&tree, &location, &options)? else {
+    let source = args.charts.source();
+    let session = source
+        .as_ref()
+        .map(|source| args.charts.credentials().map(|creds| source.session(creds)))
+        .transpose()?;
+    let read = match &session {
+        Some(session) => read_bundle_with_charts(
+            &tree,
+            &location,
+            &options,
+            &session.for_path(location.dir.as_str()),
+        ),
+        None => fleet_bundle::read::read_bundle(&tree, &location, &options),
+    };
+    let Some(mut bundle) = read? else {
         bail!("{}: no resources found to deploy", args.path);
     };
     // Fleet names the bundle under test `test` unless fleet.yaml names it.
