@@ -76,6 +76,8 @@ pub struct Context {
     pub targeting: crate::bundle::cache::TargetingCache,
     /// Values Secrets written ahead of their Bundle.
     pub values_ahead: crate::bundle::values::WrittenAhead,
+    /// Chart downloads for GitRepos' bundles, cached by digest across bundles and GitRepos.
+    pub charts: Arc<fleet_chart_source::ChartSource>,
 }
 
 impl Context {
@@ -107,6 +109,7 @@ impl Context {
             gitrepo_access: Default::default(),
             targeting: Default::default(),
             values_ahead: Default::default(),
+            charts: Arc::new(fleet_chart_source::ChartSource::new()),
         }
     }
 }
