@@ -270,3 +270,110 @@ fn oci_registry_without_and_with_basic_auth() {
     let err = read(&source, credentials(wrong, &regex), &fleet_yaml).unwrap_err();
     assert!(err.contains("401") || err.contains("refused"), "{err}");
 }
+
+#[test]
+fn repository_dependencies_are_downloaded_with_chart_lock_honoured() {
+    let home = tempfile::tempdir().unwrap();
+    let served = home.path().join("served");
+    for version in ["1.0.0", "1.1.0"] {
+        package_chart(
+            home.path(),
+            &home.path().join("src"),
+            "dep",
+            version,
+            &served,
+        );
+    }
+    run(helm(home.path()).arg("repo").arg("index").arg(&served));
+    let repo = ChartRepo::start(&served);
+    let url = repo.url();
+    let auth = Auth {
+        username: USER.into(),
+        password: PASSWORD.into(),
+        ca_bundle: repo.pki.ca.clone().into_bytes(),
+        ..Default::default()
+    };
+    let source = ChartSource::new();
+    let chart_yaml = format!(
+        "apiVersion: v2\nname: parent\nversion: 0.1.0\ndependencies:\n- name: dep\n  version: \">=1.0.0\"\n  repository: {url}\n"
+    );
+    let read_tree = |lock: Option<&str>, fleet_yaml: &str| {
+        let mut tree = MemoryTree::new();
+        tree.add_file("app/fleet.yaml", fleet_yaml)
+            .add_file("app/Chart.yaml", chart_yaml.as_str())
+            .add_file(
+                "app/templates/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: parent\n",
+            );
+        if let Some(lock) = lock {
+            tree.add_file("app/Chart.lock", lock);
+        }
+        let session = source.session(credentials(auth.clone(), "https://127\\.0\\.0\\.1:"));
+        let fetcher = session.for_path("app");
+        read_bundles_with_charts(&tree, &["app".into()], &options(), &fetcher, &mut |_, _| {})
+            .map(|mut bundles| bundles.remove(0))
+            .map_err(|err| err.to_string())
+    };
+    let names = |bundle: &Bundle| -> Vec<String> {
+        bundle
+            .spec
+            .resources
+            .iter()
+            .map(|r| r.name.clone())
+            .collect()
+    };
+
+    let latest = read_tree(None, "helm: {}\n").unwrap();
+    assert!(
+        names(&latest).contains(&"charts/dep-1.1.0.tgz".to_string()),
+        "{:?}",
+        names(&latest)
+    );
+    let lock = format!("dependencies:\n- name: dep\n  repository: {url}\n  version: 1.0.0\n");
+    let locked = read_tree(Some(&lock), "helm: {}\n").unwrap();
+    assert!(
+        names(&locked).contains(&"charts/dep-1.0.0.tgz".to_string()),
+        "{:?}",
+        names(&locked)
+    );
+    let objects =
+        fleet_bundle::render::render_bundle(&locked.spec.resources, &locked.spec.options, "rel")
+            .unwrap();
+    assert!(
+        objects
+            .iter()
+            .any(|o| o["metadata"]["labels"]["chart"] == "dep-1.0.0"),
+        "the subchart renders: {objects:?}"
+    );
+    let disabled = read_tree(None, "helm:\n  disableDependencyUpdate: true\n").unwrap();
+    assert!(
+        !names(&disabled).iter().any(|n| n.starts_with("charts/")),
+        "{:?}",
+        names(&disabled)
+    );
+    // A dependency that cannot be had names the Chart.yaml, the dependency and the repository.
+    let wrong = Auth {
+        password: "wrong".into(),
+        ..auth.clone()
+    };
+    let mut tree = MemoryTree::new();
+    tree.add_file("app/Chart.yaml", chart_yaml.as_str())
+        .add_file("app/templates/cm.yaml", "kind: ConfigMap\n");
+    let session = source.session(credentials(wrong, "https://127\\.0\\.0\\.1:"));
+    let err = read_bundles_with_charts(
+        &tree,
+        &["app".into()],
+        &options(),
+        &session.for_path("app"),
+        &mut |_, _| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("app/fleet.yaml: Chart.yaml: dependency")
+            && err.contains("dependency \"dep\"")
+            && err.contains("401"),
+        "{err}"
+    );
+    assert_no_password("the error", &err);
+}
