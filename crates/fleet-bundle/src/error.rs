@@ -26,14 +26,12 @@ pub enum ReadError {
         "{file}: imageScans need a controller with image scanning enabled, which is not supported yet"
     )]
     ImageScansUnsupported { file: String },
-    #[error(
-        "{file}: helm chart {chart:?}{} is not in the bundle and would have to be downloaded, which is not supported yet",
-        if .repo.is_empty() { String::new() } else { format!(" from {:?}", .repo) }
-    )]
-    RemoteChart {
+    #[error("{file}: helm chart {chart}: {reason}")]
+    ChartDownload {
         file: String,
+        /// The chart as [`crate::remote::ChartRef::describe`] names it (no credentials).
         chart: String,
-        repo: String,
+        reason: String,
     },
     #[error("{file}: {field}: chart {chart:?}: {message}")]
     Chart {
@@ -48,6 +46,8 @@ pub enum ReadError {
         dependency: String,
         message: String,
     },
+    #[error("{file}: {message}")]
+    ChartDependencies { file: String, message: String },
     #[error("{file}: dependsOn[{index}]: {message}")]
     DependsOn {
         file: String,

@@ -13,6 +13,7 @@ pub mod hash;
 pub mod ignore;
 pub mod names;
 pub mod read;
+pub mod remote;
 pub mod render;
 pub mod resources;
 pub mod tree;

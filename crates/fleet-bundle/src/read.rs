@@ -15,6 +15,7 @@ use crate::discover::{self, BundleLocation};
 use crate::error::ReadError;
 use crate::fleetyaml::{FleetYaml, FleetYamlError};
 use crate::names;
+use crate::remote::{ChartFetcher, Offline};
 use crate::resources;
 use crate::tree::{FileTree, TreePath};
 
@@ -103,6 +104,17 @@ pub fn read_bundles_with_progress(
     options: &ReadOptions,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<Bundle>, ReadError> {
+    read_bundles_with_charts(tree, paths, options, &Offline, progress)
+}
+
+/// [`read_bundles_with_progress`], downloading charts that are not in the tree through `charts`.
+pub fn read_bundles_with_charts(
+    tree: &dyn FileTree,
+    paths: &[String],
+    options: &ReadOptions,
+    charts: &dyn ChartFetcher,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<Bundle>, ReadError> {
     let paths = if paths.is_empty() {
         discover::default_paths()
     } else {
@@ -114,7 +126,7 @@ pub fn read_bundles_with_progress(
     };
     let mut bundles = Vec::new();
     for (index, location) in locations.iter().enumerate() {
-        if let Some(bundle) = read_bundle(tree, location, options)? {
+        if let Some(bundle) = read_bundle_with_charts(tree, location, options, charts)? {
             bundles.push(bundle);
         }
         progress(index + 1, locations.len());
@@ -156,11 +168,22 @@ fn read_text(tree: &dyn FileTree, path: &TreePath) -> Result<String, ReadError> 
     })
 }
 
-/// Reads one bundle directory; `None` when it has no resources.
+/// Reads one bundle directory; `None` when it has no resources. Charts that are not in the tree are an error.
 pub fn read_bundle(
     tree: &dyn FileTree,
     location: &BundleLocation,
     options: &ReadOptions,
+) -> Result<Option<Bundle>, ReadError> {
+    read_bundle_with_charts(tree, location, options, &Offline)
+}
+
+/// [`read_bundle`], downloading charts that are not in the tree through `charts` and storing their files under
+/// Fleet's `.chart/<checksum>/` prefix.
+pub fn read_bundle_with_charts(
+    tree: &dyn FileTree,
+    location: &BundleLocation,
+    options: &ReadOptions,
+    charts: &dyn ChartFetcher,
 ) -> Result<Option<Bundle>, ReadError> {
     let dir = &location.dir;
     let options_path = match &location.options_file {
@@ -196,6 +219,13 @@ pub fn read_bundle(
         fleet_yaml.spec.options.helm.as_ref(),
         &targets,
     )?;
+    let remote = crate::remote::read::remote_charts(
+        tree,
+        dir,
+        &file_label,
+        fleet_yaml.spec.options.helm.as_ref(),
+        &targets,
+    )?;
     // Driven-scan options files stay resources (Fleet's integration tests expect them); fleet.yaml/.yml do not.
     let excluded = excluded_names(
         options_path
@@ -218,6 +248,16 @@ pub fn read_bundle(
     }
 
     let mut files = resources::read_files(tree, dir, &excluded)?;
+    if !fleet_yaml
+        .spec
+        .options
+        .helm
+        .as_ref()
+        .is_some_and(|h| h.disable_dependency_update)
+    {
+        crate::remote::read::add_dependencies(&mut files, &file_label, charts)?;
+    }
+    crate::remote::read::add_remote_charts(&mut files, &file_label, &remote, charts)?;
     if files.is_empty() {
         return Ok(None);
     }
@@ -662,8 +702,8 @@ mod tests {
             read_bundles(&tree, &[], &options("r"))
                 .unwrap_err()
                 .to_string(),
-            "fleet.yaml: helm chart \"nginx\" from \"https://charts.example.com\" is not in the bundle and would \
-             have to be downloaded, which is not supported yet"
+            "fleet.yaml: helm chart \"nginx\" from \"https://charts.example.com\" version \"1.0.0\": the chart is not \
+             in the bundle and this reader has no network access to download it"
         );
         let mut tree = MemoryTree::new();
         tree.add_file(

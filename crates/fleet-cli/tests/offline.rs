@@ -328,9 +328,12 @@ fn test_render_errors_name_the_file() {
         "# Matched: default\nerror: helm chart \".\": execution error at (broken/templates/cm.yaml:6:11): \
          set .Values.host in fleet.yaml helm.values\n"
     );
-    let err = failure_of(&["test", "testdata/bundles/error-remote-chart"]);
+    let err = failure_of(&["test", "--offline", "testdata/bundles/error-remote-chart"]);
     assert!(
-        err.contains("helm chart \"web\" from \"https://charts.example.com\" is not in the bundle"),
+        err.contains(
+            "helm chart \"web\" from \"https://charts.example.com\" version \"1.2.3\": the chart is not in \
+             the bundle and this reader has no network access"
+        ),
         "{err}"
     );
     let err = failure_of(&["test", "testdata/bundles/error-malformed-manifest"]);

@@ -78,6 +78,8 @@ pub struct Context {
     pub values_ahead: crate::bundle::values::WrittenAhead,
     /// The agent objects last applied to each imported Cluster's downstream cluster.
     pub agent_imports: crate::cluster::import::Applied,
+    /// Chart downloads for GitRepos' bundles, cached by digest across bundles and GitRepos.
+    pub charts: Arc<fleet_chart_source::ChartSource>,
 }
 
 impl Context {
@@ -110,6 +112,7 @@ impl Context {
             targeting: Default::default(),
             values_ahead: Default::default(),
             agent_imports: Default::default(),
+            charts: Arc::new(fleet_chart_source::ChartSource::new()),
         }
     }
 }

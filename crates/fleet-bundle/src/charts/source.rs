@@ -55,7 +55,7 @@ fn charts<'a>(
 }
 
 /// Checks the charts a bundle in `dir` names (in `file`, its fleet.yaml): a local chart (a directory or a packaged
-/// `.tgz`) must exist inside the bundle directory; a chart to download is refused, since reading is offline.
+/// `.tgz`) must exist inside the bundle directory. Charts to download are left to [`crate::remote`].
 pub fn check(
     tree: &dyn FileTree,
     dir: &TreePath,
@@ -65,11 +65,7 @@ pub fn check(
 ) -> Result<(), ReadError> {
     for (field, helm) in charts(root, targets) {
         if is_remote(helm) {
-            return Err(ReadError::RemoteChart {
-                file: file.to_string(),
-                chart: helm.chart.clone(),
-                repo: helm.repo.clone(),
-            });
+            continue;
         }
         let chart_error = |message: String| ReadError::Chart {
             file: file.to_string(),

@@ -3,8 +3,9 @@
 //! [`detect_style`] decides how a bundle renders, as Fleet's `DetermineStyle` does; [`render`] dispatches.
 //! Raw YAML (with `yaml.overlays`) renders here ([`overlay`], [`raw`]); Helm charts (a Helm-style bundle's chart, or
 //! a raw bundle's `templates/`) through `fleet-helm` ([`helm`]); kustomizations, and Helm output post-rendered by a
-//! kustomization, through `fleet-kustomize` ([`kustomize`]). Charts from remote repositories and OCI registries
-//! need the network and fail with a clear error.
+//! kustomization, through `fleet-kustomize` ([`kustomize`]). Charts the reader downloaded are found under their
+//! `.chart/<checksum>/` prefix ([`crate::remote::stored_chart_dir`]); a remote chart the bundle does not hold fails
+//! with a clear error.
 
 pub mod helm;
 pub mod kustomize;
@@ -84,6 +85,13 @@ fn join(dir: &str, name: &str) -> String {
 /// Fleet's `DetermineStyle`: Helm when `<helm.chart or helm.repo or .>/Chart.yaml` is a resource (remote charts
 /// under `.chart/`) or `helm.chart` names a packaged chart among them, kustomize when `<kustomize.dir or .>/kustomization.yaml` is, raw YAML otherwise.
 pub fn detect_style(files: &Files, options: &BundleDeploymentOptions) -> Style {
+    if let Some(chart_dir) = options
+        .helm
+        .as_ref()
+        .and_then(|helm| crate::remote::stored_chart_dir(files.keys(), helm))
+    {
+        return Style::Helm { chart_dir };
+    }
     let chart = options.helm.as_ref().map_or("", |helm| {
         if helm.chart.is_empty() {
             &helm.repo

@@ -71,6 +71,8 @@ pub struct Args {
     /// Separator of `--driven-scan` entries.
     #[arg(long, default_value = ":")]
     pub driven_scan_sep: String,
+    #[command(flatten)]
+    pub charts: super::chart_source::ChartArgs,
 }
 
 fn read_options(args: &Args) -> anyhow::Result<ReadOptions> {
@@ -125,7 +127,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     };
     let options = read_options(&args)?;
-    let bundles = read_paths(&args.paths, &options)?;
+    let bundles = read_paths(&args.paths, &options, &args.charts)?;
     let values = bundles
         .iter()
         .map(exported)

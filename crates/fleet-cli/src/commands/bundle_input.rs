@@ -11,6 +11,8 @@ use fleet_api::Bundle;
 use fleet_bundle::tree::{LocalTree, TreePath};
 use fleet_bundle::{ReadError, ReadOptions};
 
+use super::chart_source::ChartArgs;
+
 /// Parses `key=value` pairs (repeatable `-l` flags).
 pub fn parse_labels(pairs: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
     let mut labels = BTreeMap::new();
@@ -46,7 +48,18 @@ pub fn locate(path: &str) -> anyhow::Result<(LocalTree, String)> {
 
 /// The bundles under every PATH argument (`.` when there is none), with progress on a terminal. A path without
 /// bundles is skipped; an error only when no path holds any.
-pub fn read_paths(paths: &[String], options: &ReadOptions) -> anyhow::Result<Vec<Bundle>> {
+///
+/// Charts that are not in a bundle are downloaded as `charts` says (with the credentials of each bundle's path).
+pub fn read_paths(
+    paths: &[String],
+    options: &ReadOptions,
+    charts: &ChartArgs,
+) -> anyhow::Result<Vec<Bundle>> {
+    let source = charts.source();
+    let session = source
+        .as_ref()
+        .map(|source| charts.credentials().map(|creds| source.session(creds)))
+        .transpose()?;
     let paths = if paths.is_empty() {
         vec![".".to_string()]
     } else {
@@ -56,12 +69,16 @@ pub fn read_paths(paths: &[String], options: &ReadOptions) -> anyhow::Result<Vec
     let mut bundles = Vec::new();
     for path in &paths {
         let (tree, inside) = locate(path)?;
-        match fleet_bundle::read::read_bundles_with_progress(
-            &tree,
-            &[inside],
-            options,
-            &mut progress,
-        ) {
+        let read = match &session {
+            Some(session) => read_with_charts(&tree, &inside, options, session, &mut progress),
+            None => fleet_bundle::read::read_bundles_with_progress(
+                &tree,
+                &[inside],
+                options,
+                &mut progress,
+            ),
+        };
+        match read {
             Ok(found) => bundles.extend(found),
             Err(ReadError::NothingFound { .. }) => {}
             Err(err) => return Err(err.into()),
@@ -69,6 +86,37 @@ pub fn read_paths(paths: &[String], options: &ReadOptions) -> anyhow::Result<Vec
     }
     if bundles.is_empty() {
         return Err(ReadError::NothingFound { paths }.into());
+    }
+    Ok(bundles)
+}
+
+/// [`fleet_bundle::read::read_bundles_with_progress`] with each bundle's own chart fetcher.
+fn read_with_charts(
+    tree: &LocalTree,
+    inside: &str,
+    options: &ReadOptions,
+    session: &fleet_chart_source::ReadSession<'_>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<Bundle>, ReadError> {
+    let paths = [inside.to_string()];
+    let locations = match &options.driven_scan_separator {
+        Some(separator) => fleet_bundle::discover::driven(&paths, separator)?,
+        None => fleet_bundle::discover::discover(tree, &paths)?,
+    };
+    let mut bundles = Vec::new();
+    for (index, location) in locations.iter().enumerate() {
+        let fetcher = session.for_path(location.dir.as_str());
+        if let Some(bundle) =
+            fleet_bundle::read::read_bundle_with_charts(tree, location, options, &fetcher)?
+        {
+            bundles.push(bundle);
+        }
+        progress(index + 1, locations.len());
+    }
+    if bundles.is_empty() {
+        return Err(ReadError::NothingFound {
+            paths: paths.to_vec(),
+        });
     }
     Ok(bundles)
 }

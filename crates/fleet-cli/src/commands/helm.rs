@@ -55,6 +55,82 @@ pub struct TemplateArgs {
     /// Set `.Release.IsUpgrade` instead of `.Release.IsInstall`.
     #[arg(long = "is-upgrade")]
     is_upgrade: bool,
+    #[command(flatten)]
+    remote: RemoteArgs,
+}
+
+/// Where a chart that is not a local path comes from (`helm template`'s flags of the same names).
+#[derive(Debug, Default, clap::Args)]
+struct RemoteArgs {
+    /// Chart repository URL; CHART is then the chart's name in it.
+    #[arg(long)]
+    repo: Option<String>,
+    /// Version constraint of a repository or OCI chart (default: the latest stable version).
+    #[arg(long, default_value = "")]
+    version: String,
+    /// Basic auth username for the repository or registry.
+    #[arg(long)]
+    username: Option<String>,
+    /// Basic auth password for the repository or registry.
+    #[arg(long)]
+    password: Option<String>,
+    /// PEM CA certificates to trust for the repository or registry.
+    #[arg(long = "ca-file")]
+    ca_file: Option<PathBuf>,
+    /// Skip TLS verification of the repository or registry.
+    #[arg(long = "insecure-skip-tls-verify")]
+    insecure_skip_tls_verify: bool,
+    /// Plain HTTP to an OCI registry.
+    #[arg(long = "plain-http")]
+    plain_http: bool,
+}
+
+/// Downloads a remote chart (`--repo`, `oci://`, or a `.tgz` URL) into a file map rooted at the chart.
+fn download_chart(chart: &str, remote: &RemoteArgs) -> anyhow::Result<FileMap> {
+    use fleet_bundle::remote::{ChartFetcher, ChartRef};
+    let reference = match &remote.repo {
+        Some(repo) if !repo.starts_with("oci://") => ChartRef::Repo {
+            repo: repo.clone(),
+            chart: chart.to_string(),
+            version: remote.version.clone(),
+        },
+        Some(repo) => ChartRef::Oci {
+            reference: format!("{}/{chart}", repo.trim_end_matches('/')),
+            version: remote.version.clone(),
+        },
+        None if chart.starts_with("oci://") => ChartRef::Oci {
+            reference: chart.to_string(),
+            version: remote.version.clone(),
+        },
+        None => ChartRef::Url {
+            url: chart.to_string(),
+        },
+    };
+    let auth = fleet_chart_source::Auth {
+        username: remote.username.clone().unwrap_or_default(),
+        password: remote.password.clone().unwrap_or_default(),
+        ca_bundle: match &remote.ca_file {
+            Some(file) => {
+                std::fs::read(file).with_context(|| format!("reading {}", file.display()))?
+            }
+            None => Vec::new(),
+        },
+        insecure_skip_verify: remote.insecure_skip_tls_verify,
+        basic_http: remote.plain_http,
+    };
+    let source = fleet_chart_source::ChartSource::new();
+    let session = source.session(Default::default());
+    let files = session
+        .with_auth(auth)
+        .fetch(&reference)
+        .map_err(|err| anyhow::anyhow!("chart {}: {err}", reference.describe()))?;
+    Ok(files
+        .into_iter()
+        .filter_map(|(name, bytes)| {
+            let (_, rel) = name.split_once('/')?;
+            Some((rel.to_string(), bytes.into()))
+        })
+        .collect())
 }
 
 pub fn run(cmd: Command) -> anyhow::Result<()> {
@@ -120,17 +196,20 @@ fn read_tree(root: &Path) -> anyhow::Result<FileMap> {
         .collect()
 }
 
-/// Reads a chart directory, or a `.tgz` (as a one-entry map the loader unpacks like a subchart archive).
-fn read_chart(chart: &str) -> anyhow::Result<FileMap> {
+/// Reads a chart directory, or a `.tgz` (as a one-entry map the loader unpacks like a subchart archive); a chart
+/// in a repository (`--repo`), an OCI registry or at a URL is downloaded.
+fn read_chart(chart: &str, remote: &RemoteArgs) -> anyhow::Result<FileMap> {
     let path = Path::new(chart);
-    let remote = ["oci://", "http://", "https://"]
+    let url = ["oci://", "http://", "https://"]
         .iter()
         .any(|p| chart.starts_with(p));
+    if url || remote.repo.is_some() {
+        return download_chart(chart, remote);
+    }
     let repo_ref = !path.exists() && chart.contains('/') && !chart.starts_with(['.', '/']);
-    if remote || repo_ref {
+    if repo_ref {
         bail!(
-            "chart {chart:?}: charts from repositories and OCI registries need the network and are not supported yet; \
-             use a local chart directory or .tgz"
+            "chart {chart:?} not found: a chart in a repository needs --repo URL (helm's repository aliases are not read)"
         );
     }
     if path.is_dir() {
@@ -199,7 +278,7 @@ fn render(args: &TemplateArgs) -> anyhow::Result<Output> {
         [name, chart] => (name.clone(), chart.clone()),
         _ => bail!("expected [NAME] CHART"),
     };
-    let files = read_chart(&chart)?;
+    let files = read_chart(&chart, &args.remote)?;
     let user = user_values(args)?;
     let opts = RenderOptions {
         release_name: name,
@@ -376,15 +455,25 @@ mod tests {
     }
 
     #[test]
-    fn remote_charts_fail_clearly() {
+    fn unreachable_and_unnamed_remote_charts_fail_clearly() {
+        // Nothing listens on port 1: the download fails and says which chart and where.
         let argv = [
             "fleet",
             "template",
             "rel",
-            "oci://registry.example/charts/app",
+            "oci://127.0.0.1:1/charts/app",
+            "--plain-http",
         ];
         let Command::Template(t) = Cli::try_parse_from(argv).unwrap().cmd;
         let err = render(&t).map(|out| text(&out)).unwrap_err().to_string();
-        assert!(err.contains("not supported yet"), "{err}");
+        assert!(
+            err.contains("oci://127.0.0.1:1/charts/app")
+                && err.contains("127.0.0.1:1/v2/charts/app"),
+            "{err}"
+        );
+        let argv = ["fleet", "template", "rel", "stable/app"];
+        let Command::Template(t) = Cli::try_parse_from(argv).unwrap().cmd;
+        let err = render(&t).map(|out| text(&out)).unwrap_err().to_string();
+        assert!(err.contains("needs --repo URL"), "{err}");
     }
 }

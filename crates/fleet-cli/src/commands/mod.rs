@@ -4,6 +4,7 @@ mod agent;
 mod apiserver;
 mod apply;
 mod bundle_input;
+mod chart_source;
 mod controller;
 mod dev;
 mod helm;

@@ -10,12 +10,14 @@ use std::io::Write;
 
 use anyhow::{Context, bail};
 use fleet_api::Bundle;
+use fleet_bundle::ReadOptions;
 use fleet_bundle::discover::BundleLocation;
+use fleet_bundle::read::read_bundle_with_charts;
 use fleet_bundle::render::{self, target};
 use fleet_bundle::tree::TreePath;
-use fleet_bundle::{ReadOptions, read::read_bundle};
 
 use super::bundle_input::{locate, parse_labels};
+use super::chart_source::ChartArgs;
 use super::target::bundles;
 use super::yaml_out;
 
@@ -53,12 +55,14 @@ pub struct Args {
     /// Use this target (by name) instead of matching.
     #[arg(short = 't', long)]
     pub target: Option<String>,
+    #[command(flatten)]
+    pub charts: ChartArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let bundle = match &args.bundle_file {
         Some(file) => from_bundle_file(file)?,
-        None => from_dir(&args.path, args.file.as_deref())?,
+        None => from_dir(&args.path, args.file.as_deref(), &args.charts)?,
     };
     let cluster = target::TestCluster {
         name: args.name.clone(),
@@ -86,8 +90,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The bundle in directory `path`, read with `options_file` (relative to it) or its `fleet.yaml`.
-fn from_dir(path: &str, options_file: Option<&str>) -> anyhow::Result<Bundle> {
+/// The bundle in directory `path`, read with `options_file` (relative to it) or its `fleet.yaml`; charts it names
+/// but does not hold are downloaded as `charts` says (or refused with `--offline`).
+fn from_dir(path: &str, options_file: Option<&str>, charts: &ChartArgs) -> anyhow::Result<Bundle> {
     let (tree, inside) = locate(path)?;
     let dir = TreePath::new(&inside).context("bundle path leaves the working directory")?;
     let options = ReadOptions {
@@ -99,7 +104,21 @@ fn from_dir(path: &str, options_file: Option<&str>) -> anyhow::Result<Bundle> {
         dir,
         options_file: options_file.map(str::to_string),
     };
-    let Some(mut bundle) = read_bundle(&tree, &location, &options)? else {
+    let source = charts.source();
+    let session = source
+        .as_ref()
+        .map(|source| charts.credentials().map(|creds| source.session(creds)))
+        .transpose()?;
+    let read = match &session {
+        Some(session) => read_bundle_with_charts(
+            &tree,
+            &location,
+            &options,
+            &session.for_path(location.dir.as_str()),
+        ),
+        None => fleet_bundle::read::read_bundle(&tree, &location, &options),
+    };
+    let Some(mut bundle) = read? else {
         bail!("{path}: no resources found to deploy");
     };
     // Fleet names the bundle under test `test` unless the options file names it.

@@ -6,6 +6,7 @@
 //! `fleet-git`. A finalizer deletes the GitRepo's Bundles when it is deleted.
 
 pub mod apply;
+pub mod charts;
 pub mod fetch;
 pub mod poll;
 pub mod render;
@@ -188,12 +189,32 @@ async fn poll_and_read(
             return Ok(false);
         }
     };
-    let rendered = {
-        let (repo, commit) = (repo.clone(), commit.clone());
-        tokio::task::spawn_blocking(move || render::render(&tree, &repo, &commit))
-            .await
-            .map_err(|e| Error::Task(e.to_string()))?
+    let credentials = match charts::credentials(ctx, repo).await {
+        Ok(credentials) => credentials,
+        Err(Error::Kube(err)) => return Err(Error::Kube(err)),
+        Err(err) => {
+            conditions::set(
+                &mut status.base.conditions,
+                STALLED,
+                true,
+                "Error",
+                &err.to_string(),
+                now,
+            );
+            return Ok(false);
+        }
     };
+    let rendered = {
+        let (repo, commit, source) = (repo.clone(), commit.clone(), ctx.charts.clone());
+        tokio::task::spawn_blocking(move || {
+            let session = source.session(credentials);
+            render::render_with_charts(&tree, &repo, &commit, Some(&session))
+        })
+        .await
+        .map_err(|e| Error::Task(e.to_string()))?
+    };
+    // A chart source that was down: the commit is read again at the next poll (its other Bundles are current).
+    let retry = rendered.as_ref().is_ok_and(|r| r.download_failed);
     match rendered {
         Ok(rendered) => {
             apply::apply(ctx, repo, &rendered).await?;
@@ -232,7 +253,9 @@ async fn poll_and_read(
         "",
         now,
     );
-    status.commit = commit;
+    if !retry {
+        status.commit = commit;
+    }
     status.observed_generation = generation;
     status.update_generation = repo.spec.force_sync_generation;
     Ok(true)

@@ -1,14 +1,19 @@
 //! Reading a commit's tree into Bundles as `fleet apply` does in Fleet's git job, one bundle directory at a
 //! time: a broken directory becomes an error naming its file and line, and the other bundles still come
 //! through. The GitRepo's settings become the reader's options (labels, targets file, service account,
-//! target namespace, paused, keepResources, deleteNamespace, correctDrift, forceSyncGeneration).
+//! target namespace, paused, keepResources, deleteNamespace, correctDrift, forceSyncGeneration). Charts the
+//! bundles name but do not hold are downloaded here, with each bundle path's credentials, and stored in the
+//! Bundle (agents need no access to chart sources). A bundle whose chart cannot be had is an error for that
+//! bundle only: its last good Bundle stays.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use fleet_api::{Bundle, BundleTarget, GitRepo, GitTarget, labels};
 use fleet_bundle::discover::{self, BundleLocation};
 use fleet_bundle::error::ReadError;
-use fleet_bundle::read::{ReadOptions, TargetsSpec, bundle_id, read_bundle};
+use fleet_bundle::read::{
+    ReadOptions, TargetsSpec, bundle_id, read_bundle, read_bundle_with_charts,
+};
 use fleet_bundle::tree::FileTree;
 use kube::ResourceExt;
 
@@ -20,16 +25,38 @@ pub struct Rendered {
     pub errors: BTreeMap<String, String>,
     /// Every bundle name the commit still has (read or broken): the rest are pruned.
     pub names: BTreeSet<String>,
+    /// Some bundle's chart or chart dependency could not be downloaded: the commit is worth reading again.
+    pub download_failed: bool,
 }
 
-/// Reads every bundle of `tree`; `Err` only when the paths themselves cannot be searched.
+/// Reads every bundle of `tree`; `Err` only when the paths themselves cannot be searched. Charts that are not
+/// in the tree are an error (see [`render_with_charts`]).
 pub fn render(tree: &dyn FileTree, repo: &GitRepo, commit: &str) -> Result<Rendered, String> {
+    render_with_charts(tree, repo, commit, None)
+}
+
+/// [`render`], downloading charts through `charts` with each bundle path's credentials.
+pub fn render_with_charts(
+    tree: &dyn FileTree,
+    repo: &GitRepo,
+    commit: &str,
+    charts: Option<&fleet_chart_source::ReadSession<'_>>,
+) -> Result<Rendered, String> {
     let options = read_options(repo, commit);
     let (paths, locations) = locations(tree, repo).map_err(|e| e.to_string())?;
     let mut rendered = Rendered::default();
     for location in &locations {
         let name = bundle_id(&options.repo_name, location);
-        match read_bundle(tree, location, &options) {
+        let read = match charts {
+            Some(charts) => read_bundle_with_charts(
+                tree,
+                location,
+                &options,
+                &charts.for_path(location.dir.as_str()),
+            ),
+            None => read_bundle(tree, location, &options),
+        };
+        match read {
             Ok(Some(mut bundle)) => {
                 // The GitRepo's placement block applies to bundles without their own.
                 crate::placement::inherit_gitrepo_placement(&mut bundle, repo);
@@ -38,6 +65,10 @@ pub fn render(tree: &dyn FileTree, repo: &GitRepo, commit: &str) -> Result<Rende
             }
             Ok(None) => {}
             Err(err) => {
+                rendered.download_failed |= matches!(
+                    err,
+                    ReadError::ChartDownload { .. } | ReadError::ChartDependencies { .. }
+                );
                 rendered.names.insert(name.clone());
                 rendered.errors.insert(name, err.to_string());
             }
@@ -196,5 +227,33 @@ mod tests {
         let names: Vec<String> = rendered.bundles.iter().map(|b| b.name_any()).collect();
         assert_eq!(names, ["repo-app-dev", "repo-app"]);
         assert_eq!(rendered.bundles[0].spec.options.default_namespace, "dev");
+    fn a_chart_source_that_is_down_fails_only_its_bundle_and_asks_for_a_retry() {
+        let mut tree = MemoryTree::new();
+        tree.add_file(
+            "good/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+        );
+        // Nothing listens on port 1 of the loopback address.
+        tree.add_file(
+            "remote/fleet.yaml",
+            "helm:\n  repo: https://127.0.0.1:1/charts\n  chart: app\n  version: 1.0.0\n",
+        );
+        let mut repo = GitRepo::new("repo", Default::default());
+        repo.metadata.namespace = Some("fleet-local".into());
+        repo.spec.paths = vec!["good".into(), "remote".into()];
+        let source = fleet_chart_source::ChartSource::new();
+        let session = source.session(Default::default());
+        let rendered = render_with_charts(&tree, &repo, "abc", Some(&session)).unwrap();
+        assert_eq!(rendered.bundles.len(), 1);
+        assert!(rendered.download_failed);
+        assert!(rendered.names.contains("repo-remote"), "kept, not pruned");
+        let error = &rendered.errors["repo-remote"];
+        assert!(
+            error.contains("remote/fleet.yaml")
+                && error.contains("https://127.0.0.1:1/charts/index.yaml"),
+            "{error}"
+        );
+        let offline = render(&tree, &repo, "abc").unwrap();
+        assert!(offline.download_failed);
     }
 }

@@ -46,7 +46,11 @@ fn from_dirs(args: &Args) -> anyhow::Result<Vec<Bundle>> {
         targets: Some(targets),
         ..ReadOptions::default()
     };
-    read_paths(&args.paths, &options)
+    read_paths(
+        &args.paths,
+        &options,
+        &super::super::chart_source::ChartArgs::default(),
+    )
 }
 
 /// The Bundles of a `---` separated YAML file; a Bundle without a namespace is put in `namespace`.

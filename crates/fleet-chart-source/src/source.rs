@@ -1,0 +1,363 @@
+//! The long-lived [`ChartSource`] (its runtime, HTTP clients and the archive cache by digest) and the
+//! per-bundle [`Fetcher`] the reader calls.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use fleet_bundle::remote::index::RepoIndex;
+use fleet_bundle::remote::{ChartFetcher, ChartRef, DependencyRef, FetchError};
+
+use crate::auth::{Auth, Credentials, Scope};
+use crate::error::SourceError;
+use crate::http::Clients;
+use crate::oci::{Reference, Registry};
+
+/// Downloads and caches charts; share one per process.
+pub struct ChartSource {
+    inner: Arc<Inner>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) clients: Clients,
+    /// Chart archives by sha256 (hex).
+    archives: Mutex<HashMap<String, Arc<Vec<u8>>>>,
+    downloads: AtomicUsize,
+    indexes: AtomicUsize,
+}
+
+/// What a source has done, for tests and metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stats {
+    /// Chart archives downloaded (cache misses).
+    pub downloads: usize,
+    /// Repository indexes fetched.
+    pub indexes: usize,
+}
+
+impl Inner {
+    pub(crate) fn count_index(&self) {
+        self.indexes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn cached(&self, digest: &str) -> Option<Arc<Vec<u8>>> {
+        self.archives
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(digest)
+            .cloned()
+    }
+
+    fn store(&self, bytes: Vec<u8>) -> (String, Arc<Vec<u8>>) {
+        let digest = crate::archive::sha256_hex(&bytes);
+        let bytes = Arc::new(bytes);
+        self.archives
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(digest.clone(), bytes.clone());
+        (digest, bytes)
+    }
+
+    /// The archive at `url`, from the cache when `digest` is known and cached.
+    async fn archive(
+        &self,
+        url: &str,
+        digest: Option<&str>,
+        auth: &Auth,
+    ) -> Result<Arc<Vec<u8>>, SourceError> {
+        if let Some(bytes) = digest.and_then(|d| self.cached(d)) {
+            return Ok(bytes);
+        }
+        let client = self.clients.get(auth)?;
+        let bytes = crate::http::get(&client, url, auth).await?;
+        self.downloads.fetch_add(1, Ordering::Relaxed);
+        let (actual, bytes) = self.store(bytes);
+        if let Some(expected) = digest
+            && expected != actual
+        {
+            return Err(SourceError::Digest {
+                url: fleet_bundle::remote::redact_url(url),
+                expected: expected.to_string(),
+                actual,
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// An OCI chart's archive and the tag or digest it resolved to.
+    async fn oci(
+        &self,
+        reference: &str,
+        version: &str,
+        auth: &Auth,
+    ) -> Result<(String, Arc<Vec<u8>>), SourceError> {
+        let parsed = Reference::parse(reference)?;
+        let client = self.clients.get(auth)?;
+        let mut registry = Registry::new(client, &parsed, reference, auth);
+        let resolved = registry.resolve(version).await?;
+        let layer = registry.chart_layer(&resolved).await?;
+        let hex = layer.strip_prefix("sha256:").unwrap_or(&layer).to_string();
+        if let Some(bytes) = self.cached(&hex) {
+            return Ok((resolved, bytes));
+        }
+        let bytes = registry.blob(&layer).await?;
+        self.downloads.fetch_add(1, Ordering::Relaxed);
+        Ok((resolved, self.store(bytes).1))
+    }
+
+    async fn chart(
+        &self,
+        session: &Session,
+        chart: &ChartRef,
+        auth: &Auth,
+    ) -> Result<Arc<Vec<u8>>, SourceError> {
+        match chart {
+            ChartRef::Repo {
+                repo,
+                chart,
+                version,
+            } => {
+                let located =
+                    crate::repo::locate(self, session, repo, chart, version, auth).await?;
+                self.archive(&located.url, located.digest.as_deref(), auth)
+                    .await
+            }
+            ChartRef::Url { url } => {
+                let known = session.url_digest(url);
+                let bytes = self.archive(url, known.as_deref(), auth).await?;
+                session.put_url_digest(url, crate::archive::sha256_hex(&bytes));
+                Ok(bytes)
+            }
+            ChartRef::Oci { reference, version } => Ok(self.oci(reference, version, auth).await?.1),
+        }
+    }
+
+    async fn dependency(
+        &self,
+        session: &Session,
+        dependency: &DependencyRef,
+        auth: &Auth,
+    ) -> Result<(String, Vec<u8>), SourceError> {
+        if dependency.repository.starts_with("oci://") {
+            let reference = format!(
+                "{}/{}",
+                dependency.repository.trim_end_matches('/'),
+                dependency.name
+            );
+            let (resolved, bytes) = self.oci(&reference, &dependency.version, auth).await?;
+            let version = if resolved.starts_with("sha256:") {
+                dependency.version.clone()
+            } else {
+                resolved.replace('_', "+")
+            };
+            return Ok((version, bytes.to_vec()));
+        }
+        let located = crate::repo::locate(
+            self,
+            session,
+            &dependency.repository,
+            &dependency.name,
+            &dependency.version,
+            auth,
+        )
+        .await?;
+        let bytes = self
+            .archive(&located.url, located.digest.as_deref(), auth)
+            .await?;
+        Ok((located.version, bytes.to_vec()))
+    }
+}
+
+/// Memos of one read (one GitRepo commit, or one `fleet apply`): repository indexes and chart URLs' digests are
+/// fetched once per session, so a new read sees new chart versions.
+#[derive(Default)]
+pub(crate) struct Session {
+    indexes: Mutex<HashMap<String, Arc<RepoIndex>>>,
+    urls: Mutex<HashMap<String, String>>,
+}
+
+impl Session {
+    pub(crate) fn index(&self, key: &str) -> Option<Arc<RepoIndex>> {
+        self.indexes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .cloned()
+    }
+
+    pub(crate) fn put_index(&self, key: String, index: Arc<RepoIndex>) {
+        self.indexes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, index);
+    }
+
+    fn url_digest(&self, url: &str) -> Option<String> {
+        self.urls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(url)
+            .cloned()
+    }
+
+    fn put_url_digest(&self, url: &str, digest: String) {
+        self.urls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(url.to_string(), digest);
+    }
+}
+
+impl Default for ChartSource {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ChartSource {
+    pub fn new() -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("chart-source")
+            .enable_all()
+            .build()
+            .ok();
+        Self {
+            inner: Arc::new(Inner {
+                clients: Clients::default(),
+                archives: Mutex::new(HashMap::new()),
+                downloads: AtomicUsize::new(0),
+                indexes: AtomicUsize::new(0),
+            }),
+            runtime,
+        }
+    }
+
+    pub fn stats(&self) -> Stats {
+        Stats {
+            downloads: self.inner.downloads.load(Ordering::Relaxed),
+            indexes: self.inner.indexes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// A read session with `credentials`: give [`ReadSession::for_path`] each bundle's path.
+    pub fn session(&self, credentials: Credentials) -> ReadSession<'_> {
+        ReadSession {
+            source: self,
+            session: Arc::new(Session::default()),
+            credentials,
+        }
+    }
+}
+
+impl Drop for ChartSource {
+    fn drop(&mut self) {
+        // Dropping a runtime blocks, which panics inside another runtime's context.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// One read of many bundles sharing index look-ups.
+pub struct ReadSession<'a> {
+    source: &'a ChartSource,
+    session: Arc<Session>,
+    credentials: Credentials,
+}
+
+impl ReadSession<'_> {
+    /// The fetcher for the bundle at `path` (relative to the repository root), with that path's credentials.
+    pub fn for_path(&self, path: &str) -> Fetcher<'_> {
+        let (auth, scope) = self.credentials.for_path(path);
+        Fetcher {
+            source: self.source,
+            session: self.session.clone(),
+            auth,
+            scope,
+        }
+    }
+}
+
+impl ReadSession<'_> {
+    /// A fetcher that sends `auth` with every request, as `helm` does with its `--username`/`--password`.
+    pub fn with_auth(&self, auth: Auth) -> Fetcher<'_> {
+        Fetcher {
+            source: self.source,
+            session: self.session.clone(),
+            auth,
+            scope: Scope::Anywhere,
+        }
+    }
+}
+
+/// Downloads for one bundle; the reader's [`ChartFetcher`].
+pub struct Fetcher<'a> {
+    source: &'a ChartSource,
+    session: Arc<Session>,
+    auth: Auth,
+    scope: Scope,
+}
+
+impl Fetcher<'_> {
+    /// The settings for a chart named by `url`: credentials only where the scope allows.
+    fn auth_for(&self, url: &str) -> Result<Auth, SourceError> {
+        if self.scope.allows(url)? {
+            Ok(self.auth.clone())
+        } else {
+            Ok(self.auth.without_credentials())
+        }
+    }
+
+    /// Runs `work` on the source's runtime and waits for it (callable from any thread, async or not).
+    fn run<T: Send + 'static>(
+        &self,
+        work: impl std::future::Future<Output = Result<T, SourceError>> + Send + 'static,
+    ) -> Result<T, SourceError> {
+        let runtime = self.source.runtime.as_ref().ok_or(SourceError::Stopped)?;
+        let (sender, receiver) = std::sync::mpsc::channel();
+        runtime.spawn(async move {
+            let _ = sender.send(work.await);
+        });
+        receiver.recv().map_err(|_| SourceError::Stopped)?
+    }
+}
+
+fn fetch_error(err: SourceError) -> FetchError {
+    FetchError::new(err.to_string())
+}
+
+impl ChartFetcher for Fetcher<'_> {
+    fn fetch(&self, chart: &ChartRef) -> Result<Vec<(String, Vec<u8>)>, FetchError> {
+        let url = match chart {
+            ChartRef::Repo { repo, .. } => repo.as_str(),
+            ChartRef::Url { url } => url.as_str(),
+            ChartRef::Oci { reference, .. } => reference.as_str(),
+        };
+        let auth = self.auth_for(url).map_err(fetch_error)?;
+        let (inner, session, owned) = (
+            self.source.inner.clone(),
+            self.session.clone(),
+            chart.clone(),
+        );
+        let bytes = self
+            .run(async move { inner.chart(&session, &owned, &auth).await })
+            .map_err(fetch_error)?;
+        crate::archive::unpack(&chart.describe(), &bytes).map_err(fetch_error)
+    }
+
+    fn fetch_dependency(
+        &self,
+        dependency: &DependencyRef,
+    ) -> Result<(String, Vec<u8>), FetchError> {
+        let auth = self.auth_for(&dependency.repository).map_err(fetch_error)?;
+        let (inner, session, owned) = (
+            self.source.inner.clone(),
+            self.session.clone(),
+            dependency.clone(),
+        );
+        self.run(async move { inner.dependency(&session, &owned, &auth).await })
+            .map_err(fetch_error)
+    }
+}

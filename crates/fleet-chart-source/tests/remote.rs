@@ -1,0 +1,379 @@
+//! Charts from real servers, read into Bundles and rendered as the real `helm template` renders the same chart
+//! reference: an HTTPS Helm repository with basic auth and a private CA, and `docker-registry` with and without
+//! htpasswd auth holding charts pushed with `helm push`. Credentials never show in errors, Bundles or `Debug`.
+
+mod servers;
+
+use fleet_api::Bundle;
+use fleet_bundle::ReadOptions;
+use fleet_bundle::read::read_bundles_with_charts;
+use fleet_bundle::render::{Style, decode_files, detect_style, helm::render_bundle_chart};
+use fleet_bundle::tree::MemoryTree;
+use fleet_chart_source::{Auth, ChartSource, Credentials};
+use servers::{ChartRepo, PASSWORD, Registry, USER, helm, package_chart, run};
+
+fn options() -> ReadOptions {
+    ReadOptions {
+        repo_name: "test".into(),
+        ..ReadOptions::default()
+    }
+}
+
+fn read(
+    source: &ChartSource,
+    credentials: Credentials,
+    fleet_yaml: &str,
+) -> Result<Bundle, String> {
+    let mut tree = MemoryTree::new();
+    tree.add_file("app/fleet.yaml", fleet_yaml);
+    let session = source.session(credentials);
+    let fetcher = session.for_path("app");
+    read_bundles_with_charts(&tree, &["app".into()], &options(), &fetcher, &mut |_, _| {})
+        .map(|mut bundles| bundles.remove(0))
+        .map_err(|err| err.to_string())
+}
+
+/// Our `helm template` output for the bundle's chart with its own options.
+fn render(bundle: &Bundle) -> String {
+    let files = decode_files(&bundle.spec.resources).unwrap();
+    let Style::Helm { chart_dir } = detect_style(&files, &bundle.spec.options) else {
+        panic!("not a Helm bundle: {:?}", files.keys().collect::<Vec<_>>());
+    };
+    render_bundle_chart(&files, &chart_dir, &bundle.spec.options, "rel").unwrap()
+}
+
+fn credentials(auth: Auth, regex: &str) -> Credentials {
+    Credentials {
+        default: auth,
+        url_regex: regex.into(),
+        ..Default::default()
+    }
+}
+
+fn assert_no_password(what: &str, text: &str) {
+    assert!(
+        !text.contains(PASSWORD),
+        "{what} shows the password: {text}"
+    );
+}
+
+#[test]
+fn helm_repository_over_https_with_basic_auth_and_a_private_ca() {
+    let home = tempfile::tempdir().unwrap();
+    let served = home.path().join("served");
+    for version in ["1.2.0", "1.2.5", "2.0.0", "2.1.0-rc.1", "104.1.0+up57.0.3"] {
+        package_chart(
+            home.path(),
+            &home.path().join("src"),
+            "app",
+            version,
+            &served,
+        );
+    }
+    run(helm(home.path()).arg("repo").arg("index").arg(&served));
+    let repo = ChartRepo::start(&served);
+    let url = repo.url();
+    let ca_file = home.path().join("ca.pem");
+    std::fs::write(&ca_file, &repo.pki.ca).unwrap();
+    let auth = Auth {
+        username: USER.into(),
+        password: PASSWORD.into(),
+        ca_bundle: repo.pki.ca.clone().into_bytes(),
+        ..Default::default()
+    };
+    let source = ChartSource::new();
+    let regex = "https://127\\.0\\.0\\.1";
+
+    for (version, expected) in [
+        ("~1.2", "1.2.5"),
+        (">=2.0.0 <3", "2.0.0"),
+        ("", "104.1.0+up57.0.3"),
+        ("1.2.0", "1.2.0"),
+        ("104.1.0+up57.0.3", "104.1.0+up57.0.3"),
+    ] {
+        let fleet_yaml = format!("helm:\n  repo: {url}\n  chart: app\n  version: \"{version}\"\n");
+        let bundle = read(&source, credentials(auth.clone(), regex), &fleet_yaml).unwrap();
+        let ours = render(&bundle);
+        let mut golden = helm(home.path());
+        golden
+            .args(["template", "rel", "app", "--repo", &url])
+            .args(["--username", USER, "--password", PASSWORD])
+            .arg("--ca-file")
+            .arg(&ca_file);
+        if !version.is_empty() {
+            golden.args(["--version", version]);
+        }
+        let golden = run(&mut golden);
+        assert_eq!(ours, golden, "version {version:?}");
+        assert!(
+            ours.contains(&format!("chart: app-{}", expected.replace('+', "_"))),
+            "{ours}"
+        );
+        assert_no_password("the Bundle", &serde_json::to_string(&bundle).unwrap());
+    }
+
+    // Same commit, same chart version: the same Bundle, and the archive came from the cache.
+    let fleet_yaml = format!("helm:\n  repo: {url}\n  chart: app\n  version: 1.2.0\n");
+    let downloads = source.stats().downloads;
+    let first = read(&source, credentials(auth.clone(), regex), &fleet_yaml).unwrap();
+    let second = read(&source, credentials(auth.clone(), regex), &fleet_yaml).unwrap();
+    assert_eq!(
+        serde_json::to_string(&first).unwrap(),
+        serde_json::to_string(&second).unwrap()
+    );
+    assert_eq!(source.stats().downloads, downloads, "cached by digest");
+
+    // Credentials go only where helmRepoURLRegex matches; an empty regex sends none (Fleet's rule).
+    for regex in ["", "https://charts\\.example\\.com"] {
+        let err = read(&source, credentials(auth.clone(), regex), &fleet_yaml).unwrap_err();
+        assert!(err.contains("401"), "{err}");
+        assert_no_password("the error", &err);
+    }
+    // A wrong password, or a CA that is not trusted, fail clearly; insecureSkipVerify skips the CA.
+    let wrong = Auth {
+        password: format!("{PASSWORD}-wrong"),
+        ..auth.clone()
+    };
+    let err = read(&source, credentials(wrong, regex), &fleet_yaml).unwrap_err();
+    assert!(
+        err.contains("401") && err.contains("app/fleet.yaml"),
+        "{err}"
+    );
+    assert_no_password("the error", &err);
+    let untrusted = Auth {
+        ca_bundle: Vec::new(),
+        ..auth.clone()
+    };
+    let err = read(&source, credentials(untrusted.clone(), regex), &fleet_yaml).unwrap_err();
+    assert!(err.to_lowercase().contains("certificate"), "{err}");
+    let insecure = Auth {
+        insecure_skip_verify: true,
+        ..untrusted
+    };
+    read(&source, credentials(insecure, regex), &fleet_yaml).unwrap();
+    assert_no_password("Debug", &format!("{auth:?}"));
+
+    // A version that does not exist names what does.
+    let err = read(
+        &source,
+        credentials(auth.clone(), regex),
+        &format!("helm:\n  repo: {url}\n  chart: app\n  version: \">=500\"\n"),
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("no version of chart \"app\" matches \">=500\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn oci_registry_without_and_with_basic_auth() {
+    let home = tempfile::tempdir().unwrap();
+    let out = home.path().join("out");
+    let archives: Vec<_> = ["1.0.0", "1.1.0", "2.0.0-beta.1"]
+        .iter()
+        .map(|v| package_chart(home.path(), &home.path().join("src"), "oci-app", v, &out))
+        .collect();
+    let source = ChartSource::new();
+
+    let open = Registry::start(false);
+    for archive in &archives {
+        open.push(home.path(), archive, "charts");
+    }
+    let plain = Auth {
+        basic_http: true,
+        ..Default::default()
+    };
+    let reference = format!("oci://{}/charts/oci-app", open.host());
+    for (version, expected) in [("", "1.1.0"), ("~1.0", "1.0.0"), ("1.1.0", "1.1.0")] {
+        let fleet_yaml = format!("helm:\n  repo: {reference}\n  version: \"{version}\"\n");
+        let bundle = read(&source, credentials(plain.clone(), ""), &fleet_yaml).unwrap();
+        let ours = render(&bundle);
+        let mut golden = helm(home.path());
+        golden.args(["template", "rel", &reference, "--plain-http"]);
+        if !version.is_empty() {
+            golden.args(["--version", version]);
+        }
+        assert_eq!(ours, run(&mut golden), "version {version:?}");
+        assert!(
+            ours.contains(&format!("chart: oci-app-{expected}")),
+            "{ours}"
+        );
+    }
+    // The deprecated helm.chart form and a pinned digest give the same chart.
+    let by_chart = read(
+        &source,
+        credentials(plain.clone(), ""),
+        &format!("helm:\n  chart: {reference}\n  version: 1.0.0\n"),
+    )
+    .unwrap();
+    assert!(render(&by_chart).contains("chart: oci-app-1.0.0"));
+    std::fs::create_dir_all(home.path().join("pulled")).unwrap();
+    let output = helm(home.path())
+        .args([
+            "pull",
+            &reference,
+            "--version",
+            "1.0.0",
+            "--plain-http",
+            "-d",
+        ])
+        .arg(home.path().join("pulled"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let manifest = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let digest = manifest
+        .split_whitespace()
+        .find(|w| w.starts_with("sha256:"))
+        .unwrap_or_else(|| panic!("helm pull printed no digest: {manifest}"))
+        .to_string();
+    let pinned = read(
+        &source,
+        credentials(plain.clone(), ""),
+        &format!("helm:\n  repo: {reference}@{digest}\n"),
+    )
+    .unwrap();
+    assert!(render(&pinned).contains("chart: oci-app-1.0.0"));
+
+    let locked = Registry::start(true);
+    locked.push(home.path(), &archives[0], "private");
+    let reference = format!("oci://{}/private/oci-app", locked.host());
+    let fleet_yaml = format!("helm:\n  repo: {reference}\n  version: 1.0.0\n");
+    let err = read(&source, credentials(plain.clone(), ""), &fleet_yaml).unwrap_err();
+    assert!(
+        err.contains("asks for credentials") || err.contains("401"),
+        "{err}"
+    );
+    let with_credentials = Auth {
+        username: USER.into(),
+        password: PASSWORD.into(),
+        ..plain.clone()
+    };
+    let regex = format!("oci://{}", locked.host().replace('.', "\\."));
+    let bundle = read(
+        &source,
+        credentials(with_credentials.clone(), &regex),
+        &fleet_yaml,
+    )
+    .unwrap();
+    assert!(render(&bundle).contains("chart: oci-app-1.0.0"));
+    assert_no_password("the Bundle", &serde_json::to_string(&bundle).unwrap());
+    let wrong = Auth {
+        password: "nope".into(),
+        ..with_credentials
+    };
+    let err = read(&source, credentials(wrong, &regex), &fleet_yaml).unwrap_err();
+    assert!(err.contains("401") || err.contains("refused"), "{err}");
+}
+
+#[test]
+fn repository_dependencies_are_downloaded_with_chart_lock_honoured() {
+    let home = tempfile::tempdir().unwrap();
+    let served = home.path().join("served");
+    for version in ["1.0.0", "1.1.0"] {
+        package_chart(
+            home.path(),
+            &home.path().join("src"),
+            "dep",
+            version,
+            &served,
+        );
+    }
+    run(helm(home.path()).arg("repo").arg("index").arg(&served));
+    let repo = ChartRepo::start(&served);
+    let url = repo.url();
+    let auth = Auth {
+        username: USER.into(),
+        password: PASSWORD.into(),
+        ca_bundle: repo.pki.ca.clone().into_bytes(),
+        ..Default::default()
+    };
+    let source = ChartSource::new();
+    let chart_yaml = format!(
+        "apiVersion: v2\nname: parent\nversion: 0.1.0\ndependencies:\n- name: dep\n  version: \">=1.0.0\"\n  repository: {url}\n"
+    );
+    let read_tree = |lock: Option<&str>, fleet_yaml: &str| {
+        let mut tree = MemoryTree::new();
+        tree.add_file("app/fleet.yaml", fleet_yaml)
+            .add_file("app/Chart.yaml", chart_yaml.as_str())
+            .add_file(
+                "app/templates/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: parent\n",
+            );
+        if let Some(lock) = lock {
+            tree.add_file("app/Chart.lock", lock);
+        }
+        let session = source.session(credentials(auth.clone(), "https://127\\.0\\.0\\.1:"));
+        let fetcher = session.for_path("app");
+        read_bundles_with_charts(&tree, &["app".into()], &options(), &fetcher, &mut |_, _| {})
+            .map(|mut bundles| bundles.remove(0))
+            .map_err(|err| err.to_string())
+    };
+    let names = |bundle: &Bundle| -> Vec<String> {
+        bundle
+            .spec
+            .resources
+            .iter()
+            .map(|r| r.name.clone())
+            .collect()
+    };
+
+    let latest = read_tree(None, "helm: {}\n").unwrap();
+    assert!(
+        names(&latest).contains(&"charts/dep-1.1.0.tgz".to_string()),
+        "{:?}",
+        names(&latest)
+    );
+    let lock = format!("dependencies:\n- name: dep\n  repository: {url}\n  version: 1.0.0\n");
+    let locked = read_tree(Some(&lock), "helm: {}\n").unwrap();
+    assert!(
+        names(&locked).contains(&"charts/dep-1.0.0.tgz".to_string()),
+        "{:?}",
+        names(&locked)
+    );
+    let objects =
+        fleet_bundle::render::render_bundle(&locked.spec.resources, &locked.spec.options, "rel")
+            .unwrap();
+    assert!(
+        objects
+            .iter()
+            .any(|o| o["metadata"]["labels"]["chart"] == "dep-1.0.0"),
+        "the subchart renders: {objects:?}"
+    );
+    let disabled = read_tree(None, "helm:\n  disableDependencyUpdate: true\n").unwrap();
+    assert!(
+        !names(&disabled).iter().any(|n| n.starts_with("charts/")),
+        "{:?}",
+        names(&disabled)
+    );
+    // A dependency that cannot be had names the Chart.yaml, the dependency and the repository.
+    let wrong = Auth {
+        password: "wrong".into(),
+        ..auth.clone()
+    };
+    let mut tree = MemoryTree::new();
+    tree.add_file("app/Chart.yaml", chart_yaml.as_str())
+        .add_file("app/templates/cm.yaml", "kind: ConfigMap\n");
+    let session = source.session(credentials(wrong, "https://127\\.0\\.0\\.1:"));
+    let err = read_bundles_with_charts(
+        &tree,
+        &["app".into()],
+        &options(),
+        &session.for_path("app"),
+        &mut |_, _| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("app/fleet.yaml: Chart.yaml: dependency")
+            && err.contains("dependency \"dep\"")
+            && err.contains("401"),
+        "{err}"
+    );
+    assert_no_password("the error", &err);
+}

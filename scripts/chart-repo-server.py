@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""A Helm chart repository for tests: serves a directory over HTTPS (certificate and key files given) with
+HTTP basic auth, on a loopback port it chooses and prints as `port N` once it listens.
+
+usage: chart-repo-server.py DIR CERT KEY USER PASSWORD
+Stops when its standard input closes (the test that started it ended)."""
+
+import base64
+import functools
+import http.server
+import ssl
+import sys
+import threading
+
+
+def main():
+    directory, cert, key, user, password = sys.argv[1:6]
+    expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self):
+            if self.headers.get("Authorization") != expected:
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="charts"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            super().do_GET()
+
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Handler, directory=directory)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    print(f"port {server.server_address[1]}", flush=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    sys.stdin.read()
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()
