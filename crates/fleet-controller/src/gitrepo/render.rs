@@ -227,6 +227,9 @@ mod tests {
         let names: Vec<String> = rendered.bundles.iter().map(|b| b.name_any()).collect();
         assert_eq!(names, ["repo-app-dev", "repo-app"]);
         assert_eq!(rendered.bundles[0].spec.options.default_namespace, "dev");
+    }
+
+    #[test]
     fn a_chart_source_that_is_down_fails_only_its_bundle_and_asks_for_a_retry() {
         let mut tree = MemoryTree::new();
         tree.add_file(
