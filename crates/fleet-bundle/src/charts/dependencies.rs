@@ -362,9 +362,14 @@ mod tests {
             let tree = with_dependency(repository, version);
             assert_eq!(read_error(&tree, "apps/web"), expected, "{repository}");
         }
+        // A repository dependency is the remote reader's: offline, it says it cannot download it.
         let tree = with_dependency("https://charts.example.com", "^2.0.0");
         let err = read_error(&tree, "apps/web");
-        assert!(err.contains("would have to be downloaded"), "{err}");
+        assert!(
+            err.contains("dependency \"lib\" from \"https://charts.example.com\"")
+                && err.contains("no network access"),
+            "{err}"
+        );
     }
 
     #[test]
