@@ -382,6 +382,32 @@ fn run_uninstall_job(hub: &Server, dir: &Path, controller: &mut Component) -> Co
     hook
 }
 
+/// `GET path` on the address a component logged for its metrics server; the status code and body.
+fn http_get(component: &Component, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let log = component.log();
+    let line = log
+        .lines()
+        .find(|l| l.contains("serving /metrics"))
+        .unwrap_or_else(|| panic!("{} logged no metrics address:\n{log}", component.name));
+    let start = line.find("\"addr\":\"").expect("an addr field") + 8;
+    let addr = &line[start..start + line[start..].find('"').unwrap()];
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let code = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (code, answer)
+}
+
 fn assert_nothing_terminating(server: &Server, what: &str) {
     wait_for(
         &format!("nothing Terminating on the {what}"),
@@ -616,6 +642,34 @@ fn a_user_installs_the_hub_joins_a_cluster_deploys_and_uninstalls_with_helm() {
         "no {expected} in:\n{}",
         controller.log()
     );
+
+    // The agents are operable: JSON logs, probes and metrics of what they did.
+    for component in [&agent, &local_agent] {
+        assert!(
+            component
+                .log()
+                .lines()
+                .any(|l| l.starts_with('{') && l.contains("agent starting")),
+            "{} wrote no JSON log line:\n{}",
+            component.name,
+            component.log()
+        );
+        assert_eq!(http_get(component, "/healthz").0, 200);
+        assert_eq!(http_get(component, "/readyz").0, 200);
+    }
+    let (code, metrics) = http_get(&agent, "/metrics");
+    assert_eq!(code, 200);
+    for expected in [
+        "fleet_agent_api_requests_total{client=\"hub\",verb=\"patch\",code=\"200\"}",
+        "fleet_agent_api_requests_total{client=\"downstream\",verb=\"patch\",code=\"200\"}",
+        "fleet_agent_check_ins_total{result=\"ok\"}",
+        "fleet_agent_bundle_deployment_applies_total{result=\"ok\"}",
+    ] {
+        assert!(
+            metrics.contains(expected),
+            "no {expected} in the agent's metrics:\n{metrics}"
+        );
+    }
 
     // 5. Uninstall everything, as the README says.
     agent.stop();

@@ -1,5 +1,5 @@
 //! Log output of the long-running commands (`fleet controller`, `fleet agent`): tracing events filtered by
-//! `RUST_LOG` (default `info`), written to stderr as JSON lines (`--log-format json`, the default) or as
+//! `RUST_LOG` (default `info`), written to stdout as JSON lines (`--log-format json`, the default) or as
 //! human-readable text (`--log-format text`).
 
 /// How log lines are written.
@@ -15,9 +15,7 @@ pub enum LogFormat {
 pub fn init(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
     match format {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.init(),
