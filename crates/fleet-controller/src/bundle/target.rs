@@ -4,7 +4,7 @@
 //! already as wanted), and the orphans to delete. A Bundle with a `placement` block goes through
 //! `fleet_target::pipeline::plan_bundle`, scheduled among the targeted clusters with its existing
 //! placements fed back in ([`crate::placement::record`]); a Cluster that is leaving gets no
-//! BundleDeployment and loses the ones it has.
+//! BundleDeployment and loses the ones it has. A paused Bundle gets no new BundleDeployment.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};

@@ -2,7 +2,7 @@
 //! its name and the commit, annotated with the access it was read with, [`restrict::ACCESS_ANNOTATION`]) with its Helm values moved into its values Secret as Fleet does
 //! ([`crate::bundle::values::extract_bundle`]; a Bundle without values loses an old values Secret), the read
 //! error recorded on a broken Bundle (whose last good spec stays), and pruning of the GitRepo's Bundles whose
-//! directory is gone.
+//! directory is gone. A paused GitRepo that has read a commit before creates no missing Bundle.
 
 use std::collections::{BTreeMap, BTreeSet};
 

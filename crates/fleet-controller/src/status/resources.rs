@@ -66,11 +66,14 @@ struct Entry {
     incomplete: bool,
 }
 
+/// What the BundleDeployments say about one object, by (cluster ID, BundleDeployment): cluster order.
+type Entries = BTreeMap<(String, String), Entry>;
+
 /// The objects of one GitRepo's BundleDeployments, each with its state per (cluster, BundleDeployment),
 /// in cluster order.
 #[derive(Debug, Default)]
 pub struct RepoResources {
-    objects: BTreeMap<ResourceKey, BTreeMap<(String, String), Entry>>,
+    objects: BTreeMap<ResourceKey, Entries>,
 }
 
 impl RepoResources {
@@ -104,8 +107,7 @@ impl RepoResources {
     /// objects in Fleet's order, reverse by kind, API version, namespace and name).
     pub fn list(&self) -> Vec<Resource> {
         let mut size = 0;
-        let mut keyed: Vec<(&ResourceKey, &BTreeMap<(String, String), Entry>)> =
-            self.objects.iter().collect();
+        let mut keyed: Vec<(&ResourceKey, &Entries)> = self.objects.iter().collect();
         let order = |key: &ResourceKey| {
             format!(
                 "{}{} {}/{}",
