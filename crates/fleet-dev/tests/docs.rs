@@ -27,11 +27,12 @@
 //!
 //! Dev mode runs three clusters labelled `env=dev`, `env=staging` and `env=prod` (`cluster-1` … `cluster-3`).
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use fleet_dev::cluster::AgentTiming;
-use fleet_dev::{Dev, DevOptions, RepoRequest, RepoSource, Tuning};
+use fleet_dev::{Dev, DevOptions, RepoRequest, RepoSource};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::discovery::pinned_kind;
 use serde::Deserialize;
@@ -82,18 +83,6 @@ fn fixture_dir(page: &str) -> PathBuf {
         .join(page)
 }
 
-fn tuning() -> Tuning {
-    Tuning {
-        default_polling_interval: Duration::from_secs(600),
-        agent: AgentTiming {
-            monitor_interval: Duration::from_millis(500),
-            checkin_interval: Duration::from_millis(500),
-        },
-        not_seen_after: Duration::from_secs(3),
-        debounce: Duration::from_millis(50),
-    }
-}
-
 /// Runs the fixture `page` in dev mode and checks its `expect.yaml`.
 async fn run(page: &str) {
     let dir = fixture_dir(page);
@@ -116,7 +105,7 @@ async fn run(page: &str) {
         clusters: 3,
         repos: vec![RepoRequest::from(source)],
         data_dir: state.path().join("dev"),
-        tuning: tuning(),
+        tuning: support::fast(),
     })
     .await
     .expect("dev mode starts");
