@@ -4,7 +4,7 @@
 //! challenge is followed: `Bearer` asks the realm for a token (with the credentials, if any), `Basic` resends
 //! with them.
 
-use fleet_bundle::remote::version::{Constraint, parse_version};
+use fleet_bundle::remote::version::{Constraint, compare, parse_version};
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, AUTHORIZATION, WWW_AUTHENTICATE};
 use serde::Deserialize;
@@ -259,7 +259,7 @@ impl<'a> Registry<'a> {
         tags.iter()
             .filter_map(|tag| parse_version(&tag.replace('_', "+")).map(|v| (v, tag)))
             .filter(|(v, _)| constraint.matches(v))
-            .max_by(|(a, _), (b, _)| a.cmp(b))
+            .max_by(|(a, _), (b, _)| compare(a, b))
             .map(|(_, tag)| tag.clone())
             .ok_or_else(|| {
                 self.error(format!(

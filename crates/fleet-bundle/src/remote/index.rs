@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::version::{Constraint, parse_version};
+use super::version::{Constraint, compare, parse_version};
 
 /// One chart version listed in an index.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -74,7 +74,7 @@ impl RepoIndex {
                     .iter()
                     .filter_map(|e| parse_version(&e.version).map(|v| (v, e)))
                     .filter(|(v, _)| constraint.matches(v))
-                    .max_by(|(a, _), (b, _)| a.cmp(b))
+                    .max_by(|(a, _), (b, _)| compare(a, b))
                     .map(|(_, e)| e)
             }
         };

@@ -213,38 +213,65 @@ impl Comparator {
     }
 }
 
+/// A version constraint as Masterminds' `NewConstraint` reads it: alternatives separated by `||`, each a list of
+/// comparators (separated by commas or spaces) that must all hold, hyphen ranges (`1.2 - 1.4.5`) among them.
+pub struct Constraint {
+    alternatives: Vec<Vec<Comparator>>,
+}
+
+fn is_operator(token: &str) -> bool {
+    token.chars().all(|c| "<>=!~^".contains(c))
+}
+
+impl Constraint {
+    /// Parses every alternative; an unparsable one is an error even when an earlier one would match.
+    pub fn parse(constraint: &str) -> Result<Constraint, String> {
+        let improper = || format!("improper constraint: {constraint}");
+        let mut alternatives = Vec::new();
+        for alt in constraint.split("||") {
+            // An operator written apart from its version belongs to the version that follows it.
+            let mut tokens: Vec<String> = Vec::new();
+            for tok in alt.replace(',', " ").split_whitespace() {
+                match tokens.last_mut() {
+                    Some(last) if is_operator(last) => last.push_str(tok),
+                    _ => tokens.push(tok.to_string()),
+                }
+            }
+            if tokens.is_empty() {
+                return Err(improper());
+            }
+            let mut comparators = Vec::new();
+            let mut index = 0;
+            while index < tokens.len() {
+                if tokens.get(index + 1).map(String::as_str) == Some("-") {
+                    // A hyphen range `low - high` is `>=low <=high`.
+                    let high = tokens.get(index + 2).ok_or_else(improper)?;
+                    for bound in [format!(">={}", tokens[index]), format!("<={high}")] {
+                        comparators.push(parse_comparator(&bound).ok_or_else(improper)?);
+                    }
+                    index += 3;
+                    continue;
+                }
+                comparators.push(parse_comparator(&tokens[index]).ok_or_else(improper)?);
+                index += 1;
+            }
+            alternatives.push(comparators);
+        }
+        Ok(Constraint { alternatives })
+    }
+
+    /// Whether `version` satisfies some alternative. A pre-release satisfies only alternatives that name one.
+    pub fn matches(&self, version: &Version) -> bool {
+        self.alternatives.iter().any(|comparators| {
+            let has_pre = comparators.iter().any(|c| !c.version.pre.is_empty());
+            (version.pre.is_empty() || has_pre) && comparators.iter().all(|c| c.matches(version))
+        })
+    }
+}
+
 /// Does `version` satisfy `constraint`? Errors on unparsable constraints.
 pub fn satisfies(constraint: &str, version: &Version) -> Result<bool, String> {
-    for alt in constraint.split("||") {
-        let mut comparators = Vec::new();
-        // Comparators are separated by commas or by spaces between complete comparators.
-        let normalized = alt.replace(',', " ");
-        let mut tokens: Vec<String> = Vec::new();
-        for tok in normalized.split_whitespace() {
-            let is_op_only = tok.chars().all(|c| "<>=!~^".contains(c));
-            match tokens.last_mut() {
-                Some(last) if last.chars().all(|c| "<>=!~^".contains(c)) => last.push_str(tok),
-                _ => tokens.push(tok.to_string()),
-            }
-            let _ = is_op_only;
-        }
-        if tokens.is_empty() {
-            return Err(format!("improper constraint: {constraint}"));
-        }
-        for t in &tokens {
-            comparators.push(
-                parse_comparator(t).ok_or_else(|| format!("improper constraint: {constraint}"))?,
-            );
-        }
-        let has_pre = comparators.iter().any(|c| !c.version.pre.is_empty());
-        if !version.pre.is_empty() && !has_pre {
-            continue;
-        }
-        if comparators.iter().all(|c| c.matches(version)) {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+    Ok(Constraint::parse(constraint)?.matches(version))
 }
 
 pub(super) fn register(t: &mut Table) {
@@ -301,5 +328,22 @@ mod tests {
         assert!(ok("<1.0 || >=1.30", "1.33.0"));
         assert!(!ok(">=1.0", "1.33.0-rc.1"));
         assert!(ok(">=1.0-0", "1.33.0-rc.1"));
+        assert!(ok("1.0 - 1.4.0", "1.4.0"));
+        assert!(!ok("1.0 - 1.4.0", "1.4.1"));
+        assert!(
+            ok("1.0 - 1.4", "1.4.9"),
+            "a partial upper bound covers its minor, as <=1.4 does"
+        );
+    }
+
+    #[test]
+    fn every_alternative_must_parse() {
+        let version = parse_version("1.2.3").unwrap();
+        assert_eq!(
+            satisfies("1.2.3 || >=banana", &version),
+            Err("improper constraint: 1.2.3 || >=banana".into())
+        );
+        assert!(satisfies("1 || ", &version).is_err());
+        assert!(satisfies("1.0 -", &version).is_err());
     }
 }
