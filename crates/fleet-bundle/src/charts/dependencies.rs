@@ -101,8 +101,8 @@ fn vendor_chart(
                 "found in Chart.yaml, but missing in charts/ directory".to_string()
             } else {
                 format!(
-                    "repository {:?} would have to be downloaded, which is not supported yet; vendor the chart \
-                     into charts/ or use a file:// repository inside the repository",
+                    "repository {:?} is neither file:// nor an http(s):// or oci:// URL (repository aliases \
+                     such as @name are not read); vendor the chart into charts/ or name the repository by URL",
                     dependency.repository
                 )
             }));

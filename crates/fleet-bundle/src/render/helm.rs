@@ -114,7 +114,9 @@ pub fn render_bundle_chart(
             || files.keys().any(|n| n.starts_with(".chart/"))
         {
             format!(
-                "chart {origin:?} comes from a remote repository or OCI registry; downloading charts needs the network and is not supported yet"
+                "chart {origin:?} comes from a remote repository or OCI registry and is not stored in the Bundle; \
+                 downloading it needs the network, and happens when the Bundle is read (fleet apply without \
+                 --offline, or the controller)"
             )
         } else {
             format!("chart {origin:?}: no Chart.yaml in the bundle at {origin}/Chart.yaml")
