@@ -354,33 +354,12 @@ fn hub_resource(kind: &str) -> Option<kube::api::ApiResource> {
     }
 }
 
-/// Server-side applies one of [`hub_resource`]'s kinds (namespace defaulting to the dev workspace).
+/// Server-side applies one of [`hub_resource`]'s kinds (any other kind is skipped).
 async fn apply_hub_object(hub: &kube::Client, doc: &Value) -> Result<()> {
     let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let Some(resource) = hub_resource(kind) else {
-        return Ok(());
-    };
-    let name = doc
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let namespace = doc
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or(WORKSPACE)
-        .to_string();
-    let mut doc = doc.clone();
-    doc["metadata"]["namespace"] = json!(namespace);
-    ensure_namespace(hub, &namespace).await?;
-    Api::<kube::api::DynamicObject>::namespaced_with(hub.clone(), &namespace, &resource)
-        .patch(
-            &name,
-            &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(&doc),
-        )
-        .await
-        .map_err(|e| Error::kube(format!("applying {kind} {namespace}/{name}"), e))?;
+    if let Some(resource) = hub_resource(kind) {
+        apply(hub, doc.clone(), kind, &resource).await?;
+    }
     Ok(())
 }
 
@@ -401,8 +380,25 @@ fn gitrepo(name: &str, spec: Value) -> Value {
     })
 }
 
-/// Server-side applies a GitRepo document (namespace defaulting to the dev workspace).
-async fn apply_gitrepo(hub: &kube::Client, mut doc: Value) -> Result<GitRepoKey> {
+/// Server-side applies a GitRepo document.
+async fn apply_gitrepo(hub: &kube::Client, doc: Value) -> Result<GitRepoKey> {
+    apply(
+        hub,
+        doc,
+        "GitRepo",
+        &kube::api::ApiResource::erase::<GitRepo>(&()),
+    )
+    .await
+}
+
+/// Server-side applies a hub document of `resource` (namespace defaulting to the dev workspace, which is created
+/// when missing); returns its namespace and name.
+async fn apply(
+    hub: &kube::Client,
+    mut doc: Value,
+    kind: &str,
+    resource: &kube::api::ApiResource,
+) -> Result<GitRepoKey> {
     let name = doc
         .pointer("/metadata/name")
         .and_then(Value::as_str)
@@ -415,14 +411,14 @@ async fn apply_gitrepo(hub: &kube::Client, mut doc: Value) -> Result<GitRepoKey>
         .to_string();
     doc["metadata"]["namespace"] = json!(namespace);
     ensure_namespace(hub, &namespace).await?;
-    Api::<GitRepo>::namespaced(hub.clone(), &namespace)
+    Api::<kube::api::DynamicObject>::namespaced_with(hub.clone(), &namespace, resource)
         .patch(
             &name,
             &PatchParams::apply(FIELD_MANAGER).force(),
             &Patch::Apply(&doc),
         )
         .await
-        .map_err(|e| Error::kube(format!("applying GitRepo {namespace}/{name}"), e))?;
+        .map_err(|e| Error::kube(format!("applying {kind} {namespace}/{name}"), e))?;
     Ok((namespace, name))
 }
 
