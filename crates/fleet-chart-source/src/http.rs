@@ -25,7 +25,8 @@ impl Clients {
         if let Some(client) = clients.get(&key) {
             return Ok(client.clone());
         }
-        let tls = crate::tls::client_config(Some(&auth.ca_bundle), auth.insecure_skip_verify)?;
+        let tls = fleet_tls::client_config(Some(&auth.ca_bundle), auth.insecure_skip_verify)
+            .map_err(|err| SourceError::Tls(err.to_string()))?;
         let client = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .timeout(REQUEST_TIMEOUT)

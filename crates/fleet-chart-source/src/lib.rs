@@ -16,7 +16,6 @@ mod http;
 mod oci;
 mod repo;
 mod source;
-mod tls;
 
 pub use auth::{Auth, Credentials};
 pub use error::SourceError;

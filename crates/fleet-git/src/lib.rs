@@ -16,7 +16,6 @@ mod remote;
 mod resolve;
 mod source;
 mod ssh;
-mod tls;
 mod tree;
 mod url;
 pub mod webhook;

@@ -115,13 +115,13 @@ impl Session {
             _ => Ok(None),
         });
         if is_http_url(&self.source.url) {
-            let tls = crate::tls::client_config(
+            let tls = fleet_tls::client_config(
                 self.source.ca_bundle.as_deref(),
                 self.source.insecure_skip_tls_verify,
             )
-            .map_err(|reason| GitError::Tls {
+            .map_err(|err| GitError::Tls {
                 url: self.source.display_url(),
-                reason,
+                reason: err.to_string(),
             })?;
             let timeout = http_timeout(operation);
             let backend = http::reqwest::Options {

@@ -1,6 +1,7 @@
-//! The rustls client configuration for `https://` remotes: the system roots plus the GitRepo's `caBundle`, or,
-//! with `insecureSkipTLSVerify`, a verifier that accepts any certificate but still checks the handshake
-//! signatures. Crypto is `ring`, the workspace's provider.
+//! The rustls client configuration for outbound HTTPS (git remotes, Helm repositories, chart URLs, OCI
+//! registries): the operating system's roots plus a PEM CA bundle, or, with Fleet's `insecureSkipTLSVerify`, a
+//! verifier that accepts any certificate but still checks the handshake signatures. Crypto is `ring`, the
+//! workspace's provider.
 
 use std::sync::{Arc, OnceLock};
 
@@ -10,15 +11,29 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 
-/// Builds the client configuration; the error is a reason fit for [`crate::GitError::Tls`].
-pub(crate) fn client_config(
+/// Why a client configuration could not be built.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum TlsError {
+    #[error("the CA bundle is not valid PEM: {0}")]
+    InvalidPem(String),
+    #[error("the CA bundle holds no PEM certificate")]
+    NoCertificate,
+    #[error("a certificate of the CA bundle was rejected: {0}")]
+    CertificateRejected(String),
+    #[error("no TLS protocol version available: {0}")]
+    Protocol(String),
+}
+
+/// Builds the client configuration: `ca_bundle` (PEM, empty = none) is trusted besides the system roots;
+/// `insecure_skip_verify` accepts any certificate chain and name.
+pub fn client_config(
     ca_bundle: Option<&[u8]>,
     insecure_skip_verify: bool,
-) -> Result<ClientConfig, String> {
+) -> Result<ClientConfig, TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|err| err.to_string())?;
+        .map_err(|err| TlsError::Protocol(err.to_string()))?;
     if insecure_skip_verify {
         return Ok(builder
             .dangerous()
@@ -28,17 +43,17 @@ pub(crate) fn client_config(
             .with_no_client_auth());
     }
     let mut roots = system_roots().clone();
-    if let Some(bundle) = ca_bundle {
+    if let Some(bundle) = ca_bundle.filter(|bundle| !bundle.is_empty()) {
         let certs = CertificateDer::pem_slice_iter(bundle)
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|err| format!("caBundle is not valid PEM: {err}"))?;
+            .map_err(|err| TlsError::InvalidPem(err.to_string()))?;
         if certs.is_empty() {
-            return Err("caBundle holds no PEM certificate".to_string());
+            return Err(TlsError::NoCertificate);
         }
         for cert in certs {
             roots
                 .add(cert)
-                .map_err(|err| format!("caBundle certificate rejected: {err}"))?;
+                .map_err(|err| TlsError::CertificateRejected(err.to_string()))?;
         }
     }
     Ok(builder.with_root_certificates(roots).with_no_client_auth())
@@ -104,15 +119,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bad_ca_bundle_is_reported() {
+    fn a_bundle_without_certificates_is_refused() {
         let err = client_config(Some(b"not a certificate"), false).unwrap_err();
-        assert_eq!(err, "caBundle holds no PEM certificate");
+        assert_eq!(err, TlsError::NoCertificate);
     }
 
     #[test]
-    fn valid_ca_bundle_is_accepted() {
+    fn a_broken_pem_block_is_refused() {
+        let broken = b"-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n";
+        assert!(matches!(
+            client_config(Some(broken), false),
+            Err(TlsError::InvalidPem(_))
+        ));
+    }
+
+    #[test]
+    fn a_valid_bundle_an_empty_one_and_insecure_mode_are_accepted() {
         let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
         assert!(client_config(Some(cert.cert.pem().as_bytes()), false).is_ok());
+        assert!(client_config(Some(b""), false).is_ok());
         assert!(client_config(None, true).is_ok());
     }
 }
