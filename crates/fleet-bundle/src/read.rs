@@ -220,8 +220,6 @@ pub fn read_bundle_with_charts(
         &targets,
     )?;
     let remote = crate::remote::read::remote_charts(
-        tree,
-        dir,
         &file_label,
         fleet_yaml.spec.options.helm.as_ref(),
         &targets,

@@ -1,40 +1,12 @@
-//! Where a bundle's `helm.chart` is. Fleet's reader downloads a chart when `helm.repo` is set or when the chart is
-//! not a path that exists in the bundle; it parses `helm.chart` as a go-getter style source
-//! (`internal/bundlereader/source.go`), and whatever that parser does not turn into a git or HTTP download is a
-//! local path. We follow that parser to tell the two apart, so that a local path that does not exist is reported
-//! as "not found" (Fleet itself fails on it only when it tries to copy it) rather than as a download.
+//! Charts that are paths in the bundle: each must exist inside the bundle directory. Which charts are paths and
+//! which are downloads is [`ChartRef::of`]'s decision; a local path that does not exist is reported as "not
+//! found" (Fleet itself fails on it only when it tries to copy it) rather than as a failed download.
 
 use fleet_api::{BundleTarget, HelmOptions};
 
 use crate::error::ReadError;
+use crate::remote::ChartRef;
 use crate::tree::{FileTree, TreePath};
-
-/// Whether `helm` names a chart that must be downloaded: `helm.repo` set, or a `helm.chart` Fleet's source parser
-/// turns into a download — a URL with a scheme (`oci://`, `https://`, `git://`, `ssh://`…), a forced getter
-/// (`git::…`, `http::…`), a GitHub, GitLab or Bitbucket shorthand, or an scp-like `user@host:path`.
-pub fn is_remote(helm: &HelmOptions) -> bool {
-    if !helm.repo.is_empty() {
-        return true;
-    }
-    let chart = helm.chart.as_str();
-    chart.contains("://")
-        || chart.contains("::")
-        || ["github.com/", "gitlab.com/", "bitbucket.org/"]
-            .iter()
-            .any(|host| chart.starts_with(host))
-        || is_scp_like(chart)
-}
-
-/// `user@host:path`, as Fleet's `detectSCPSSH` recognises it.
-fn is_scp_like(chart: &str) -> bool {
-    let Some((user_host, path)) = chart.split_once(':') else {
-        return false;
-    };
-    let Some((user, host)) = user_host.split_once('@') else {
-        return false;
-    };
-    !user.is_empty() && !host.is_empty() && !host.contains('/') && !path.is_empty()
-}
 
 /// The `helm` blocks of a bundle that name a chart, each with the fleet.yaml field it comes from.
 fn charts<'a>(
@@ -64,7 +36,7 @@ pub fn check(
     targets: &[BundleTarget],
 ) -> Result<(), ReadError> {
     for (field, helm) in charts(root, targets) {
-        if is_remote(helm) {
+        if ChartRef::of(helm).is_some() {
             continue;
         }
         let chart_error = |message: String| ReadError::Chart {
@@ -93,34 +65,4 @@ pub fn check(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn helm(chart: &str, repo: &str) -> HelmOptions {
-        HelmOptions {
-            chart: chart.into(),
-            repo: repo.into(),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn remote_sources_follow_fleets_source_parser() {
-        for remote in [
-            helm("nginx", "https://charts.example.com"),
-            helm("oci://registry.example.com/charts/web", ""),
-            helm("https://example.com/web-1.0.0.tgz", ""),
-            helm("git::https://example.com/repo.git//chart", ""),
-            helm("github.com/org/repo//chart", ""),
-            helm("git@example.com:org/repo.git", ""),
-        ] {
-            assert!(is_remote(&remote), "{remote:?}");
-        }
-        for local in ["./chart", "chart", "web-1.0.0.tgz", "../x", "a@b"] {
-            assert!(!is_remote(&helm(local, "")), "{local}");
-        }
-    }
 }

@@ -26,13 +26,15 @@ pub enum ChartRef {
 }
 
 impl ChartRef {
-    /// The remote chart `helm` names, or `None` when the chart is a path in the bundle (`local` tells whether
-    /// `helm.chart` exists there). Follows Fleet's `addRemoteCharts` and `ChartURL`: any `helm.repo` is remote
-    /// (an `oci://` repo is the chart's full reference), else a `helm.chart` that is not in the bundle.
-    pub fn of(helm: &HelmOptions, local: bool) -> Option<Self> {
-        if helm.chart.is_empty() && helm.repo.is_empty() {
-            return None;
-        }
+    /// The remote chart `helm` names, or `None` when `helm.chart` is a path in the bundle. This is the one
+    /// classifier: the reader checks that what it is not exists in the bundle, and downloads what it is. Any
+    /// `helm.repo` is remote (an `oci://` repo is the chart's full reference), as in Fleet's `addRemoteCharts`;
+    /// otherwise `helm.chart` is remote when Fleet's go-getter style source parser
+    /// (`internal/bundlereader/source.go`) would turn it into a download: a URL with a scheme (`oci://`,
+    /// `https://`, `git://`…), a forced getter (`git::…`), a GitHub, GitLab or Bitbucket shorthand, or an
+    /// scp-like `user@host:path`. Everything else is a local path, so a missing one is "not found" rather than
+    /// a failed download.
+    pub fn of(helm: &HelmOptions) -> Option<Self> {
         if helm.repo.starts_with("oci://") {
             return Some(Self::Oci {
                 reference: helm.repo.clone(),
@@ -46,17 +48,21 @@ impl ChartRef {
                 version: helm.version.clone(),
             });
         }
-        if helm.chart.starts_with("oci://") {
+        let chart = helm.chart.as_str();
+        if chart.starts_with("oci://") {
             return Some(Self::Oci {
-                reference: helm.chart.clone(),
+                reference: chart.to_string(),
                 version: helm.version.clone(),
             });
         }
-        if local {
-            return None;
-        }
-        Some(Self::Url {
-            url: helm.chart.clone(),
+        let downloaded = chart.contains("://")
+            || chart.contains("::")
+            || ["github.com/", "gitlab.com/", "bitbucket.org/"]
+                .iter()
+                .any(|host| chart.starts_with(host))
+            || is_scp_like(chart);
+        downloaded.then(|| Self::Url {
+            url: chart.to_string(),
         })
     }
 
@@ -72,6 +78,17 @@ impl ChartRef {
             Self::Url { url } => redact_url(url),
         }
     }
+}
+
+/// `user@host:path`, as Fleet's `detectSCPSSH` recognises it.
+fn is_scp_like(chart: &str) -> bool {
+    let Some((user_host, path)) = chart.split_once(':') else {
+        return false;
+    };
+    let Some((user, host)) = user_host.split_once('@') else {
+        return false;
+    };
+    !user.is_empty() && !host.is_empty() && !host.contains('/') && !path.is_empty()
 }
 
 fn with_version(what: String, version: &str) -> String {
@@ -186,15 +203,10 @@ mod tests {
 
     #[test]
     fn remote_charts_are_classified_as_fleet_does() {
-        assert_eq!(ChartRef::of(&helm("./chart", "", ""), true), None);
+        assert_eq!(ChartRef::of(&helm("./chart", "", "")), None);
+        assert_eq!(ChartRef::of(&helm("missing", "", "")), None);
         assert_eq!(
-            ChartRef::of(&helm("missing", "", ""), false),
-            Some(ChartRef::Url {
-                url: "missing".into()
-            })
-        );
-        assert_eq!(
-            ChartRef::of(&helm("nginx", "https://charts.example/", "~1.2"), true),
+            ChartRef::of(&helm("nginx", "https://charts.example/", "~1.2")),
             Some(ChartRef::Repo {
                 repo: "https://charts.example/".into(),
                 chart: "nginx".into(),
@@ -202,19 +214,40 @@ mod tests {
             })
         );
         assert_eq!(
-            ChartRef::of(&helm("", "oci://reg.example/charts/app", "1.0.0"), false),
+            ChartRef::of(&helm("", "oci://reg.example/charts/app", "1.0.0")),
             Some(ChartRef::Oci {
                 reference: "oci://reg.example/charts/app".into(),
                 version: "1.0.0".into()
             })
         );
         assert_eq!(
-            ChartRef::of(&helm("oci://reg.example/charts/app", "", ""), false),
+            ChartRef::of(&helm("oci://reg.example/charts/app", "", "")),
             Some(ChartRef::Oci {
                 reference: "oci://reg.example/charts/app".into(),
                 version: String::new()
             })
         );
+        assert_eq!(
+            ChartRef::of(&helm("https://example.com/web-1.0.0.tgz", "", "")),
+            Some(ChartRef::Url {
+                url: "https://example.com/web-1.0.0.tgz".into()
+            })
+        );
+    }
+
+    #[test]
+    fn sources_fleets_parser_downloads_are_remote_and_everything_else_is_a_path() {
+        for remote in [
+            "git::https://example.com/repo.git//chart",
+            "github.com/org/repo//chart",
+            "git@example.com:org/repo.git",
+            "git://example.com/repo",
+        ] {
+            assert!(ChartRef::of(&helm(remote, "", "")).is_some(), "{remote}");
+        }
+        for local in ["./chart", "chart", "web-1.0.0.tgz", "../x", "a@b", ""] {
+            assert_eq!(ChartRef::of(&helm(local, "", "")), None, "{local}");
+        }
     }
 
     #[test]

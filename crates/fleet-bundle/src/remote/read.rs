@@ -10,7 +10,6 @@ use serde::Deserialize;
 use super::{ChartFetcher, ChartRef, DependencyRef, chart_prefix};
 use crate::error::ReadError;
 use crate::resources::BundleFile;
-use crate::tree::{FileTree, TreePath};
 
 /// A remote chart of a bundle and the prefix its files take.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,10 +19,8 @@ pub struct RemoteChart {
 }
 
 /// The remote charts the bundle's root and customization `helm` options name, once per prefix, as Fleet's
-/// `addRemoteCharts` finds them (`helm.repo` set, or `helm.chart` not a path in the bundle).
+/// `addRemoteCharts` finds them ([`ChartRef::of`]).
 pub fn remote_charts(
-    tree: &dyn FileTree,
-    dir: &TreePath,
     file: &str,
     root: Option<&HelmOptions>,
     targets: &[BundleTarget],
@@ -33,12 +30,7 @@ pub fn remote_charts(
         .chain(targets.iter().filter_map(|t| t.options.helm.as_ref()));
     let mut found: Vec<RemoteChart> = Vec::new();
     for helm in helms {
-        let local = !helm.chart.contains("://")
-            && match dir.join_relative(&helm.chart) {
-                Some(path) => tree.entry(&path)?.is_some(),
-                None => false,
-            };
-        let Some(chart) = ChartRef::of(helm, local) else {
+        let Some(chart) = ChartRef::of(helm) else {
             continue;
         };
         if let ChartRef::Url { url } = &chart
@@ -47,7 +39,9 @@ pub fn remote_charts(
             return Err(ReadError::ChartDownload {
                 file: file.to_string(),
                 chart: format!("{url:?}"),
-                reason: "no such path in the bundle, and not a URL".to_string(),
+                reason: "a git source; charts are downloaded from Helm repositories, oci:// registries and \
+                         http(s) URLs"
+                    .to_string(),
             });
         }
         let prefix = chart_prefix(helm);

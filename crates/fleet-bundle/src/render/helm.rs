@@ -51,11 +51,6 @@ pub fn release_name(options: &BundleDeploymentOptions, bundle_name: &str) -> Str
     }
 }
 
-/// Whether a `helm.chart`/`helm.repo` names a chart that must be downloaded.
-fn is_remote(chart: &str) -> bool {
-    chart.contains("://")
-}
-
 /// Renders `chart` (files relative to the chart root) with the bundle's values into `helm template` output text.
 pub fn render_text(
     chart: FileMap,
@@ -108,11 +103,11 @@ pub fn render_bundle_chart(
         chart = unpacked?;
     }
     if !chart.contains_key("Chart.yaml") {
-        let repo = options.helm.as_ref().map_or("", |helm| helm.repo.as_str());
-        let detail = if is_remote(chart_dir)
-            || !repo.is_empty()
-            || files.keys().any(|n| n.starts_with(".chart/"))
-        {
+        let remote = options
+            .helm
+            .as_ref()
+            .is_some_and(|helm| crate::remote::ChartRef::of(helm).is_some());
+        let detail = if remote || files.keys().any(|n| n.starts_with(".chart/")) {
             format!(
                 "chart {origin:?} comes from a remote repository or OCI registry and is not stored in the Bundle; \
                  downloading it needs the network, and happens when the Bundle is read (fleet apply without \
