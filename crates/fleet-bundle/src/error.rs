@@ -29,7 +29,7 @@ pub enum ReadError {
     #[error("{file}: helm chart {chart}: {reason}")]
     ChartDownload {
         file: String,
-        /// The chart as [`crate::remote::ChartRef::describe`] names it (no credentials).
+        /// The chart as [`crate::remote::ChartRef::describe`] names it, or a chart's dependency (no credentials).
         chart: String,
         reason: String,
     },
@@ -46,8 +46,6 @@ pub enum ReadError {
         dependency: String,
         message: String,
     },
-    #[error("{file}: {message}")]
-    ChartDependencies { file: String, message: String },
     #[error("{file}: dependsOn[{index}]: {message}")]
     DependsOn {
         file: String,

@@ -370,8 +370,7 @@ fn repository_dependencies_are_downloaded_with_chart_lock_honoured() {
     .unwrap_err()
     .to_string();
     assert!(
-        err.contains("app/fleet.yaml: Chart.yaml: dependency")
-            && err.contains("dependency \"dep\"")
+        err.contains("app/fleet.yaml: helm chart dependency \"dep\" of Chart.yaml from")
             && err.contains("401"),
         "{err}"
     );

@@ -173,17 +173,18 @@ pub fn add_dependencies(
                 version: version.to_string(),
                 repository: dependency.repository.clone(),
             };
-            let (resolved, archive) = charts.fetch_dependency(&reference).map_err(|err| {
-                ReadError::ChartDependencies {
-                    file: file.to_string(),
-                    message: format!(
-                        "{chart_yaml}: dependency {:?} from {:?}: {}",
-                        dependency.name,
-                        super::redact_url(&dependency.repository),
-                        err.reason
-                    ),
-                }
-            })?;
+            let (resolved, archive) =
+                charts
+                    .fetch_dependency(&reference)
+                    .map_err(|err| ReadError::ChartDownload {
+                        file: file.to_string(),
+                        chart: format!(
+                            "dependency {:?} of {chart_yaml} from {:?}",
+                            dependency.name,
+                            super::redact_url(&dependency.repository),
+                        ),
+                        reason: err.reason,
+                    })?;
             added.push(BundleFile {
                 name: format!("{charts_dir}{}-{resolved}.tgz", dependency.name),
                 bytes: archive,

@@ -65,10 +65,7 @@ pub fn render_with_charts(
             }
             Ok(None) => {}
             Err(err) => {
-                rendered.download_failed |= matches!(
-                    err,
-                    ReadError::ChartDownload { .. } | ReadError::ChartDependencies { .. }
-                );
+                rendered.download_failed |= matches!(err, ReadError::ChartDownload { .. });
                 rendered.names.insert(name.clone());
                 rendered.errors.insert(name, err.to_string());
             }
