@@ -440,9 +440,9 @@ impl Agent {
             )
             .await?;
             // Hooks exist only in Helm charts; raw manifests with hook annotations are plain objects, as in Fleet.
-            let files = fleet_bundle::render::decode_files(&resources)?;
-            let mut split = match fleet_bundle::render::detect_style(&files, &options) {
-                fleet_bundle::render::Style::Helm { .. } => hooks::split(rendered),
+            let files = fleet_render::decode_files(&resources)?;
+            let mut split = match fleet_render::detect_style(&files, &options) {
+                fleet_render::Style::Helm { .. } => hooks::split(rendered),
                 _ => hooks::Split {
                     release: rendered,
                     ..Default::default()

@@ -38,7 +38,7 @@ pub fn config_hash(object: &Value) -> String {
 }
 
 /// The namespace the bundle deploys into: the target namespace, else the default namespace, else `default`.
-pub use fleet_bundle::render::namespace::release_namespace;
+pub use fleet_render::namespace::release_namespace;
 
 /// Applies objects whose hash differs from `previous` (or all with `force_all`).
 pub async fn apply_all(

@@ -16,7 +16,7 @@ pub enum Error {
     Content { name: String, message: String },
     /// The bundle did not render.
     #[error("rendering: {0}")]
-    Render(#[from] fleet_bundle::render::RenderError),
+    Render(#[from] fleet_render::RenderError),
     /// A rendered object is not a valid Kubernetes object.
     #[error("object {index} ({name}): {message}")]
     InvalidObject {

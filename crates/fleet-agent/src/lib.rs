@@ -1,5 +1,5 @@
 //! The downstream agent: it watches the BundleDeployments in its own cluster namespace on the hub, renders
-//! each with the same code as `fleet test` ([`fleet_bundle::render`]), applies the objects to the downstream
+//! each with the same code as `fleet test` ([`fleet_render`]), applies the objects to the downstream
 //! cluster with server-side apply, keeps an inventory per BundleDeployment for pruning and uninstall, and
 //! writes readiness and drift back into the BundleDeployment's status.
 //!

@@ -1,5 +1,5 @@
 //! Rendering at the agent: the bundle's resources and the BundleDeployment's options go through
-//! [`fleet_bundle::render::render_bundle`] (the code `fleet test` uses; a BundleDeployment is named after its
+//! [`fleet_render::render_bundle`] (the code `fleet test` uses; a BundleDeployment is named after its
 //! bundle, which is Helm's default release name), then every object is checked to be a
 //! Kubernetes object and marked as ours: the object-set ID annotation and hash label of this agent's
 //! scope, the scope label, and `helm.sh/resource-policy: keep` on CRDs unless `deleteCRDResources`.
@@ -35,7 +35,7 @@ impl Desired {
 }
 
 /// Renders and marks the objects of a bundle for one BundleDeployment; namespaces are set by what the
-/// downstream cluster's discovery says of each kind (see [`fleet_bundle::render::namespace`]).
+/// downstream cluster's discovery says of each kind (see [`fleet_render::namespace`]).
 pub async fn render(
     resources: &[BundleResource],
     options: &BundleDeploymentOptions,
@@ -44,8 +44,7 @@ pub async fn render(
     downstream: &Downstream,
 ) -> Result<Vec<Desired>> {
     let objects =
-        fleet_bundle::render::render_without_namespaces(resources, options, bundle_deployment)?
-            .objects;
+        fleet_render::render_without_namespaces(resources, options, bundle_deployment)?.objects;
     let kinds: BTreeSet<(String, String)> = objects
         .iter()
         .map(|object| {
@@ -83,7 +82,7 @@ pub fn place_and_mark(
     bundle_deployment: &str,
     discovered: &dyn Fn(&str, &str) -> Option<bool>,
 ) -> Result<Vec<Desired>> {
-    fleet_bundle::render::namespace::apply_with(
+    fleet_render::namespace::apply_with(
         &mut objects,
         &options.default_namespace,
         &options.target_namespace,
@@ -187,8 +186,7 @@ mod tests {
         bundle_deployment: &str,
     ) -> Result<Vec<Desired>> {
         let objects =
-            fleet_bundle::render::render_without_namespaces(resources, options, bundle_deployment)?
-                .objects;
+            fleet_render::render_without_namespaces(resources, options, bundle_deployment)?.objects;
         place_and_mark(objects, options, scope, bundle_deployment, &|_, _| None)
     }
 

@@ -1,8 +1,10 @@
-//! Bundle reading over abstract file trees: discovery, fleet.yaml, overlays, naming and hashing. Pure: no I/O
-//! beyond the tree it is given ([`tree::LocalTree`] is the one place that touches the filesystem).
+//! Bundle reading over abstract file trees: discovery, fleet.yaml, charts in the repository ([`charts`]) and
+//! references to remote ones ([`remote`]), naming and hashing. Pure: no I/O beyond the tree it is given
+//! ([`tree::LocalTree`] is the one place that touches the filesystem) and the chart fetcher a runtime passes in.
+//! It never renders: turning a Bundle into objects is `fleet-render`'s.
 //!
 //! Data flow: [`tree`] → [`discover`] → [`read`] (with [`fleetyaml`], [`resources`], [`ignore`]) → `Bundle`
-//! → [`hash`] for IDs, and [`render`] for what `fleet test` shows.
+//! → [`hash`] for IDs.
 
 pub mod charts;
 pub mod discover;
@@ -14,7 +16,6 @@ pub mod ignore;
 pub mod names;
 pub mod read;
 pub mod remote;
-pub mod render;
 pub mod resources;
 pub mod tree;
 

@@ -85,6 +85,25 @@ impl TargetsSpec {
         let parsed: Option<Self> = fleet_yaml::parse::from_str(text, origin)?;
         Ok(parsed.unwrap_or_default())
     }
+
+    /// What a GitRepo without `targets` gets: `{name: default, clusterGroup: default}` as target and as
+    /// restriction. `fleet test` and `fleet target` read bundles with it so that customizations behave as they do
+    /// in a cluster.
+    pub fn gitrepo_default() -> Self {
+        let target = GitTarget {
+            name: "default".into(),
+            cluster_group: "default".into(),
+            ..Default::default()
+        };
+        Self {
+            targets: vec![BundleTarget {
+                name: target.name.clone(),
+                cluster_group: target.cluster_group.clone(),
+                ..Default::default()
+            }],
+            target_restrictions: vec![target],
+        }
+    }
 }
 
 /// Reads every bundle under `paths` (globs; `.` when empty), in discovery order. Directories that yield no

@@ -10,11 +10,10 @@ use std::path::{Path, PathBuf};
 use fleet_api::Bundle;
 use fleet_bundle::ReadOptions;
 use fleet_bundle::read::read_bundles_with_charts;
-use fleet_bundle::render::{
-    self, Style, decode_files, detect_style, helm::render_bundle_chart, target,
-};
 use fleet_bundle::tree::LocalTree;
 use fleet_chart_source::{Auth, ChartSource, Credentials};
+use fleet_render::test_cluster as target;
+use fleet_render::{Style, decode_files, detect_style, helm::render_bundle_chart};
 use servers::{ChartRepo, PASSWORD, USER, helm, package_chart, run};
 
 fn fixtures() -> PathBuf {
@@ -97,7 +96,7 @@ impl Env {
         let fetcher = session.for_path(".");
         let options = ReadOptions {
             repo_name: layout.into(),
-            targets: Some(target::gitrepo_default_targets()),
+            targets: Some(fleet_bundle::TargetsSpec::gitrepo_default()),
             ..ReadOptions::default()
         };
         let bundles = read_bundles_with_charts(
@@ -230,7 +229,7 @@ fn fleet_examples_helm_layouts_render_as_helm_does() {
     assert!(ours(guestbook, &guestbook.spec.options, "guestbook").contains("replicas: 2"));
 
     let kustomized = env.read("helm-kustomize").remove(0);
-    let objects = render::render_bundle(
+    let objects = fleet_render::render_bundle(
         &kustomized.spec.resources,
         &kustomized.spec.options,
         "helm-kustomize",

@@ -7,9 +7,9 @@ mod servers;
 use fleet_api::Bundle;
 use fleet_bundle::ReadOptions;
 use fleet_bundle::read::read_bundles_with_charts;
-use fleet_bundle::render::{Style, decode_files, detect_style, helm::render_bundle_chart};
 use fleet_bundle::tree::MemoryTree;
 use fleet_chart_source::{Auth, ChartSource, Credentials};
+use fleet_render::{Style, decode_files, detect_style, helm::render_bundle_chart};
 use servers::{ChartRepo, PASSWORD, Registry, USER, helm, package_chart, run};
 
 fn options() -> ReadOptions {
@@ -337,8 +337,7 @@ fn repository_dependencies_are_downloaded_with_chart_lock_honoured() {
         names(&locked)
     );
     let objects =
-        fleet_bundle::render::render_bundle(&locked.spec.resources, &locked.spec.options, "rel")
-            .unwrap();
+        fleet_render::render_bundle(&locked.spec.resources, &locked.spec.options, "rel").unwrap();
     assert!(
         objects
             .iter()

@@ -366,7 +366,7 @@ mod tests {
         let tree = with_dependency("https://charts.example.com", "^2.0.0");
         let err = read_error(&tree, "apps/web");
         assert!(
-            err.contains("dependency \"lib\" from \"https://charts.example.com\"")
+            err.contains("dependency \"lib\" of Chart.yaml from \"https://charts.example.com\"")
                 && err.contains("no network access"),
             "{err}"
         );

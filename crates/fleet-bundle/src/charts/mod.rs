@@ -1,10 +1,9 @@
 //! Helm charts that live in the repository, read as Fleet's bundle reader reads them: where `helm.chart` points
 //! ([`source`]: a directory or a packaged `.tgz` inside the bundle, or a source to download), the `file://`
-//! dependencies vendored into each chart's `charts/` before the bundle is stored ([`dependencies`]), and packaged
-//! charts unpacked when the bundle renders ([`packaged`]).
+//! dependencies vendored into each chart's `charts/` before the bundle is stored ([`dependencies`]). Packaged
+//! charts are unpacked when the bundle renders, by `fleet-render`.
 
 pub mod dependencies;
-pub mod packaged;
 pub mod source;
 
 /// The `dependencies:` of a chart's `Chart.yaml` (or, for `apiVersion: v1` charts without them, of its

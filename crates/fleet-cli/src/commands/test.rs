@@ -13,8 +13,8 @@ use fleet_api::Bundle;
 use fleet_bundle::ReadOptions;
 use fleet_bundle::discover::BundleLocation;
 use fleet_bundle::read::read_bundle_with_charts;
-use fleet_bundle::render::{self, target};
 use fleet_bundle::tree::TreePath;
+use fleet_render::test_cluster as target;
 
 use super::bundle_input::{locate, parse_labels};
 use super::chart_source::ChartArgs;
@@ -77,7 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.quiet {
         return Ok(());
     }
-    let rendered = render::render_bundle_reporting(
+    let rendered = fleet_render::render_bundle_reporting(
         &bundle.spec.resources,
         &matched.options,
         bundle.metadata.name.as_deref().unwrap_or_default(),
@@ -97,7 +97,7 @@ fn from_dir(path: &str, options_file: Option<&str>, charts: &ChartArgs) -> anyho
     let dir = TreePath::new(&inside).context("bundle path leaves the working directory")?;
     let options = ReadOptions {
         repo_name: "test".to_string(),
-        targets: Some(target::gitrepo_default_targets()),
+        targets: Some(fleet_bundle::TargetsSpec::gitrepo_default()),
         ..ReadOptions::default()
     };
     let location = BundleLocation {

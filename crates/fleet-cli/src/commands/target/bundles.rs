@@ -37,7 +37,7 @@ fn from_dirs(args: &Args) -> anyhow::Result<Vec<Bundle>> {
                 .with_context(|| format!("reading targets file {file}"))?;
             TargetsSpec::parse(&text, file)?
         }
-        None => fleet_bundle::render::target::gitrepo_default_targets(),
+        None => fleet_bundle::TargetsSpec::gitrepo_default(),
     };
     let options = ReadOptions {
         repo_name: args.name.clone(),
