@@ -431,7 +431,7 @@ impl Agent {
                 .downstream
                 .deploy_client(&self.config.scope.agent_namespace, &options.service_account);
             values::resolve(&values_client, &mut options).await?;
-            let rendered = render::render(
+            let placed = render::render(
                 &resources,
                 &options,
                 &self.config.scope,
@@ -439,12 +439,10 @@ impl Agent {
                 &self.downstream,
             )
             .await?;
-            // Hooks exist only in Helm charts; raw manifests with hook annotations are plain objects, as in Fleet.
-            let files = fleet_render::decode_files(&resources)?;
-            let mut split = match fleet_render::detect_style(&files, &options) {
-                fleet_render::Style::Helm { .. } => hooks::split(rendered),
+            let mut split = match placed.style {
+                fleet_render::Style::Helm { .. } => hooks::split(placed.objects),
                 _ => hooks::Split {
-                    release: rendered,
+                    release: placed.objects,
                     ..Default::default()
                 },
             };

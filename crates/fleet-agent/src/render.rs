@@ -34,6 +34,15 @@ impl Desired {
     }
 }
 
+/// A BundleDeployment's objects as this agent applies them.
+#[derive(Debug)]
+pub struct Placed {
+    pub objects: Vec<Desired>,
+    /// How the bundle rendered: hooks exist only in Helm charts; raw manifests with hook annotations are plain
+    /// objects, as in Fleet.
+    pub style: fleet_render::Style,
+}
+
 /// Renders and marks the objects of a bundle for one BundleDeployment; namespaces are set by what the
 /// downstream cluster's discovery says of each kind (see [`fleet_render::namespace`]).
 pub async fn render(
@@ -42,9 +51,9 @@ pub async fn render(
     scope: &Scope,
     bundle_deployment: &str,
     downstream: &Downstream,
-) -> Result<Vec<Desired>> {
-    let objects =
-        fleet_render::render_without_namespaces(resources, options, bundle_deployment)?.objects;
+) -> Result<Placed> {
+    let fleet_render::Rendered { objects, style, .. } =
+        fleet_render::render_without_namespaces(resources, options, bundle_deployment)?;
     let kinds: BTreeSet<(String, String)> = objects
         .iter()
         .map(|object| {
@@ -60,7 +69,7 @@ pub async fn render(
             namespaced.insert((api_version, kind), is_namespaced);
         }
     }
-    place_and_mark(
+    let objects = place_and_mark(
         objects,
         options,
         scope,
@@ -70,7 +79,8 @@ pub async fn render(
                 .get(&(api_version.to_string(), kind.to_string()))
                 .copied()
         },
-    )
+    )?;
+    Ok(Placed { objects, style })
 }
 
 /// Sets the namespaces of rendered objects (`discovered` says which kinds the cluster namespaces) and marks

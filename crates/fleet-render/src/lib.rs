@@ -150,11 +150,13 @@ pub fn render_bundle(
     render_bundle_reporting(resources, options, bundle_name).map(|rendered| rendered.objects)
 }
 
-/// What a bundle renders into: its objects, and warnings for the user (e.g. a kustomize patch whose target matches
-/// nothing, skipped as `kubectl kustomize` skips it), each naming the file at fault.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// What a bundle renders into: its objects, how it rendered (only a Helm-style bundle has hooks), and warnings for
+/// the user (e.g. a kustomize patch whose target matches nothing, skipped as `kubectl kustomize` skips it), each
+/// naming the file at fault.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Rendered {
     pub objects: Vec<Value>,
+    pub style: Style,
     pub warnings: Vec<String>,
 }
 
@@ -187,15 +189,16 @@ pub fn render_without_namespaces(
         built.objects
     };
     let kustomize_dir = options.kustomize.as_ref().map_or("", |k| k.dir.as_str());
-    let objects = match detect_style(&files, options) {
+    let style = detect_style(&files, options);
+    let objects = match &style {
         Style::Helm { chart_dir } => {
-            let output = helm::render_bundle_chart(&files, &chart_dir, options, bundle_name)?;
+            let output = helm::render_bundle_chart(&files, chart_dir, options, bundle_name)?;
             match kustomize::post_render(&files, kustomize_dir, &output)? {
                 Some(built) => kustomized(built),
-                None => helm::objects(&output, &join(&chart_dir, "templates"))?,
+                None => helm::objects(&output, &join(chart_dir, "templates"))?,
             }
         }
-        Style::Kustomize { dir } => kustomized(kustomize::build(&files, &dir)?),
+        Style::Kustomize { dir } => kustomized(kustomize::build(&files, dir)?),
         Style::RawYaml => {
             let overlays = options
                 .yaml
@@ -214,7 +217,11 @@ pub fn render_without_namespaces(
             objects
         }
     };
-    Ok(Rendered { objects, warnings })
+    Ok(Rendered {
+        objects,
+        style,
+        warnings,
+    })
 }
 
 /// Test helper: a file map from `(name, content)` pairs.
