@@ -28,44 +28,17 @@
 //! # let _ = (client, addr); }
 //! ```
 
-mod apply;
 mod auth;
-mod builtin;
-mod builtin_schema;
-mod core_kinds;
-mod crd;
-mod defaults;
-mod discovery;
 mod error;
-mod fieldset;
-mod gc;
 mod handlers;
-mod kubeconfig;
+mod http;
+mod kinds;
 mod lifecycle;
-mod managed;
-mod namespaces;
-mod object;
-mod openapi;
-mod owner_scope;
-mod persist;
-mod protobuf;
-mod rbac;
-mod rbac_defaults;
-mod registry;
-mod request;
-mod reviews;
-mod route;
-mod scale;
-mod selectors;
 mod server;
-pub mod standalone;
-mod store;
-mod strategic;
-mod table;
-pub mod tls;
-mod tokens;
-mod validate;
+mod storage;
 
-pub use auth::User;
+pub use server::{standalone, tls};
+
+pub use auth::authenticate::User;
 pub use error::ApiError;
 pub use server::{ApiServer, ApiService, Config, StartError};

@@ -9,10 +9,10 @@ use serde_json::{Value, json};
 
 use super::{WriteKind, object_key, respond_object};
 use crate::error::{ApiError, ApiResult};
-use crate::object;
-use crate::request::Request;
+use crate::http::request::Request;
 use crate::server::Inner;
-use crate::{crd, defaults, managed, namespaces};
+use crate::storage::object;
+use crate::{kinds::crd, kinds::defaults, lifecycle::namespaces, storage::managed};
 
 pub fn create(inner: &Inner, req: &Request) -> ApiResult<Response> {
     let obj = req.object()?;
@@ -29,7 +29,7 @@ pub fn create_object(
 ) -> ApiResult<Arc<Value>> {
     let rt = &req.rt;
     check_type(req, &obj)?;
-    crate::core_kinds::decode_and_prepare(rt, &mut obj)?;
+    crate::kinds::core_kinds::decode_and_prepare(rt, &mut obj)?;
     obj["apiVersion"] = json!(rt.api_version());
     obj["kind"] = json!(rt.kind);
     let url_name = req.path.name.clone();
@@ -107,8 +107,8 @@ pub fn create_object(
         map.remove("status");
     }
     defaults::on_create(rt, &mut obj);
-    crate::tokens::fill_secret(inner, rt, &mut obj);
-    crate::validate::check_write(req, &mut obj)?;
+    crate::auth::tokens::fill_secret(inner, rt, &mut obj);
+    crate::kinds::validate::check_write(req, &mut obj)?;
     if kind == WriteKind::Update {
         managed::record_update(
             &mut obj,
@@ -116,7 +116,7 @@ pub fn create_object(
             &req.field_manager(),
             &rt.api_version(),
             None,
-            crate::validate::schema_of(rt).as_deref(),
+            crate::kinds::validate::schema_of(rt).as_deref(),
         );
     }
     if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
@@ -161,7 +161,7 @@ fn check_type(req: &Request, obj: &Value) -> ApiResult<()> {
         )));
     }
     if let Some(api_version) = obj.get("apiVersion").and_then(Value::as_str) {
-        let (group, _) = crate::registry::split_api_version(api_version);
+        let (group, _) = crate::kinds::registry::split_api_version(api_version);
         if group != rt.group {
             return Err(ApiError::bad_request(format!(
                 "the API version in the data ({api_version}) does not match the expected API version ({})",

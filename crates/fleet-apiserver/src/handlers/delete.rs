@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 
 use super::{list, object_key, present, respond_object};
 use crate::error::{ApiError, ApiResult};
-use crate::lifecycle::{self, Propagation};
-use crate::request::{Request, decode_body};
+use crate::http::request::{Request, decode_body};
+use crate::lifecycle::deletion::{self, Propagation};
 use crate::server::Inner;
 
 struct Options {
@@ -22,7 +22,7 @@ fn options(req: &Request) -> ApiResult<Options> {
     } else if req.content_type().contains("protobuf") {
         // client-go's typed clients (helm's release storage among them) send DeleteOptions as protobuf
         // and, unlike for other bodies, do not fall back to JSON on 415.
-        crate::protobuf::decode(&req.body)?
+        crate::kinds::protobuf::decode(&req.body)?
     } else {
         decode_body(&req.body, req.content_type())?
     };
@@ -69,7 +69,7 @@ pub fn delete(inner: &Inner, req: &Request) -> ApiResult<Response> {
     let key = object_key(req, &name);
     if rt.group.is_empty()
         && rt.plural == "namespaces"
-        && crate::namespaces::PROTECTED.contains(&name.as_str())
+        && crate::lifecycle::namespaces::PROTECTED.contains(&name.as_str())
     {
         return Err(ApiError::forbidden(format!(
             "namespaces \"{name}\" is forbidden: this namespace may not be deleted"
@@ -86,13 +86,13 @@ pub fn delete(inner: &Inner, req: &Request) -> ApiResult<Response> {
         let current = txn
             .get(&key)
             .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, &name))?;
-        let precondition_failed =
-            opts.uid
-                .as_deref()
-                .is_some_and(|u| u != crate::object::uid(&current))
-                || opts.resource_version.as_deref().is_some_and(|rv| {
-                    Some(rv) != crate::object::meta_str(&current, "resourceVersion")
-                });
+        let precondition_failed = opts
+            .uid
+            .as_deref()
+            .is_some_and(|u| u != crate::storage::object::uid(&current))
+            || opts.resource_version.as_deref().is_some_and(|rv| {
+                Some(rv) != crate::storage::object::meta_str(&current, "resourceVersion")
+            });
         if precondition_failed {
             return Err(ApiError::conflict(
                 &rt.group,
@@ -101,9 +101,9 @@ pub fn delete(inner: &Inner, req: &Request) -> ApiResult<Response> {
                 "Precondition failed",
             ));
         }
-        lifecycle::delete(txn, inner, &key, opts.propagation)
+        deletion::delete(txn, inner, &key, opts.propagation)
     })?;
-    crate::crd::after_write(inner, rt, &result.object);
+    crate::kinds::crd::after_write(inner, rt, &result.object);
     Ok(respond_object(req, StatusCode::OK, &result.object))
 }
 
@@ -116,17 +116,17 @@ pub fn delete_collection(inner: &Inner, req: &Request) -> ApiResult<Response> {
     }
     let mut items = Vec::new();
     for obj in objects {
-        let key = object_key(req, crate::object::name(&obj));
+        let key = object_key(req, crate::storage::object::name(&obj));
         if req.query.dry_run() {
             items.push(present(&req.rt, &obj));
             continue;
         }
         let result = inner.store.transact(|txn| match txn.get(&key) {
-            Some(_) => lifecycle::delete(txn, inner, &key, opts.propagation).map(Some),
+            Some(_) => deletion::delete(txn, inner, &key, opts.propagation).map(Some),
             None => Ok(None),
         })?;
         if let Some(result) = result {
-            crate::crd::after_write(inner, &req.rt, &result.object);
+            crate::kinds::crd::after_write(inner, &req.rt, &result.object);
             items.push(present(&req.rt, &result.object));
         }
     }

@@ -5,7 +5,7 @@ use http::StatusCode;
 
 use super::{object_key, respond_object};
 use crate::error::{ApiError, ApiResult};
-use crate::request::Request;
+use crate::http::request::Request;
 use crate::server::Inner;
 
 pub fn get(inner: &Inner, req: &Request) -> ApiResult<Response> {

@@ -9,11 +9,11 @@ use serde_json::{Value, json};
 
 use super::present;
 use crate::error::{ApiError, ApiResult};
-use crate::object;
-use crate::request::Request;
-use crate::selectors::{FieldSelector, LabelSelector};
+use crate::handlers::table;
+use crate::http::request::Request;
 use crate::server::Inner;
-use crate::table;
+use crate::storage::object;
+use crate::storage::selectors::{FieldSelector, LabelSelector};
 
 /// Objects of the request's collection that match its selectors, and the resourceVersion they were read at.
 pub fn matching(inner: &Inner, req: &Request) -> ApiResult<(Vec<Arc<Value>>, u64)> {

@@ -1,11 +1,16 @@
 //! Resource request handlers, one module per verb, and what they share: object keys, the version an object
 //! is presented in, and response encoding (plain JSON, `Table`, or `PartialObjectMetadata`).
 
+pub(crate) mod apply;
 mod create;
 mod delete;
+pub(crate) mod discovery;
 mod get;
 mod list;
+pub(crate) mod openapi;
 mod patch;
+pub(crate) mod scale;
+pub(crate) mod table;
 mod update;
 mod watch;
 
@@ -15,12 +20,12 @@ use axum::response::{IntoResponse, Response};
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
+use crate::auth::rbac;
 use crate::error::{ApiError, ApiResult};
-use crate::registry::ResourceType;
-use crate::request::Request;
+use crate::http::request::Request;
+use crate::kinds::registry::ResourceType;
 use crate::server::ApiServer;
-use crate::store::ObjKey;
-use crate::{rbac, table};
+use crate::storage::store::ObjKey;
 
 pub(crate) use create::create_object;
 pub(crate) use update::{WriteKind, store_modified, write_existing};
@@ -73,16 +78,16 @@ pub fn handle(server: &ApiServer, mut req: Request) -> ApiResult<Response> {
         }
     }
     if req.path.subresource.as_deref() == Some("scale") {
-        return crate::scale::handle(inner, &req, verb);
+        return crate::handlers::scale::handle(inner, &req, verb);
     }
     match verb {
         "watch" => watch::watch(server, &req),
         "list" => list::list(inner, &req),
         "get" => get::get(inner, &req),
         "create" if req.path.subresource.as_deref() == Some("token") => {
-            crate::tokens::token_request(inner, &req)
+            crate::auth::tokens::token_request(inner, &req)
         }
-        "create" if req.rt.virtual_only => crate::reviews::create(inner, &req),
+        "create" if req.rt.virtual_only => crate::auth::reviews::create(inner, &req),
         "create" => create::create(inner, &req),
         "update" => update::update(inner, &req),
         "patch" => patch::patch(inner, &req),

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{WriteKind, respond_object, write_existing};
 use crate::error::{ApiError, ApiResult};
-use crate::request::{Request, decode_body};
+use crate::http::request::{Request, decode_body};
 use crate::server::Inner;
 
 pub fn patch(inner: &Inner, req: &Request) -> ApiResult<Response> {
@@ -19,7 +19,7 @@ pub fn patch(inner: &Inner, req: &Request) -> ApiResult<Response> {
         .trim()
         .to_string();
     if content_type == "application/apply-patch+yaml" {
-        return crate::apply::apply(inner, req);
+        return crate::handlers::apply::apply(inner, req);
     }
     const PATCH_TYPES: [&str; 3] = [
         "application/json-patch+json",
@@ -44,7 +44,7 @@ fn apply_patch(req: &Request, content_type: &str, old: &Value, patch: &Value) ->
                 ApiError::invalid(
                     &req.rt.group,
                     &req.rt.kind,
-                    crate::object::name(old),
+                    crate::storage::object::name(old),
                     &[("patch".into(), e.to_string())],
                 )
             })?;
@@ -61,7 +61,7 @@ fn apply_patch(req: &Request, content_type: &str, old: &Value, patch: &Value) ->
                     "a strategic merge patch must be a JSON object",
                 ));
             }
-            doc = crate::strategic::apply(&req.rt, old, patch)?;
+            doc = crate::kinds::strategic::apply(&req.rt, old, patch)?;
         }
         other => return Err(ApiError::unsupported_media_type(other)),
     }

@@ -10,10 +10,10 @@ use serde_json::Value;
 
 use super::{object_key, respond_object};
 use crate::error::{ApiError, ApiResult};
-use crate::request::Request;
+use crate::http::request::Request;
 use crate::server::Inner;
-use crate::store::Txn;
-use crate::{crd, lifecycle, managed, object};
+use crate::storage::store::Txn;
+use crate::{kinds::crd, lifecycle::deletion, storage::managed, storage::object};
 
 pub fn update(inner: &Inner, req: &Request) -> ApiResult<Response> {
     let body = req.object()?;
@@ -107,8 +107,8 @@ fn modified(
         ));
     }
     let mut new = merge_with_old(old, proposed, rt.status_subresource, status_only, kind);
-    crate::core_kinds::decode_and_prepare(rt, &mut new)?;
-    crate::validate::check_write(req, &mut new)?;
+    crate::kinds::core_kinds::decode_and_prepare(rt, &mut new)?;
+    crate::kinds::validate::check_write(req, &mut new)?;
     if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
         crd::validate(&new)?;
     }
@@ -129,7 +129,7 @@ fn modified(
             &req.field_manager(),
             &rt.api_version(),
             req.path.subresource.as_deref(),
-            crate::validate::schema_of(rt).as_deref(),
+            crate::kinds::validate::schema_of(rt).as_deref(),
         );
     }
     Ok((!same_content(old, &new)).then_some(new))
@@ -139,7 +139,7 @@ fn modified(
 pub(crate) fn store_modified(
     txn: &mut Txn<'_>,
     inner: &Inner,
-    key: &crate::store::ObjKey,
+    key: &crate::storage::store::ObjKey,
     new: Value,
 ) -> Arc<Value> {
     store_modified_from(txn, inner, key, new, None)
@@ -149,13 +149,13 @@ pub(crate) fn store_modified(
 fn store_modified_from(
     txn: &mut Txn<'_>,
     inner: &Inner,
-    key: &crate::store::ObjKey,
+    key: &crate::storage::store::ObjKey,
     new: Value,
     replaced: Option<Arc<Value>>,
 ) -> Arc<Value> {
     if object::is_deleting(&new) && object::finalizers(&new).is_empty() {
         let removed = txn.remove(key).unwrap_or_else(|| Arc::new(new));
-        lifecycle::after_removal(txn, inner, key, &removed);
+        deletion::after_removal(txn, inner, key, &removed);
         return removed;
     }
     txn.replace(key, new, replaced)

@@ -14,12 +14,12 @@ use tokio::time::Instant;
 
 use super::present;
 use crate::error::{ApiError, ApiResult};
-use crate::registry::ResourceType;
-use crate::request::Request;
-use crate::selectors::{FieldSelector, LabelSelector};
+use crate::handlers::table;
+use crate::http::request::Request;
+use crate::kinds::registry::ResourceType;
 use crate::server::ApiServer;
-use crate::store::{EventKind, Subscription, WatchEvent};
-use crate::table;
+use crate::storage::selectors::{FieldSelector, LabelSelector};
+use crate::storage::store::{EventKind, Subscription, WatchEvent};
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 
