@@ -1,6 +1,12 @@
 //! Embedded Kubernetes-compatible API server (axum), usable in-process as a tower service handed to
 //! `kube::Client` and over HTTP(S) for kubectl and other processes.
 //!
+//! A request's path through the folders: [`server`] accepts it and dispatches, `http` resolves the route and
+//! decodes the request, `auth` authenticates and authorizes it, `handlers` runs its verb against `kinds` (what
+//! is served, defaulting, validation) and `storage` (the versioned store with watches), and `lifecycle` does
+//! what kube-controller-manager would do next (deletion, garbage collection, namespace termination). `state`
+//! is what they all share. Nothing below `server` imports it back.
+//!
 //! Behaviour worth knowing, as kube-apiserver's:
 //! - **Namespace deletion**: DELETE marks the namespace (deletionTimestamp, `status.phase: Terminating`,
 //!   the `kubernetes` finalizer in `spec.finalizers`) and answers at once; its contents are deleted in the
@@ -37,7 +43,10 @@ mod lifecycle;
 mod server;
 mod storage;
 
-pub use server::{standalone, tls};
+pub mod standalone;
+mod state;
+
+pub use server::tls;
 
 pub use auth::authenticate::User;
 pub use error::ApiError;

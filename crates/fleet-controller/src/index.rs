@@ -608,9 +608,9 @@ impl StoredDeployment {
     /// Fleet's state of this BundleDeployment (no status yet counts as an empty status).
     pub fn state(&self) -> BundleState {
         match &self.status {
-            Some(status) => fleet_api::state::deployment_state(&self.spec, status),
+            Some(status) => fleet_api::deployment_state(&self.spec, status),
             None => {
-                fleet_api::state::deployment_state(&self.spec, &BundleDeploymentStatus::default())
+                fleet_api::deployment_state(&self.spec, &BundleDeploymentStatus::default())
             }
         }
     }

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use gix::remote::fetch::{Shallow, Status};
 
-use crate::error::{GitError, Operation};
+use crate::classify::Operation;
+use crate::error::GitError;
 use crate::remote::Session;
 use crate::source::GitSource;
 

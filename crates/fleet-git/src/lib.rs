@@ -9,6 +9,7 @@
 //! Everything here blocks; async callers use `tokio::task::spawn_blocking`.
 
 mod cache;
+mod classify;
 mod error;
 mod fetch;
 mod local;

@@ -9,7 +9,8 @@ use std::time::Duration;
 use gix::protocol::transport::client::blocking_io::http;
 use gix::remote::Direction;
 
-use crate::error::{GitError, Operation, classify};
+use crate::classify::{Operation, classify};
+use crate::error::GitError;
 
 use crate::source::{GitAuth, GitSource};
 use crate::ssh::SshSession;

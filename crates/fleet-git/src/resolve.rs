@@ -2,7 +2,8 @@
 //! Rules as Fleet's: a revision wins over the branch; a full SHA revision is taken as is; a tag is peeled to
 //! its commit; the branch defaults to `master`.
 
-use crate::error::{GitError, Operation};
+use crate::classify::Operation;
+use crate::error::GitError;
 use crate::remote::Session;
 use crate::source::{DEFAULT_BRANCH, GitSource};
 

@@ -6,4 +6,5 @@ pub(crate) mod authenticate;
 pub(crate) mod rbac;
 pub(crate) mod rbac_defaults;
 pub(crate) mod reviews;
+pub(crate) mod signing_key;
 pub(crate) mod tokens;

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::auth::authenticate::User;
 use crate::error::{ApiError, ApiResult, qualified};
 use crate::http::request::Request;
-use crate::server::Inner;
+use crate::state::Inner;
 use crate::storage::object;
 use crate::storage::store::ObjKey;
 

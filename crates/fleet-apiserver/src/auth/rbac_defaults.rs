@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use crate::server::Inner;
+use crate::state::Inner;
 use crate::storage::object;
 use crate::storage::selectors::LabelSelector;
 use crate::storage::store::{ObjKey, Txn};

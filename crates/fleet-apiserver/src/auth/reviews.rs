@@ -9,7 +9,7 @@ use crate::auth::authenticate::User;
 use crate::auth::rbac::{self, Attributes};
 use crate::error::ApiResult;
 use crate::http::request::Request;
-use crate::server::Inner;
+use crate::state::Inner;
 
 pub fn create(inner: &Inner, req: &Request) -> ApiResult<Response> {
     let mut body = req.object()?;

@@ -3,66 +3,21 @@
 //! type `kubernetes.io/service-account-token`. A token stops working when its ServiceAccount (or Secret) is
 //! deleted or it expires. The signing key lives in the data dir when there is one.
 
-use std::path::Path;
-
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use http::StatusCode;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::auth::authenticate::User;
 use crate::error::{ApiError, ApiResult};
 use crate::http::request::Request;
 use crate::kinds::registry::ResourceType;
-use crate::server::Inner;
+use crate::state::Inner;
 use crate::storage::object;
 use crate::storage::store::ObjKey;
 
 const PREFIX: &str = "fleet-sa.";
-const KEY_FILE: &str = "sa-signing.key";
 const SECRET_TYPE: &str = "kubernetes.io/service-account-token";
-
-/// The key tokens are signed with.
-pub struct SigningKey(Vec<u8>);
-
-impl SigningKey {
-    /// Loads the key from `dir` (creating it there on first start), or makes a fresh one in memory.
-    pub fn load_or_create(dir: Option<&Path>) -> std::io::Result<SigningKey> {
-        let fresh = || crate::auth::authenticate::new_token().into_bytes();
-        let Some(dir) = dir else {
-            return Ok(SigningKey(fresh()));
-        };
-        let path = dir.join(KEY_FILE);
-        match std::fs::read(&path) {
-            Ok(bytes) if !bytes.is_empty() => Ok(SigningKey(bytes)),
-            _ => {
-                let key = fresh();
-                std::fs::write(&path, &key)?;
-                Ok(SigningKey(key))
-            }
-        }
-    }
-
-    fn mac(&self, message: &[u8]) -> Vec<u8> {
-        let mut key = [0u8; 64];
-        if self.0.len() > 64 {
-            key[..32].copy_from_slice(&Sha256::digest(&self.0));
-        } else {
-            key[..self.0.len()].copy_from_slice(&self.0);
-        }
-        let pad = |byte: u8| key.iter().map(|k| k ^ byte).collect::<Vec<u8>>();
-        let inner = Sha256::new()
-            .chain_update(pad(0x36))
-            .chain_update(message)
-            .finalize();
-        Sha256::new()
-            .chain_update(pad(0x5c))
-            .chain_update(inner)
-            .finalize()
-            .to_vec()
-    }
-}
 
 fn b64() -> base64::engine::GeneralPurpose {
     base64::engine::general_purpose::URL_SAFE_NO_PAD

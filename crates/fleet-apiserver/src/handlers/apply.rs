@@ -8,9 +8,11 @@ use http::StatusCode;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
-use crate::handlers::{WriteKind, create_object, object_key, respond_object, write_existing};
+use crate::handlers::create::create_object;
+use crate::handlers::respond::{object_key, respond_object};
+use crate::handlers::update::{WriteKind, write_existing};
 use crate::http::request::{Request, decode_body};
-use crate::server::Inner;
+use crate::state::Inner;
 use crate::storage::fieldset::{
     FieldSet, child_schema, display_path, item_key, list_keys_for, remove_at, value_at,
 };

@@ -7,10 +7,11 @@ use axum::response::Response;
 use http::StatusCode;
 use serde_json::{Value, json};
 
-use super::{WriteKind, object_key, respond_object};
 use crate::error::{ApiError, ApiResult};
+use crate::handlers::respond::{object_key, respond_object};
+use crate::handlers::update::WriteKind;
 use crate::http::request::Request;
-use crate::server::Inner;
+use crate::state::Inner;
 use crate::storage::object;
 use crate::{kinds::crd, kinds::defaults, lifecycle::namespaces, storage::managed};
 

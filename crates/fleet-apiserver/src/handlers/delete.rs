@@ -4,11 +4,13 @@ use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 use serde_json::{Value, json};
 
-use super::{list, object_key, present, respond_object};
 use crate::error::{ApiError, ApiResult};
+use crate::handlers::list;
+use crate::handlers::respond::{object_key, present, respond_object};
 use crate::http::request::{Request, decode_body};
-use crate::lifecycle::deletion::{self, Propagation};
-use crate::server::Inner;
+use crate::lifecycle::deletion;
+use crate::lifecycle::queue::Propagation;
+use crate::state::Inner;
 
 struct Options {
     propagation: Propagation,

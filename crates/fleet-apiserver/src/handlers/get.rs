@@ -3,10 +3,10 @@
 use axum::response::Response;
 use http::StatusCode;
 
-use super::{object_key, respond_object};
 use crate::error::{ApiError, ApiResult};
+use crate::handlers::respond::{object_key, respond_object};
 use crate::http::request::Request;
-use crate::server::Inner;
+use crate::state::Inner;
 
 pub fn get(inner: &Inner, req: &Request) -> ApiResult<Response> {
     let name = req.path.name.clone().unwrap_or_default();

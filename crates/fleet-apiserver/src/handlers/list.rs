@@ -7,11 +7,11 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::present;
 use crate::error::{ApiError, ApiResult};
+use crate::handlers::respond::present;
 use crate::handlers::table;
 use crate::http::request::Request;
-use crate::server::Inner;
+use crate::state::Inner;
 use crate::storage::object;
 use crate::storage::selectors::{FieldSelector, LabelSelector};
 

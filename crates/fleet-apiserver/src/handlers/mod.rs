@@ -1,39 +1,33 @@
-//! Resource request handlers, one module per verb, and what they share: object keys, the version an object
-//! is presented in, and response encoding (plain JSON, `Table`, or `PartialObjectMetadata`).
+//! Resource request handlers: [`handle`] routes a resolved request to its verb's module; what the verbs share
+//! (object keys, the version an object is presented in, response encoding) is in [`respond`].
 
 pub(crate) mod apply;
-mod create;
+pub(crate) mod create;
 mod delete;
 pub(crate) mod discovery;
 mod get;
 mod list;
 pub(crate) mod openapi;
 mod patch;
+pub(crate) mod respond;
 pub(crate) mod scale;
 pub(crate) mod table;
-mod update;
+pub(crate) mod update;
 mod watch;
 
 use std::sync::Arc;
 
-use axum::response::{IntoResponse, Response};
-use http::{Method, StatusCode};
-use serde_json::{Value, json};
+use axum::response::Response;
+use http::Method;
 
 use crate::auth::rbac;
 use crate::error::{ApiError, ApiResult};
 use crate::http::request::Request;
-use crate::kinds::registry::ResourceType;
-use crate::server::ApiServer;
-use crate::storage::store::ObjKey;
-
-pub(crate) use create::create_object;
-pub(crate) use update::{WriteKind, store_modified, write_existing};
+use crate::state::Inner;
 
 /// Routes a resolved resource request to its verb. Synchronous (a watch returns a streaming body), which
 /// keeps the per-request future small.
-pub fn handle(server: &ApiServer, mut req: Request) -> ApiResult<Response> {
-    let inner = &server.inner;
+pub fn handle(inner: &Arc<Inner>, mut req: Request) -> ApiResult<Response> {
     let watching = req.path.watch_prefix || req.query.flag("watch");
     let verb = match (&req.method, req.path.name.is_some()) {
         (&Method::GET, _) if watching => "watch",
@@ -81,7 +75,7 @@ pub fn handle(server: &ApiServer, mut req: Request) -> ApiResult<Response> {
         return crate::handlers::scale::handle(inner, &req, verb);
     }
     match verb {
-        "watch" => watch::watch(server, &req),
+        "watch" => watch::watch(inner, &req),
         "list" => list::list(inner, &req),
         "get" => get::get(inner, &req),
         "create" if req.path.subresource.as_deref() == Some("token") => {
@@ -94,61 +88,4 @@ pub fn handle(server: &ApiServer, mut req: Request) -> ApiResult<Response> {
         "delete" => delete::delete(inner, &req),
         _ => delete::delete_collection(inner, &req),
     }
-}
-
-/// The store key of the object a request names.
-pub(crate) fn object_key(req: &Request, name: &str) -> ObjKey {
-    ObjKey::new(
-        req.rt.storage_key(),
-        req.path.namespace.clone().unwrap_or_default(),
-        name,
-    )
-}
-
-/// The object as served at `rt`'s version (objects are stored once per group/resource).
-pub(crate) fn present(rt: &ResourceType, obj: &Arc<Value>) -> Value {
-    let mut out = (**obj).clone();
-    if let Some(map) = out.as_object_mut() {
-        map.insert("apiVersion".into(), json!(rt.api_version()));
-        map.insert("kind".into(), json!(rt.kind));
-    }
-    out
-}
-
-/// Whether an object already carries the apiVersion and kind `rt` serves it as.
-pub(crate) fn presented_as_stored(rt: &ResourceType, obj: &Value) -> bool {
-    let api_version = obj.get("apiVersion").and_then(Value::as_str);
-    let kind = obj.get("kind").and_then(Value::as_str);
-    kind == Some(rt.kind.as_str())
-        && match api_version.and_then(|v| v.rsplit_once('/')) {
-            Some((group, version)) => group == rt.group && version == rt.version,
-            None => rt.group.is_empty() && api_version == Some(rt.version.as_str()),
-        }
-}
-
-/// Encodes one object for the client: `Table` or `PartialObjectMetadata` when asked, else the object.
-pub(crate) fn respond_object(req: &Request, code: StatusCode, obj: &Arc<Value>) -> Response {
-    let accept = req.accept();
-    let body = if table::wants_table(accept) {
-        table::table(&req.rt, std::slice::from_ref(obj), None, None)
-    } else if table::wants_metadata(accept) {
-        table::partial_metadata(obj)
-    } else if presented_as_stored(&req.rt, obj) {
-        // The common case: serialize the shared object without copying it.
-        return with_warnings(req, (code, axum::Json(&**obj)).into_response());
-    } else {
-        present(&req.rt, obj)
-    };
-    with_warnings(req, (code, axum::Json(body)).into_response())
-}
-
-/// Adds the request's warnings as `Warning: 299 - "..."` headers, which kubectl prints.
-fn with_warnings(req: &Request, mut response: Response) -> Response {
-    for warning in req.take_warnings() {
-        let text = format!("299 - {}", Value::String(warning));
-        if let Ok(value) = http::HeaderValue::from_str(&text) {
-            response.headers_mut().append(http::header::WARNING, value);
-        }
-    }
-    response
 }

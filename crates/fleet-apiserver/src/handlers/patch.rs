@@ -5,10 +5,11 @@ use axum::response::Response;
 use http::StatusCode;
 use serde_json::Value;
 
-use super::{WriteKind, respond_object, write_existing};
 use crate::error::{ApiError, ApiResult};
+use crate::handlers::respond::respond_object;
+use crate::handlers::update::{WriteKind, write_existing};
 use crate::http::request::{Request, decode_body};
-use crate::server::Inner;
+use crate::state::Inner;
 
 pub fn patch(inner: &Inner, req: &Request) -> ApiResult<Response> {
     let content_type = req

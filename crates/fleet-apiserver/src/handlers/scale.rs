@@ -8,18 +8,10 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
-use crate::handlers::{WriteKind, write_existing};
+use crate::handlers::update::{WriteKind, write_existing};
 use crate::http::request::{Request, decode_body};
-use crate::server::Inner;
+use crate::state::Inner;
 use crate::storage::object;
-
-/// The apps resources that have a `scale` subresource.
-pub const SCALABLE: [&str; 3] = ["deployments", "replicasets", "statefulsets"];
-
-/// Whether `group`/`plural` serves `scale`.
-pub fn is_scalable(group: &str, plural: &str) -> bool {
-    group == "apps" && SCALABLE.contains(&plural)
-}
 
 /// GET, PUT or PATCH on `…/{name}/scale`.
 pub fn handle(inner: &Inner, req: &Request, verb: &str) -> ApiResult<Response> {
@@ -27,7 +19,7 @@ pub fn handle(inner: &Inner, req: &Request, verb: &str) -> ApiResult<Response> {
     let name = req.path.name.clone().unwrap_or_default();
     let scale = match verb {
         "get" => {
-            let key = crate::handlers::object_key(req, &name);
+            let key = crate::handlers::respond::object_key(req, &name);
             let obj = inner
                 .store
                 .get(&key)

@@ -8,12 +8,11 @@ use axum::response::Response;
 use http::StatusCode;
 use serde_json::Value;
 
-use super::{object_key, respond_object};
 use crate::error::{ApiError, ApiResult};
+use crate::handlers::respond::{object_key, respond_object};
 use crate::http::request::Request;
-use crate::server::Inner;
-use crate::storage::store::Txn;
-use crate::{kinds::crd, lifecycle::deletion, storage::managed, storage::object};
+use crate::state::Inner;
+use crate::{kinds::crd, storage::managed, storage::object};
 
 pub fn update(inner: &Inner, req: &Request) -> ApiResult<Response> {
     let body = req.object()?;
@@ -69,7 +68,13 @@ pub fn write_existing(
             if read_rv.is_some_and(|read| read != current_rv) {
                 return Ok(None);
             }
-            Ok(Some(store_modified_from(txn, inner, &key, new, Some(old))))
+            Ok(Some(crate::lifecycle::deletion::store_modified_from(
+                txn,
+                inner,
+                &key,
+                new,
+                Some(old),
+            )))
         })?;
         if let Some(stored) = stored {
             if object::owner_refs(&stored) != owners_before {
@@ -133,32 +138,6 @@ fn modified(
         );
     }
     Ok((!same_content(old, &new)).then_some(new))
-}
-
-/// Stores a modified object, or removes it when it is being deleted and has no finalizers left.
-pub(crate) fn store_modified(
-    txn: &mut Txn<'_>,
-    inner: &Inner,
-    key: &crate::storage::store::ObjKey,
-    new: Value,
-) -> Arc<Value> {
-    store_modified_from(txn, inner, key, new, None)
-}
-
-/// [`store_modified`] for a writer holding the object it replaces.
-fn store_modified_from(
-    txn: &mut Txn<'_>,
-    inner: &Inner,
-    key: &crate::storage::store::ObjKey,
-    new: Value,
-    replaced: Option<Arc<Value>>,
-) -> Arc<Value> {
-    if object::is_deleting(&new) && object::finalizers(&new).is_empty() {
-        let removed = txn.remove(key).unwrap_or_else(|| Arc::new(new));
-        deletion::after_removal(txn, inner, key, &removed);
-        return removed;
-    }
-    txn.replace(key, new, replaced)
 }
 
 /// Applies the status-subresource split and keeps metadata the client may not change.

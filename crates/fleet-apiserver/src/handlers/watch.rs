@@ -12,12 +12,12 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
 
-use super::present;
 use crate::error::{ApiError, ApiResult};
+use crate::handlers::respond::{present, presented_as_stored};
 use crate::handlers::table;
 use crate::http::request::Request;
 use crate::kinds::registry::ResourceType;
-use crate::server::ApiServer;
+use crate::state::Inner;
 use crate::storage::selectors::{FieldSelector, LabelSelector};
 use crate::storage::store::{EventKind, Subscription, WatchEvent};
 
@@ -80,8 +80,7 @@ struct Stream {
     done: bool,
 }
 
-pub fn watch(server: &ApiServer, req: &Request) -> ApiResult<Response> {
-    let inner = &server.inner;
+pub fn watch(inner: &Arc<Inner>, req: &Request) -> ApiResult<Response> {
     let mut field_text = req.query.get("fieldSelector").unwrap_or("").to_string();
     if let Some(name) = &req.path.name {
         // `/watch/.../{name}`: the legacy single-object watch.
@@ -220,7 +219,7 @@ fn handle_event(state: &mut Stream, event: &Arc<WatchEvent>) {
 fn event_line(rt: &ResourceType, kind: &str, obj: &Arc<Value>, as_table: bool) -> Bytes {
     let object = if as_table {
         table::table(rt, std::slice::from_ref(obj), None, None)
-    } else if super::presented_as_stored(rt, obj) {
+    } else if presented_as_stored(rt, obj) {
         // The common case: write the shared object without copying it.
         let mut buf = format!("{{\"type\":\"{kind}\",\"object\":").into_bytes();
         if serde_json::to_writer(&mut buf, &**obj).is_ok() {

@@ -500,7 +500,7 @@ pub fn resource_types() -> Vec<ResourceType> {
             status_subresource: d.status,
             other_subresources: if d.plural == "serviceaccounts" {
                 vec!["token"]
-            } else if crate::handlers::scale::is_scalable(d.group, d.plural) {
+            } else if is_scalable(d.group, d.plural) {
                 vec!["scale"]
             } else {
                 vec![]
@@ -542,4 +542,12 @@ pub fn resource_types() -> Vec<ResourceType> {
         });
     }
     out
+}
+
+/// The apps resources that have a `scale` subresource.
+pub const SCALABLE: [&str; 3] = ["deployments", "replicasets", "statefulsets"];
+
+/// Whether `group`/`plural` serves `scale`.
+pub fn is_scalable(group: &str, plural: &str) -> bool {
+    group == "apps" && SCALABLE.contains(&plural)
 }

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
 use crate::kinds::registry::{ALL_VERBS, PrinterColumn, ResourceType};
-use crate::server::Inner;
+use crate::state::Inner;
 use crate::storage::object;
 
 const CRD_GROUP: &str = "apiextensions.k8s.io";

@@ -6,8 +6,6 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
-use crate::kinds::builtin;
-
 /// One `additionalPrinterColumns` entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PrinterColumn {
@@ -81,10 +79,10 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// A registry holding the built-in kinds.
-    pub fn with_builtins() -> Self {
+    /// A registry holding `types` (the built-in kinds).
+    pub fn with_types(types: impl IntoIterator<Item = ResourceType>) -> Self {
         let registry = Registry::default();
-        for rt in builtin::resource_types() {
+        for rt in types {
             registry.insert(rt);
         }
         registry

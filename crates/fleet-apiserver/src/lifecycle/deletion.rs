@@ -6,20 +6,13 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::error::ApiResult;
-use crate::server::Inner;
-use crate::storage::object;
+use crate::lifecycle::queue::Propagation;
+use crate::state::Inner;
+use crate::storage::object::{self, FOREGROUND};
 use crate::storage::store::{ObjKey, Txn};
 
-pub const FOREGROUND: &str = "foregroundDeletion";
 /// The namespace controller's finalizer, in a namespace's `spec.finalizers`.
 pub const NAMESPACE_FINALIZER: &str = "kubernetes";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Propagation {
-    Background,
-    Foreground,
-    Orphan,
-}
 
 /// What a delete did.
 pub struct Deleted {
@@ -166,7 +159,7 @@ fn finish_foreground(txn: &mut Txn<'_>, inner: &Inner, key: &ObjKey) -> Option<A
         .filter(|f| f != FOREGROUND)
         .collect();
     object::set_finalizers(&mut next, &rest);
-    Some(crate::handlers::store_modified(txn, inner, key, next))
+    Some(store_modified(txn, inner, key, next))
 }
 
 fn orphan_dependents(txn: &mut Txn<'_>, owner_uid: &str) {
@@ -266,4 +259,30 @@ fn finish_namespace(txn: &mut Txn<'_>, inner: &Inner, key: &ObjKey) {
     } else if next != *ns {
         txn.put(key, next);
     }
+}
+
+/// Stores a modified object, or removes it when it is being deleted and has no finalizers left.
+pub(crate) fn store_modified(
+    txn: &mut Txn<'_>,
+    inner: &Inner,
+    key: &ObjKey,
+    new: Value,
+) -> Arc<Value> {
+    store_modified_from(txn, inner, key, new, None)
+}
+
+/// [`store_modified`] for a writer holding the object it replaces.
+pub(crate) fn store_modified_from(
+    txn: &mut Txn<'_>,
+    inner: &Inner,
+    key: &ObjKey,
+    new: Value,
+    replaced: Option<Arc<Value>>,
+) -> Arc<Value> {
+    if object::is_deleting(&new) && object::finalizers(&new).is_empty() {
+        let removed = txn.remove(key).unwrap_or_else(|| Arc::new(new));
+        after_removal(txn, inner, key, &removed);
+        return removed;
+    }
+    txn.replace(key, new, replaced)
 }

@@ -6,3 +6,4 @@ pub(crate) mod deletion;
 pub(crate) mod gc;
 pub(crate) mod namespaces;
 pub(crate) mod owner_scope;
+pub(crate) mod queue;

@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::error::{ApiError, ApiResult};
-use crate::server::Inner;
+use crate::state::Inner;
 use crate::storage::object;
 use crate::storage::store::{ObjKey, Txn};
 

@@ -7,8 +7,7 @@
 
 use serde_json::{Value, json};
 
-use crate::lifecycle::deletion::{self, Propagation};
-use crate::server::Inner;
+use crate::state::Inner;
 use crate::storage::object;
 use crate::storage::store::{ObjKey, Txn};
 
@@ -46,14 +45,14 @@ fn kind_is_namespaced(inner: &Inner, reference: &Value) -> Option<bool> {
 }
 
 /// The collector's look at a dependent whose ownerReferences were written: an Event for each existing owner
-/// in another namespace than the dependent's, and the deletion of a namespaced dependent none of whose
-/// owners exists in its namespace.
-pub fn check(txn: &mut Txn<'_>, inner: &Inner, key: &ObjKey, uid: &str) {
+/// in another namespace than the dependent's. Returns whether the dependent is to be deleted: a namespaced
+/// dependent none of whose owners exists in its namespace (the collector deletes dependents of absent owners).
+pub fn check(txn: &mut Txn<'_>, key: &ObjKey, uid: &str) -> bool {
     let Some(dependent) = txn.get(key) else {
-        return;
+        return false;
     };
     if object::uid(&dependent) != uid || object::is_deleting(&dependent) {
-        return;
+        return false;
     }
     let refs = object::owner_refs(&dependent);
     let mut invalid = 0;
@@ -70,11 +69,7 @@ pub fn check(txn: &mut Txn<'_>, inner: &Inner, key: &ObjKey, uid: &str) {
             None => {}
         }
     }
-    if invalid > 0 && valid == 0 && !key.namespace.is_empty() {
-        // Every owner is absent from the dependent's namespace: the collector deletes dependents of absent
-        // owners.
-        let _ = deletion::delete(txn, inner, key, Propagation::Background);
-    }
+    invalid > 0 && valid == 0 && !key.namespace.is_empty()
 }
 
 fn record_event(txn: &mut Txn<'_>, key: &ObjKey, dependent: &Value, reference: &Value) {

@@ -1,9 +1,11 @@
 //! The server handle: shared state (registry, store, authentication), the axum `Router` that dispatches every
 //! request, and helpers to serve it over TCP or hand it to `kube::Client` in-process.
 
+pub mod config;
 pub(crate) mod kubeconfig;
-pub mod standalone;
 pub mod tls;
+
+pub use config::Config;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -21,39 +23,10 @@ use crate::handlers;
 use crate::http::request::{MAX_BODY, Query, Request};
 use crate::http::route::{self, Route};
 use crate::kinds::registry::Registry;
+use crate::state::Inner;
 use crate::storage::persist::Journal;
 use crate::storage::store::Store;
 use crate::{handlers::discovery, handlers::openapi, kinds::crd, lifecycle::namespaces};
-
-/// How to run a server.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// Where the journal lives; `None` keeps everything in memory.
-    pub data_dir: Option<PathBuf>,
-    /// How many watch events are kept for resuming watches (older resourceVersions get 410 Expired).
-    pub watch_history: usize,
-    /// Require a bearer token on every request (otherwise anonymous requests act as the admin).
-    pub require_auth: bool,
-    /// The admin bearer token; generated when `None` and authentication is required.
-    pub admin_token: Option<String>,
-    /// How often watches with `allowWatchBookmarks` get a BOOKMARK when idle.
-    pub bookmark_interval: std::time::Duration,
-    /// PEM of the CA clients trust (put into ServiceAccount token Secrets as `ca.crt`).
-    pub ca_pem: Option<String>,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            data_dir: None,
-            watch_history: 10_000,
-            require_auth: false,
-            admin_token: None,
-            bookmark_interval: std::time::Duration::from_secs(10),
-            ca_pem: None,
-        }
-    }
-}
 
 /// Failure to start a server.
 #[derive(Debug, thiserror::Error)]
@@ -63,18 +36,6 @@ pub enum StartError {
         path: PathBuf,
         source: std::io::Error,
     },
-}
-
-pub(crate) struct Inner {
-    pub registry: Registry,
-    pub store: Store,
-    pub auth: Authenticator,
-    pub config: Config,
-    pub admin_token: Option<String>,
-    pub signing_key: crate::auth::tokens::SigningKey,
-    /// PEM of the CA that signed the serving certificate, when serving TLS.
-    pub ca_pem: Option<String>,
-    pub gc: crate::lifecycle::gc::Collector,
 }
 
 /// A Kubernetes-compatible API server. Cheap to clone; all clones share state.
@@ -118,19 +79,18 @@ impl ApiServer {
         if let Some(token) = &admin_token {
             auth.add_token(token.clone(), User::admin());
         }
-        let signing_key = crate::auth::tokens::SigningKey::load_or_create(
-            config.data_dir.as_deref(),
-        )
-        .map_err(|source| StartError::DataDir {
-            path: config.data_dir.clone().unwrap_or_default(),
-            source,
-        })?;
+        let signing_key =
+            crate::auth::signing_key::SigningKey::load_or_create(config.data_dir.as_deref())
+                .map_err(|source| StartError::DataDir {
+                    path: config.data_dir.clone().unwrap_or_default(),
+                    source,
+                })?;
         let ca_pem = config.ca_pem.clone();
         crate::kinds::builtin_schema::prepare_in_background();
-        let (gc, gc_work) = crate::lifecycle::gc::Collector::new();
+        let (gc, gc_work) = crate::lifecycle::queue::Collector::new();
         let server = ApiServer {
             inner: Arc::new(Inner {
-                registry: Registry::with_builtins(),
+                registry: Registry::with_types(crate::kinds::builtin::resource_types()),
                 store,
                 auth,
                 config,
@@ -360,7 +320,7 @@ async fn serve_request(
         Route::Resource(path) => {
             let query = Query::parse(uri.query());
             match resolve(inner, method, path, query, headers, body, user) {
-                Ok(req) => handlers::handle(&server, req),
+                Ok(req) => handlers::handle(&server.inner, req),
                 Err(err) => Err(err),
             }
         }

@@ -3,6 +3,7 @@
 //! ([`managed`], [`fieldset`]).
 
 pub(crate) mod fieldset;
+pub(crate) mod key;
 pub(crate) mod managed;
 pub(crate) mod object;
 pub(crate) mod persist;

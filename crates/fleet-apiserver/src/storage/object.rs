@@ -3,6 +3,9 @@
 
 use serde_json::{Map, Value, json};
 
+/// The finalizer a foreground deletion keeps on the owner until its dependents are gone.
+pub const FOREGROUND: &str = "foregroundDeletion";
+
 pub fn metadata(obj: &Value) -> Option<&Map<String, Value>> {
     obj.get("metadata")?.as_object()
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::storage::store::ObjKey;
+use crate::storage::key::ObjKey;
 
 const JOURNAL_FILE: &str = "objects.jsonl";
 

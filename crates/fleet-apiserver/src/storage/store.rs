@@ -9,30 +9,9 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::error::{ApiError, ApiResult};
+pub use crate::storage::key::ObjKey;
 use crate::storage::object;
 use crate::storage::persist::{Journal, Record};
-
-/// Identifies one stored object.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ObjKey {
-    pub resource: String,
-    pub namespace: String,
-    pub name: String,
-}
-
-impl ObjKey {
-    pub fn new(
-        resource: impl Into<String>,
-        namespace: impl Into<String>,
-        name: impl Into<String>,
-    ) -> Self {
-        ObjKey {
-            resource: resource.into(),
-            namespace: namespace.into(),
-            name: name.into(),
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
@@ -211,7 +190,7 @@ impl Store {
                         object::is_deleting(&o)
                             && object::finalizers(&o)
                                 .iter()
-                                .any(|f| f == crate::lifecycle::deletion::FOREGROUND)
+                                .any(|f| f == crate::storage::object::FOREGROUND)
                     });
                     if deleting {
                         waiting.push(owner.clone());
