@@ -609,9 +609,7 @@ impl StoredDeployment {
     pub fn state(&self) -> BundleState {
         match &self.status {
             Some(status) => fleet_api::deployment_state(&self.spec, status),
-            None => {
-                fleet_api::deployment_state(&self.spec, &BundleDeploymentStatus::default())
-            }
+            None => fleet_api::deployment_state(&self.spec, &BundleDeploymentStatus::default()),
         }
     }
 

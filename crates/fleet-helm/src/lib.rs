@@ -36,6 +36,7 @@
 
 pub mod chart;
 pub mod funcs;
+pub mod gofloat;
 pub mod gofmt;
 pub mod template;
 pub mod value;

@@ -351,7 +351,7 @@ pub fn json_node(v: &Value) -> JsonNode<'_> {
 /// A float as a JSON number, or Go's error for NaN and the infinities.
 pub fn json_float(f: f64) -> Result<serde_json::Number, String> {
     serde_json::Number::from_f64(f).ok_or_else(|| {
-        let shown = crate::gofmt::format_float_g(f, None);
+        let shown = crate::gofloat::format_float_g(f, None);
         format!("json: unsupported value: {shown}")
     })
 }
@@ -507,7 +507,37 @@ impl fleet_yaml::parse::Build for GoValues {
     }
 
     fn json(&mut self, value: serde_json::Value) -> Value {
-        crate::funcs::encoding::from_json_floats_owned(value)
+        from_json_floats_owned(value)
+    }
+}
+
+/// [`from_json_floats`] consuming the data: map keys move into the new maps instead of being copied (a large
+/// values file has thousands).
+pub(crate) fn from_json_floats_owned(v: serde_json::Value) -> Value {
+    match v {
+        serde_json::Value::Array(items) => {
+            list_value(items.into_iter().map(from_json_floats_owned).collect())
+        }
+        serde_json::Value::Object(m) => map_value(
+            m.into_iter()
+                .map(|(k, v)| (k, from_json_floats_owned(v)))
+                .collect(),
+        ),
+        other => from_json_floats(&other),
+    }
+}
+
+/// JSON numbers decode to Go float64, as `encoding/json` does into `interface{}`.
+pub(crate) fn from_json_floats(v: &serde_json::Value) -> Value {
+    match v {
+        serde_json::Value::Number(n) => Value::from(n.as_f64().unwrap_or(0.0)),
+        serde_json::Value::Array(items) => list_value(items.iter().map(from_json_floats).collect()),
+        serde_json::Value::Object(m) => map_value(
+            m.iter()
+                .map(|(k, v)| (k.clone(), from_json_floats(v)))
+                .collect(),
+        ),
+        other => from_json(other),
     }
 }
 

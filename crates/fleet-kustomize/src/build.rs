@@ -11,23 +11,9 @@ use crate::generators::{self, Kind};
 use crate::kustomization::{self, Kustomization, Loaded};
 use crate::resmap::ResMap;
 use crate::resource::Resource;
+use crate::root::resolve_in_root;
 use crate::transform::{images, metadata, names, replicas};
 use crate::{Options, hash, name_reference, order, patches, replacements};
-
-/// Resolves `entry` against `dir`, refusing paths outside `dir` (Fleet's root-only load restriction).
-pub(crate) fn resolve_in_root(dir: &str, kfile: &str, field: &str, entry: &str) -> Result<String> {
-    let outside = || Error::OutsideRoot {
-        file: kfile.into(),
-        field: field.into(),
-        entry: entry.into(),
-        root: files::display(dir).into(),
-    };
-    let path = files::join(dir, entry).ok_or_else(outside)?;
-    if !files::is_within(dir, &path) {
-        return Err(outside());
-    }
-    Ok(path)
-}
 
 fn is_remote(entry: &str) -> bool {
     entry.contains("://")

@@ -221,7 +221,7 @@ pub fn generate(
 
 /// Reads a file a generator names, inside the kustomization's directory.
 fn read(files: &impl Files, dir: &str, kfile: &str, field: &str, entry: &str) -> Result<Vec<u8>> {
-    let path = crate::build::resolve_in_root(dir, kfile, field, entry)?;
+    let path = crate::root::resolve_in_root(dir, kfile, field, entry)?;
     files
         .read(&path)
         .map(|b| b.into_owned())

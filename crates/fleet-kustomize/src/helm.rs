@@ -82,7 +82,7 @@ pub fn inflate(
         .map(|g| g.chart_home.as_str())
         .filter(|h| !h.is_empty())
         .unwrap_or("charts");
-    let chart_home = crate::build::resolve_in_root(dir, kfile, "helmGlobals.chartHome", home)?;
+    let chart_home = crate::root::resolve_in_root(dir, kfile, "helmGlobals.chartHome", home)?;
     // Like kustomize: a chart with both `repo` and `version` is looked for (pulled, there) under
     // `<chartHome>/<name>-<version>/<name>`, any other under `<chartHome>/<name>`.
     let chart_home = if !chart.repo.is_empty() && !chart.version.is_empty() {
@@ -121,7 +121,7 @@ pub fn inflate(
         }
     } else {
         let path =
-            crate::build::resolve_in_root(dir, kfile, "helmCharts.valuesFile", &chart.values_file)?;
+            crate::root::resolve_in_root(dir, kfile, "helmCharts.valuesFile", &chart.values_file)?;
         read_values(
             files,
             &path,
@@ -153,7 +153,7 @@ pub fn inflate(
     }
     for extra in &chart.additional_values_files {
         let path =
-            crate::build::resolve_in_root(dir, kfile, "helmCharts.additionalValuesFiles", extra)?;
+            crate::root::resolve_in_root(dir, kfile, "helmCharts.additionalValuesFiles", extra)?;
         let v = read_values(
             files,
             &path,

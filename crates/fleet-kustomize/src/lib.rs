@@ -21,6 +21,7 @@ mod patches;
 mod replacements;
 mod resmap;
 pub mod resource;
+mod root;
 mod selector;
 mod smp;
 mod transform;

@@ -51,7 +51,7 @@ fn load(
 ) -> Result<(Loaded, String)> {
     let (bytes, name) = match (&p.path, &p.patch) {
         (Some(path), None) => {
-            let resolved = crate::build::resolve_in_root(dir, kfile, field, path)?;
+            let resolved = crate::root::resolve_in_root(dir, kfile, field, path)?;
             let bytes = files.read(&resolved).ok_or_else(|| Error::Missing {
                 file: kfile.into(),
                 field: field.into(),

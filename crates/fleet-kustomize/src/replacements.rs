@@ -336,7 +336,7 @@ pub fn apply(
     let mut all: Vec<ReplacementEntry> = Vec::new();
     for e in entries {
         if let Some(path) = &e.path {
-            let resolved = crate::build::resolve_in_root(dir, kfile, "replacements", path)?;
+            let resolved = crate::root::resolve_in_root(dir, kfile, "replacements", path)?;
             let bytes = files.read(&resolved).ok_or_else(|| Error::Missing {
                 file: kfile.into(),
                 field: "replacements".into(),

@@ -12,7 +12,7 @@ use crate::value::{GoMap, Value, as_map, deep_copy, deep_take, is_map, is_nil, m
 /// User values from JSON data (e.g. fleet.yaml `helm.values`), with Go's JSON number semantics (float64), as Helm
 /// holds values read from YAML or JSON.
 pub fn values_from_json(v: &serde_json::Value) -> Value {
-    crate::funcs::encoding::from_json_floats(v)
+    crate::value::from_json_floats(v)
 }
 
 /// Helm's `mergeMaps`: `over` wins, nested tables merge. Returns a new map.
@@ -501,8 +501,7 @@ mod tests {
     fn values_read_straight_are_the_json_readings_values() {
         let mut compared = 0;
         for (path, text) in &fleet_yaml::testing::yaml_corpus() {
-            let via_json =
-                crate::yaml::parse_json(text).map(crate::funcs::encoding::from_json_floats_owned);
+            let via_json = crate::yaml::parse_json(text).map(crate::value::from_json_floats_owned);
             let straight = crate::yaml::parse_value(text);
             match (via_json, straight) {
                 (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "{path:?}"),

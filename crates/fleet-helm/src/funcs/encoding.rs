@@ -7,7 +7,8 @@ use sha2::Digest;
 
 use super::{FuncError, FuncResult, Table, arity, err, str_arg};
 use crate::value::{
-    Value, as_map, from_json, is_nil, list_value, map_value, raw_bytes, string_from_bytes, to_json,
+    Value, as_map, from_json_floats, is_nil, list_value, map_value, raw_bytes, string_from_bytes,
+    to_json,
 };
 use minijinja::value::ValueKind;
 
@@ -202,36 +203,6 @@ fn error_map(msg: &str) -> Value {
     let mut m = std::collections::BTreeMap::new();
     m.insert("Error".to_string(), Value::from(msg));
     map_value(m)
-}
-
-/// [`from_json_floats`] consuming the data: map keys move into the new maps instead of being copied (a large
-/// values file has thousands).
-pub(crate) fn from_json_floats_owned(v: serde_json::Value) -> Value {
-    match v {
-        serde_json::Value::Array(items) => {
-            list_value(items.into_iter().map(from_json_floats_owned).collect())
-        }
-        serde_json::Value::Object(m) => map_value(
-            m.into_iter()
-                .map(|(k, v)| (k, from_json_floats_owned(v)))
-                .collect(),
-        ),
-        other => from_json_floats(&other),
-    }
-}
-
-/// JSON numbers decode to Go float64, as `encoding/json` does into `interface{}`.
-pub(crate) fn from_json_floats(v: &serde_json::Value) -> Value {
-    match v {
-        serde_json::Value::Number(n) => Value::from(n.as_f64().unwrap_or(0.0)),
-        serde_json::Value::Array(items) => list_value(items.iter().map(from_json_floats).collect()),
-        serde_json::Value::Object(m) => map_value(
-            m.iter()
-                .map(|(k, v)| (k.clone(), from_json_floats(v)))
-                .collect(),
-        ),
-        other => from_json(other),
-    }
 }
 
 /// Sprig's `toJson` family: Go's `encoding/json` through [`fleet_yaml::gojson`] (maps are Go maps, so members
