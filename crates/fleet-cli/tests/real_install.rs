@@ -525,7 +525,7 @@ struct Joined {
     agent: Component,
 }
 
-/// 1. Install the hub as the README says.
+/// Step 1: Install the hub as the README says.
 fn install_hub(hub: &Server, dir: &Path) {
     let charts = root().join("charts");
     hub.helm(&[
@@ -554,7 +554,7 @@ fn install_hub(hub: &Server, dir: &Path) {
     ]);
 }
 
-/// 2. The controller and the local agent, with the charts' arguments and ServiceAccounts only.
+/// Step 2: The controller and the local agent, with the charts' arguments and ServiceAccounts only.
 fn start_hub_components(hub: &Server, dir: &Path) -> (Component, Component) {
     let controller_config = hub.service_account_kubeconfig(dir, SYSTEM_NS, "fleet-controller");
     let mut controller_args = hub.deployment_args(SYSTEM_NS, "fleet-controller", dir);
@@ -581,7 +581,7 @@ fn start_hub_components(hub: &Server, dir: &Path) -> (Component, Component) {
     (controller, local_agent)
 }
 
-/// 3. Agent-initiated: a ClusterRegistrationToken's values install the fleet-agent chart downstream.
+/// Step 3: Agent-initiated: a ClusterRegistrationToken's values install the fleet-agent chart downstream.
 fn join_with_token(
     hub: &Server,
     downstream: &Server,
@@ -676,7 +676,7 @@ fn join_with_token(
     }
 }
 
-/// 4. Manager-initiated: a Cluster with `spec.kubeConfigSecret`; the controller installs the agent, which
+/// Step 4: Manager-initiated: a Cluster with `spec.kubeConfigSecret`; the controller installs the agent, which
 /// this test then runs as the kubelet would run the Deployment the controller wrote.
 fn join_with_kubeconfig(
     hub: &Server,
@@ -809,7 +809,7 @@ fn on_all(
     });
 }
 
-/// 5. A GitRepo deployed to both clusters, updated, pruned, drifted and corrected.
+/// Step 5: A GitRepo deployed to both clusters, updated, pruned, drifted and corrected.
 fn deploy_update_prune_and_correct_drift(
     hub: &Server,
     clusters: &[&Server],
@@ -1005,7 +1005,7 @@ fn agents_are_operable(agents: &[&Component], downstream_agent: &Component) {
     }
 }
 
-/// 6. The manager-initiated Cluster is deleted: what it deployed and its agent are removed downstream, and
+/// Step 6: The manager-initiated Cluster is deleted: what it deployed and its agent are removed downstream, and
 /// its namespace, registrations, ServiceAccounts, bindings and Secrets on the hub.
 fn delete_imported_cluster(
     hub: &Server,
@@ -1140,7 +1140,7 @@ fn delete_imported_cluster(
     });
 }
 
-/// 7. Uninstall everything, as the README says.
+/// Step 7: Uninstall everything, as the README says.
 fn uninstall(
     hub: &Server,
     by_token: &Server,
