@@ -35,6 +35,7 @@ pub mod render;
 pub mod restriction;
 pub mod scope;
 pub mod status;
+pub mod tls;
 pub mod values;
 pub mod watch;
 

@@ -16,6 +16,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 
 use crate::error::{Error, Result, is_not_found};
 use crate::heartbeat::ClusterRef;
+use crate::tls::{TlsMode, hub_ca};
 
 /// The Secret a registration starts from.
 pub const BOOTSTRAP_SECRET: &str = "fleet-agent-bootstrap";
@@ -183,10 +184,18 @@ pub async fn register(
     client_id: &str,
     cluster_labels: BTreeMap<String, String>,
     timeout: Duration,
+    tls: TlsMode,
 ) -> Result<Credentials> {
-    let import_config = kubeconfig(
+    let ca = hub_ca(
+        tls,
         &bootstrap.api_server_url,
         &bootstrap.api_server_ca,
+        &format!("secret {agent_namespace}/{BOOTSTRAP_SECRET}"),
+    )
+    .await?;
+    let import_config = kubeconfig(
+        &bootstrap.api_server_url,
+        &ca,
         &bootstrap.token,
         &bootstrap.cluster_namespace,
     );
@@ -242,7 +251,7 @@ pub async fn register(
     let credentials = Credentials {
         kubeconfig: kubeconfig(
             &bootstrap.api_server_url,
-            &bootstrap.api_server_ca,
+            &ca,
             &text(&data, "token"),
             &text(&data, "deploymentNamespace"),
         ),
@@ -293,13 +302,34 @@ async fn store(
 }
 
 /// The hub connection of an agent: the stored credentials, or a new registration from the bootstrap Secret
-/// when there are none. Returns the hub client and the credentials.
+/// when there are none. Returns the hub client and the credentials. Trusts the hub as Fleet's default
+/// `agentTLSMode` does ([`connect_with_tls`]).
 pub async fn connect(
     downstream: &kube::Client,
     agent_namespace: &str,
     configured_client_id: Option<&str>,
     cluster_labels: BTreeMap<String, String>,
     timeout: Duration,
+) -> Result<(kube::Client, Credentials)> {
+    connect_with_tls(
+        downstream,
+        agent_namespace,
+        configured_client_id,
+        cluster_labels,
+        timeout,
+        TlsMode::default(),
+    )
+    .await
+}
+
+/// [`connect`], registering with the given `agentTLSMode`.
+pub async fn connect_with_tls(
+    downstream: &kube::Client,
+    agent_namespace: &str,
+    configured_client_id: Option<&str>,
+    cluster_labels: BTreeMap<String, String>,
+    timeout: Duration,
+    tls: TlsMode,
 ) -> Result<(kube::Client, Credentials)> {
     let credentials = match credentials(downstream, agent_namespace).await? {
         Some(credentials) if bootstrap(downstream, agent_namespace).await?.is_none() => credentials,
@@ -321,6 +351,7 @@ pub async fn connect(
                 &id,
                 cluster_labels,
                 timeout,
+                tls,
             )
             .await?
         }
@@ -330,7 +361,7 @@ pub async fn connect(
 }
 
 /// The registration settings of the ConfigMap `fleet-agent` (key `config`, JSON) in the agent's namespace, as
-/// Fleet's agent chart writes them: the Cluster's labels and the clientID.
+/// Fleet's agent chart writes them: the Cluster's labels, the clientID and the `agentTLSMode`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Settings {
@@ -338,6 +369,15 @@ pub struct Settings {
     pub labels: BTreeMap<String, String>,
     #[serde(default, rename = "clientID")]
     pub client_id: String,
+    /// How the hub's certificate is trusted ([`TlsMode`]).
+    #[serde(skip)]
+    pub tls_mode: TlsMode,
+}
+
+#[derive(serde::Deserialize)]
+struct RawTlsMode {
+    #[serde(default, rename = "agentTLSMode")]
+    agent_tls_mode: String,
 }
 
 /// The ConfigMap holding [`Settings`].
@@ -346,10 +386,15 @@ pub const SETTINGS_CONFIG_MAP: &str = "fleet-agent";
 impl Settings {
     /// Parses the ConfigMap's `config` key; errors name the ConfigMap and key.
     pub fn parse(text: &str, agent_namespace: &str) -> Result<Settings> {
-        serde_json::from_str(text).map_err(|err| Error::Content {
-            name: format!("configmap {agent_namespace}/{SETTINGS_CONFIG_MAP}"),
+        let name = format!("configmap {agent_namespace}/{SETTINGS_CONFIG_MAP}");
+        let invalid = |err: serde_json::Error| Error::Content {
+            name: name.clone(),
             message: format!("key config: {err}"),
-        })
+        };
+        let mut settings: Settings = serde_json::from_str(text).map_err(invalid)?;
+        let raw: RawTlsMode = serde_json::from_str(text).map_err(invalid)?;
+        settings.tls_mode = TlsMode::parse(&raw.agent_tls_mode, &format!("{name}: key config"))?;
+        Ok(settings)
     }
 
     /// Reads the settings; the defaults when the ConfigMap or its key is missing.
@@ -386,6 +431,17 @@ mod tests {
             Settings::parse(r#"{"labels": {"env": "prod"}, "clientID": "c-1"}"#, "ns").unwrap();
         assert_eq!(settings.labels.get("env").map(String::as_str), Some("prod"));
         assert_eq!(settings.client_id, "c-1");
+        assert_eq!(settings.tls_mode, TlsMode::SystemStore);
+        let strict =
+            Settings::parse(r#"{"clientID": "", "agentTLSMode": "strict"}"#, "ns").unwrap();
+        assert_eq!(strict.tls_mode, TlsMode::Strict);
+        let err = Settings::parse(r#"{"agentTLSMode": "none"}"#, "ns")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("ns/fleet-agent") && err.contains("agentTLSMode"),
+            "{err}"
+        );
         let err = Settings::parse("{", "cattle-fleet-system")
             .unwrap_err()
             .to_string();

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use common::*;
 use fleet_agent::registration::{self, BOOTSTRAP_SECRET};
+use fleet_agent::tls::TlsMode;
 use fleet_agent::{Agent, AgentConfig, Error, Scope};
 use fleet_api::ClusterRegistration;
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
@@ -167,6 +168,7 @@ async fn registers_with_a_bootstrap_token_and_stores_the_grant() {
             &client_id,
             labels,
             Duration::from_secs(60),
+            TlsMode::default(),
         )
         .await
     });
@@ -303,6 +305,7 @@ async fn a_grant_without_its_namespaces_is_refused_naming_the_key() {
             "client-1",
             BTreeMap::new(),
             Duration::from_secs(60),
+            TlsMode::default(),
         )
         .await
     });

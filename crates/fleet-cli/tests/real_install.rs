@@ -1,16 +1,22 @@
 //! Install, register and uninstall exactly as a user does on real clusters, with the real `helm` and
-//! `kubectl` (`.tools/bin`, from `scripts/install-tools.sh`) against two `fleet apiserver` processes, a hub
-//! and a downstream cluster, with RBAC enforced:
+//! `kubectl` (`.tools/bin`, from `scripts/install-tools.sh`) against three `fleet apiserver` processes, a hub
+//! and two downstream clusters, with RBAC enforced:
 //!
 //! 1. `helm install` of charts/fleet-crd and charts/fleet into the hub (admin credentials end here);
 //! 2. the controller and the local agent run as `fleet` processes with the arguments of the charts'
 //!    Deployments and only the tokens of the charts' ServiceAccounts (`kubectl create token`); this test plays
 //!    the kubelet: it starts and stops those processes as the Deployments say;
-//! 3. a ClusterRegistrationToken's values Secret installs charts/fleet-agent into the downstream server with
-//!    `helm install -f values.yaml`; the downstream agent registers from it;
-//! 4. a GitRepo of a local git repository is deployed downstream; both clusters stay Healthy over several
-//!    check-in intervals (the charts' `agentCheckinInterval`, shortened by configuration);
-//! 5. `helm uninstall` of all charts (the fleet chart's pre-delete Job run as the kubelet would) leaves
+//! 3. one downstream cluster joins agent-initiated: a ClusterRegistrationToken's values Secret installs
+//!    charts/fleet-agent with `helm install -f values.yaml`, and the agent registers from it;
+//! 4. the other joins manager-initiated: a Cluster with `spec.kubeConfigSecret`; the controller installs the
+//!    agent there itself, and the test runs the Deployment it wrote;
+//! 5. a GitRepo of a local git repository is deployed to both, updated by a commit, a removed file is pruned,
+//!    drift made behind the agents' backs is reported in BundleDeployment and GitRepo status and corrected
+//!    with `correctDrift`; every cluster stays Healthy over several check-in intervals (the charts'
+//!    `agentCheckinInterval`, shortened by configuration);
+//! 6. the manager-initiated Cluster is deleted: its agent and everything deployed are gone downstream, and
+//!    nothing of it stays on the hub;
+//! 7. `helm uninstall` of all charts (the fleet chart's pre-delete Job run as the kubelet would) leaves
 //!    nothing Terminating.
 //!
 //! Any 401 or 403 in a component's log fails the test.
@@ -26,6 +32,8 @@ use serde_json::Value;
 
 const SYSTEM_NS: &str = "cattle-fleet-system";
 const LOCAL_AGENT_NS: &str = "cattle-fleet-local-system";
+/// The `agentNamespace` of the manager-initiated Cluster: its agent runs there, scoped by it.
+const IMPORTED_AGENT_NS: &str = "edge-agent";
 /// The check-in interval both charts get; the controller's heartbeat timeout is three of them.
 const CHECKIN: &str = "2s";
 const CHECKIN_SECONDS: u64 = 2;
@@ -199,11 +207,23 @@ struct Component {
 
 impl Component {
     fn start(name: &str, dir: &Path, args: &[String], extra: &[&str]) -> Component {
+        Component::start_with_env(name, dir, args, extra, &[])
+    }
+
+    /// Starts a component with the environment variables of its container.
+    fn start_with_env(
+        name: &str,
+        dir: &Path,
+        args: &[String],
+        extra: &[&str],
+        env: &[(String, String)],
+    ) -> Component {
         let log = dir.join(format!("{name}.log"));
         let file = std::fs::File::create(&log).unwrap();
         let process = support::fleet()
             .args(args)
             .args(extra)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .env("RUST_LOG", "info")
             .env("HOSTNAME", name)
             .stdout(Stdio::from(file.try_clone().unwrap()))
@@ -217,9 +237,10 @@ impl Component {
         }
     }
 
-    fn alive(&mut self) -> bool {
+    /// Whether the process ended on its own (a component this test stopped has not).
+    fn exited(&mut self) -> bool {
         match &mut self.process {
-            Some(process) => process.try_wait().unwrap().is_none(),
+            Some(process) => process.try_wait().unwrap().is_some(),
             None => false,
         }
     }
@@ -263,7 +284,7 @@ fn wait_for<T>(
         }
         for component in components.iter_mut() {
             assert!(
-                component.alive(),
+                !component.exited(),
                 "{} exited while waiting for {what}:\n{}",
                 component.name,
                 component.log()
@@ -437,15 +458,76 @@ fn assert_nothing_terminating(server: &Server, what: &str) {
     );
 }
 
-#[test]
-fn a_user_installs_the_hub_joins_a_cluster_deploys_and_uninstalls_with_helm() {
-    let work = tempfile::tempdir().unwrap();
-    let dir = work.path();
-    let hub = Server::start(&dir.join("hub"));
-    let downstream = Server::start(&dir.join("downstream"));
-    let charts = root().join("charts");
+/// The environment of a pod's container as the kubelet sets it: plain values, and the pod's namespace for
+/// `fieldRef: metadata.namespace`.
+fn container_env(pod_spec: &Value, namespace: &str) -> Vec<(String, String)> {
+    let env = pod_spec["containers"][0]["env"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    env.iter()
+        .filter_map(|var| {
+            let name = var["name"].as_str()?.to_string();
+            if let Some(value) = var["value"].as_str() {
+                return Some((name, value.to_string()));
+            }
+            (var["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace")
+                .then(|| (name, namespace.to_string()))
+        })
+        .collect()
+}
 
-    // 1. Install the hub as the README says.
+fn decode(text: &str) -> String {
+    String::from_utf8(
+        base64::engine::general_purpose::STANDARD
+            .decode(text.trim())
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+/// The names of a list's items (`kubectl get KIND ...`) that pass `keep`.
+fn names_where(server: &Server, args: &[&str], keep: impl Fn(&Value) -> bool) -> Vec<String> {
+    let mut all = vec!["get"];
+    all.extend(args);
+    let list = server.json(&all).expect("a list");
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| keep(item))
+        .map(|item| {
+            format!(
+                "{}/{}",
+                item["metadata"]["namespace"].as_str().unwrap_or(""),
+                item["metadata"]["name"].as_str().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+/// Polls `leftovers` until it finds none, failing with what is left after [`LIMIT`].
+fn settle(what: &str, mut leftovers: impl FnMut() -> Vec<String>) {
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        let left = leftovers();
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what}: still there: {left:?}");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// A downstream cluster that joined, and the agent running there.
+struct Joined {
+    cluster: String,
+    agent: Component,
+}
+
+/// Step 1: Install the hub as the README says.
+fn install_hub(hub: &Server, dir: &Path) {
+    let charts = root().join("charts");
     hub.helm(&[
         "install",
         "fleet-crd",
@@ -470,8 +552,10 @@ fn a_user_installs_the_hub_joins_a_cluster_deploys_and_uninstalls_with_helm() {
         "--set",
         &format!("agentCheckinInterval={CHECKIN}"),
     ]);
+}
 
-    // 2. The controller and the local agent, with the charts' arguments and ServiceAccounts only.
+/// Step 2: The controller and the local agent, with the charts' arguments and ServiceAccounts only.
+fn start_hub_components(hub: &Server, dir: &Path) -> (Component, Component) {
     let controller_config = hub.service_account_kubeconfig(dir, SYSTEM_NS, "fleet-controller");
     let mut controller_args = hub.deployment_args(SYSTEM_NS, "fleet-controller", dir);
     controller_args.push(format!("--kubeconfig={}", controller_config.display()));
@@ -489,18 +573,26 @@ fn a_user_installs_the_hub_joins_a_cluster_deploys_and_uninstalls_with_helm() {
     wait_for(
         "Cluster fleet-local/local Joined and Healthy",
         &mut [&mut controller, &mut local_agent],
-        || healthy(&hub, "fleet-local", "local"),
+        || healthy(hub, "fleet-local", "local"),
     );
     wait_for("workspace fleet-default", &mut [&mut controller], || {
         hub.json(&["get", "namespace", "fleet-default"])
     });
+    (controller, local_agent)
+}
 
-    // 3. Join the downstream cluster with a ClusterRegistrationToken and the fleet-agent chart.
+/// Step 3: Agent-initiated: a ClusterRegistrationToken's values install the fleet-agent chart downstream.
+fn join_with_token(
+    hub: &Server,
+    downstream: &Server,
+    dir: &Path,
+    controller: &mut Component,
+) -> Joined {
     let token = "apiVersion: fleet.cattle.io/v1alpha1\nkind: ClusterRegistrationToken\nmetadata:\n  name: new-token\n  namespace: fleet-default\nspec:\n  ttl: 1h\n";
     let token_file = dir.join("token.yaml");
     std::fs::write(&token_file, token).unwrap();
     hub.kubectl(&["apply", "-f", token_file.to_str().unwrap()]);
-    let values = wait_for("the token's values Secret", &mut [&mut controller], || {
+    let values = wait_for("the token's values Secret", &mut [controller], || {
         hub.kubectl_ok(&[
             "-n",
             "fleet-default",
@@ -512,12 +604,7 @@ fn a_user_installs_the_hub_joins_a_cluster_deploys_and_uninstalls_with_helm() {
         ])
         .filter(|v| !v.is_empty())
     });
-    let values = String::from_utf8(
-        base64::engine::general_purpose::STANDARD
-            .decode(values.trim())
-            .unwrap(),
-    )
-    .unwrap();
+    let values = decode(&values);
     let parsed: Value = serde_json::from_str(&values).expect("the values are JSON");
     assert_eq!(
         parsed["apiServerURL"],
@@ -529,12 +616,17 @@ fn a_user_installs_the_hub_joins_a_cluster_deploys_and_uninstalls_with_helm() {
         hub.ca_pem.as_str(),
         "values: apiServerCA"
     );
+    // agentTLSMode system-store (the chart's default): this cluster's trust store holds the hub's CA
+    // (`SSL_CERT_FILE` of the agent's process), so the agent trusts it there and never uses a CA in the
+    // values that no longer verifies the hub (here: another cluster's).
+    let mut stale = parsed.clone();
+    stale["apiServerCA"] = Value::String(downstream.ca_pem.clone());
     let values_file = dir.join("values.yaml");
-    std::fs::write(&values_file, &values).unwrap();
+    std::fs::write(&values_file, stale.to_string()).unwrap();
     downstream.helm(&[
         "install",
         "fleet-agent",
-        charts.join("fleet-agent").to_str().unwrap(),
+        root().join("charts/fleet-agent").to_str().unwrap(),
         "-n",
         SYSTEM_NS,
         "--create-namespace",
@@ -542,83 +634,322 @@ fn a_user_installs_the_hub_joins_a_cluster_deploys_and_uninstalls_with_helm() {
         values_file.to_str().unwrap(),
         "--set",
         &format!("agentCheckinInterval={CHECKIN}"),
+        "--set-json",
+        r#"labels={"env":"by-token"}"#,
     ]);
     let downstream_config = downstream.service_account_kubeconfig(dir, SYSTEM_NS, "fleet-agent");
     let mut agent_args = downstream.deployment_args(SYSTEM_NS, "fleet-agent", dir);
     agent_args.push(format!("--kubeconfig={}", downstream_config.display()));
-    let mut agent = Component::start("downstream-agent", dir, &agent_args, &[]);
+    let trust_store = vec![(
+        "SSL_CERT_FILE".to_string(),
+        dir.join("hub-ca.pem").display().to_string(),
+    )];
+    let mut agent = Component::start_with_env("token-agent", dir, &agent_args, &[], &trust_store);
     let joined = wait_for(
-        "the downstream Cluster Joined and Healthy",
-        &mut [&mut controller, &mut agent],
+        "the Cluster of the token's agent Joined and Healthy",
+        &mut [controller, &mut agent],
         || {
-            let clusters = hub.json(&["get", "clusters.fleet.cattle.io", "-n", "fleet-default"])?;
+            let clusters = hub.json(&[
+                "get",
+                "clusters.fleet.cattle.io",
+                "-n",
+                "fleet-default",
+                "-l",
+                "env=by-token",
+            ])?;
             let name = clusters["items"].as_array()?.first()?["metadata"]["name"]
                 .as_str()?
                 .to_string();
-            healthy(&hub, "fleet-default", &name)
+            healthy(hub, "fleet-default", &name)
         },
     );
-    let cluster_name = joined["metadata"]["name"].as_str().unwrap().to_string();
+    assert!(
+        agent
+            .log()
+            .contains("the system trust store verifies the hub"),
+        "agentTLSMode system-store: the agent used the system trust store:\n{}",
+        agent.log()
+    );
+    Joined {
+        cluster: joined["metadata"]["name"].as_str().unwrap().to_string(),
+        agent,
+    }
+}
 
-    // 4. A GitRepo of a local git repository, deployed downstream.
-    let repo = dir.join("repo");
-    std::fs::create_dir_all(repo.join("app")).unwrap();
-    std::fs::write(
-        repo.join("app/configmap.yaml"),
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello\ndata:\n  greeting: hello from the hub\n",
-    )
-    .unwrap();
-    std::fs::write(repo.join("app/fleet.yaml"), "defaultNamespace: demo\n").unwrap();
-    let git = |args: &[&str]| {
+/// Step 4: Manager-initiated: a Cluster with `spec.kubeConfigSecret`; the controller installs the agent, which
+/// this test then runs as the kubelet would run the Deployment the controller wrote.
+fn join_with_kubeconfig(
+    hub: &Server,
+    downstream: &Server,
+    dir: &Path,
+    controller: &mut Component,
+) -> Joined {
+    hub.kubectl(&[
+        "create",
+        "secret",
+        "generic",
+        "imported-kubeconfig",
+        "-n",
+        "fleet-default",
+        &format!("--from-file=value={}", downstream.admin.display()),
+    ]);
+    let cluster = format!(
+        "apiVersion: fleet.cattle.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: imported\n  namespace: fleet-default\n  labels:\n    env: imported\nspec:\n  kubeConfigSecret: imported-kubeconfig\n  agentNamespace: {IMPORTED_AGENT_NS}\n  agentSchedulingCustomization:\n    priorityClass:\n      value: 1000\n    podDisruptionBudget:\n      maxUnavailable: \"1\"\n"
+    );
+    let cluster_file = dir.join("cluster.yaml");
+    std::fs::write(&cluster_file, cluster).unwrap();
+    hub.kubectl(&["apply", "-f", cluster_file.to_str().unwrap()]);
+    let deployment = wait_for(
+        "the agent Deployment the controller installs",
+        &mut [controller],
+        || downstream.json(&["get", "deployment", "fleet-agent", "-n", IMPORTED_AGENT_NS]),
+    );
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(pod["serviceAccountName"], "fleet-agent");
+    assert_eq!(pod["priorityClassName"], "fleet-agent-priority-class");
+    for object in [
+        vec!["priorityclass", "fleet-agent-priority-class"],
+        vec![
+            "poddisruptionbudget",
+            "fleet-agent-pod-disruption-budget",
+            "-n",
+            IMPORTED_AGENT_NS,
+        ],
+        vec![
+            "networkpolicy",
+            "default-allow-all",
+            "-n",
+            IMPORTED_AGENT_NS,
+        ],
+    ] {
+        let mut args = vec!["get"];
+        args.extend(object.iter().copied());
+        assert!(
+            downstream.json(&args).is_some(),
+            "the controller installs {object:?} with the agent"
+        );
+    }
+    let env = container_env(pod, IMPORTED_AGENT_NS);
+    assert!(
+        env.contains(&("CHECKIN_INTERVAL".to_string(), CHECKIN.to_string())),
+        "the controller passes the chart's agentCheckinInterval on: {env:?}"
+    );
+    let config = downstream.service_account_kubeconfig(dir, IMPORTED_AGENT_NS, "fleet-agent");
+    let mut args = container_args(pod, IMPORTED_AGENT_NS, dir);
+    args.push(format!("--kubeconfig={}", config.display()));
+    // Every pod has its own network namespace; here the agents share the loopback interface.
+    args.push("--metrics-addr=127.0.0.1:0".to_string());
+    let mut agent = Component::start_with_env("imported-agent", dir, &args, &[], &env);
+    wait_for(
+        "Cluster fleet-default/imported Joined and Healthy",
+        &mut [controller, &mut agent],
+        || healthy(hub, "fleet-default", "imported"),
+    );
+    Joined {
+        cluster: "imported".to_string(),
+        agent,
+    }
+}
+
+/// The local git repository a GitRepo follows.
+struct Repository {
+    path: PathBuf,
+}
+
+impl Repository {
+    fn git(&self, args: &[&str]) -> String {
         run(
             Command::new("git")
                 .arg("-C")
-                .arg(&repo)
+                .arg(&self.path)
                 .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
                 .args(args),
             &format!("git {}", args.join(" ")),
         )
+    }
+
+    fn write(&self, file: &str, text: &str) {
+        let path = self.path.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn commit(&self, message: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", message]);
+    }
+}
+
+fn configmap(name: &str, greeting: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  greeting: {greeting}\n"
+    )
+}
+
+/// The greeting of ConfigMap `demo/<name>` on a cluster, `None` when it does not exist.
+fn greeting(server: &Server, name: &str) -> Option<String> {
+    let map = server.json(&["get", "configmap", name, "-n", "demo"])?;
+    Some(
+        map["data"]["greeting"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    )
+}
+
+/// Waits until `check` holds on every downstream cluster.
+fn on_all(
+    what: &str,
+    clusters: &[&Server],
+    components: &mut [&mut Component],
+    check: impl Fn(&Server) -> bool,
+) {
+    wait_for(what, components, || {
+        clusters.iter().all(|c| check(c)).then_some(())
+    });
+}
+
+/// Step 5: A GitRepo deployed to both clusters, updated, pruned, drifted and corrected.
+fn deploy_update_prune_and_correct_drift(
+    hub: &Server,
+    clusters: &[&Server],
+    dir: &Path,
+    components: &mut [&mut Component],
+) {
+    let repo = Repository {
+        path: dir.join("repo"),
     };
-    git(&["init", "-q", "-b", "main"]);
-    git(&["add", "-A"]);
-    git(&["commit", "-q", "-m", "app"]);
+    repo.write("app/fleet.yaml", "defaultNamespace: demo\n");
+    repo.write("app/hello.yaml", &configmap("hello", "hello from the hub"));
+    repo.write("app/extra.yaml", &configmap("extra", "one more"));
+    repo.git(&["init", "-q", "-b", "main"]);
+    repo.commit("app");
     let gitrepo = format!(
-        "apiVersion: fleet.cattle.io/v1alpha1\nkind: GitRepo\nmetadata:\n  name: demo\n  namespace: fleet-default\nspec:\n  repo: file://{}\n  branch: main\n  paths: [app]\n  targets:\n    - clusterSelector: {{}}\n",
-        repo.display()
+        "apiVersion: fleet.cattle.io/v1alpha1\nkind: GitRepo\nmetadata:\n  name: demo\n  namespace: fleet-default\nspec:\n  repo: file://{}\n  branch: main\n  pollingInterval: 1s\n  paths: [app]\n  targets:\n    - clusterSelector: {{}}\n",
+        repo.path.display()
     );
     let gitrepo_file = dir.join("gitrepo.yaml");
     std::fs::write(&gitrepo_file, gitrepo).unwrap();
     hub.kubectl(&["apply", "-f", gitrepo_file.to_str().unwrap()]);
-    let deployed = wait_for(
-        "ConfigMap demo/hello downstream",
-        &mut [&mut controller, &mut agent],
-        || {
-            downstream
-                .kubectl_ok(&[
-                    "get",
-                    "configmap",
-                    "hello",
-                    "-n",
-                    "demo",
-                    "-o",
-                    "jsonpath={.data.greeting}",
-                ])
-                .filter(|v| !v.is_empty())
+    on_all(
+        "the GitRepo deployed downstream",
+        clusters,
+        components,
+        |c| {
+            greeting(c, "hello").as_deref() == Some("hello from the hub")
+                && greeting(c, "extra").is_some()
         },
     );
-    assert_eq!(deployed, "hello from the hub");
+    // The manager-initiated agent deploys under the scope AGENT_SCOPE gives it: its agentNamespace.
+    let scope = clusters[1].kubectl(&[
+        "get",
+        "configmap",
+        "hello",
+        "-n",
+        "demo",
+        "-o",
+        "jsonpath={.metadata.labels.fleet\\.cattle\\.io/agent-scope}",
+    ]);
+    assert_eq!(
+        scope, IMPORTED_AGENT_NS,
+        "the agent scope of the imported cluster's objects"
+    );
 
-    // Several check-in intervals (and more than the heartbeat timeout) later, both clusters are still
-    // Healthy and untainted: the agents' interval and the controller's timeout agree.
+    repo.write("app/hello.yaml", &configmap("hello", "hello again"));
+    repo.commit("update");
+    on_all(
+        "the commit deployed downstream",
+        clusters,
+        components,
+        |c| greeting(c, "hello").as_deref() == Some("hello again"),
+    );
+
+    std::fs::remove_file(repo.path.join("app/extra.yaml")).unwrap();
+    repo.commit("remove extra");
+    on_all(
+        "the removed file pruned downstream",
+        clusters,
+        components,
+        |c| greeting(c, "extra").is_none(),
+    );
+
+    // Drift: the ConfigMap changed behind the agents' backs is reported, not corrected...
+    for cluster in clusters {
+        cluster.kubectl(&[
+            "patch",
+            "configmap",
+            "hello",
+            "-n",
+            "demo",
+            "--type=merge",
+            "-p",
+            r#"{"data":{"greeting":"changed downstream"}}"#,
+        ]);
+    }
+    let drifted = |bd: &Value| {
+        bd["metadata"]["name"] == "demo-app"
+            && bd["status"]["modifiedStatus"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|o| o["name"] == "hello"))
+    };
+    wait_for(
+        "the drift reported in BundleDeployment and GitRepo status",
+        components,
+        || {
+            let reported = names_where(hub, &["bundledeployments.fleet.cattle.io", "-A"], drifted);
+            let gitrepo = hub.json(&["get", "gitrepo", "demo", "-n", "fleet-default"])?;
+            let modified = gitrepo["status"]["summary"]["modified"].as_i64();
+            (reported.len() == clusters.len() && modified == Some(clusters.len() as i64))
+                .then_some(())
+        },
+    );
+    for cluster in clusters {
+        assert_eq!(
+            greeting(cluster, "hello").as_deref(),
+            Some("changed downstream"),
+            "without correctDrift the agent leaves drift in place"
+        );
+    }
+    // ... until the GitRepo asks for it to be corrected.
+    hub.kubectl(&[
+        "patch",
+        "gitrepo",
+        "demo",
+        "-n",
+        "fleet-default",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"correctDrift":{"enabled":true}}}"#,
+    ]);
+    on_all(
+        "the drift corrected downstream",
+        clusters,
+        components,
+        |c| greeting(c, "hello").as_deref() == Some("hello again"),
+    );
+    wait_for("no drift reported any more", components, || {
+        let reported = names_where(hub, &["bundledeployments.fleet.cattle.io", "-A"], drifted);
+        let gitrepo = hub.json(&["get", "gitrepo", "demo", "-n", "fleet-default"])?;
+        let modified = gitrepo["status"]["summary"]["modified"]
+            .as_i64()
+            .unwrap_or(0);
+        (reported.is_empty() && modified == 0).then_some(())
+    });
+}
+
+/// Several check-in intervals (and more than the heartbeat timeout) later, every cluster is still Healthy
+/// and untainted: the agents' interval and the controller's timeout agree.
+fn still_healthy_after_several_check_ins(
+    hub: &Server,
+    clusters: &[(&str, &str)],
+    controller: &Component,
+) {
     let since = Instant::now();
     while since.elapsed() < Duration::from_secs(CHECKIN_SECONDS * 6) {
         std::thread::sleep(Duration::from_millis(500));
     }
-    for (namespace, name) in [
-        ("fleet-local", "local"),
-        ("fleet-default", cluster_name.as_str()),
-    ] {
-        let cluster = healthy(&hub, namespace, name).unwrap_or_else(|| {
+    for (namespace, name) in clusters {
+        let cluster = healthy(hub, namespace, name).unwrap_or_else(|| {
             panic!(
                 "Cluster {namespace}/{name} is no longer Healthy:\n{}",
                 controller.log()
@@ -642,9 +973,11 @@ fn a_user_installs_the_hub_joins_a_cluster_deploys_and_uninstalls_with_helm() {
         "no {expected} in:\n{}",
         controller.log()
     );
+}
 
-    // The agents are operable: JSON logs, probes and metrics of what they did.
-    for component in [&agent, &local_agent] {
+/// The agents are operable: JSON logs, probes and metrics of what they did.
+fn agents_are_operable(agents: &[&Component], downstream_agent: &Component) {
+    for component in agents {
         assert!(
             component
                 .log()
@@ -657,7 +990,7 @@ fn a_user_installs_the_hub_joins_a_cluster_deploys_and_uninstalls_with_helm() {
         assert_eq!(http_get(component, "/healthz").0, 200);
         assert_eq!(http_get(component, "/readyz").0, 200);
     }
-    let (code, metrics) = http_get(&agent, "/metrics");
+    let (code, metrics) = http_get(downstream_agent, "/metrics");
     assert_eq!(code, 200);
     for expected in [
         "fleet_agent_api_requests_total{client=\"hub\",verb=\"patch\",code=\"200\"}",
@@ -670,10 +1003,154 @@ fn a_user_installs_the_hub_joins_a_cluster_deploys_and_uninstalls_with_helm() {
             "no {expected} in the agent's metrics:\n{metrics}"
         );
     }
+}
 
-    // 5. Uninstall everything, as the README says.
-    agent.stop();
-    downstream.helm(&["uninstall", "fleet-agent", "-n", SYSTEM_NS]);
+/// Step 6: The manager-initiated Cluster is deleted: what it deployed and its agent are removed downstream, and
+/// its namespace, registrations, ServiceAccounts, bindings and Secrets on the hub.
+fn delete_imported_cluster(
+    hub: &Server,
+    downstream: &Server,
+    imported: &mut Joined,
+    controller: &mut Component,
+) {
+    let name = imported.cluster.clone();
+    let cluster = hub
+        .json(&[
+            "get",
+            "clusters.fleet.cattle.io",
+            &name,
+            "-n",
+            "fleet-default",
+        ])
+        .unwrap();
+    let cluster_ns = cluster["status"]["namespace"].as_str().unwrap().to_string();
+    assert!(!cluster_ns.is_empty());
+    hub.kubectl(&[
+        "delete",
+        "clusters.fleet.cattle.io",
+        &name,
+        "-n",
+        "fleet-default",
+        "--wait=false",
+    ]);
+    // The kubelet stops the agent's pod once the controller deleted its Deployment.
+    wait_for(
+        "the agent's Deployment removed downstream",
+        &mut [controller, &mut imported.agent],
+        || {
+            downstream
+                .kubectl_ok(&["get", "deployment", "fleet-agent", "-n", IMPORTED_AGENT_NS])
+                .is_none()
+                .then_some(())
+        },
+    );
+    imported.agent.stop();
+    wait_for("the Cluster gone", &mut [controller], || {
+        hub.kubectl_ok(&[
+            "get",
+            "clusters.fleet.cattle.io",
+            &name,
+            "-n",
+            "fleet-default",
+        ])
+        .is_none()
+        .then_some(())
+    });
+
+    settle("the deleted Cluster's objects downstream", || {
+        let mut left = names_where(downstream, &["configmaps", "-A"], |map| {
+            map["metadata"]["namespace"] == "demo"
+                && ["hello", "extra"].contains(&map["metadata"]["name"].as_str().unwrap_or(""))
+                || map["metadata"]["labels"]["fleet.cattle.io/bundle-deployment"].is_string()
+        });
+        left.extend(names_where(downstream, &["namespaces"], |ns| {
+            ns["metadata"]["name"] == IMPORTED_AGENT_NS
+        }));
+        left.extend(names_where(
+            downstream,
+            &["clusterroles,clusterrolebindings,priorityclasses"],
+            |o| {
+                o["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("fleet-agent")
+            },
+        ));
+        left
+    });
+
+    let token_prefix = format!("import-token-{name}");
+    let mentions_cluster_ns = |o: &Value| {
+        o["subjects"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s["namespace"] == cluster_ns.as_str()))
+    };
+    settle("the deleted Cluster's objects on the hub", || {
+        let mut left = names_where(hub, &["namespaces"], |ns| {
+            ns["metadata"]["name"] == cluster_ns.as_str()
+        });
+        left.extend(names_where(
+            hub,
+            &["clusterrolebindings,rolebindings", "-A"],
+            mentions_cluster_ns,
+        ));
+        left.extend(names_where(
+            hub,
+            &["secrets", "-n", "cattle-fleet-clusters-system"],
+            |secret| {
+                secret["data"]["clusterName"]
+                    .as_str()
+                    .is_some_and(|n| decode(n) == name)
+            },
+        ));
+        left.extend(names_where(
+            hub,
+            &[
+                "clusterregistrations.fleet.cattle.io",
+                "-n",
+                "fleet-default",
+            ],
+            |r| r["status"]["clusterName"] == name.as_str(),
+        ));
+        left.extend(names_where(
+            hub,
+            &["roles,rolebindings", "-n", "cattle-fleet-clusters-system"],
+            |o| {
+                o["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with(&token_prefix)
+            },
+        ));
+        left.extend(names_where(
+            hub,
+            &[
+                "clusterregistrationtokens.fleet.cattle.io,secrets,serviceaccounts,roles,rolebindings",
+                "-n",
+                "fleet-default",
+            ],
+            |o| {
+                o["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with(&token_prefix)
+            },
+        ));
+        left
+    });
+}
+
+/// Step 7: Uninstall everything, as the README says.
+fn uninstall(
+    hub: &Server,
+    by_token: &Server,
+    dir: &Path,
+    token_agent: &mut Component,
+    controller: &mut Component,
+    local_agent: &mut Component,
+) -> Component {
+    token_agent.stop();
+    by_token.helm(&["uninstall", "fleet-agent", "-n", SYSTEM_NS]);
     let uninstall = {
         let admin = hub.admin.clone();
         std::thread::spawn(move || {
@@ -686,12 +1163,61 @@ fn a_user_installs_the_hub_joins_a_cluster_deploys_and_uninstalls_with_helm() {
             )
         })
     };
-    let hook = run_uninstall_job(&hub, dir, &mut controller);
+    let hook = run_uninstall_job(hub, dir, controller);
     uninstall.join().expect("helm uninstall fleet");
     local_agent.stop();
     hub.helm(&["uninstall", "fleet-crd", "-n", SYSTEM_NS]);
-    assert_nothing_terminating(&hub, "hub");
-    assert_nothing_terminating(&downstream, "downstream cluster");
+    hook
+}
 
-    assert_no_auth_errors(&[&controller, &local_agent, &agent, &hook]);
+#[test]
+fn a_user_installs_the_hub_joins_clusters_both_ways_deploys_and_uninstalls_with_helm() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    let hub = Server::start(&dir.join("hub"));
+    let by_token = Server::start(&dir.join("by-token"));
+    let by_kubeconfig = Server::start(&dir.join("by-kubeconfig"));
+
+    install_hub(&hub, dir);
+    let (mut controller, mut local_agent) = start_hub_components(&hub, dir);
+    let mut token = join_with_token(&hub, &by_token, dir, &mut controller);
+    let mut imported = join_with_kubeconfig(&hub, &by_kubeconfig, dir, &mut controller);
+
+    deploy_update_prune_and_correct_drift(
+        &hub,
+        &[&by_token, &by_kubeconfig],
+        dir,
+        &mut [&mut controller, &mut token.agent, &mut imported.agent],
+    );
+    still_healthy_after_several_check_ins(
+        &hub,
+        &[
+            ("fleet-local", "local"),
+            ("fleet-default", &token.cluster),
+            ("fleet-default", &imported.cluster),
+        ],
+        &controller,
+    );
+    agents_are_operable(&[&token.agent, &imported.agent, &local_agent], &token.agent);
+
+    delete_imported_cluster(&hub, &by_kubeconfig, &mut imported, &mut controller);
+    let hook = uninstall(
+        &hub,
+        &by_token,
+        dir,
+        &mut token.agent,
+        &mut controller,
+        &mut local_agent,
+    );
+    assert_nothing_terminating(&hub, "hub");
+    assert_nothing_terminating(&by_token, "cluster joined by token");
+    assert_nothing_terminating(&by_kubeconfig, "cluster joined by kubeconfig");
+
+    assert_no_auth_errors(&[
+        &controller,
+        &local_agent,
+        &token.agent,
+        &imported.agent,
+        &hook,
+    ]);
 }

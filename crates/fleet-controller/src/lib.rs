@@ -158,7 +158,12 @@ pub async fn run(
         None,
     );
     // Manager-initiated registration: Clusters with a kubeConfigSecret get their agent installed.
-    let (_import_wake, import_triggers) = tokio::sync::mpsc::unbounded_channel();
+    let (import_wake, import_triggers) = tokio::sync::mpsc::unbounded_channel();
+    let import_watch = tokio::spawn(cluster::import::watch::run(
+        client.clone(),
+        ctx.settings.system_namespace.clone(),
+        import_wake,
+    ));
     let imports = controller::<Cluster, _, _>(
         &client,
         "clusterimport",
@@ -178,6 +183,7 @@ pub async fn run(
         imports
     );
     watches.abort();
+    import_watch.abort();
     collector.abort();
     restrictions.abort();
     later.abort();

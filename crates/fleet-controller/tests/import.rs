@@ -300,9 +300,9 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
         deployments.get_opt("fleet-agent").await.unwrap().is_some(),
         "the agent is kept while the Cluster's bundles are deployed"
     );
-    // The agent comes back and uninstalls what it deployed for the deleted BundleDeployments. (Its own
-    // credentials went with the cluster namespace; it reads the hub with the hub's admin client here.)
-    let agent = start_agent(hub.client.clone());
+    // The agent comes back with its own credentials (they are revoked only after it is removed) and
+    // uninstalls what it deployed for the deleted BundleDeployments.
+    let agent = start_agent(agent_hub.clone());
     eventually("the agent Deployment removed", || async {
         deployments
             .get_opt("fleet-agent")
@@ -483,6 +483,80 @@ async fn a_new_controller_with_another_agent_image_updates_the_agent_in_place_an
             .is_none()
             .then_some(())
     })
+    .await;
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn changes_of_the_manager_config_and_of_the_kubeconfig_secret_reach_the_agent() {
+    let hub = hub_with_address().await;
+    let controller = RunningController::start(hub.client.clone()).await;
+    let downstream = TestCluster::empty();
+    let (_, kubeconfig) = downstream.serve_loopback().await;
+    create_secret(&hub.client, "edge-kubeconfig", &[("value", &kubeconfig)]).await;
+    create_cluster(
+        &hub.client,
+        "edge",
+        json!({"kubeConfigSecret": "edge-kubeconfig", "agentNamespace": AGENT_NS}),
+    )
+    .await;
+    let deployments: Api<Deployment> = Api::namespaced(downstream.client.clone(), AGENT_NS);
+    let image = || async {
+        let deployment = deployments.get_opt("fleet-agent").await.ok()??;
+        deployment.spec?.template.spec?.containers[0].image.clone()
+    };
+    eventually("the agent installed", || async {
+        (image().await? == "fleet:test").then_some(())
+    })
+    .await;
+    let clusters: Api<Cluster> = Api::namespaced(hub.client.clone(), NS);
+    eventually("the import recorded", || async {
+        let cluster = clusters.get("edge").await.ok()?;
+        (condition(&cluster, "Imported")?.0 == "True").then_some(())
+    })
+    .await;
+
+    // The import no longer re-checks on a timer: a change of the manager configuration wakes it.
+    let configs: Api<ConfigMap> = Api::namespaced(hub.client.clone(), SYSTEM_NS);
+    let mut config = configs.get("fleet-controller").await.unwrap();
+    let mut text: serde_json::Value =
+        serde_json::from_str(&config.data.as_ref().unwrap()["config"]).unwrap();
+    text["agentImage"] = json!("fleet:next");
+    config
+        .data
+        .as_mut()
+        .unwrap()
+        .insert("config".into(), text.to_string());
+    configs
+        .replace("fleet-controller", &PostParams::default(), &config)
+        .await
+        .unwrap();
+    eventually("the agent updated to the configured image", || async {
+        (image().await? == "fleet:next").then_some(())
+    })
+    .await;
+
+    // So does a change of the kubeconfig Secret: a new hub address installs the agent anew.
+    let secrets: Api<Secret> = Api::namespaced(hub.client.clone(), NS);
+    secrets
+        .patch(
+            "edge-kubeconfig",
+            &PatchParams::default(),
+            &Patch::Merge(
+                &json!({"data": encoded(&[("apiServerURL", "https://hub.example.com:6443")])}),
+            ),
+        )
+        .await
+        .unwrap();
+    let bootstrap: Api<Secret> = Api::namespaced(downstream.client.clone(), AGENT_NS);
+    eventually(
+        "a bootstrap Secret with the Secret's hub address",
+        || async {
+            let secret = bootstrap.get_opt(BOOTSTRAP_SECRET).await.ok()??;
+            let url = secret.data?.get("apiServerURL")?.0.clone();
+            (url == b"https://hub.example.com:6443").then_some(())
+        },
+    )
     .await;
     controller.stop().await;
 }

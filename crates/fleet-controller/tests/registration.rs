@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use fleet_api::{BundleDeployment, Cluster, ClusterRegistration, ClusterRegistrationToken};
 use fleet_controller::cluster::registration::{SYSTEM_REGISTRATION_NAMESPACE, grant_secret_name};
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
@@ -292,6 +292,37 @@ async fn a_registration_is_granted_exactly_its_own_cluster() {
         fleet_bundle::names::safe_concat_name(&["request-2", &again.uid().unwrap()]);
     let kept = bindings.get(&again_account).await.unwrap();
     assert!(kept.metadata.owner_references.is_none());
+    // The replaced registration's ServiceAccount (and with it every token minted for it) and its
+    // RoleBinding in the cluster namespace go now, not when the cluster leaves.
+    eventually("the replaced registration's token refused", || {
+        let own = own.clone();
+        async move {
+            matches!(own.get("mine").await, Err(kube::Error::Api(s)) if s.code == 401).then_some(())
+        }
+    })
+    .await;
+    assert!(
+        Api::<ServiceAccount>::namespaced(admin.clone(), &cluster_ns)
+            .get_opt(&account)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        Api::<RoleBinding>::namespaced(admin.clone(), &cluster_ns)
+            .get_opt(&account)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let again_grant = wait_for_grant(&admin, &again).await;
+    Api::<BundleDeployment>::namespaced(
+        hub.server.client_with_token(&text(&again_grant, "token")),
+        &cluster_ns,
+    )
+    .get("mine")
+    .await
+    .expect("the new registration's token works");
     let clients: Vec<String> = Api::<Cluster>::namespaced(admin.clone(), NS)
         .list(&ListParams::default())
         .await
@@ -311,15 +342,28 @@ async fn registration_tokens_get_agent_values_and_expire() {
     let admin = hub.client.clone();
     let controller = RunningController::start(admin.clone()).await;
     let tokens: Api<ClusterRegistrationToken> = Api::namespaced(admin.clone(), NS);
-    for (name, ttl) in [("lasting", None), ("short", Some("1s"))] {
+    let mut short_account = String::new();
+    for (name, ttl) in [("lasting", None), ("short", Some("2s"))] {
         let token: ClusterRegistrationToken = serde_json::from_value(json!({
             "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "ClusterRegistrationToken",
             "metadata": {"name": name, "namespace": NS}, "spec": {"ttl": ttl},
         }))
         .unwrap();
-        tokens.create(&PostParams::default(), &token).await.unwrap();
+        let created = tokens.create(&PostParams::default(), &token).await.unwrap();
+        short_account = fleet_bundle::names::safe_concat_name(&[name, &created.uid().unwrap()]);
     }
     let secrets: Api<Secret> = Api::namespaced(admin.clone(), NS);
+    // The short-lived token is granted before it expires.
+    let system_roles: Api<Role> = Api::namespaced(admin.clone(), SYSTEM_REGISTRATION_NAMESPACE);
+    eventually("the short token's values and grants", || {
+        let (secrets, system_roles, account) =
+            (secrets.clone(), system_roles.clone(), short_account.clone());
+        async move {
+            secrets.get_opt("short").await.ok()??;
+            system_roles.get_opt(&account).await.ok()?.map(|_| ())
+        }
+    })
+    .await;
     let values = eventually("the values secret", || {
         let secrets = secrets.clone();
         async move { secrets.get_opt("lasting").await.ok().flatten() }
@@ -360,5 +404,31 @@ async fn registration_tokens_get_agent_values_and_expire() {
     })
     .await;
     assert!(tokens.get_opt("lasting").await.unwrap().is_some());
+    // Nothing of the expired token stays: its ServiceAccount, Roles and RoleBindings go with it, in its
+    // namespace (by owner) and in the system registration namespace (explicitly).
+    eventually("the expired token's identity and grants gone", || {
+        let (admin, account) = (admin.clone(), short_account.clone());
+        async move {
+            let mut left = Api::<ServiceAccount>::namespaced(admin.clone(), NS)
+                .get_opt(&account)
+                .await
+                .ok()?
+                .is_some();
+            for ns in [NS, SYSTEM_REGISTRATION_NAMESPACE] {
+                left |= Api::<Role>::namespaced(admin.clone(), ns)
+                    .get_opt(&account)
+                    .await
+                    .ok()?
+                    .is_some();
+                left |= Api::<RoleBinding>::namespaced(admin.clone(), ns)
+                    .get_opt(&account)
+                    .await
+                    .ok()?
+                    .is_some();
+            }
+            (!left).then_some(())
+        }
+    })
+    .await;
     controller.stop().await;
 }

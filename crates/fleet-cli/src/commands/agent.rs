@@ -28,8 +28,9 @@ pub struct Args {
     /// The namespace the agent runs in and keeps its secrets and inventories in.
     #[arg(long, default_value = "cattle-fleet-system")]
     namespace: String,
-    /// The agent scope (Fleet's AGENT_SCOPE); set it for a second agent on the same cluster.
-    #[arg(long, default_value = "")]
+    /// The agent scope, as Fleet's agent reads it from `AGENT_SCOPE` (the controller sets it on the agents it
+    /// installs into a non-default `agentNamespace`); set it for a second agent on the same cluster.
+    #[arg(long, env = "AGENT_SCOPE", default_value = "")]
     scope: String,
     /// The clientID to register with (default: the kube-system namespace UID).
     #[arg(long)]
@@ -157,12 +158,13 @@ async fn connect(
         .client_id
         .clone()
         .or_else(|| Some(settings.client_id).filter(|id| !id.is_empty()));
-    registration::connect(
+    registration::connect_with_tls(
         downstream.client(),
         &args.namespace,
         client_id.as_deref(),
         settings.labels,
         Duration::from_secs(30 * 60),
+        settings.tls_mode,
     )
     .await
     .context("registering with the hub")
@@ -180,6 +182,8 @@ fn agent_config(
     config.cluster = cluster;
     config.checkin_interval = args.checkin_interval;
     tracing::info!(
+        namespace = %args.namespace,
+        scope = %args.scope,
         cluster_namespace = %config.cluster_namespace,
         cluster = ?config.cluster,
         checkin_interval = ?config.checkin_interval,

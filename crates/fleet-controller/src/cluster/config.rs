@@ -2,7 +2,8 @@
 //! document) in the controller's namespace, as far as this controller reads it: the hub address agents are
 //! given (`apiServerURL`, `apiServerCA`), how often agents check in (`agentCheckinInterval`), from which the
 //! heartbeat timeout follows, and the agent image the controller installs downstream (`agentImage`,
-//! `agentImagePullPolicy`, `systemDefaultRegistry`). A missing ConfigMap means Fleet's defaults.
+//! `agentImagePullPolicy`, `systemDefaultRegistry`) with how it trusts the hub (`agentTLSMode`). A missing
+//! ConfigMap means Fleet's defaults.
 
 use std::time::Duration;
 
@@ -42,6 +43,8 @@ pub struct ManagerConfig {
     pub agent_image_pull_policy: String,
     /// `systemDefaultRegistry`: the registry already on `agentImage`.
     pub system_default_registry: String,
+    /// `agentTLSMode` (`system-store` or `strict`), given to the agents the controller installs.
+    pub agent_tls_mode: String,
 }
 
 impl Default for ManagerConfig {
@@ -54,9 +57,13 @@ impl Default for ManagerConfig {
             agent_image: String::new(),
             agent_image_pull_policy: String::new(),
             system_default_registry: String::new(),
+            agent_tls_mode: AGENT_TLS_MODES[0].to_string(),
         }
     }
 }
+
+/// The values of `agentTLSMode`, Fleet's default first.
+pub const AGENT_TLS_MODES: [&str; 2] = ["system-store", "strict"];
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -73,6 +80,8 @@ struct Raw {
     agent_image_pull_policy: String,
     #[serde(default)]
     system_default_registry: String,
+    #[serde(default, rename = "agentTLSMode")]
+    agent_tls_mode: String,
 }
 
 impl ManagerConfig {
@@ -102,7 +111,12 @@ impl ManagerConfig {
                     ))
                 })?,
         };
+        let agent_tls_mode = match raw.agent_tls_mode.trim() {
+            "" => AGENT_TLS_MODES[0].to_string(),
+            mode => mode.to_string(),
+        };
         Ok(ManagerConfig {
+            agent_tls_mode,
             api_server_url: raw.api_server_url.trim().to_string(),
             api_server_ca,
             agent_checkin_interval,
@@ -130,6 +144,21 @@ impl ManagerConfig {
             return Ok(ManagerConfig::default());
         }
         Self::parse(&text, &format!("ConfigMap {system_namespace}/{CONFIG_MAP}"))
+    }
+
+    /// `agentTLSMode`, checked: only the agents the controller installs use it, so a bad value fails
+    /// their import (naming the ConfigMap and field), not registration or membership.
+    pub fn checked_agent_tls_mode(&self, source: &str) -> Result<String> {
+        if AGENT_TLS_MODES.contains(&self.agent_tls_mode.as_str()) {
+            return Ok(self.agent_tls_mode.clone());
+        }
+        Err(Error::invalid(
+            source,
+            format!(
+                "key {CONFIG_KEY}: agentTLSMode {:?} is none of \"strict\", \"system-store\"",
+                self.agent_tls_mode
+            ),
+        ))
     }
 
     /// Membership limits that agree with the check-in interval: a cluster is unhealthy (and tainted
@@ -163,6 +192,15 @@ mod tests {
         assert_eq!(
             config.placement_settings().heartbeat_timeout,
             Duration::from_secs(360)
+        );
+        assert_eq!(config.agent_tls_mode, "system-store");
+        let strict = ManagerConfig::parse(r#"{"agentTLSMode": "strict"}"#, "cm").unwrap();
+        assert_eq!(strict.agent_tls_mode, "strict");
+        let lax = ManagerConfig::parse(r#"{"agentTLSMode": "lax"}"#, "cm").unwrap();
+        let err = lax.checked_agent_tls_mode("cm").unwrap_err().to_string();
+        assert!(
+            err.contains("cm") && err.contains("agentTLSMode \"lax\""),
+            "{err}"
         );
     }
 

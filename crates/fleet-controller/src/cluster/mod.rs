@@ -67,12 +67,17 @@ pub fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> BoxFuture<'static,
 
 async fn reconcile_inner(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Action> {
     ctx.index.wait_synced().await;
-    // A leaving Cluster keeps its finalizer until its BundleDeployments are gone.
+    // A leaving Cluster keeps its finalizer until its BundleDeployments are gone, and until the agent the
+    // controller installed is removed (before its credentials are revoked).
     if cluster.metadata.deletion_timestamp.is_some()
         && cluster.finalizers().iter().any(|f| f == leave::FINALIZER)
-        && let Some(wait) = leave::drain(&cluster, &ctx).await?
     {
-        return Ok(wait);
+        if let Some(wait) = leave::drain(&cluster, &ctx).await? {
+            return Ok(wait);
+        }
+        if cluster.finalizers().iter().any(|f| f == import::FINALIZER) {
+            return Ok(Action::requeue(std::time::Duration::from_secs(1)));
+        }
     }
     let api: Api<Cluster> =
         Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());

@@ -240,7 +240,7 @@ async fn reconcile_inner(
     )
     .await?;
     tracing::info!(registration = %object, cluster = %cluster_name, "registration granted");
-    remove_older_registrations(&ctx.client, &registration).await?;
+    remove_older_registrations(&ctx.client, &registration, &cluster_ns).await?;
     Ok(Action::await_change())
 }
 
@@ -292,10 +292,13 @@ fn ignore_missing<T>(result: std::result::Result<T, kube::Error>) -> Result<()> 
 }
 
 /// Deletes the registrations with the same clientID made before `granted` (Fleet keeps only the newest),
-/// with their grants.
+/// with their grants and, in the cluster namespace `cluster_ns`, their ServiceAccounts (which invalidates
+/// every token minted for them) and RoleBindings: a cluster that registered again no longer holds the
+/// credentials it was given before.
 async fn remove_older_registrations(
     client: &kube::Client,
     granted: &ClusterRegistration,
+    cluster_ns: &str,
 ) -> Result<()> {
     let api: Api<ClusterRegistration> =
         Api::namespaced(client.clone(), &granted.namespace().unwrap_or_default());
@@ -310,6 +313,17 @@ async fn remove_older_registrations(
                 &older.name_any(),
             )
             .await?;
+            let account = safe_concat_name(&[&older.name_any(), &older.uid().unwrap_or_default()]);
+            ignore_missing(
+                Api::<RoleBinding>::namespaced(client.clone(), cluster_ns)
+                    .delete(&account, &Default::default())
+                    .await,
+            )?;
+            ignore_missing(
+                Api::<ServiceAccount>::namespaced(client.clone(), cluster_ns)
+                    .delete(&account, &Default::default())
+                    .await,
+            )?;
             ignore_missing(api.delete(&older.name_any(), &Default::default()).await)?;
         }
     }

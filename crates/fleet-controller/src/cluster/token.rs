@@ -3,7 +3,10 @@
 //! create ClusterRegistrations in the token's namespace and to read grants in the system registration
 //! namespace, and the Secret `<token>` of type `fleet.cattle.io/cluster-registration-values` whose key
 //! `values` holds the fleet-agent chart values (`clusterNamespace`, `apiServerURL`, `apiServerCA`, `token`,
-//! `systemRegistrationNamespace`, `tokenName`). `status.expires` and `status.secretName` record both.
+//! `systemRegistrationNamespace`, `tokenName`). `status.expires` and `status.secretName` record both. The
+//! ServiceAccount, Role and RoleBinding in the token's namespace are owned by the token; the Role and
+//! RoleBinding in the system registration namespace are deleted with an expired token ([`remove_grants`])
+//! and with the import token of a Cluster that leaves.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -76,6 +79,7 @@ async fn reconcile_inner(
     let now = Utc::now();
     if expires.is_some_and(|at| at <= now) {
         tracing::info!(namespace, name, "registration token expired; deleting it");
+        remove_grants(&client, &token).await?;
         match tokens.delete(&name, &DeleteParams::default()).await {
             Ok(_) => {}
             Err(kube::Error::Api(status)) if status.code == 404 => {}
@@ -93,11 +97,15 @@ async fn reconcile_inner(
     if secrets.get_opt(&name).await?.is_some() {
         return Ok(requeue(expires));
     }
-    let account = safe_concat_name(&[&name, &token.uid().unwrap_or_default()]);
+    let account = account_name(&token);
+    // Owned by the token, in its namespace: deleted with it. The Role and RoleBinding in the system
+    // registration namespace cannot be owned across namespaces: [`remove_grants`] deletes them.
+    let owner = json!([{"apiVersion": fleet_api::API_VERSION, "kind": "ClusterRegistrationToken",
+        "name": name, "uid": token.uid().unwrap_or_default()}]);
     apply(
         &Api::<ServiceAccount>::namespaced(client.clone(), &namespace),
         &account,
-        json!({"metadata": {}}),
+        json!({"metadata": {"ownerReferences": owner}}),
     )
     .await?;
     let subjects = json!([{"kind": "ServiceAccount", "name": account, "namespace": namespace}]);
@@ -112,16 +120,22 @@ async fn reconcile_inner(
             json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]),
         ),
     ] {
+        let metadata = if role_ns == namespace {
+            json!({"ownerReferences": owner})
+        } else {
+            json!({})
+        };
         apply(
             &Api::<Role>::namespaced(client.clone(), role_ns),
             &account,
-            json!({"rules": rules}),
+            json!({"metadata": metadata, "rules": rules}),
         )
         .await?;
         apply(
             &Api::<RoleBinding>::namespaced(client.clone(), role_ns),
             &account,
-            json!({"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": account},
+            json!({"metadata": metadata,
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": account},
                 "subjects": subjects}),
         )
         .await?;
@@ -146,8 +160,6 @@ async fn reconcile_inner(
         "tokenName": name,
     }))
     .map_err(|err| Error::invalid(&name, err.to_string()))?;
-    let owner = json!([{"apiVersion": fleet_api::API_VERSION, "kind": "ClusterRegistrationToken",
-        "name": name, "uid": token.uid().unwrap_or_default()}]);
     apply(
         &secrets,
         &name,
@@ -165,6 +177,34 @@ async fn reconcile_inner(
     )
     .await?;
     Ok(requeue(expires))
+}
+
+/// The ServiceAccount (and Role and RoleBinding) name of a token: `SafeConcatName(token, uid)`.
+pub fn account_name(token: &ClusterRegistrationToken) -> String {
+    safe_concat_name(&[&token.name_any(), &token.uid().unwrap_or_default()])
+}
+
+/// Deletes what a token was granted outside its namespace (its Role and RoleBinding in the system
+/// registration namespace), which no ownerReference can take along; call it before the token goes.
+pub async fn remove_grants(client: &kube::Client, token: &ClusterRegistrationToken) -> Result<()> {
+    let account = account_name(token);
+    for result in [
+        Api::<RoleBinding>::namespaced(client.clone(), SYSTEM_REGISTRATION_NAMESPACE)
+            .delete(&account, &DeleteParams::default())
+            .await
+            .map(|_| ()),
+        Api::<Role>::namespaced(client.clone(), SYSTEM_REGISTRATION_NAMESPACE)
+            .delete(&account, &DeleteParams::default())
+            .await
+            .map(|_| ()),
+    ] {
+        match result {
+            Ok(()) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok(())
 }
 
 /// The hub address agents use: `apiServerURL` and `apiServerCA` of the manager configuration (the ConfigMap

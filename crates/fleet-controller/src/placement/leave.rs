@@ -4,12 +4,13 @@
 //! objects in place (KubeFleet's default) instead of uninstalling them — then deletes the cluster
 //! namespace (with the registration ServiceAccounts and RoleBindings in it), the ClusterRegistrations of
 //! the cluster (their Roles and RoleBindings follow by owner) and their grant Secrets and
-//! ClusterRoleBindings (cluster-scoped or in another namespace, so deleted explicitly). While it
+//! ClusterRoleBindings (cluster-scoped or in another namespace, so deleted explicitly), and the import token
+//! of a Cluster whose agent the controller installed, with its grants. While it
 //! leaves, the Bundle reconciler plans nothing for it ([`crate::bundle::target`]).
 
 use std::time::Duration;
 
-use fleet_api::{BundleDeployment, Cluster, ClusterRegistration};
+use fleet_api::{BundleDeployment, Cluster, ClusterRegistration, ClusterRegistrationToken};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
@@ -122,8 +123,29 @@ pub async fn leave(cluster: &Cluster, ctx: &Context) -> Result<Action> {
             .map(|_| ()),
     )?;
     remove_registrations(ctx, &namespace, &name).await?;
+    remove_import_token(ctx, &namespace, &name).await?;
     tracing::info!(cluster = %format!("{namespace}/{name}"), orphan, "cluster left the fleet");
     Ok(Action::await_change())
+}
+
+/// Deletes the import token of a Cluster the controller installed the agent of, with its grants in the
+/// system registration namespace (its objects in the Cluster's namespace go with it by owner).
+async fn remove_import_token(ctx: &Context, namespace: &str, name: &str) -> Result<()> {
+    let tokens: Api<ClusterRegistrationToken> = Api::namespaced(ctx.client.clone(), namespace);
+    let token_name = fleet_bundle::names::safe_concat_name(&[&format!(
+        "{}{name}",
+        crate::cluster::import::IMPORT_TOKEN_PREFIX
+    )]);
+    let Some(token) = tokens.get_opt(&token_name).await? else {
+        return Ok(());
+    };
+    crate::cluster::token::remove_grants(&ctx.client, &token).await?;
+    ignore_missing(
+        tokens
+            .delete(&token_name, &DeleteParams::default())
+            .await
+            .map(|_| ()),
+    )
 }
 
 /// Deletes the ClusterRegistrations that resolved to the cluster with their grants (grant Secrets and

@@ -10,8 +10,8 @@ use kube::core::GroupVersionKind;
 use serde_json::json;
 
 use super::manifests::{
-    AGENT_NAME, BOOTSTRAP_SECRET, CREDENTIALS_SECRET, MANAGED_BY, MANAGED_BY_LABEL, Object,
-    cluster_role_binding_name, cluster_role_name,
+    AGENT_NAME, BOOTSTRAP_SECRET, CREDENTIALS_SECRET, MANAGED_BY, MANAGED_BY_LABEL, NETWORK_POLICY,
+    Object, POD_DISRUPTION_BUDGET, PRIORITY_CLASS, cluster_role_binding_name, cluster_role_name,
 };
 use crate::context::FIELD_MANAGER;
 use crate::error::{Error, Result};
@@ -105,6 +105,9 @@ fn resource(kind: &str) -> ApiResource {
         "ClusterRole" => ("rbac.authorization.k8s.io", "v1", "clusterroles"),
         "ClusterRoleBinding" => ("rbac.authorization.k8s.io", "v1", "clusterrolebindings"),
         "Deployment" => ("apps", "v1", "deployments"),
+        "NetworkPolicy" => ("networking.k8s.io", "v1", "networkpolicies"),
+        "PodDisruptionBudget" => ("policy", "v1", "poddisruptionbudgets"),
+        "PriorityClass" => ("scheduling.k8s.io", "v1", "priorityclasses"),
         other => unreachable!("the agent manifests have no {other}"),
     };
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
@@ -184,11 +187,38 @@ async fn delete(client: &kube::Client, kind: &str, namespace: &str, name: &str) 
     }
 }
 
+/// Deletes the scheduling objects (PriorityClass, PodDisruptionBudget) of the agent in `namespace` that
+/// `objects` no longer hold: the Cluster's `agentSchedulingCustomization` dropped them.
+pub async fn remove_unwanted_scheduling(
+    client: &kube::Client,
+    namespace: &str,
+    objects: &[Object],
+) -> Result<()> {
+    for (kind, object_ns, name) in [
+        ("PodDisruptionBudget", namespace, POD_DISRUPTION_BUDGET),
+        ("PriorityClass", "", PRIORITY_CLASS),
+    ] {
+        if !objects.iter().any(|o| o.kind == kind) {
+            delete(client, kind, object_ns, name).await?;
+        }
+    }
+    Ok(())
+}
+
 /// Deletes every object an agent in `namespace` was installed with, and the credentials it registered
 /// (Fleet's `deleteAgentResources`); the namespace itself only when `with_namespace` and the controller
 /// created it. Objects already gone are fine.
 pub async fn remove(client: &kube::Client, namespace: &str, with_namespace: bool) -> Result<()> {
     delete(client, "Deployment", namespace, AGENT_NAME).await?;
+    delete(
+        client,
+        "PodDisruptionBudget",
+        namespace,
+        POD_DISRUPTION_BUDGET,
+    )
+    .await?;
+    delete(client, "PriorityClass", "", PRIORITY_CLASS).await?;
+    delete(client, "NetworkPolicy", namespace, NETWORK_POLICY).await?;
     delete(
         client,
         "ClusterRoleBinding",

@@ -3,15 +3,22 @@
 //! agent's Namespace, the ServiceAccount `fleet-agent`, the ClusterRole `<ns>-fleet-agent-role` and its binding
 //! `<ns>-fleet-agent-role-binding` (all verbs on all resources: the agent deploys whatever bundles hold), the
 //! ConfigMap `fleet-agent` (key `config`: `clientID` and `labels`), the bootstrap Secret `fleet-agent-bootstrap`
-//! and the Deployment `fleet-agent` (pods labelled `app: fleet-agent`). The Cluster's agent settings
-//! (`agentEnvVars`, `agentTolerations`, `agentAffinity`, `agentResources`, `privateRepoURL`, `hostNetwork`)
-//! shape the Deployment as Fleet's manifest does.
+//! the Deployment `fleet-agent` (pods labelled `app: fleet-agent`) and the NetworkPolicy `default-allow-all`
+//! of the agent's namespace (Fleet's manifest always adds it, so that a default-deny policy of the cluster
+//! does not cut the agent off). The Cluster's agent settings (`agentEnvVars`, `agentTolerations`,
+//! `agentAffinity`, `agentResources`, `privateRepoURL`, `hostNetwork`) shape the Deployment as Fleet's
+//! manifest does, and its `agentSchedulingCustomization` adds the PriorityClass `fleet-agent-priority-class`
+//! (which the pod then uses) and the PodDisruptionBudget `fleet-agent-pod-disruption-budget`, as Fleet's
+//! import controller does.
 
 use std::collections::BTreeMap;
 
 use fleet_api::Cluster;
 use fleet_bundle::names::safe_concat_name;
+use kube::ResourceExt;
 use serde_json::{Value, json};
+
+use crate::error::{Error, Result};
 
 /// Name of the agent's ServiceAccount, ConfigMap and Deployment.
 pub const AGENT_NAME: &str = "fleet-agent";
@@ -25,6 +32,12 @@ pub const DEFAULT_AGENT_NAMESPACE: &str = "cattle-fleet-system";
 pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 /// Its value.
 pub const MANAGED_BY: &str = "fleet-controller";
+/// The agent's PriorityClass (Fleet's `FleetAgentPriorityClassName`), cluster-scoped.
+pub const PRIORITY_CLASS: &str = "fleet-agent-priority-class";
+/// The agent's PodDisruptionBudget (Fleet's `FleetAgentPodDisruptionBudgetName`).
+pub const POD_DISRUPTION_BUDGET: &str = "fleet-agent-pod-disruption-budget";
+/// The NetworkPolicy allowing all traffic in the agent's namespace (the name in Fleet's manifest).
+pub const NETWORK_POLICY: &str = "default-allow-all";
 /// The image when the controller's configuration names none: this controller's own version.
 pub const DEFAULT_IMAGE_REPOSITORY: &str = "ghcr.io/fleet-rs/fleet";
 
@@ -39,6 +52,8 @@ pub struct AgentDefaults {
     pub system_default_registry: String,
     /// `agentCheckinInterval` (a Go duration), passed to the agent as `CHECKIN_INTERVAL`.
     pub checkin_interval: String,
+    /// `agentTLSMode`, written into the agent's ConfigMap as Fleet's import controller writes it.
+    pub tls_mode: String,
 }
 
 /// This controller's agent image: the one `fleet` image at the controller's own version, so that upgrading the
@@ -111,10 +126,74 @@ fn object(kind: &'static str, namespace: &str, name: &str, mut body: Value) -> O
     }
 }
 
+/// A PodDisruptionBudget's `minAvailable`/`maxUnavailable`: a number when the text is one, else the text
+/// (a percentage), as Go's `intstr.Parse` reads it.
+fn int_or_string(text: &str) -> Value {
+    match text.parse::<i64>() {
+        Ok(number) => json!(number),
+        Err(_) => json!(text),
+    }
+}
+
+/// The PriorityClass and PodDisruptionBudget the Cluster's `agentSchedulingCustomization` asks for, and
+/// whether the pod uses the PriorityClass. Fleet's rules for the budget: neither bound set means
+/// `maxUnavailable: 0`; one set (the other empty or "0") is used; both set is an error.
+fn scheduling_objects(cluster: &Cluster, namespace: &str) -> Result<Vec<Object>> {
+    let Some(custom) = &cluster.spec.agent_scheduling_customization else {
+        return Ok(Vec::new());
+    };
+    let mut objects = Vec::new();
+    if let Some(priority) = &custom.priority_class {
+        let mut body = json!({"metadata": {"labels": labels()}, "value": priority.value,
+            "description": "Priority class for Fleet Agent"});
+        if let Some(policy) = &priority.preemption_policy {
+            body["preemptionPolicy"] = json!(policy);
+        }
+        objects.push(object("PriorityClass", "", PRIORITY_CLASS, body));
+    }
+    if let Some(budget) = &custom.pod_disruption_budget {
+        let (max, min) = (
+            budget.max_unavailable.as_str(),
+            budget.min_available.as_str(),
+        );
+        let bound = match (max, min) {
+            ("", "") => json!({"maxUnavailable": 0}),
+            (max, "" | "0") => json!({"maxUnavailable": int_or_string(max)}),
+            ("" | "0", min) => json!({"minAvailable": int_or_string(min)}),
+            (max, min) => {
+                return Err(Error::invalid(
+                    format!(
+                        "Cluster {}/{}",
+                        cluster.namespace().unwrap_or_default(),
+                        cluster.name_any()
+                    ),
+                    format!(
+                        "spec.agentSchedulingCustomization.podDisruptionBudget: both maxUnavailable ({max}) and minAvailable ({min}) are set"
+                    ),
+                ));
+            }
+        };
+        let mut spec = json!({"selector": {"matchLabels": {"app": AGENT_NAME}}});
+        spec.as_object_mut()
+            .unwrap_or_else(|| unreachable!("a JSON object"))
+            .extend(bound.as_object().cloned().unwrap_or_default());
+        objects.push(object(
+            "PodDisruptionBudget",
+            namespace,
+            POD_DISRUPTION_BUDGET,
+            json!({"metadata": {"labels": labels()}, "spec": spec}),
+        ));
+    }
+    Ok(objects)
+}
+
 /// The agent's objects for `cluster`, in the order they are applied; without the bootstrap Secret
-/// ([`bootstrap_secret`]), which is written only when the agent is to (re-)register.
-pub fn agent_objects(cluster: &Cluster, defaults: &AgentDefaults) -> Vec<Object> {
+/// ([`bootstrap_secret`]), which is written only when the agent is to (re-)register. A
+/// `podDisruptionBudget` with both bounds is an error naming the Cluster and the field.
+pub fn agent_objects(cluster: &Cluster, defaults: &AgentDefaults) -> Result<Vec<Object>> {
     let namespace = agent_namespace(cluster);
+    let scheduling = scheduling_objects(cluster, &namespace)?;
+    let priority_class = scheduling.iter().any(|o| o.kind == "PriorityClass");
     let role = cluster_role_name(&namespace);
     let mut config = serde_json::Map::new();
     let cluster_labels: BTreeMap<_, _> = cluster
@@ -129,14 +208,21 @@ pub fn agent_objects(cluster: &Cluster, defaults: &AgentDefaults) -> Vec<Object>
         config.insert("labels".into(), json!(cluster_labels));
     }
     config.insert("clientID".into(), json!(cluster.spec.client_id));
+    if !defaults.tls_mode.is_empty() {
+        config.insert("agentTLSMode".into(), json!(defaults.tls_mode));
+    }
     let config = Value::Object(config).to_string();
-    vec![
-        object(
-            "Namespace",
-            "",
-            &namespace,
-            json!({"metadata": {"labels": labels()}}),
-        ),
+    let (priority, budget): (Vec<Object>, Vec<Object>) = scheduling
+        .into_iter()
+        .partition(|o| o.kind == "PriorityClass");
+    let mut objects = vec![object(
+        "Namespace",
+        "",
+        &namespace,
+        json!({"metadata": {"labels": labels()}}),
+    )];
+    objects.extend(priority);
+    objects.extend([
         object(
             "ServiceAccount",
             &namespace,
@@ -167,15 +253,33 @@ pub fn agent_objects(cluster: &Cluster, defaults: &AgentDefaults) -> Vec<Object>
             json!({"metadata": {"labels": labels()}, "data": {"config": config}}),
         ),
         object(
-            "Deployment",
+            "NetworkPolicy",
             &namespace,
-            AGENT_NAME,
-            deployment(cluster, &namespace, defaults),
+            NETWORK_POLICY,
+            json!({"metadata": {"labels": labels()}, "spec": {
+                "podSelector": {},
+                "ingress": [{}],
+                "egress": [{}],
+                "policyTypes": ["Ingress", "Egress"],
+            }}),
         ),
-    ]
+    ]);
+    objects.extend(budget);
+    objects.push(object(
+        "Deployment",
+        &namespace,
+        AGENT_NAME,
+        deployment(cluster, &namespace, defaults, priority_class),
+    ));
+    Ok(objects)
 }
 
-fn deployment(cluster: &Cluster, namespace: &str, defaults: &AgentDefaults) -> Value {
+fn deployment(
+    cluster: &Cluster,
+    namespace: &str,
+    defaults: &AgentDefaults,
+    priority_class: bool,
+) -> Value {
     let spec = &cluster.spec;
     let image = if defaults.image.is_empty() {
         default_image()
@@ -187,12 +291,13 @@ fn deployment(cluster: &Cluster, namespace: &str, defaults: &AgentDefaults) -> V
         &spec.private_repo_url,
         &image,
     );
-    let mut args = vec![json!("agent"), json!(format!("--namespace={namespace}"))];
-    // Fleet sets the agent scope only for a non-default agent namespace (its AGENT_SCOPE).
-    if !spec.agent_namespace.is_empty() {
-        args.push(json!(format!("--scope={}", spec.agent_namespace)));
-    }
-    args.push(json!(format!("--client-id={}", spec.client_id)));
+    let args = vec![
+        json!("agent"),
+        json!(format!("--namespace={namespace}")),
+        json!(format!("--client-id={}", spec.client_id)),
+    ];
+    // The agent scope is the Cluster's agentNamespace, empty for the default one, as in Fleet's manifest
+    // (`fleet agent` reads AGENT_SCOPE).
     let mut env = vec![
         json!({"name": "NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}),
         json!({"name": "AGENT_SCOPE", "value": spec.agent_namespace}),
@@ -245,6 +350,9 @@ fn deployment(cluster: &Cluster, namespace: &str, defaults: &AgentDefaults) -> V
     }
     if !spec.agent_pull_secrets.is_empty() {
         pod["imagePullSecrets"] = json!(spec.agent_pull_secrets);
+    }
+    if priority_class {
+        pod["priorityClassName"] = json!(PRIORITY_CLASS);
     }
     json!({
         "metadata": {"labels": labels()},
@@ -306,7 +414,8 @@ mod tests {
 
     #[test]
     fn names_follow_fleets_agent_manifest() {
-        let objects = agent_objects(&cluster(json!({"clientID": "id-1"})), &Default::default());
+        let objects =
+            agent_objects(&cluster(json!({"clientID": "id-1"})), &Default::default()).unwrap();
         let names: Vec<_> = objects
             .iter()
             .map(|o| (o.kind, o.namespace.as_str(), o.name.as_str()))
@@ -323,9 +432,14 @@ mod tests {
                     "cattle-fleet-system-fleet-agent-role-binding"
                 ),
                 ("ConfigMap", "cattle-fleet-system", "fleet-agent"),
+                ("NetworkPolicy", "cattle-fleet-system", "default-allow-all"),
                 ("Deployment", "cattle-fleet-system", "fleet-agent"),
             ]
         );
+        let policy = find(&objects, "NetworkPolicy");
+        assert_eq!(policy["spec"]["podSelector"], json!({}));
+        assert_eq!(policy["spec"]["ingress"], json!([{}]));
+        assert_eq!(policy["spec"]["egress"], json!([{}]));
         let config: Value = serde_json::from_str(
             find(&objects, "ConfigMap")["data"]["config"]
                 .as_str()
@@ -371,21 +485,29 @@ mod tests {
             &AgentDefaults {
                 image: "fleet:9.9".into(),
                 checkin_interval: "1m0s".into(),
+                tls_mode: "strict".into(),
                 ..Default::default()
             },
-        );
+        )
+        .unwrap();
+        let config: Value = serde_json::from_str(
+            find(&objects, "ConfigMap")["data"]["config"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(config["agentTLSMode"], "strict");
         assert_eq!(objects[0].name, "edge-agent");
         let pod = &find(&objects, "Deployment")["spec"]["template"]["spec"];
         let container = &pod["containers"][0];
         assert_eq!(container["image"], "registry.example.com/fleet:9.9");
         assert_eq!(
             container["args"],
-            json!([
-                "agent",
-                "--namespace=edge-agent",
-                "--scope=edge-agent",
-                "--client-id=id-1"
-            ])
+            json!(["agent", "--namespace=edge-agent", "--client-id=id-1"])
+        );
+        assert_eq!(
+            container["env"][1],
+            json!({"name": "AGENT_SCOPE", "value": "edge-agent"})
         );
         let env: Vec<_> = container["env"]
             .as_array()
@@ -413,6 +535,75 @@ mod tests {
         let binding = find(&objects, "ClusterRoleBinding");
         assert_eq!(binding["subjects"][0]["namespace"], "edge-agent");
         assert_eq!(binding["roleRef"]["name"], "edge-agent-fleet-agent-role");
+    }
+
+    #[test]
+    fn scheduling_customization_adds_a_priority_class_and_a_disruption_budget() {
+        let objects = agent_objects(
+            &cluster(json!({"clientID": "id-1", "agentSchedulingCustomization": {
+                "priorityClass": {"value": 1000, "preemptionPolicy": "Never"},
+                "podDisruptionBudget": {"minAvailable": "50%"},
+            }})),
+            &Default::default(),
+        )
+        .unwrap();
+        let kinds: Vec<_> = objects.iter().map(|o| o.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                "Namespace",
+                "PriorityClass",
+                "ServiceAccount",
+                "ClusterRole",
+                "ClusterRoleBinding",
+                "ConfigMap",
+                "NetworkPolicy",
+                "PodDisruptionBudget",
+                "Deployment"
+            ]
+        );
+        let priority = find(&objects, "PriorityClass");
+        assert_eq!(priority["metadata"]["name"], "fleet-agent-priority-class");
+        assert_eq!(priority["value"], 1000);
+        assert_eq!(priority["preemptionPolicy"], "Never");
+        let budget = find(&objects, "PodDisruptionBudget");
+        assert_eq!(
+            budget["metadata"]["name"],
+            "fleet-agent-pod-disruption-budget"
+        );
+        assert_eq!(
+            budget["spec"],
+            json!({"selector": {"matchLabels": {"app": "fleet-agent"}}, "minAvailable": "50%"})
+        );
+        let pod = &find(&objects, "Deployment")["spec"]["template"]["spec"];
+        assert_eq!(pod["priorityClassName"], "fleet-agent-priority-class");
+
+        // Fleet's budget rules: nothing set is maxUnavailable 0, a number stays a number, both is an error.
+        let budget_of = |spec: Value| {
+            agent_objects(
+                &cluster(json!({"clientID": "id-1",
+                    "agentSchedulingCustomization": {"podDisruptionBudget": spec}})),
+                &Default::default(),
+            )
+            .map(|objects| find(&objects, "PodDisruptionBudget")["spec"].clone())
+            .map_err(|e| e.to_string())
+        };
+        assert_eq!(budget_of(json!({})).unwrap()["maxUnavailable"], 0);
+        assert_eq!(
+            budget_of(json!({"maxUnavailable": "1", "minAvailable": "0"})).unwrap()["maxUnavailable"],
+            1
+        );
+        let err = budget_of(json!({"maxUnavailable": "1", "minAvailable": "2"})).unwrap_err();
+        assert!(
+            err.contains("Cluster fleet-default/c1")
+                && err.contains("spec.agentSchedulingCustomization.podDisruptionBudget"),
+            "{err}"
+        );
+        let plain =
+            agent_objects(&cluster(json!({"clientID": "id-1"})), &Default::default()).unwrap();
+        assert!(
+            find(&plain, "Deployment")["spec"]["template"]["spec"]["priorityClassName"].is_null()
+        );
     }
 
     #[test]

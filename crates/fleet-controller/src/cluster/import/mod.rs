@@ -11,12 +11,14 @@
 //! address changed, or when `spec.agentNamespace` moved; it is updated in place (server-side apply) when its
 //! objects changed otherwise: agent settings, the controller's version (its default image) or the agent
 //! defaults of the `fleet-controller` ConfigMap. What was applied last is remembered per Cluster, and after
-//! a restart read back from the Deployment's [`SETTINGS_ANNOTATION`]. A deleted Cluster's agent is removed
+//! a restart read back from the Deployment's [`SETTINGS_ANNOTATION`]. Changes of the manager configuration
+//! and of the kubeconfig Secret wake the Cluster ([`watch`]). A deleted Cluster's agent is removed
 //! through the finalizer [`FINALIZER`] once the Cluster's BundleDeployments are gone and the agent has
 //! uninstalled them (no inventory left downstream), or the leave timeout ran out. Failures are reported in the condition `Imported` (never with the Secret's content).
 
 pub mod downstream;
 pub mod manifests;
+pub mod watch;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -37,7 +39,6 @@ use self::manifests::{AgentDefaults, BootstrapValues, Object, agent_namespace};
 use super::registration::SYSTEM_REGISTRATION_NAMESPACE;
 use crate::context::{Context, lock};
 use crate::error::{Error, Result};
-use crate::placement::leave;
 use crate::status::conditions;
 
 /// The finalizer that removes a Cluster's agent from its downstream cluster.
@@ -52,8 +53,6 @@ pub const IMPORTED: &str = "Imported";
 pub const IMPORT_TOKEN_PREFIX: &str = "import-token-";
 /// The import token's lifetime (Fleet's `ClusterImportTokenTTL`).
 const IMPORT_TOKEN_TTL: &str = "12h";
-/// How often an imported Cluster re-checks the controller's configuration and its kubeconfig Secret.
-const RECHECK: Duration = Duration::from_secs(60);
 /// How soon a Cluster waiting for its token's values or for its leave looks again.
 const WAIT: Duration = Duration::from_secs(1);
 
@@ -75,10 +74,9 @@ async fn reconcile_inner(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Act
     if leaving && !ours {
         return Ok(Action::await_change());
     }
-    // The agent uninstalls the Cluster's bundles while it leaves: it stays until they are gone.
-    if leaving && cluster.finalizers().iter().any(|f| f == leave::FINALIZER) {
-        return Ok(Action::requeue(WAIT));
-    }
+    // The agent uninstalls the Cluster's bundles while it leaves: it stays until they are gone. It is
+    // removed before the leave revokes its credentials ([`crate::placement::leave::leave`] waits for this finalizer), so it
+    // never runs with a token the hub refuses.
     if leaving && let Some(wait) = uninstalling(&cluster, &ctx).await? {
         return Ok(wait);
     }
@@ -137,7 +135,13 @@ async fn agent_defaults(ctx: &Context) -> Result<AgentDefaults> {
     let config =
         crate::cluster::config::ManagerConfig::load(&ctx.client, &ctx.settings.system_namespace)
             .await?;
+    let tls_mode = config.checked_agent_tls_mode(&format!(
+        "ConfigMap {}/{}",
+        ctx.settings.system_namespace,
+        crate::cluster::config::CONFIG_MAP
+    ))?;
     Ok(AgentDefaults {
+        tls_mode,
         image: config.agent_image,
         image_pull_policy: config.agent_image_pull_policy,
         system_default_registry: config.system_default_registry,
@@ -169,7 +173,8 @@ async fn import(cluster: &Cluster, ctx: &Context) -> Result<Action> {
     match deploy(cluster, ctx).await {
         Ok(Some(status)) => {
             write_status(cluster, ctx, status, Ok(())).await?;
-            Ok(Action::requeue(RECHECK))
+            // Changes of the manager configuration and of the kubeconfig Secret wake it ([`watch`]).
+            Ok(Action::await_change())
         }
         Ok(None) => Ok(Action::requeue(WAIT)),
         Err(err) => {
@@ -287,7 +292,7 @@ async fn deploy(cluster: &Cluster, ctx: &Context) -> Result<Option<Value>> {
         ));
     }
     let defaults = agent_defaults(ctx).await?;
-    let mut objects = manifests::agent_objects(cluster, &defaults);
+    let mut objects = manifests::agent_objects(cluster, &defaults)?;
     let hash = settings_hash(&objects);
     if let Some(deployment) = objects.iter_mut().find(|o| o.kind == "Deployment") {
         deployment.body["metadata"]["annotations"] = json!({SETTINGS_ANNOTATION: hash});
@@ -355,6 +360,7 @@ async fn deploy(cluster: &Cluster, ctx: &Context) -> Result<Option<Value>> {
         tracing::info!(cluster = %object, namespace, "updating the agent");
     }
     downstream::apply(&client, &objects).await?;
+    downstream::remove_unwanted_scheduling(&client, &namespace, &objects).await?;
     lock(&ctx.agent_imports.0).insert(uid, hash);
     Ok(Some(fields))
 }
@@ -428,12 +434,33 @@ async fn bootstrap_secret(
     )))
 }
 
-/// `Some(requeue)` while the agent of a leaving Cluster still has inventories downstream (it has not yet
-/// uninstalled every BundleDeployment it deployed: BundleDeployments are deleted at once, their objects are
-/// removed by the agent after), for at most the leave timeout since the deletion.
+/// `Some(requeue)` while the Cluster's BundleDeployments are still on the hub, or the agent of a leaving
+/// Cluster still has inventories downstream (it has not yet uninstalled every BundleDeployment it deployed:
+/// BundleDeployments are deleted by the leave, their objects are removed by the agent after), for at most
+/// the leave timeout since the deletion.
 async fn uninstalling(cluster: &Cluster, ctx: &Context) -> Result<Option<Action>> {
     if cluster.spec.kube_config_secret.is_empty() {
         return Ok(None);
+    }
+    let waited = cluster
+        .metadata
+        .deletion_timestamp
+        .as_ref()
+        .map(|t| crate::placement::unix_now() - t.0.as_second())
+        .unwrap_or_default();
+    let timeout = crate::placement::settings(ctx).leave_timeout.as_secs();
+    let within_timeout = u64::try_from(waited).unwrap_or_default() < timeout;
+    let cluster_ns = crate::cluster::cluster_namespace(
+        &cluster.namespace().unwrap_or_default(),
+        &cluster.name_any(),
+    );
+    let deployments: Api<fleet_api::BundleDeployment> =
+        Api::namespaced(ctx.client.clone(), &cluster_ns);
+    let remaining = deployments
+        .list_metadata(&kube::api::ListParams::default().limit(1))
+        .await?;
+    if within_timeout && !remaining.items.is_empty() {
+        return Ok(Some(Action::requeue(WAIT)));
     }
     let secret_ns = kubeconfig_secret_namespace(cluster)?;
     let Some(secret) =
@@ -445,14 +472,7 @@ async fn uninstalling(cluster: &Cluster, ctx: &Context) -> Result<Option<Action>
     if !downstream::has_inventories(&client, &agent_namespace(cluster)).await? {
         return Ok(None);
     }
-    let waited = cluster
-        .metadata
-        .deletion_timestamp
-        .as_ref()
-        .map(|t| crate::placement::unix_now() - t.0.as_second())
-        .unwrap_or_default();
-    let timeout = crate::placement::settings(ctx).leave_timeout.as_secs();
-    if u64::try_from(waited).unwrap_or_default() < timeout {
+    if within_timeout {
         return Ok(Some(Action::requeue(WAIT)));
     }
     tracing::warn!(
