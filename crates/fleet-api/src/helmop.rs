@@ -81,7 +81,10 @@ pub struct HelmOpStatus {
     #[serde(flatten)]
     pub base: StatusBase,
     /// When polling for a new chart version last ran.
-    #[serde(rename = "lastPollingTriggered", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "lastPollingTriggered",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub last_polling_time: Option<Time>,
     /// The chart version the version constraint resolved to, which the Bundle deploys.
     #[serde(
