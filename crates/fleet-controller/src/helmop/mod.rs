@@ -243,14 +243,30 @@ async fn apply(helmop: &HelmOp, ctx: &Context) -> Result<Action> {
             };
             if let Some(version) = version {
                 let desired = bundle::build(helmop, &version);
-                let written = bundles
-                    .patch(
-                        &name,
-                        &PatchParams::apply(FIELD_MANAGER).force(),
-                        &Patch::Apply(&desired),
-                    )
-                    .await?;
-                existing = Some(written);
+                // Reconciles woken by BundleDeployment status changes find the Bundle as it should be
+                // (the stored spec has the CRD's one default).
+                let mut stored_form = desired.spec.clone();
+                if stored_form.target_customization_mode.is_empty() {
+                    stored_form.target_customization_mode =
+                        fleet_api::TARGET_CUSTOMIZATION_FIRST_MATCH.to_string();
+                }
+                let current = existing.as_ref().is_some_and(|b| {
+                    (b.spec == desired.spec || b.spec == stored_form)
+                        && desired
+                            .labels()
+                            .iter()
+                            .all(|(k, v)| b.labels().get(k) == Some(v))
+                });
+                if !current {
+                    let written = bundles
+                        .patch(
+                            &name,
+                            &PatchParams::apply(FIELD_MANAGER).force(),
+                            &Patch::Apply(&desired),
+                        )
+                        .await?;
+                    existing = Some(written);
+                }
                 status.version = version;
                 conditions::set(
                     &mut status.base.conditions,
