@@ -90,3 +90,47 @@ pub async fn ensure(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::ByteString;
+
+    #[test]
+    fn the_copy_is_fleets_helmops_access_secret_owned_by_the_bundle_deployment() {
+        let mut source = Secret {
+            data: Some(BTreeMap::from([(
+                "password".to_string(),
+                ByteString(b"pw".to_vec()),
+            )])),
+            type_: Some("Opaque".to_string()),
+            ..Secret::default()
+        };
+        source.metadata.name = Some("creds".into());
+        source.metadata.namespace = Some("fleet-default".into());
+        let mut bd = BundleDeployment::new("web", Default::default());
+        bd.metadata.namespace = Some("cluster-fleet-default-c1".into());
+        bd.metadata.uid = Some("u-1".into());
+        let copy = copy_for(&source, &bd);
+        assert_eq!(copy.metadata.name.as_deref(), Some("creds"));
+        assert_eq!(
+            copy.metadata.namespace.as_deref(),
+            Some("cluster-fleet-default-c1")
+        );
+        assert_eq!(copy.type_.as_deref(), Some(SECRET_TYPE_HELMOPS_ACCESS));
+        assert_eq!(copy.data, source.data);
+        assert_eq!(copy.metadata.labels.unwrap()[INTERNAL_SECRET_LABEL], "true");
+        let owner = &copy.metadata.owner_references.unwrap()[0];
+        assert_eq!(
+            (owner.kind.as_str(), owner.name.as_str(), owner.uid.as_str()),
+            ("BundleDeployment", "web", "u-1")
+        );
+        assert_eq!(owner.controller, Some(true));
+        let mut changed = source.clone();
+        changed.data = Some(BTreeMap::from([(
+            "password".to_string(),
+            ByteString(b"other".to_vec()),
+        )]));
+        assert_ne!(data_hash(&source), data_hash(&changed));
+    }
+}

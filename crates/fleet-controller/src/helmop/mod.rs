@@ -372,3 +372,79 @@ async fn cleanup(helmop: &HelmOp, ctx: &Context) -> Result<Action> {
     }
     Ok(Action::await_change())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn deployment(cluster: &str, ready: bool) -> BundleDeployment {
+        serde_json::from_value(json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "BundleDeployment",
+            "metadata": {"name": "web", "namespace": format!("cluster-{cluster}"),
+                         "labels": {labels::CLUSTER_NAMESPACE: "fleet-default", labels::CLUSTER: cluster}},
+            "spec": {"deploymentID": "s-1:a", "stagedDeploymentID": "s-1:a"},
+            "status": {"appliedDeploymentID": "s-1:a", "ready": ready, "nonModified": true,
+                       "conditions": [{"type": "Ready", "status": if ready {"True"} else {"False"}}]},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn status_is_the_gitrepo_aggregation_with_the_helmops_own_failures_first() {
+        let mut status = HelmOpStatus::default();
+        aggregate(
+            &mut status,
+            None,
+            vec![deployment("c1", true), deployment("c2", false)],
+            "t1",
+        );
+        assert_eq!(status.base.display.ready_bundle_deployments, "1/2");
+        assert_eq!(
+            (
+                status.base.ready_clusters,
+                status.base.desired_ready_clusters
+            ),
+            (1, 2)
+        );
+        let ready = fleet_api::find_condition(&status.base.conditions, "Ready").unwrap();
+        assert_eq!(ready.status, "False");
+        assert!(
+            !ready.message.contains("could not get"),
+            "{}",
+            ready.message
+        );
+
+        conditions::set(
+            &mut status.base.conditions,
+            HELMOP_POLLED,
+            false,
+            "Error",
+            "could not get a chart version: down",
+            "t2",
+        );
+        aggregate(&mut status, None, vec![deployment("c1", true)], "t2");
+        let ready = fleet_api::find_condition(&status.base.conditions, "Ready").unwrap();
+        assert_eq!(
+            (ready.status.as_str(), ready.message.as_str()),
+            ("False", "could not get a chart version: down")
+        );
+        assert!(status.base.display.error);
+
+        conditions::set(
+            &mut status.base.conditions,
+            HELMOP_POLLED,
+            true,
+            "",
+            "",
+            "t3",
+        );
+        aggregate(&mut status, None, vec![deployment("c1", true)], "t3");
+        let ready = fleet_api::find_condition(&status.base.conditions, "Ready").unwrap();
+        assert_eq!(
+            (ready.status.as_str(), ready.message.as_str()),
+            ("True", "")
+        );
+        assert_eq!(status.base.display.ready_bundle_deployments, "1/1");
+    }
+}
