@@ -32,6 +32,7 @@ use crate::monitor::{self, ListCache, Report};
 use crate::properties;
 use crate::prune;
 use crate::release::{Target, apply_and_prune, correct, failure_message};
+use crate::remote_chart;
 use crate::render::{self, Desired};
 use crate::restriction;
 use crate::scope::Scope;
@@ -113,6 +114,8 @@ pub struct Agent {
     hook_runs: BTreeMap<String, hooks::Run>,
     /// BundleDeployments with a hook still running (checked again on the retry tick, for timeouts).
     hooks_running: BTreeSet<String>,
+    /// Downloads of HelmOp charts, cached by digest.
+    charts: std::sync::Arc<fleet_chart_source::ChartSource>,
 }
 
 impl Agent {
@@ -135,6 +138,7 @@ impl Agent {
             owners: BTreeMap::new(),
             hook_runs: BTreeMap::new(),
             hooks_running: BTreeSet::new(),
+            charts: std::sync::Arc::new(fleet_chart_source::ChartSource::new()),
         }
     }
 
@@ -401,8 +405,9 @@ impl Agent {
                 self.write_status(&bd, &previous, &observation).await?;
                 return Err(pending);
             }
-            // Reported, and retried: the ConfigMap or Secret may be created later. Nothing is removed.
-            Err(missing @ Error::ValuesFrom { .. }) => {
+            // Reported, and retried: the ConfigMap or Secret may be created later, the chart source may come
+            // back. Nothing is removed.
+            Err(missing @ (Error::ValuesFrom { .. } | Error::ChartDownload { .. })) => {
                 let observation =
                     Observation::failed(&previous.applied_deployment_id, missing.to_string());
                 self.write_status(&bd, &previous, &observation).await?;
@@ -425,8 +430,13 @@ impl Agent {
                 && r.copies_generation == bd.spec.downstream_resources_generation
         });
         if !fresh {
-            let resources = fetch::content(&self.config.hub, id).await?;
             let mut options = fetch::options(&self.config.hub, bd).await?;
+            // A HelmOp's BundleDeployment names its chart instead of a Content.
+            let resources = if bd.spec.helm_chart_options.is_some() {
+                remote_chart::resources(&self.config.hub, &self.charts, bd, &options).await?
+            } else {
+                fetch::content(&self.config.hub, id).await?
+            };
             let values_client = self
                 .downstream
                 .deploy_client(&self.config.scope.agent_namespace, &options.service_account);

@@ -53,6 +53,10 @@ pub enum Error {
         name: String,
         problem: String,
     },
+    /// A HelmOp's chart could not be downloaded (source down, wrong credentials, no matching version).
+    /// Retried; what is deployed stays. Never holds a credential.
+    #[error("downloading chart {chart}: {message}")]
+    ChartDownload { chart: String, message: String },
     /// A namespaced object without a namespace: no request is sent for it (kube-apiserver answers 400).
     #[error("{object} names no namespace, but {kind} is namespaced")]
     NoNamespace { object: String, kind: String },

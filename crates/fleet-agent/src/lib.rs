@@ -3,7 +3,8 @@
 //! cluster with server-side apply, keeps an inventory per BundleDeployment for pruning and uninstall, and
 //! writes readiness and drift back into the BundleDeployment's status.
 //!
-//! Data flow: [`agent`] (hub watch, queue) → [`depends_on`] → [`fetch`] (Content, options), [`values`]
+//! Data flow: [`agent`] (hub watch, queue) → [`depends_on`] → [`fetch`] (Content, options; a HelmOp's chart
+//! is downloaded by [`remote_chart`] instead), [`values`]
 //! (`helm.valuesFrom`) and [`copies`]
 //! (`downstreamResources`) → [`render`] → [`restriction`] → [`hooks`] and [`release`] ([`apply`]: ordering,
 //! namespaces, SSA; [`inventory`] / [`prune`]) → [`monitor`] ([`readiness`], [`drift`]) → [`status`].
@@ -31,6 +32,7 @@ pub mod prune;
 pub mod readiness;
 pub mod registration;
 pub mod release;
+pub mod remote_chart;
 pub mod render;
 pub mod restriction;
 pub mod scope;

@@ -8,7 +8,7 @@ use kube::CustomResourceExt;
 
 use crate::{
     Bundle, BundleDeployment, BundleNamespaceMapping, Cluster, ClusterGroup, ClusterRegistration,
-    ClusterRegistrationToken, Content, GitRepo, GitRepoRestriction,
+    ClusterRegistrationToken, Content, GitRepo, GitRepoRestriction, HelmOp,
     TARGET_CUSTOMIZATION_FIRST_MATCH,
 };
 
@@ -25,6 +25,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         Content::crd(),
         GitRepo::crd(),
         GitRepoRestriction::crd(),
+        HelmOp::crd(),
     ];
     for crd in &mut crds {
         finish(crd);
@@ -36,7 +37,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
 /// Brings a derived CRD in line with Fleet's: `listKind` set; no schema `default`s (the
 /// derive adds them for always-serialized fields, Fleet declares none and the apiserver
 /// would write them into stored objects) except Fleet's `targetCustomizationMode:
-/// FirstMatch`; GitRepo `spec.repo` required.
+/// FirstMatch` on Bundles and HelmOps; GitRepo `spec.repo` required.
 fn finish(crd: &mut CustomResourceDefinition) {
     let names = &mut crd.spec.names;
     names.list_kind = Some(format!("{}List", names.kind));
@@ -48,7 +49,8 @@ fn finish(crd: &mut CustomResourceDefinition) {
         {
             strip_defaults(schema);
             match names.kind.as_str() {
-                "Bundle" => {
+                // A HelmOp's spec embeds a Bundle's, with the same default.
+                "Bundle" | "HelmOp" => {
                     if let Some(mode) = property_mut(schema, &["spec", "targetCustomizationMode"]) {
                         mode.default = Some(JSON(TARGET_CUSTOMIZATION_FIRST_MATCH.into()));
                     }

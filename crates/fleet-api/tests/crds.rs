@@ -90,6 +90,7 @@ fn every_fleet_kind_has_a_crd_with_fleets_names_and_scope() {
             "Namespaced",
         ),
         ("gitrepos.fleet.cattle.io", "GitRepo", "Namespaced"),
+        ("helmops.fleet.cattle.io", "HelmOp", "Namespaced"),
     ]
     .map(|(name, kind, scope)| (name.to_string(), kind.to_string(), scope.to_string()));
     assert_eq!(summary, expected);
@@ -195,6 +196,19 @@ fn printer_columns_are_fleets() {
         ])
     );
     assert_eq!(
+        printer_columns("HelmOp"),
+        columns(&[
+            ("Repo", ".spec.helm.repo"),
+            ("Chart", ".spec.helm.chart"),
+            ("Version", ".status.version"),
+            (
+                "BundleDeployments-Ready",
+                ".status.display.readyBundleDeployments"
+            ),
+            ("Status", READY_MESSAGE),
+        ])
+    );
+    assert_eq!(
         printer_columns("ClusterRegistrationToken"),
         columns(&[("Secret-Name", ".status.secretName")])
     );
@@ -212,7 +226,7 @@ fn categories_are_fleets() {
     for crd in crds() {
         let categories = crd.spec.names.categories.clone().unwrap_or_default();
         let expected: &[&str] = match crd.spec.names.kind.as_str() {
-            "GitRepo" | "ClusterGroup" => &["fleet"],
+            "GitRepo" | "ClusterGroup" | "HelmOp" => &["fleet"],
             _ => &[],
         };
         assert_eq!(categories, expected, "{}", crd.spec.names.kind);
@@ -233,7 +247,9 @@ fn assert_structural(schema: &JSONSchemaProps, path: &str) {
         "{path}: composition keyword"
     );
     assert!(
-        schema.default.is_none() || path == "Bundle.spec.targetCustomizationMode",
+        schema.default.is_none()
+            || path == "Bundle.spec.targetCustomizationMode"
+            || path == "HelmOp.spec.targetCustomizationMode",
         "{path}: default"
     );
     for (name, property) in schema.properties.iter().flatten() {
@@ -349,6 +365,52 @@ fn fleet_validations_are_declared() {
             .x_kubernetes_validations
             .is_some()
     );
+}
+
+/// Fleet's HelmOp CRD: a Bundle's spec inline plus the chart source's access and polling, and a status with
+/// the resolved version and the polling time.
+#[test]
+fn helmop_schema_is_fleets() {
+    let schema = schema_of("HelmOp");
+    for path in [
+        &["spec", "helm", "repo"][..],
+        &["spec", "helm", "chart"],
+        &["spec", "helm", "version"],
+        &["spec", "targets", "clusterSelector"],
+        &["spec", "namespace"],
+        &["spec", "defaultNamespace"],
+        &["spec", "labels"],
+        &["spec", "helmSecretName"],
+        &["spec", "insecureSkipTLSVerify"],
+        &["spec", "rolloutStrategy"],
+        &["spec", "dependsOn"],
+        &["status", "version"],
+        &["status", "lastPollingTriggered"],
+        &["status", "display", "readyBundleDeployments"],
+        &["status", "summary", "ready"],
+        &["status", "resourceCounts", "ready"],
+        &["status", "conditions"],
+    ] {
+        property(&schema, path);
+    }
+    assert_eq!(
+        property(&schema, &["spec", "helm", "values"]).x_kubernetes_preserve_unknown_fields,
+        Some(true)
+    );
+    let polling = property(&schema, &["spec", "pollingInterval"]);
+    assert_eq!(
+        (polling.min_length, polling.max_length),
+        (Some(1), Some(32))
+    );
+    assert!(polling.x_kubernetes_validations.is_some());
+    assert_eq!(
+        property(&schema, &["spec", "targetCustomizationMode"])
+            .default
+            .as_ref()
+            .map(|d| &d.0),
+        Some(&serde_json::json!("FirstMatch"))
+    );
+    assert_eq!(crd_of("HelmOp").spec.names.plural, "helmops");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use fleet_api::{
     Bundle, BundleDeployment, BundleNamespaceMapping, Cluster, ClusterGroup, ClusterRegistration,
-    ClusterRegistrationToken, Content, GitRepo, GitRepoRestriction,
+    ClusterRegistrationToken, Content, GitRepo, GitRepoRestriction, HelmOp,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -213,4 +213,91 @@ status:
     )
     .expect("a Cluster before its first check-in reads");
     assert!(cluster.status.unwrap().agent.unwrap().last_seen.is_none());
+}
+
+/// A HelmOp as Fleet's documentation and tests write them (chart reference, polling, credentials,
+/// targets, values and namespace inline from the embedded Bundle spec), with a status as Fleet writes it.
+#[test]
+fn helmops_round_trip() {
+    let yaml = r#"
+apiVersion: fleet.cattle.io/v1alpha1
+kind: HelmOp
+metadata:
+  name: sleeper
+  namespace: fleet-default
+spec:
+  helm:
+    releaseName: testhelm
+    repo: https://charts.example.com/
+    chart: sleeper
+    version: ">=0.1.0 <1"
+    values:
+      replicas: 2
+  namespace: apps
+  ignore: {}
+  labels:
+    team: a
+  pollingInterval: 1m
+  helmSecretName: creds
+  insecureSkipTLSVerify: true
+  targets:
+  - clusterSelector: {}
+    ignore: {}
+  - clusterName: edge
+    ignore: {}
+    helm:
+      values:
+        replicas: 1
+status:
+  version: 0.1.4
+  lastPollingTriggered: "2025-01-02T03:04:05Z"
+  readyClusters: 1
+  desiredReadyClusters: 1
+  summary:
+    ready: 1
+    desiredReady: 1
+  display:
+    readyBundleDeployments: 1/1
+  resourceCounts:
+    ready: 1
+    desiredReady: 1
+    waitApplied: 0
+    modified: 0
+    orphaned: 0
+    missing: 0
+    unknown: 0
+    notReady: 0
+  conditions:
+  - type: Ready
+    status: "True"
+    lastUpdateTime: "2025-01-02T03:04:05Z"
+  - type: Polled
+    status: "True"
+    lastUpdateTime: "2025-01-02T03:04:05Z"
+"#;
+    let original: Value = serde_saphyr::from_str(yaml).unwrap();
+    let typed: HelmOp = serde_json::from_value(original.clone()).unwrap();
+    let spec = &typed.spec;
+    let helm = spec.bundle.options.helm.as_ref().unwrap();
+    assert_eq!(
+        (
+            helm.repo.as_str(),
+            helm.chart.as_str(),
+            helm.version.as_str()
+        ),
+        ("https://charts.example.com/", "sleeper", ">=0.1.0 <1")
+    );
+    assert_eq!(spec.bundle.options.target_namespace, "apps");
+    assert_eq!(spec.bundle.targets.len(), 2);
+    assert_eq!(spec.polling_interval.as_deref(), Some("1m"));
+    assert_eq!(spec.helm_secret_name, "creds");
+    assert!(spec.insecure_skip_tls_verify);
+    assert_eq!(spec.labels["team"], "a");
+    let status = typed.status.as_ref().unwrap();
+    assert_eq!(status.version, "0.1.4");
+    assert_eq!(status.base.display.ready_bundle_deployments, "1/1");
+    let back = serde_json::to_value(&typed).unwrap();
+    if let Some(difference) = first_difference(&original, &back, "") {
+        panic!("HelmOp changed at {difference}");
+    }
 }

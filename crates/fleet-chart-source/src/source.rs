@@ -361,3 +361,74 @@ impl ChartFetcher for Fetcher<'_> {
             .map_err(fetch_error)
     }
 }
+
+/// A single chart reference, outside any bundle read: what a HelmOp's controller resolves and its agents
+/// download (each call looks at the repository index or tag list afresh, so polling sees new versions).
+impl ChartSource {
+    /// Runs `work` on the source's runtime (its HTTP clients live there) and awaits it from any runtime.
+    async fn spawn<T: Send + 'static>(
+        &self,
+        work: impl std::future::Future<Output = Result<T, SourceError>> + Send + 'static,
+    ) -> Result<T, SourceError> {
+        let runtime = self.runtime.as_ref().ok_or(SourceError::Stopped)?;
+        runtime
+            .spawn(work)
+            .await
+            .map_err(|_| SourceError::Stopped)?
+    }
+
+    /// The concrete version `chart`'s version constraint selects now: the highest matching entry of a Helm
+    /// repository's `index.yaml`, or the highest matching tag of an OCI repository (Helm writes `+` as `_`
+    /// in tags; the version keeps the `+`). A digest stays as given; a chart URL has no version to resolve
+    /// (empty).
+    pub async fn resolve_version(
+        &self,
+        chart: &ChartRef,
+        auth: &Auth,
+    ) -> Result<String, SourceError> {
+        let (inner, chart, auth) = (self.inner.clone(), chart.clone(), auth.clone());
+        self.spawn(async move {
+            match &chart {
+                ChartRef::Repo {
+                    repo,
+                    chart,
+                    version,
+                } => {
+                    let session = Session::default();
+                    let located =
+                        crate::repo::locate(&inner, &session, repo, chart, version, &auth).await?;
+                    Ok(located.version)
+                }
+                ChartRef::Oci { reference, version } => {
+                    let parsed = Reference::parse(reference)?;
+                    let client = inner.clients.get(&auth)?;
+                    let mut registry = Registry::new(client, &parsed, reference, &auth);
+                    let resolved = registry.resolve(version).await?;
+                    Ok(if resolved.starts_with("sha256:") {
+                        resolved
+                    } else {
+                        resolved.replace('_', "+")
+                    })
+                }
+                ChartRef::Url { .. } => Ok(String::new()),
+            }
+        })
+        .await
+    }
+
+    /// The files of `chart` (named as in its archive), downloaded once per archive digest.
+    pub async fn fetch_chart(
+        &self,
+        chart: &ChartRef,
+        auth: &Auth,
+    ) -> Result<Vec<(String, Vec<u8>)>, SourceError> {
+        let (inner, owned, auth) = (self.inner.clone(), chart.clone(), auth.clone());
+        let bytes = self
+            .spawn(async move {
+                let session = Session::default();
+                inner.chart(&session, &owned, &auth).await
+            })
+            .await?;
+        crate::archive::unpack(&chart.describe(), &bytes)
+    }
+}

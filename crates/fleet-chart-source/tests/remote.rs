@@ -7,6 +7,7 @@ mod servers;
 use fleet_api::Bundle;
 use fleet_bundle::ReadOptions;
 use fleet_bundle::read::read_bundles_with_charts;
+use fleet_bundle::remote::ChartRef;
 use fleet_bundle::tree::MemoryTree;
 use fleet_chart_source::{Auth, ChartSource, Credentials};
 use fleet_render::{Style, decode_files, detect_style, helm::render_bundle_chart};
@@ -374,4 +375,103 @@ fn repository_dependencies_are_downloaded_with_chart_lock_honoured() {
         "{err}"
     );
     assert_no_password("the error", &err);
+}
+
+/// The single-reference API a HelmOp uses: its constraint resolved afresh on every call (a version published
+/// since the last call is seen, as polling needs), from a Helm repository's index and from an OCI registry's
+/// tags (Helm's `_` for `+` turned back); the chart's files fetched once per digest.
+#[test]
+fn single_references_resolve_afresh_and_download_once() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let served = home.path().join("served");
+    let src = home.path().join("src");
+    package_chart(home.path(), &src, "app", "1.2.0", &served);
+    run(helm(home.path()).arg("repo").arg("index").arg(&served));
+    let repo = ChartRepo::start(&served);
+    let auth = Auth {
+        username: USER.into(),
+        password: PASSWORD.into(),
+        ca_bundle: repo.pki.ca.clone().into_bytes(),
+        ..Default::default()
+    };
+    let source = ChartSource::new();
+    let chart = ChartRef::Repo {
+        repo: repo.url(),
+        chart: "app".into(),
+        version: "^1.2".into(),
+    };
+    let resolved = runtime.block_on(source.resolve_version(&chart, &auth));
+    assert_eq!(resolved.as_deref(), Ok("1.2.0"));
+    package_chart(home.path(), &src, "app", "1.3.1", &served);
+    package_chart(home.path(), &src, "app", "2.0.0", &served);
+    run(helm(home.path()).arg("repo").arg("index").arg(&served));
+    let resolved = runtime.block_on(source.resolve_version(&chart, &auth));
+    assert_eq!(resolved.as_deref(), Ok("1.3.1"), "a new version is seen");
+    let exact = ChartRef::Repo {
+        repo: repo.url(),
+        chart: "app".into(),
+        version: "1.3.1".into(),
+    };
+    let files = runtime.block_on(source.fetch_chart(&exact, &auth)).unwrap();
+    let chart_yaml = files
+        .iter()
+        .find(|(name, _)| name == "app/Chart.yaml")
+        .map(|(_, bytes)| String::from_utf8_lossy(bytes).into_owned())
+        .unwrap();
+    assert!(chart_yaml.contains("version: 1.3.1"), "{chart_yaml}");
+    let downloads = source.stats().downloads;
+    runtime.block_on(source.fetch_chart(&exact, &auth)).unwrap();
+    assert_eq!(source.stats().downloads, downloads, "cached by digest");
+    let wrong = Auth {
+        password: "not-it".into(),
+        ..auth.clone()
+    };
+    let err = runtime
+        .block_on(source.resolve_version(&chart, &wrong))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("401") && !err.contains("not-it"), "{err}");
+
+    let registry = Registry::start(false);
+    for version in ["0.9.0", "1.0.0+build.7"] {
+        let archive = package_chart(
+            home.path(),
+            &home.path().join("oci-src"),
+            "app",
+            version,
+            &home.path().join("oci-out"),
+        );
+        registry.push(home.path(), &archive, "charts");
+    }
+    let plain = Auth {
+        basic_http: true,
+        ..Auth::default()
+    };
+    let oci = ChartRef::Oci {
+        reference: format!("oci://{}/charts/app", registry.host()),
+        version: ">=0.5".into(),
+    };
+    let resolved = runtime.block_on(source.resolve_version(&oci, &plain));
+    assert_eq!(resolved.as_deref(), Ok("1.0.0+build.7"));
+    let pinned = ChartRef::Oci {
+        reference: format!("oci://{}/charts/app", registry.host()),
+        version: "1.0.0+build.7".into(),
+    };
+    let files = runtime
+        .block_on(source.fetch_chart(&pinned, &plain))
+        .unwrap();
+    assert!(files.iter().any(|(name, _)| name == "app/Chart.yaml"));
+    let url = ChartRef::Url {
+        url: "https://example.invalid/app-1.0.0.tgz".into(),
+    };
+    assert_eq!(
+        runtime
+            .block_on(source.resolve_version(&url, &plain))
+            .as_deref(),
+        Ok("")
+    );
 }

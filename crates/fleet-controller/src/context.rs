@@ -80,6 +80,8 @@ pub struct Context {
     pub agent_imports: crate::cluster::import::Applied,
     /// Chart downloads for GitRepos' bundles, cached by digest across bundles and GitRepos.
     pub charts: Arc<fleet_chart_source::ChartSource>,
+    /// The HelmOp reconciler's memory (resolved versions, Secret copies).
+    pub helmops: crate::helmop::State,
 }
 
 impl Context {
@@ -113,6 +115,7 @@ impl Context {
             values_ahead: Default::default(),
             agent_imports: Default::default(),
             charts: Arc::new(fleet_chart_source::ChartSource::new()),
+            helmops: Default::default(),
         }
     }
 }

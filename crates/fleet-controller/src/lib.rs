@@ -16,6 +16,7 @@ pub mod context;
 pub mod error;
 pub mod events;
 pub mod gitrepo;
+pub mod helmop;
 pub mod index;
 pub mod leader;
 pub mod metrics;
@@ -35,7 +36,7 @@ use std::time::{Duration, Instant};
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use fleet_api::{
-    Bundle, Cluster, ClusterGroup, ClusterRegistration, ClusterRegistrationToken, GitRepo,
+    Bundle, Cluster, ClusterGroup, ClusterRegistration, ClusterRegistrationToken, GitRepo, HelmOp,
 };
 use futures::{FutureExt, StreamExt};
 use kube::api::Api;
@@ -173,6 +174,18 @@ pub async fn run(
         cluster::import::reconcile,
         Some(spec_or_metadata::<Cluster>),
     );
+    // HelmOps: woken by their own spec changes and by their Bundle's and BundleDeployments' changes.
+    let (helmop_wake, helmop_triggers) = tokio::sync::mpsc::unbounded_channel();
+    let helmop_watch = tokio::spawn(helmop::watch(client.clone(), helmop_wake));
+    let helmops = controller::<HelmOp, _, _>(
+        &client,
+        "helmop",
+        helmop_triggers,
+        shutdown.clone(),
+        ctx.clone(),
+        helmop::reconcile,
+        Some(spec_or_metadata::<HelmOp>),
+    );
     futures::join!(
         gitrepos,
         bundles,
@@ -180,8 +193,10 @@ pub async fn run(
         groups,
         registrations,
         tokens,
-        imports
+        imports,
+        helmops
     );
+    helmop_watch.abort();
     watches.abort();
     import_watch.abort();
     collector.abort();

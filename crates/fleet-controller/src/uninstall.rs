@@ -1,13 +1,13 @@
 //! Releasing the controller's finalizers before the chart is uninstalled (`fleet controller --uninstall`, the
 //! `fleet` chart's pre-delete hook): the controller Deployment is scaled to zero, the leader Lease is taken
 //! once its last holder stopped renewing it (so no controller can add a finalizer again), then the
-//! finalizers this controller puts on Clusters, GitRepos and Bundles are removed. Without this, `helm
+//! finalizers this controller puts on Clusters, GitRepos, HelmOps and Bundles are removed. Without this, `helm
 //! uninstall` deletes the controller's RBAC and Deployment while Cluster `local` and its workspace still wait
 //! on it, and they stay Terminating forever (so would every Fleet object once the CRDs are uninstalled).
 
 use std::time::Duration;
 
-use fleet_api::{Bundle, Cluster, GitRepo};
+use fleet_api::{Bundle, Cluster, GitRepo, HelmOp};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Client, Resource, ResourceExt};
@@ -53,6 +53,7 @@ pub async fn release_finalizers(
     let mut released = 0;
     released += strip::<Cluster>(client, crate::placement::leave::FINALIZER).await?;
     released += strip::<GitRepo>(client, crate::gitrepo::FINALIZER).await?;
+    released += strip::<HelmOp>(client, crate::helmop::FINALIZER).await?;
     released += strip::<Bundle>(client, crate::bundle::FINALIZER).await?;
     tracing::info!(released, "finalizers released");
     Ok(released)

@@ -136,6 +136,19 @@ async fn activate_example(
         message: format!("{}: {e}", manifest.display()),
     })?;
     let (mut gitrepos, hub_objects) = split_documents(documents, &manifest, &argument)?;
+    // An example of HelmOps only (charts from repositories, no git): its objects are applied, nothing is
+    // committed or watched.
+    if gitrepos.is_empty() && hub_objects.iter().any(|doc| doc["kind"] == "HelmOp") {
+        for doc in &hub_objects {
+            apply_hub_object(hub, doc).await?;
+        }
+        return Ok(ActiveRepo {
+            source: RepoSource::Example(folder.to_path_buf()),
+            gitrepos: Vec::new(),
+            snapshot: None,
+            _watch: None,
+        });
+    }
     if gitrepos.is_empty() {
         return Err(Error::Repo {
             argument,
@@ -286,7 +299,8 @@ async fn activate_git(
 }
 
 /// The documents of an example's `gitrepo.yaml`: its GitRepos, and the other Fleet hub objects they rely on
-/// (ClusterGroups, GitRepoRestrictions, BundleNamespaceMappings). Any other kind is an error naming it, rather
+/// (ClusterGroups, GitRepoRestrictions, BundleNamespaceMappings) or deploy without git (HelmOps). Any other kind
+/// is an error naming it, rather
 /// than an object silently left out.
 fn split_documents(
     documents: Vec<Value>,
@@ -308,7 +322,7 @@ fn split_documents(
             argument: argument.to_string(),
             message: format!(
                 "{}: document {}: kind {kind:?} (apiVersion {api_version:?}) is not one dev mode applies; \
-                 gitrepo.yaml holds GitRepos, ClusterGroups, GitRepoRestrictions and BundleNamespaceMappings",
+                 gitrepo.yaml holds GitRepos, HelmOps, ClusterGroups, GitRepoRestrictions and BundleNamespaceMappings",
                 manifest.display(),
                 index + 1
             ),
@@ -347,6 +361,7 @@ fn hub_resource(kind: &str) -> Option<kube::api::ApiResource> {
     match kind {
         "ClusterGroup" => Some(ApiResource::erase::<fleet_api::ClusterGroup>(&())),
         "GitRepoRestriction" => Some(ApiResource::erase::<fleet_api::GitRepoRestriction>(&())),
+        "HelmOp" => Some(ApiResource::erase::<fleet_api::HelmOp>(&())),
         "BundleNamespaceMapping" => {
             Some(ApiResource::erase::<fleet_api::BundleNamespaceMapping>(&()))
         }
@@ -512,12 +527,14 @@ mod tests {
     fn gitrepo_yaml_keeps_cluster_groups_and_refuses_other_kinds() {
         let docs: Vec<Value> = serde_saphyr::from_multiple(
             "apiVersion: fleet.cattle.io/v1alpha1\nkind: ClusterGroup\nmetadata: {name: prod}\nspec: {selector: {}}\n---\n\
-             apiVersion: fleet.cattle.io/v1alpha1\nkind: GitRepo\nmetadata: {name: app}\n",
+             apiVersion: fleet.cattle.io/v1alpha1\nkind: GitRepo\nmetadata: {name: app}\n---\n\
+             apiVersion: fleet.cattle.io/v1alpha1\nkind: HelmOp\nmetadata: {name: chart}\n",
         )
         .unwrap();
         let (gitrepos, others) = split_documents(docs, Path::new("gitrepo.yaml"), "ex").unwrap();
         assert_eq!(gitrepos.len(), 1);
         assert_eq!(others[0]["kind"], "ClusterGroup");
+        assert_eq!(others[1]["kind"], "HelmOp");
         let docs: Vec<Value> =
             serde_saphyr::from_multiple("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
                 .unwrap();

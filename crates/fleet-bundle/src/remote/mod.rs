@@ -66,6 +66,16 @@ impl ChartRef {
         })
     }
 
+    /// The chart `helm` names when there is no bundle to hold it (a HelmOp): as [`ChartRef::of`], and any other
+    /// non-empty `helm.chart` is taken as a URL (which then fails to download with a message naming it).
+    pub fn without_bundle(helm: &HelmOptions) -> Option<Self> {
+        Self::of(helm).or_else(|| {
+            (!helm.chart.is_empty()).then(|| Self::Url {
+                url: helm.chart.clone(),
+            })
+        })
+    }
+
     /// How the chart is named in messages: the repository or registry and the chart, without credentials.
     pub fn describe(&self) -> String {
         match self {
@@ -232,6 +242,21 @@ mod tests {
             Some(ChartRef::Url {
                 url: "https://example.com/web-1.0.0.tgz".into()
             })
+        );
+    }
+
+    #[test]
+    fn without_a_bundle_every_named_chart_is_a_download() {
+        assert_eq!(
+            ChartRef::without_bundle(&helm("nginx", "", "")),
+            Some(ChartRef::Url {
+                url: "nginx".into()
+            })
+        );
+        assert_eq!(ChartRef::without_bundle(&helm("", "", "")), None);
+        assert_eq!(
+            ChartRef::without_bundle(&helm("nginx", "https://r/", "1.0.0")),
+            ChartRef::of(&helm("nginx", "https://r/", "1.0.0"))
         );
     }
 

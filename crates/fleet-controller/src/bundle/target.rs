@@ -317,6 +317,7 @@ pub fn plan_cached(
             },
             deployment_id,
             depends_on: &bundle.spec.depends_on,
+            helm_chart_options: bundle.spec.helm_op_options.as_ref(),
         };
         let annotations = match (decisions.get(cluster), policy_hash) {
             (Some(decision), Some(hash)) => record::annotations(decision, hash),
@@ -604,6 +605,9 @@ struct DesiredSpec<'a> {
     options: &'a BundleDeploymentOptions,
     deployment_id: &'a str,
     depends_on: &'a [BundleRef],
+    /// A HelmOp's Bundle: how the agent reaches the chart it downloads (Fleet copies the Bundle's
+    /// `helmOpOptions` into each BundleDeployment's `helmChartOptions`).
+    helm_chart_options: Option<&'a fleet_api::HelmOpOptions>,
 }
 
 impl DesiredSpec<'_> {
@@ -635,7 +639,7 @@ impl DesiredSpec<'_> {
             && depends_on.as_slice() == self.depends_on
             && *correct_drift == self.staged_options.correct_drift
             && !oci_contents
-            && helm_chart_options.is_none()
+            && helm_chart_options.as_ref() == self.helm_chart_options
             && *downstream_resources_generation == 0
             && !off_schedule
             && !waiting_for_values
@@ -650,6 +654,7 @@ impl DesiredSpec<'_> {
             options: self.options.clone(),
             deployment_id: self.deployment_id.to_string(),
             depends_on: self.depends_on.to_vec(),
+            helm_chart_options: self.helm_chart_options.cloned(),
             ..BundleDeploymentSpec::default()
         }
     }
@@ -793,6 +798,7 @@ mod tests {
             options: &options,
             deployment_id: "s-1:a",
             depends_on: &depends_on,
+            helm_chart_options: None,
         };
         let built = desired.to_spec();
         assert!(desired.matches(&built));

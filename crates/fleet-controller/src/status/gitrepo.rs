@@ -1,4 +1,5 @@
-//! A GitRepo's aggregated status over the BundleDeployments of its Bundles (label `repo-name`): summary,
+//! A GitRepo's (and a HelmOp's, [`aggregate_base`]) aggregated status over the BundleDeployments of its
+//! Bundles (label `repo-name`; a HelmOp's label `fleet-helm-name`): summary,
 //! ready and desired clusters, `display`, resource counts (total and per cluster) and the `resources`
 //! list ([`crate::status::resources`]), and the Ready condition, which reports a git or read error
 //! first, then the errors of its Bundles (a templating or targeting error shows on the Bundle, which has
@@ -6,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use fleet_api::{BundleState, GitRepoStatus, find_condition};
+use fleet_api::{BundleState, GitRepoStatus, StatusBase, find_condition};
 
 use crate::status::tally::RepoTally;
 use crate::status::{conditions, deployment_message, ready_message, summary_state};
@@ -17,15 +18,34 @@ pub const GIT_POLLING: &str = "GitPolling";
 pub const STALLED: &str = "Stalled";
 
 /// Recomputes the aggregated parts of `status` from the tally of the GitRepo's BundleDeployments and
-/// the errors of its Bundles (Bundle name → message).
+/// the errors of its Bundles (Bundle name → message). A failing `GitPolling` or `Stalled` condition is
+/// reported first.
 pub fn aggregate(
     status: &mut GitRepoStatus,
     tally: Option<&RepoTally>,
     bundle_errors: Option<&BTreeMap<String, String>>,
     now: &str,
 ) {
+    aggregate_base(
+        &mut status.base,
+        tally,
+        bundle_errors,
+        &[(GIT_POLLING, "False"), (STALLED, "True")],
+        now,
+    );
+}
+
+/// [`aggregate`] for any source of Bundles (Fleet's `StatusBase`, shared by GitRepo and HelmOp):
+/// `blocking` lists the source's own conditions (type, failing status) whose message, when one fails,
+/// becomes the Ready message before the Bundles' errors and the BundleDeployments' state.
+pub fn aggregate_base(
+    base: &mut StatusBase,
+    tally: Option<&RepoTally>,
+    bundle_errors: Option<&BTreeMap<String, String>>,
+    blocking: &[(&str, &str)],
+    now: &str,
+) {
     let summary = tally.map(|t| t.tally.summary()).unwrap_or_default();
-    let base = &mut status.base;
     base.resource_counts = tally
         .map(|t| t.tally.resource_counts().clone())
         .unwrap_or_default();
@@ -61,8 +81,9 @@ pub fn aggregate(
             .collect::<Vec<_>>()
             .join("; ")
     });
-    let blocking = failing(GIT_POLLING, "False")
-        .or_else(|| failing(STALLED, "True"))
+    let blocking = blocking
+        .iter()
+        .find_map(|(type_, bad)| failing(type_, bad))
         .or(bundle_error);
     match blocking {
         Some(error) => {
