@@ -102,7 +102,8 @@ pub fn diff(desired: &Value, live: &Value, ignored: &Ignored) -> Option<Value> {
     if ignored.whole_object() {
         return None;
     }
-    let desired = desired.as_object()?;
+    let folded = fold_string_data(desired);
+    let desired = folded.as_ref().unwrap_or(desired).as_object()?;
     let mut patch = Map::new();
     for (key, value) in desired {
         match key.as_str() {
@@ -132,6 +133,38 @@ pub fn diff(desired: &Value, live: &Value, ignored: &Ignored) -> Option<Value> {
         }
     }
     (!patch.is_empty()).then_some(Value::Object(patch))
+}
+
+/// A Secret's `stringData` folded into `data` (base64), as kube-apiserver stores it: the live object has no
+/// `stringData`, so comparing it as applied would report every such Secret as modified. `None` for other
+/// objects.
+fn fold_string_data(desired: &Value) -> Option<Value> {
+    use base64::Engine;
+
+    if desired.get("kind").and_then(Value::as_str) != Some("Secret")
+        || desired.get("apiVersion").and_then(Value::as_str) != Some("v1")
+    {
+        return None;
+    }
+    let strings = desired.get("stringData")?.as_object()?;
+    let mut folded = desired.clone();
+    let object = folded.as_object_mut()?;
+    object.remove("stringData");
+    let data = object
+        .entry("data")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !data.is_object() {
+        *data = Value::Object(Map::new());
+    }
+    let data = data.as_object_mut()?;
+    for (key, value) in strings {
+        let text = value.as_str().unwrap_or_default();
+        data.insert(
+            key.clone(),
+            Value::String(base64::engine::general_purpose::STANDARD.encode(text)),
+        );
+    }
+    Some(folded)
 }
 
 fn walk(desired: &Value, live: &Value, pointer: &str, ignored: &Ignored) -> Option<Value> {
@@ -179,6 +212,23 @@ mod tests {
         json!({"apiVersion": "apps/v1", "kind": "Deployment",
                "metadata": {"name": "web", "namespace": "apps", "labels": {"app": "web"}},
                "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "c", "image": "nginx:1"}]}}}})
+    }
+
+    #[test]
+    fn a_secrets_string_data_is_compared_as_the_server_stores_it() {
+        let desired = json!({"apiVersion": "v1", "kind": "Secret",
+                             "metadata": {"name": "token", "namespace": "app"},
+                             "data": {"a": "YQ=="}, "stringData": {"token": "t0k"}});
+        let live = json!({"apiVersion": "v1", "kind": "Secret",
+                          "metadata": {"name": "token", "namespace": "app", "uid": "u"},
+                          "data": {"a": "YQ==", "token": "dDBr"}, "type": "Opaque"});
+        assert_eq!(diff(&desired, &live, &Ignored::default()), None);
+        let mut changed = live.clone();
+        changed["data"]["token"] = json!("b3RoZXI=");
+        assert_eq!(
+            diff(&desired, &changed, &Ignored::default()),
+            Some(json!({"data": {"token": "dDBr"}}))
+        );
     }
 
     #[test]

@@ -87,9 +87,13 @@ pub fn condition_changes(
     changes
 }
 
-/// The note of a state change, `from → to`.
+/// The note of a state change, `from → to`. A display state becomes empty when everything is Ready (as
+/// in Fleet), which the note calls Ready.
 pub fn state_change(from: &str, to: &str) -> Option<String> {
-    (from != to && !to.is_empty()).then(|| {
+    if to.is_empty() {
+        return (!from.is_empty()).then(|| format!("state {from} → Ready"));
+    }
+    (from != to).then(|| {
         if from.is_empty() {
             format!("state {to}")
         } else {
@@ -149,6 +153,11 @@ mod tests {
             "state NotReady → Ready"
         );
         assert_eq!(state_change("Ready", "Ready"), None);
+        assert_eq!(
+            state_change("NotReady", "").unwrap(),
+            "state NotReady → Ready"
+        );
+        assert_eq!(state_change("", ""), None);
         assert_eq!(truncate("é".repeat(600)).len(), 1000);
     }
 }

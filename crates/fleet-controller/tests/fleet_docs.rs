@@ -202,9 +202,19 @@ async fn a_templating_error_shows_on_the_gitrepo_as_on_the_bundle() {
     let (ready, message) = condition(&repo, "Ready").unwrap();
     assert_eq!(ready, "False");
     assert_eq!(message, format!("Bundle repo-chart: {bundle_error}"));
-    let display = repo.status.unwrap().base.display;
-    assert!(display.error);
-    assert_eq!(display.message, message);
+    // As in Fleet, `display` reflects the BundleDeployments only (all Ready: no state, no message); the
+    // commit was read, so it is not GitUpdating.
+    let status = repo.status.unwrap();
+    assert_eq!(status.git_job_status, "Current");
+    let display = status.base.display;
+    assert_eq!(
+        (
+            display.state.as_str(),
+            display.message.as_str(),
+            display.error
+        ),
+        ("", "", false)
+    );
 
     // `kubectl get` fills every column of the GitRepo and the Bundle.
     let (_, kubeconfig) = hub.serve_loopback().await;

@@ -22,6 +22,29 @@
 //!     name: frontend
 //! ```
 //!
+//! `steps` then change something and say what must follow, in order. Each step runs its `actions`, then
+//! checks its own `objects` and `absent` as above:
+//!
+//! ```yaml
+//! steps:
+//!   - actions:
+//!       - patch: {on: cluster-1, apiVersion: v1, kind: ConfigMap, namespace: default, name: web,
+//!                 merge: {data: {mode: changed}}}     # a JSON merge patch, as someone editing the object
+//!       - delete: {on: cluster-1, apiVersion: batch/v1, kind: Job, namespace: default, name: init}
+//!       - create: {on: hub, object: {apiVersion: v1, kind: Secret, metadata: {…}, stringData: {…}}}
+//!       - commit: {branch: main, write: {app/cm.yaml: "…"}, remove: [app/old.yaml]}
+//!         # a commit to the GitRepos' repository (on `branch`, default main) that nobody announces (dev
+//!         # mode's folder watch does not see it), so that only polling or a webhook can make a GitRepo read it
+//!       - webhook: {branch: main, secret: s3cret, status: 200, response: "1 GitRepo(s) triggered"}
+//!         # a GitHub push event for the newest commit of `branch` of that repository POSTed to the
+//!         # controller's webhook receiver (signed when `secret` is given), the HTTP status it must get and
+//!         # text its answer must contain
+//!     objects: [...]
+//!     absent: [...]
+//! ```
+//!
+//! In `fields`, `null` wants the field absent. `count: {path: n}` beside `fields` says that the list or map at `path` has `n` elements.
+//!
 //! A path is a JSON pointer (`~1` stands for `/` in a key) whose segments may pick a list element by one of its
 //! fields: `/status/conditions[type=Ready]/status`.
 //!
@@ -49,6 +72,62 @@ struct Expectations {
     objects: Vec<Expected>,
     #[serde(default)]
     absent: Vec<Expected>,
+    #[serde(default)]
+    steps: Vec<Step>,
+}
+
+/// Actions, then what must hold after them.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Step {
+    actions: Vec<Action>,
+    #[serde(default)]
+    objects: Vec<Expected>,
+    #[serde(default)]
+    absent: Vec<Expected>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum Action {
+    Patch {
+        #[serde(flatten)]
+        target: Target,
+        merge: Value,
+    },
+    Delete(Target),
+    Create {
+        on: String,
+        object: Value,
+    },
+    Commit {
+        #[serde(default)]
+        branch: Option<String>,
+        #[serde(default)]
+        write: std::collections::BTreeMap<String, String>,
+        #[serde(default)]
+        remove: Vec<String>,
+    },
+    Webhook {
+        #[serde(default)]
+        branch: Option<String>,
+        #[serde(default)]
+        secret: Option<String>,
+        status: u16,
+        response: String,
+    },
+}
+
+/// One object on the hub or a cluster.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Target {
+    on: String,
+    api_version: String,
+    kind: String,
+    #[serde(default)]
+    namespace: Option<String>,
+    name: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -66,6 +145,8 @@ struct Expected {
     containing: serde_json::Map<String, Value>,
     #[serde(default)]
     columns: serde_json::Map<String, Value>,
+    #[serde(default)]
+    count: serde_json::Map<String, Value>,
 }
 
 impl Expected {
@@ -110,17 +191,250 @@ async fn run(page: &str) {
     .await
     .expect("dev mode starts");
 
-    for expected in &expectations.objects {
-        for on in &expected.on {
-            present(&dev, on, expected).await;
+    check(&dev, &expectations.objects, &expectations.absent).await;
+    let mut work = None;
+    for (index, step) in expectations.steps.iter().enumerate() {
+        for action in &step.actions {
+            act(&dev, &dir, &mut work, action)
+                .await
+                .unwrap_or_else(|e| panic!("{page}: step {}: {e}", index + 1));
         }
-    }
-    for expected in &expectations.absent {
-        for on in &expected.on {
-            absent(&dev, on, expected).await;
-        }
+        check(&dev, &step.objects, &step.absent).await;
     }
     dev.shutdown().await;
+}
+
+async fn check(dev: &Dev, objects: &[Expected], absent_objects: &[Expected]) {
+    for expected in objects {
+        for on in &expected.on {
+            present(dev, on, expected).await;
+        }
+    }
+    for expected in absent_objects {
+        for on in &expected.on {
+            absent(dev, on, expected).await;
+        }
+    }
+}
+
+/// The dynamic API of one object's kind on `on`.
+async fn target_api(dev: &Dev, target: &Target) -> Result<Api<DynamicObject>, String> {
+    let expected = Expected {
+        on: vec![target.on.clone()],
+        api_version: target.api_version.clone(),
+        kind: target.kind.clone(),
+        namespace: target.namespace.clone(),
+        name: target.name.clone(),
+        fields: Default::default(),
+        containing: Default::default(),
+        columns: Default::default(),
+        count: Default::default(),
+    };
+    let client = client_for(dev, &target.on);
+    api_for(&client, &expected)
+        .await
+        .map(|(api, _)| api)
+        .ok_or_else(|| format!("{}: kind not served", expected.describe(&target.on)))
+}
+
+/// Runs one action; `work` is the working copy of the repository that `commit` changes (made from the
+/// fixture's `repo/` at the first commit).
+async fn act(
+    dev: &Dev,
+    dir: &Path,
+    work: &mut Option<tempfile::TempDir>,
+    action: &Action,
+) -> Result<(), String> {
+    match action {
+        Action::Patch { target, merge } => {
+            let api = target_api(dev, target).await?;
+            api.patch(
+                &target.name,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(merge),
+            )
+            .await
+            .map_err(|e| format!("patch {}: {e}", target.name))?;
+        }
+        Action::Delete(target) => {
+            let api = target_api(dev, target).await?;
+            api.delete(&target.name, &Default::default())
+                .await
+                .map_err(|e| format!("delete {}: {e}", target.name))?;
+        }
+        Action::Create { on, object } => {
+            let object: DynamicObject =
+                serde_json::from_value(object.clone()).map_err(|e| format!("create: {e}"))?;
+            let types = object.types.clone().ok_or("create: no apiVersion/kind")?;
+            let target = Target {
+                on: on.clone(),
+                api_version: types.api_version,
+                kind: types.kind,
+                namespace: object.metadata.namespace.clone(),
+                name: object.metadata.name.clone().unwrap_or_default(),
+            };
+            target_api(dev, &target)
+                .await?
+                .create(&Default::default(), &object)
+                .await
+                .map_err(|e| format!("create {}: {e}", target.name))?;
+        }
+        Action::Commit {
+            branch,
+            write,
+            remove,
+        } => {
+            let snapshot = snapshot(dev)?;
+            if work.is_none() {
+                let copy = tempfile::tempdir().map_err(|e| e.to_string())?;
+                copy_dir(&dir.join("repo"), copy.path())?;
+                *work = Some(copy);
+            }
+            let root = work.as_ref().expect("working copy").path().to_path_buf();
+            for (path, content) in write {
+                let file = root.join(path);
+                if let Some(parent) = file.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+                }
+                std::fs::write(&file, content).map_err(|e| format!("{path}: {e}"))?;
+            }
+            for path in remove {
+                std::fs::remove_file(root.join(path)).map_err(|e| format!("{path}: {e}"))?;
+            }
+            let committed = snapshot
+                .commit_dir(
+                    &root,
+                    &[branch.as_deref().unwrap_or(BRANCH).to_string()],
+                    "docs suite: a new commit",
+                )
+                .map_err(|e| e.to_string())?;
+            committed.ok_or("commit: nothing changed")?;
+        }
+        Action::Webhook {
+            branch,
+            secret,
+            status,
+            response,
+        } => {
+            let snapshot = snapshot(dev)?;
+            let branch = branch.as_deref().unwrap_or(BRANCH);
+            let commit = head(snapshot.git_dir(), branch)?;
+            let push = Push {
+                repo_url: snapshot.url(),
+                branch: branch.to_string(),
+                commit,
+            };
+            let (got_status, got_body) =
+                post_push(&dev.webhook_url(), &push, secret.as_deref()).await?;
+            if got_status != *status || !got_body.contains(response.as_str()) {
+                return Err(format!(
+                    "webhook: want {status} {response:?}, got {got_status} {got_body:?}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The branch fixtures' GitRepos follow (dev mode's default).
+const BRANCH: &str = "main";
+
+/// The repository dev mode made of the fixture's `repo/`.
+fn snapshot(dev: &Dev) -> Result<&fleet_dev::snapshot::SnapshotRepo, String> {
+    dev.repos()
+        .iter()
+        .find_map(|repo| repo.snapshot.as_ref())
+        .ok_or_else(|| "no repository made from an example folder".to_string())
+}
+
+/// The commit `branch` points at.
+fn head(git_dir: &Path, branch: &str) -> Result<String, String> {
+    let repo = gix::open(git_dir).map_err(|e| e.to_string())?;
+    let mut reference = repo
+        .find_reference(format!("refs/heads/{branch}").as_str())
+        .map_err(|e| e.to_string())?;
+    Ok(reference
+        .peel_to_id()
+        .map_err(|e| e.to_string())?
+        .to_string())
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
+    for entry in std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let target = to.join(entry.file_name());
+        if entry.file_type().map_err(|e| e.to_string())?.is_dir() {
+            std::fs::create_dir_all(&target).map_err(|e| e.to_string())?;
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// What a push event announces.
+struct Push {
+    repo_url: String,
+    branch: String,
+    commit: String,
+}
+
+/// POSTs a GitHub push event (`X-GitHub-Event: push`, signed with `X-Hub-Signature-256` when a secret is
+/// given) to the webhook receiver at `url`; returns the HTTP status and body of the answer.
+async fn post_push(url: &str, push: &Push, secret: Option<&str>) -> Result<(u16, String), String> {
+    use hmac::{KeyInit, Mac};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let body = serde_json::json!({
+        "ref": format!("refs/heads/{}", push.branch),
+        "after": push.commit,
+        "repository": {"clone_url": push.repo_url, "html_url": push.repo_url},
+    })
+    .to_string();
+    let signature = match secret {
+        Some(secret) => {
+            let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
+                .map_err(|e| e.to_string())?;
+            mac.update(body.as_bytes());
+            let hex: String = mac
+                .finalize()
+                .into_bytes()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            format!("X-Hub-Signature-256: sha256={hex}\r\n")
+        }
+        None => String::new(),
+    };
+    let rest = url.strip_prefix("http://").ok_or("an http URL")?;
+    let (host, path) = rest.split_once('/').ok_or("a path")?;
+    let mut stream = tokio::net::TcpStream::connect(host)
+        .await
+        .map_err(|e| e.to_string())?;
+    let request = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nX-GitHub-Event: push\r\n{signature}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut answer = String::new();
+    stream
+        .read_to_string(&mut answer)
+        .await
+        .map_err(|e| e.to_string())?;
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| format!("not an HTTP answer: {answer}"))?;
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+        .unwrap_or_default();
+    Ok((status, body))
 }
 
 fn client_for(dev: &Dev, on: &str) -> kube::Client {
@@ -165,8 +479,27 @@ async fn mismatch(client: &kube::Client, expected: &Expected) -> Option<String> 
     let mut differences = Vec::new();
     for (path, want) in &expected.fields {
         let got = lookup(&object, path);
-        if got != Some(want) {
+        // `null` wants the field absent (Fleet leaves some fields empty, and empty fields are omitted).
+        let matches = if want.is_null() {
+            got.is_none_or(Value::is_null)
+        } else {
+            got == Some(want)
+        };
+        if !matches {
             differences.push(format!("{path}: want {want}, got {}", shown(got)));
+        }
+    }
+    for (path, want) in &expected.count {
+        let got = lookup(&object, path).map(|value| match value {
+            Value::Array(items) => items.len(),
+            Value::Object(map) => map.len(),
+            _ => 1,
+        });
+        if got.map(|n| n as u64) != want.as_u64() {
+            differences.push(format!(
+                "{path}: want {want} elements, got {}",
+                got.map_or_else(|| "nothing".to_string(), |n| n.to_string())
+            ));
         }
     }
     for (path, want) in &expected.containing {
@@ -401,4 +734,8 @@ docs_pages! {
     ref_gitrepo => "ref-gitrepo",
     ref_status_fields => "ref-status-fields",
     troubleshooting => "troubleshooting",
+    gitrepo_add => "gitrepo-add",
+    bundle_diffs => "bundle-diffs",
+    rollout => "rollout",
+    webhook => "webhook",
 }

@@ -124,7 +124,12 @@ async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
         work.placement.as_ref(),
         &now,
     );
-    record_states(ctx, bundle, Some(&status.display.state));
+    // Fleet leaves the display state of an all-Ready Bundle empty; the metric counts it as Ready.
+    let state = match status.display.state.as_str() {
+        "" if status.summary.desired_ready > 0 => "Ready",
+        state => state,
+    };
+    record_states(ctx, bundle, Some(state));
     write_status(ctx, bundle, &previous, status).await?;
     // A toleration or the placement's rollout budget runs out later.
     if let Some(after) = work.requeue_after {

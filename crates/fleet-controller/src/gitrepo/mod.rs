@@ -29,7 +29,7 @@ use crate::bundle::content::ignore_missing;
 use crate::context::{Context, lock};
 use crate::error::{Error, Result};
 use crate::events;
-use crate::status::gitrepo::{GIT_POLLING, STALLED, aggregate};
+use crate::status::gitrepo::{GIT_POLLING, JOB_CURRENT, JOB_FAILED, STALLED, aggregate};
 use crate::status::{apply_status, conditions};
 
 /// Fleet's finalizer on GitRepos.
@@ -178,6 +178,7 @@ async fn poll_and_read(
         Err(_) if ctx.is_stopping() => return Err(Error::Task(fetch::STOPPING.to_string())),
         Err(err) => {
             // Not read: the commit stays unprocessed, so the next poll tries again.
+            status.git_job_status = JOB_FAILED.to_string();
             conditions::set(
                 &mut status.base.conditions,
                 GIT_POLLING,
@@ -193,6 +194,7 @@ async fn poll_and_read(
         Ok(credentials) => credentials,
         Err(Error::Kube(err)) => return Err(Error::Kube(err)),
         Err(err) => {
+            status.git_job_status = JOB_FAILED.to_string();
             conditions::set(
                 &mut status.base.conditions,
                 STALLED,
@@ -215,6 +217,13 @@ async fn poll_and_read(
     };
     // A chart source that was down: the commit is read again at the next poll (its other Bundles are current).
     let retry = rendered.as_ref().is_ok_and(|r| r.download_failed);
+    // Fleet's git job fails when a bundle cannot be read or a chart cannot be downloaded, and completes
+    // (`Current`) otherwise; a templating error shows later, when the Bundle is targeted.
+    status.git_job_status = match &rendered {
+        Ok(rendered) if rendered.errors.is_empty() && !retry => JOB_CURRENT,
+        _ => JOB_FAILED,
+    }
+    .to_string();
     match rendered {
         Ok(rendered) => {
             apply::apply(ctx, repo, &rendered).await?;

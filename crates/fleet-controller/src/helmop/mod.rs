@@ -345,6 +345,7 @@ fn aggregate(
         Some(&tally),
         errors.as_ref(),
         &[(HELMOP_ACCEPTED, "False"), (HELMOP_POLLED, "False")],
+        false,
         now,
     );
 }

@@ -140,21 +140,19 @@ pub fn non_ready_entry(
     }
 }
 
-/// The highest-ranked state of a summary: the worst listed non-ready state, else Ready when anything is
-/// desired (empty when nothing is).
+/// The highest-ranked state of a summary's non-ready entries, empty when there are none (everything is
+/// Ready, or nothing is desired): Fleet's `summary.GetSummaryState`, the `display.state` of Bundles, Clusters
+/// and ClusterGroups.
 pub fn summary_state(summary: &BundleSummary) -> String {
-    let worst = summary
+    summary
         .non_ready_resources
         .iter()
         .filter_map(|r| r.bundle_state.clone())
         .fold(None::<BundleState>, |acc, s| {
             Some(acc.map_or(s.clone(), |a| a.max_rank(s)))
-        });
-    match worst {
-        Some(state) => state.to_string(),
-        None if summary.desired_ready > 0 => BundleState::Ready.to_string(),
-        None => String::new(),
-    }
+        })
+        .map(|state| state.to_string())
+        .unwrap_or_default()
 }
 
 /// Fleet's ready message: `State(count) [Kind name: message; …]` per non-ready state, sorted, joined by
@@ -294,5 +292,17 @@ mod tests {
         assert_eq!(summary_state(&summary), "Pending");
         assert!(ready_message(&summary, "Cluster").starts_with("Pending(12) [Cluster ns/c00; "));
         assert!(ready_message(&summary, "Cluster").contains("; WaitApplied(1)"));
+    }
+
+    #[test]
+    fn an_all_ready_summary_has_no_state() {
+        // Fleet's GetSummaryState ranks only the non-ready entries: Ready (and nothing desired) is empty.
+        let mut summary = BundleSummary::default();
+        assert_eq!(summary_state(&summary), "");
+        increment(&mut summary, "ns/a", &BundleState::Ready, None);
+        assert_eq!(summary.desired_ready, 1);
+        assert_eq!(summary_state(&summary), "");
+        increment(&mut summary, "ns/b", &BundleState::NotReady, None);
+        assert_eq!(summary_state(&summary), "NotReady");
     }
 }
