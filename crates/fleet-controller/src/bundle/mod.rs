@@ -1,13 +1,16 @@
-//! The Bundle reconciler: plan the Bundle against the index ([`target`]), make sure its Content exists
-//! ([`content`]), write and delete BundleDeployments ([`deploy`]), then write its status when it changed.
-//! A finalizer removes the Bundle's BundleDeployments (and, through GC, its Content) when it is deleted.
+//! The Bundle reconciler: read → plan → write. It reads the Bundle (with its Helm values put back,
+//! [`values`]) and the index, plans with fleet-target's one entry point ([`fleet_target::plan::plan`]:
+//! targeting, placement, rollout, the BundleDeployments to write and delete), makes sure its Content
+//! exists ([`content`]), writes and deletes BundleDeployments ([`deploy`]), then writes its status when it
+//! changed. A finalizer removes the Bundle's BundleDeployments (and, through GC, its Content) when it is
+//! deleted.
 
 pub mod cache;
 pub mod content;
 pub mod deploy;
-pub mod target;
 pub mod values;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::FutureExt;
@@ -15,6 +18,7 @@ use futures::future::BoxFuture;
 use std::time::Duration;
 
 use fleet_api::Bundle;
+use fleet_target::plan::{Hashes, PlanInput};
 use kube::api::{Api, ListParams};
 use kube::runtime::controller::Action;
 use kube::runtime::finalizer::{Event, finalizer};
@@ -22,9 +26,19 @@ use kube::{Resource, ResourceExt};
 
 use crate::context::{Context, lock};
 use crate::error::{Error, Result};
+use crate::index::StoredDeployment;
 use crate::metrics::Metrics;
 use crate::status::bundle::bundle_status;
 use crate::status::{apply_status, conditions};
+
+/// The bundle crate's hashes (Go-JSON rules), which planning uses for manifest and deployment IDs.
+pub const HASHES: Hashes = Hashes {
+    manifest_id: fleet_bundle::hash::manifest_id,
+    deployment_id: fleet_bundle::hash::deployment_id,
+};
+
+/// What to write for one Bundle, with the deployment store's BundleDeployments.
+pub type BundleWork = fleet_target::plan::BundleWork<StoredDeployment>;
 
 /// Fleet's finalizer on Bundles.
 pub const FINALIZER: &str = "fleet.cattle.io/bundle-finalizer";
@@ -146,18 +160,23 @@ async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
 async fn pass(
     bundle: &Bundle,
     ctx: &Context,
-) -> Result<Result<(target::BundleWork, usize), fleet_target::TargetError>> {
+) -> Result<Result<(BundleWork, usize), fleet_target::TargetError>> {
     let key = (bundle.namespace().unwrap_or_default(), bundle.name_any());
     ctx.placement_decisions
         .planning(&key, bundle.spec.placement.is_some());
+    let namespace_selector = ctx.targeting.namespace_selectors.for_bundle(bundle);
     let mut work = match ctx.index.read(|state| {
-        target::plan_cached(
+        let none = BTreeMap::new();
+        let input = PlanInput {
             bundle,
-            state,
-            &crate::placement::settings(ctx),
-            crate::placement::unix_now(),
-            &ctx.targeting,
-        )
+            fleet: &state.fleet,
+            deployments: state.deployments_of(&key).unwrap_or(&none),
+            namespace_selector: namespace_selector.as_ref(),
+            now: crate::placement::unix_now(),
+            eligibility: crate::placement::settings(ctx).eligibility(),
+            hashes: HASHES,
+        };
+        fleet_target::plan::plan(&input, &ctx.targeting.kept)
     }) {
         Ok(work) => work,
         Err(err) => return Ok(Err(err)),
