@@ -1,5 +1,5 @@
-//! Targeting and placement: cluster index, target matching, customizations, rollout partitions,
-//! scheduler. Pure: no network or Kubernetes I/O, no clock (callers pass the time), and every
+//! Bundle planning: the fleet's state, target matching, customizations, placement scheduler,
+//! rollout partitions, and the BundleDeployments to write and delete. Pure: no network or Kubernetes I/O, no clock (callers pass the time), and every
 //! output sorted, so the same input always gives the same answer — except where a fleet.yaml
 //! `${ }` template asks for the time or randomness (`now`, `uuidv4`, `rand*`), which Fleet
 //! evaluates at targeting too.

@@ -70,10 +70,6 @@ async fn reconcile_inner(bundle: Arc<Bundle>, ctx: Arc<Context>) -> Result<Actio
     .map_err(|err| Error::from_finalizer(object, err))
 }
 
-/// Planning passes one reconcile runs while `maxNew` holds creations back (each pass creates up to
-/// `maxNew` more, as Fleet's requeues would).
-const MAX_PASSES: usize = 1000;
-
 async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
     // Helm values kept in the Bundle's values Secret are put back before targeting.
     let Some(bundle) = values::with_bundle_values(ctx, bundle).await? else {
@@ -84,17 +80,7 @@ async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
     let previous = bundle.status.clone().unwrap_or_default();
     let now = conditions::now();
     let generation = bundle.meta().generation.unwrap_or_default();
-    let mut passes = 0;
-    let work = loop {
-        passes += 1;
-        match pass(bundle, ctx).await? {
-            Ok((work, written)) if work.deferred > 0 && written > 0 && passes < MAX_PASSES => {
-                continue;
-            }
-            planned => break planned.map(|(work, _)| work),
-        }
-    };
-    let work = match work {
+    let work = match pass(bundle, ctx).await? {
         Ok(work) => work,
         Err(err) => {
             let message = format!("targeting failed: {err}");
@@ -153,14 +139,14 @@ async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
     })
 }
 
-/// One planning pass: plan against the index, write what it asks for, and record the written
-/// BundleDeployments in the index at once (their watch events then change nothing), so that the next
-/// pass sees them. Returns the plan and how many BundleDeployments were written; `Ok(Err(_))` is a
-/// targeting error.
+/// Read → plan → write: plan against the index (the plan already continues the rollout while `maxNew`
+/// holds creations back), write what it asks for, and record the written BundleDeployments in the index
+/// at once (their watch events then change nothing). Returns the plan; `Ok(Err(_))` is a targeting
+/// error.
 async fn pass(
     bundle: &Bundle,
     ctx: &Context,
-) -> Result<Result<(BundleWork, usize), fleet_target::TargetError>> {
+) -> Result<Result<BundleWork, fleet_target::TargetError>> {
     let key = (bundle.namespace().unwrap_or_default(), bundle.name_any());
     ctx.placement_decisions
         .planning(&key, bundle.spec.placement.is_some());
@@ -190,7 +176,6 @@ async fn pass(
     }
     let manifest_changed = previous_manifest.is_some_and(|m| m != work.manifest_id);
     let deleted_any = !work.deletes.is_empty();
-    let written = work.writes.len();
     values::keep_deployed_values(ctx, &mut work.writes, &work.deployed_values_unknown).await?;
     let writes = std::mem::take(&mut work.writes).into_iter().map(|mut bd| {
         let moved = values::extract(&mut bd);
@@ -210,7 +195,7 @@ async fn pass(
     if manifest_changed || deleted_any {
         content::collect_garbage(ctx).await?;
     }
-    Ok(Ok((work, written)))
+    Ok(Ok(work))
 }
 
 async fn cleanup(bundle: &Bundle, ctx: &Context) -> Result<Action> {

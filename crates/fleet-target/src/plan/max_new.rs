@@ -1,7 +1,7 @@
 //! `maxNew` across passes: the rollout continued as Fleet's requeues continue it while `maxNew` holds
 //! creations back, in memory, so that creating a thousand BundleDeployments costs one plan.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::TargetError;
 use crate::index::ClusterIndex;
@@ -18,13 +18,15 @@ const MAX_NEW_PASSES: usize = 1000;
 /// namespace gets nothing yet) and creates up to `maxNew` more, until a pass creates nothing or nothing
 /// is deferred. A target keeps its last write; the status is the last pass's. Only the rollout is
 /// planned again (targeting and deploymentIDs stay), so creating a thousand BundleDeployments costs one
-/// plan, not one per `maxNew` of them.
+/// plan, not one per `maxNew` of them. Targets in `held` (by a placement's rolling-update budget) stay
+/// held in every pass.
 pub fn through_max_new(
     targeted: &Targeted,
     first: RolloutPlan,
     current: &BTreeMap<ClusterKey, DeploymentState>,
     index: &ClusterIndex,
     writable: impl Fn(&ClusterKey) -> bool,
+    held: &BTreeSet<ClusterKey>,
 ) -> Result<RolloutPlan, TargetError> {
     // Nothing held back (every BundleDeployment exists, the usual case): the first pass is the plan.
     if !first
@@ -42,7 +44,7 @@ pub fn through_max_new(
             cluster: cluster.clone(),
             deployment_id: id.to_string(),
             current: current.get(cluster).cloned(),
-            hold: false,
+            hold: held.contains(cluster),
         })
         .collect();
     let mut written: Vec<Option<Outcome>> = vec![None; again.len()];

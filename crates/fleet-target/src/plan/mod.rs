@@ -22,7 +22,7 @@ pub mod options;
 pub mod placement;
 pub mod state;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -143,8 +143,10 @@ pub fn plan<D: ExistingDeployment>(
             .is_some_and(|h| h.leaving)
     };
     let leaving = |cluster: &ClusterKey| is_leaving(state.clusters.get(cluster));
+    let writable =
+        |cluster: &ClusterKey| state.cluster_namespaces.contains_key(cluster) && !leaving(cluster);
     let planned = if bundle.spec.placement.is_some() {
-        plan_placed(
+        let (mut planned, held) = plan_placed(
             bundle,
             namespace_selector,
             state,
@@ -152,7 +154,16 @@ pub fn plan<D: ExistingDeployment>(
             hashes,
             existing,
             &current,
-        )?
+        )?;
+        planned.rollout = through_max_new(
+            &planned.targeted,
+            planned.rollout,
+            &current,
+            &state.clusters,
+            writable,
+            &held,
+        )?;
+        planned
     } else {
         let targeted = cache.targeted(bundle, namespace_selector, state, hashes)?;
         let (first, orphaned) = plan_targeted(
@@ -162,10 +173,14 @@ pub fn plan<D: ExistingDeployment>(
             targeted.paused,
             &current,
         )?;
-        let writable = |cluster: &ClusterKey| {
-            state.cluster_namespaces.contains_key(cluster) && !leaving(cluster)
-        };
-        let rollout = through_max_new(&targeted, first, &current, &state.clusters, writable)?;
+        let rollout = through_max_new(
+            &targeted,
+            first,
+            &current,
+            &state.clusters,
+            writable,
+            &BTreeSet::new(),
+        )?;
         Planned {
             targeted,
             rollout,
@@ -305,7 +320,8 @@ pub fn plan<D: ExistingDeployment>(
 }
 
 /// Plans a Bundle with a placement block: targeting, scheduling among the targeted clusters (with its
-/// existing placements fed back in), the rolling-update budget and the rollout.
+/// existing placements fed back in), the rolling-update budget and the rollout's first pass; with the
+/// targets the budget holds back.
 fn plan_placed<D: ExistingDeployment>(
     bundle: &Bundle,
     namespace_selector: Option<&LabelSelector>,
@@ -314,7 +330,7 @@ fn plan_placed<D: ExistingDeployment>(
     hashes: Hashes,
     existing: &BTreeMap<ClusterKey, Arc<D>>,
     current: &BTreeMap<ClusterKey, DeploymentState>,
-) -> Result<Planned, TargetError> {
+) -> Result<(Planned, BTreeSet<ClusterKey>), TargetError> {
     let parts = parts_of(bundle)?;
     let namespaces = state.bundle_namespaces(&parts.targeting);
     let context = context_with(namespace_selector);
@@ -353,7 +369,12 @@ fn plan_placed<D: ExistingDeployment>(
     .into_iter()
     .flatten()
     .min();
-    Ok(Planned {
+    let held = planned
+        .budget
+        .iter()
+        .flat_map(|b| b.stale.iter().cloned())
+        .collect();
+    let planned = Planned {
         targeted: Arc::new(Targeted::of(parts, &planned.targets, sets)?),
         rollout: planned.rollout,
         orphaned: planned.orphaned,
@@ -362,7 +383,8 @@ fn plan_placed<D: ExistingDeployment>(
             policy_hash,
             requeue_at,
         }),
-    })
+    };
+    Ok((planned, held))
 }
 
 #[cfg(test)]

@@ -206,3 +206,22 @@ fn max_new_passes_do_not_count_clusters_without_a_namespace_as_created() {
     assert_eq!(work.waiting_for_namespace, 2);
     assert_eq!(work.deferred, 0);
 }
+
+#[test]
+fn a_placed_bundle_continues_past_max_new_in_one_plan_too() {
+    let state = index(5, &[]);
+    let mut placed = bundle(2);
+    placed.spec.placement =
+        Some(serde_json::from_value(json!({"type": "PickN", "numberOfClusters": 4})).unwrap());
+    let work = plan_of(&placed, &state).unwrap();
+    assert_eq!(work.writes.len(), 4);
+    assert_eq!(work.deferred, 0);
+    assert!(work.placement.is_some());
+    // Every write carries its placement's annotations.
+    assert!(work.writes.iter().all(|bd| {
+        bd.metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key(placement::POLICY_HASH_ANNOTATION))
+    }));
+}
