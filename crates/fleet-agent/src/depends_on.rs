@@ -3,6 +3,7 @@
 //! (`Ready` by default). Evaluated against the agent's watch cache: no extra requests.
 
 use fleet_api::{BundleDeployment, BundleState};
+use fleet_target::selector::SelectorExt;
 
 /// Label carrying the bundle name on every BundleDeployment.
 const BUNDLE_NAME_LABEL: &str = "fleet.cattle.io/bundle-name";
@@ -16,11 +17,7 @@ pub fn check(bd: &BundleDeployment, all: &[&BundleDeployment]) -> Result<(), Str
         } else {
             dependency.accepted_states.clone()
         };
-        let selector = dependency.selector.as_ref().and_then(|s| {
-            serde_json::to_value(s).ok().and_then(|v| {
-                serde_json::from_value::<fleet_target::selector::LabelSelector>(v).ok()
-            })
-        });
+        let selector = dependency.selector.as_ref();
         let matched: Vec<&&BundleDeployment> = all
             .iter()
             .filter(|other| other.metadata.name != bd.metadata.name)

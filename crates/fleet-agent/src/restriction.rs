@@ -3,6 +3,7 @@
 //! as in Fleet; otherwise it is not deployed and the reason is its `Deployed` condition.
 
 use fleet_api::BundleDeploymentOptions;
+use fleet_target::selector::SelectorExt;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::Api;
 
@@ -17,9 +18,9 @@ pub async fn check(
     let Some(selector) = &options.allowed_target_namespace_selector else {
         return Ok(());
     };
-    let selector: fleet_target::selector::LabelSelector = serde_json::to_value(selector)
-        .and_then(serde_json::from_value)
-        .map_err(|err| format!("allowedTargetNamespaceSelector: {err}"))?;
+    selector
+        .validate("allowedTargetNamespaceSelector")
+        .map_err(|err| err.to_string())?;
     let namespace = release_namespace(options);
     let api: Api<Namespace> = Api::all(downstream.client().clone());
     let live = api

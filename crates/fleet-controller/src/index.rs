@@ -1,6 +1,7 @@
-//! The controller's in-memory view of the hub, fed by watches (see [`crate::watches`]): the targeting
-//! [`ClusterIndex`] (Clusters and ClusterGroups), cluster namespaces, BundleNamespaceMappings, namespace
-//! labels, the targeting input of every Bundle, and every BundleDeployment grouped by its Bundle (stored
+//! The controller's in-memory view of the hub, fed by watches (see [`crate::watches`]): the fleet's state
+//! that planning reads ([`FleetState`], fleet-target's: Clusters and ClusterGroups, cluster namespaces,
+//! BundleNamespaceMappings, namespace labels, the targeting input of every Bundle), and the deployment
+//! store: every BundleDeployment grouped by its Bundle (stored
 //! as a [`StoredDeployment`]: slimmed, with the specs, statuses and labels that a Bundle's
 //! BundleDeployments have in common shared between them) with incremental status tallies per GitRepo and
 //! per cluster namespace. Updates return what they affect, so a change wakes only the reconciles that
@@ -14,34 +15,27 @@ use fleet_api::{
     BundleState, Cluster, ClusterGroup, labels as fleet_labels,
 };
 use fleet_target::bundle_spec::read_bundle_spec;
-use fleet_target::index::ClusterIndex;
-use fleet_target::mapping::{NamespaceInfo, NamespaceMapping, bundle_namespaces};
+use fleet_target::mapping::NamespaceMapping;
 use fleet_target::model::{ClusterGroupInfo, ClusterInfo, ClusterKey};
+use fleet_target::plan::{FleetState, deployment_state as rollout_state};
 use fleet_target::selector::Labels;
-use fleet_target::targeting::{TargetingBundle, TargetingContext, target_cluster};
+use fleet_target::targeting::TargetingBundle;
 use kube::ResourceExt;
 use kube::api::ObjectMeta;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
 use crate::bundle::values::{self, MovedValues};
 use crate::status::tally::{RepoTally, Tally};
 use crate::status::{MAX_NON_READY, deployment_state};
 
-/// A Bundle, by namespace and name.
-pub type BundleKey = (String, String);
+pub use fleet_target::plan::{BundleKey, ClusterChange};
 
-/// Everything the index holds; read under the lock with [`FleetIndex::read`].
+/// Everything the index holds; read under the lock with [`FleetIndex::read`]. Reads through to the
+/// fleet's state ([`FleetState`]).
 #[derive(Default)]
 pub struct IndexState {
-    pub clusters: ClusterIndex,
-    /// `status.namespace` of each Cluster (where its BundleDeployments live), when assigned.
-    pub cluster_namespaces: BTreeMap<ClusterKey, String>,
-    pub mappings: Vec<NamespaceMapping>,
-    pub namespaces: BTreeMap<String, Labels>,
-    /// The targeting input of each Bundle that parsed.
-    pub bundles: BTreeMap<BundleKey, TargetingBundle>,
+    /// What planning reads of the fleet.
+    pub fleet: FleetState,
     /// BundleDeployments by their Bundle (labels `bundle-namespace`/`bundle-name`), then cluster.
     pub deployments: BTreeMap<BundleKey, BTreeMap<ClusterKey, Arc<StoredDeployment>>>,
     /// The distinct specs, statuses and labels of each Bundle's stored BundleDeployments, shared
@@ -59,21 +53,14 @@ pub struct IndexState {
     pub states: BTreeMap<String, i64>,
     /// Helm values this process moved into options Secrets, by BundleDeployment (namespace, name).
     pub moved_values: HashMap<(String, String), MovedValues>,
-    /// Counts changes to what Fleet targeting reads (a Cluster's targeting fields, not its heartbeat or
-    /// namespace; ClusterGroups, BundleNamespaceMappings, namespace labels): a Bundle's targeting computed
-    /// at one count holds while the count stays (`bundle::cache`).
-    pub targeting_version: u64,
 }
 
-/// The Bundles one Cluster event affects.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct ClusterChange {
-    /// Bundles whose targeting of the Cluster changed, and with a new namespace every Bundle that
-    /// targets it (its BundleDeployments go there).
-    pub bundles: Vec<BundleKey>,
-    /// Only the Cluster's namespace changed, not its targeting: the Bundles may plan in the next
-    /// throttled batch, together with the other Clusters given a namespace meanwhile.
-    pub namespace_only: bool,
+impl std::ops::Deref for IndexState {
+    type Target = FleetState;
+
+    fn deref(&self) -> &FleetState {
+        &self.fleet
+    }
 }
 
 /// What one BundleDeployment event changed (nothing is reported for a replayed or stale event).
@@ -90,33 +77,6 @@ pub struct DeploymentChange {
 }
 
 impl IndexState {
-    /// Namespaces whose clusters `bundle` may target (its own plus BundleNamespaceMappings).
-    pub fn bundle_namespaces(&self, bundle: &TargetingBundle) -> Vec<String> {
-        // Only a mapping in the Bundle's namespace reads the namespaces: without one, listing them (a
-        // thousand cluster namespaces, for every Bundle on every Cluster event) is wasted.
-        let mapped = self
-            .mappings
-            .iter()
-            .any(|m| m.namespace == bundle.namespace);
-        let namespaces: Vec<NamespaceInfo> = if mapped {
-            self.namespaces
-                .iter()
-                .map(|(name, labels)| NamespaceInfo {
-                    name: name.clone(),
-                    labels: labels.clone(),
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        bundle_namespaces(
-            &bundle.namespace,
-            &bundle.labels,
-            &self.mappings,
-            &namespaces,
-        )
-    }
-
     /// BundleDeployments of one Bundle, by cluster.
     pub fn deployments_of(
         &self,
@@ -169,22 +129,6 @@ impl IndexState {
                 self.cluster_tallies.remove(&namespace);
             }
         }
-    }
-
-    /// The ClusterGroups of `namespace`.
-    pub fn groups_in(&self, namespace: &str) -> Vec<String> {
-        self.clusters
-            .groups_in(namespace)
-            .map(|group| group.name.clone())
-            .collect()
-    }
-
-    fn bundles_in(&self, namespace: &str) -> Vec<BundleKey> {
-        self.bundles
-            .keys()
-            .filter(|(ns, _)| ns == namespace)
-            .cloned()
-            .collect()
     }
 }
 
@@ -257,84 +201,36 @@ impl FleetIndex {
     /// Adds or updates a Cluster; returns the Bundles it affects.
     pub fn apply_cluster(&self, cluster: &Cluster) -> ClusterChange {
         let info = cluster_info(cluster);
-        let key = info.key();
         let cluster_namespace = cluster
             .status
             .as_ref()
             .map(|s| s.namespace.clone())
             .unwrap_or_default();
-        self.write(|state| {
-            let namespace_changed = state
-                .cluster_namespaces
-                .get(&key)
-                .cloned()
-                .unwrap_or_default()
-                != cluster_namespace;
-            let held = state.clusters.get(&key).map(|c| &c.cluster);
-            let unchanged = held == Some(&info);
-            // A heartbeat (membership) alone changes no Fleet targeting outcome.
-            let same_targeting = unchanged
-                || held.is_some_and(|held| crate::placement::view::same_but_health(held, &info));
-            if same_targeting && !namespace_changed {
-                if !unchanged {
-                    state.clusters.upsert_cluster(info);
-                }
-                return ClusterChange::default();
-            }
-            if crate::bundle::cache::targeting_differs(state.clusters.get(&key), &info) {
-                state.targeting_version += 1;
-            }
-            let before = (!same_targeting).then(|| outcomes(state, &key));
-            state.clusters.upsert_cluster(info);
-            if cluster_namespace.is_empty() {
-                state.cluster_namespaces.remove(&key);
-            } else {
-                state
-                    .cluster_namespaces
-                    .insert(key.clone(), cluster_namespace);
-            }
-            let after = outcomes(state, &key);
-            ClusterChange {
-                bundles: changed_bundles(
-                    before.as_ref().unwrap_or(&after),
-                    &after,
-                    namespace_changed,
-                ),
-                namespace_only: same_targeting,
-            }
-        })
+        self.write(|state| state.fleet.apply_cluster(info, cluster_namespace))
     }
 
     /// Removes a Cluster; returns the Bundles that targeted it.
     pub fn delete_cluster(&self, cluster: &Cluster) -> Vec<BundleKey> {
         let key = ClusterKey::new(cluster.namespace().unwrap_or_default(), cluster.name_any());
-        self.write(|state| {
-            state.targeting_version += 1;
-            let before = outcomes(state, &key);
-            state.clusters.remove_cluster(&key);
-            state.cluster_namespaces.remove(&key);
-            changed_bundles(&before, &BTreeMap::new(), true)
-        })
+        self.write(|state| state.fleet.delete_cluster(&key))
     }
 
     /// Adds, updates or (with `deleted`) removes a ClusterGroup; returns the Bundles of its namespace.
     pub fn apply_group(&self, group: &ClusterGroup, deleted: bool) -> Vec<BundleKey> {
         let namespace = group.namespace().unwrap_or_default();
         self.write(|state| {
-            state.targeting_version += 1;
             if deleted {
                 state
-                    .clusters
-                    .remove_group(&ClusterKey::new(&namespace, group.name_any()));
+                    .fleet
+                    .delete_group(&ClusterKey::new(&namespace, group.name_any()))
             } else {
-                state.clusters.upsert_group(ClusterGroupInfo {
+                state.fleet.apply_group(ClusterGroupInfo {
                     name: group.name_any(),
                     namespace: namespace.clone(),
                     labels: group.labels().clone(),
-                    selector: group.spec.selector.as_ref().and_then(convert),
-                });
+                    selector: group.spec.selector.clone(),
+                })
             }
-            state.bundles_in(&namespace)
         })
     }
 
@@ -342,40 +238,18 @@ impl FleetIndex {
     pub fn apply_mapping(&self, mapping: &BundleNamespaceMapping, deleted: bool) -> Vec<BundleKey> {
         let namespace = mapping.namespace().unwrap_or_default();
         let name = mapping.name_any();
-        self.write(|state| {
-            state.targeting_version += 1;
-            state
-                .mappings
-                .retain(|m| !(m.namespace == namespace && m.name == name));
-            if !deleted {
-                state.mappings.push(NamespaceMapping {
-                    name,
-                    namespace: namespace.clone(),
-                    bundle_selector: mapping.spec.bundle_selector.as_ref().and_then(convert),
-                    namespace_selector: mapping.spec.namespace_selector.as_ref().and_then(convert),
-                });
-            }
-            state.bundles_in(&namespace)
-        })
+        let replacement = (!deleted).then(|| NamespaceMapping {
+            name: name.clone(),
+            namespace: namespace.clone(),
+            bundle_selector: mapping.spec.bundle_selector.clone(),
+            namespace_selector: mapping.spec.namespace_selector.clone(),
+        });
+        self.write(|state| state.fleet.apply_mapping(&namespace, &name, replacement))
     }
 
     /// Records a namespace's labels; returns every Bundle when they changed (mappings select namespaces).
     pub fn apply_namespace(&self, name: &str, labels: Option<Labels>) -> Vec<BundleKey> {
-        self.write(|state| {
-            let changed = match labels {
-                Some(labels) => {
-                    state.namespaces.insert(name.to_string(), labels.clone()) != Some(labels)
-                }
-                None => state.namespaces.remove(name).is_some(),
-            };
-            if changed && !state.mappings.is_empty() {
-                // Namespaces are read by targeting only through mappings.
-                state.targeting_version += 1;
-                state.bundles.keys().cloned().collect()
-            } else {
-                Vec::new()
-            }
-        })
+        self.write(|state| state.fleet.apply_namespace(name, labels))
     }
 
     /// Records a Bundle's targeting input (or forgets it when deleted or unreadable) and its error;
@@ -389,14 +263,7 @@ impl FleetIndex {
             .map(|repo| (key.0.clone(), repo.clone()));
         let error = (!deleted).then(|| bundle_error(bundle)).flatten();
         self.write(|state| {
-            match parsed {
-                Some(parsed) => {
-                    state.bundles.insert(key.clone(), parsed);
-                }
-                None => {
-                    state.bundles.remove(&key);
-                }
-            }
+            state.fleet.apply_bundle(key.clone(), parsed);
             let repo = repo?;
             let errors = state.bundle_errors.entry(repo.clone()).or_default();
             let changed = match error {
@@ -543,8 +410,7 @@ impl IndexState {
             p.metadata.generation != stored.metadata.generation
                 || !p.labels().eq(stored.labels())
                 || p.metadata.namespace != stored.metadata.namespace
-                || crate::bundle::target::deployment_state(&p)
-                    != crate::bundle::target::deployment_state(&stored)
+                || rollout_state(&*p) != rollout_state(&*stored)
         });
         (stored, Some(change(replan)))
     }
@@ -748,12 +614,11 @@ fn is_newer(object: &BundleDeployment, held: &StoredDeployment) -> bool {
 
 /// The targeting input of a Bundle (its spec as Fleet's JSON).
 pub fn targeting_bundle(bundle: &Bundle) -> Result<TargetingBundle, fleet_target::TargetError> {
-    let spec = serde_json::to_value(&bundle.spec).unwrap_or_default();
     read_bundle_spec(
         &bundle.namespace().unwrap_or_default(),
         &bundle.name_any(),
         bundle.labels(),
-        &spec,
+        &bundle.spec,
     )
     .map(|parts| parts.targeting)
 }
@@ -764,45 +629,30 @@ pub fn cluster_info(cluster: &Cluster) -> ClusterInfo {
     crate::placement::view::cluster_info(cluster)
 }
 
-/// Converts between two types with the same JSON shape (API selectors → targeting selectors).
-pub fn convert<T: Serialize, U: DeserializeOwned>(value: &T) -> Option<U> {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| serde_json::from_value(v).ok())
-}
+impl fleet_target::plan::ExistingDeployment for StoredDeployment {
+    fn name(&self) -> &str {
+        &self.metadata.name
+    }
 
-/// How each bundle treats one cluster now (a debug rendering of the outcome, compared for changes).
-fn outcomes(state: &IndexState, cluster: &ClusterKey) -> BTreeMap<BundleKey, String> {
-    let context = TargetingContext::default();
-    state
-        .bundles
-        .iter()
-        .filter_map(|(key, bundle)| {
-            let namespaces = state.bundle_namespaces(bundle);
-            if !namespaces.contains(&cluster.namespace) {
-                return None;
-            }
-            let outcome = target_cluster(&state.clusters, bundle, &namespaces, cluster, &context);
-            Some((key.clone(), format!("{outcome:?}")))
-        })
-        .collect()
-}
+    fn namespace(&self) -> &str {
+        &self.metadata.namespace
+    }
 
-/// Bundles whose outcome differs; with `all_targeted`, also every bundle that targets the cluster at all.
-fn changed_bundles(
-    before: &BTreeMap<BundleKey, String>,
-    after: &BTreeMap<BundleKey, String>,
-    all_targeted: bool,
-) -> Vec<BundleKey> {
-    let keys: BTreeSet<&BundleKey> = before.keys().chain(after.keys()).collect();
-    keys.into_iter()
-        .filter(|key| {
-            let old = before.get(*key);
-            let new = after.get(*key);
-            old != new || (all_targeted && new.is_some_and(|o| o.starts_with("Ok(Targeted")))
-        })
-        .cloned()
-        .collect()
+    fn spec(&self) -> &BundleDeploymentSpec {
+        &self.spec
+    }
+
+    fn status(&self) -> Option<&BundleDeploymentStatus> {
+        self.status.as_deref()
+    }
+
+    fn annotations(&self) -> &BTreeMap<String, String> {
+        &self.metadata.annotations
+    }
+
+    fn labels(&self) -> Box<dyn Iterator<Item = (&String, &String)> + '_> {
+        Box::new(StoredDeployment::labels(self))
+    }
 }
 
 #[cfg(test)]
@@ -983,37 +833,5 @@ mod tests {
             (relabelled.bundles, relabelled.namespace_only),
             (vec![app], false)
         );
-    }
-
-    #[test]
-    fn bundle_namespaces_add_mapped_namespaces_only_for_a_mapping_in_the_bundles_namespace() {
-        let mut state = IndexState::default();
-        for (name, team) in [("team-a", "a"), ("team-b", "b"), ("other", "a")] {
-            state.namespaces.insert(
-                name.to_string(),
-                Labels::from([("team".to_string(), team.to_string())]),
-            );
-        }
-        let bundle = |namespace: &str| -> TargetingBundle {
-            serde_json::from_value(
-                json!({"name": "app", "namespace": namespace, "labels": {"app": "x"}}),
-            )
-            .unwrap()
-        };
-        assert_eq!(state.bundle_namespaces(&bundle("fleet")), ["fleet"]);
-        state.mappings.push(
-            serde_json::from_value(json!({
-                "name": "m",
-                "namespace": "fleet",
-                "bundleSelector": {"matchLabels": {"app": "x"}},
-                "namespaceSelector": {"matchLabels": {"team": "a"}},
-            }))
-            .unwrap(),
-        );
-        assert_eq!(
-            state.bundle_namespaces(&bundle("fleet")),
-            ["fleet", "other", "team-a"]
-        );
-        assert_eq!(state.bundle_namespaces(&bundle("elsewhere")), ["elsewhere"]);
     }
 }

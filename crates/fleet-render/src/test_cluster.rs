@@ -52,22 +52,15 @@ pub enum MatchError {
     DoNotDeploy { target: String, reason: String },
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, MatchError> {
-    serde_json::to_value(value).map_err(|err| MatchError::Targeting(err.to_string()))
-}
-
-fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, MatchError> {
-    serde_json::from_value(value).map_err(|err| MatchError::Targeting(err.to_string()))
-}
-
 fn targeting_bundle(
     bundle: &Bundle,
     only_target: Option<&str>,
 ) -> Result<TargetingBundle, MatchError> {
+    let targeting = |err: fleet_target::TargetError| MatchError::Targeting(err.to_string());
     let mut targets: Vec<targeting::BundleTarget> = Vec::new();
     for target in &bundle.spec.targets {
         if only_target.is_none_or(|name| name == target.name) {
-            targets.push(from_json(to_json(target)?)?);
+            targets.push(targeting::BundleTarget::try_from(target.clone()).map_err(targeting)?);
         }
     }
     if let Some(name) = only_target
@@ -78,13 +71,9 @@ fn targeting_bundle(
     let restrictions = if only_target.is_some() {
         Vec::new()
     } else {
-        from_json(to_json(&bundle.spec.target_restrictions)?)?
+        bundle.spec.target_restrictions.clone()
     };
-    let Value::Object(options) = to_json(&bundle.spec.options)? else {
-        return Err(MatchError::Targeting(
-            "bundle options are not an object".to_string(),
-        ));
-    };
+    let options = targeting::options_map(&bundle.spec.options, "spec").map_err(targeting)?;
     Ok(TargetingBundle {
         name: bundle.metadata.name.clone().unwrap_or_default(),
         namespace: TEST_NAMESPACE.to_string(),
@@ -143,7 +132,7 @@ pub fn match_cluster(
                     .next()
                     .ok_or_else(|| MatchError::Targeting("no cluster".into()))?,
             )
-            .map(|t| t.name.clone())
+            .map(|t| t.spec.name.clone())
             .unwrap_or_default();
         return Err(MatchError::DoNotDeploy {
             target,
@@ -153,7 +142,9 @@ pub fn match_cluster(
     let Some(found) = result.targets.into_iter().next() else {
         return Ok(None);
     };
-    let options: BundleDeploymentOptions = from_json(Value::Object(strip_nulls(found.options)))?;
+    let options: BundleDeploymentOptions =
+        serde_json::from_value(Value::Object(strip_nulls(found.options)))
+            .map_err(|err| MatchError::Targeting(err.to_string()))?;
     Ok(Some(Matched {
         target: found.target_name,
         customizations: found.customizations,

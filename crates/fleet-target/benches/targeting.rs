@@ -13,7 +13,7 @@ use fleet_target::index::ClusterIndex;
 use fleet_target::model::{ClusterGroupInfo, ClusterInfo};
 use fleet_target::pipeline::{BundlePlanInput, plan_bundle};
 use fleet_target::rollout::RolloutStrategy;
-use fleet_target::selector::LabelSelector;
+use fleet_target::selector::{LabelSelector, SelectorExt};
 use fleet_target::targeting::{TargetingBundle, TargetingContext};
 
 const NS: &str = "fleet-default";

@@ -1,31 +1,15 @@
-//! Reads the parts of a Bundle's `spec` (as JSON, in Fleet's field names) that this crate uses:
-//! the targeting input (targets, targetRestrictions, targetCustomizationMode, and the inline
-//! BundleDeploymentOptions), `rolloutStrategy`, `paused`, and our optional `placement` block.
-//! Errors name the field (`spec.targets[2]: ...`).
+//! Splits a Bundle's `spec` (fleet-api's `BundleSpec`) into what this crate uses: the targeting
+//! input (targets, targetRestrictions, targetCustomizationMode, and the inline
+//! BundleDeploymentOptions as JSON for merging), `rolloutStrategy`, `paused`, and our optional
+//! `placement` block. Errors name the field (`spec.targetCustomizationMode: ...`).
 
-use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use fleet_api::BundleSpec;
 
 use crate::error::TargetError;
 use crate::placement::PlacementPolicy;
 use crate::rollout::RolloutStrategy;
 use crate::selector::Labels;
-use crate::targeting::{CustomizationMode, TargetingBundle};
-
-/// Bundle spec keys that are not BundleDeploymentOptions.
-const NON_OPTION_KEYS: &[&str] = &[
-    "paused",
-    "rolloutStrategy",
-    "resources",
-    "targetCustomizationMode",
-    "targets",
-    "targetRestrictions",
-    "dependsOn",
-    "contentsId",
-    "helmOpOptions",
-    "valuesHash",
-    "placement",
-];
+use crate::targeting::{BundleTarget, CustomizationMode, TargetingBundle, options_map};
 
 /// A Bundle spec, split for targeting, placement and rollout.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,63 +25,49 @@ pub fn read_bundle_spec(
     namespace: &str,
     name: &str,
     labels: &Labels,
-    spec: &Value,
+    spec: &BundleSpec,
 ) -> Result<BundleSpecParts, TargetError> {
-    let Value::Object(spec) = spec else {
-        return Err(TargetError::invalid("spec", "must be an object"));
-    };
-    let targets = list(spec, "targets")?;
-    let target_restrictions = list(spec, "targetRestrictions")?;
-    let target_customization_mode: CustomizationMode =
-        field(spec, "targetCustomizationMode")?.unwrap_or_default();
-    let options: Map<String, Value> = spec
+    let targets = spec
+        .targets
         .iter()
-        .filter(|(k, _)| !NON_OPTION_KEYS.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+        .enumerate()
+        .map(|(i, target)| {
+            let mut target = target.clone();
+            let options = std::mem::take(&mut target.options);
+            Ok(BundleTarget {
+                options: options_map(&options, &format!("spec.targets[{i}]"))?,
+                spec: target,
+            })
+        })
+        .collect::<Result<Vec<_>, TargetError>>()?;
     Ok(BundleSpecParts {
         targeting: TargetingBundle {
             name: name.to_string(),
             namespace: namespace.to_string(),
             labels: labels.clone(),
-            options,
+            options: options_map(&spec.options, "spec")?,
             targets,
-            target_restrictions,
-            target_customization_mode,
+            target_restrictions: spec.target_restrictions.clone(),
+            target_customization_mode: customization_mode(&spec.target_customization_mode)?,
         },
-        rollout: field(spec, "rolloutStrategy")?.unwrap_or_default(),
-        paused: field(spec, "paused")?.unwrap_or(false),
-        placement: field(spec, "placement")?,
+        rollout: spec.rollout_strategy.clone().unwrap_or_default(),
+        paused: spec.paused,
+        placement: spec
+            .placement
+            .as_ref()
+            .map(PlacementPolicy::try_from)
+            .transpose()?,
     })
 }
 
-fn field<T: DeserializeOwned>(
-    spec: &Map<String, Value>,
-    key: &str,
-) -> Result<Option<T>, TargetError> {
-    match spec.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if s.is_empty() => Ok(None),
-        Some(v) => serde_json::from_value(v.clone())
-            .map(Some)
-            .map_err(|e| TargetError::invalid(format!("spec.{key}"), e.to_string())),
-    }
-}
-
-fn list<T: DeserializeOwned>(spec: &Map<String, Value>, key: &str) -> Result<Vec<T>, TargetError> {
-    match spec.get(key) {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(items)) => items
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                serde_json::from_value(v.clone())
-                    .map_err(|e| TargetError::invalid(format!("spec.{key}[{i}]"), e.to_string()))
-            })
-            .collect(),
-        Some(_) => Err(TargetError::invalid(
-            format!("spec.{key}"),
-            "must be a list",
+/// `targetCustomizationMode`: empty is `FirstMatch`.
+fn customization_mode(mode: &str) -> Result<CustomizationMode, TargetError> {
+    match mode {
+        "" | "FirstMatch" => Ok(CustomizationMode::FirstMatch),
+        "AllMatches" => Ok(CustomizationMode::AllMatches),
+        other => Err(TargetError::invalid(
+            "spec.targetCustomizationMode",
+            format!("unknown variant `{other}`, expected `FirstMatch` or `AllMatches`"),
         )),
     }
 }
@@ -107,6 +77,7 @@ mod tests {
     use super::*;
     use crate::intstr::IntOrPercent;
     use crate::placement::PlacementType;
+    use serde_json::Value;
     use serde_json::json;
 
     #[test]
@@ -126,15 +97,17 @@ mod tests {
             "dependsOn": [{"name": "other"}],
             "placement": {"type": "PickN", "numberOfClusters": 2}
         });
+        let spec: BundleSpec = serde_json::from_value(spec).unwrap();
         let parts = read_bundle_spec("fleet-default", "app", &Labels::new(), &spec).unwrap();
         assert_eq!(
             Value::Object(parts.targeting.options.clone()),
-            json!({"defaultNamespace": "app", "helm": {"chart": "c", "values": {"a": 1}}})
+            // As fleet-api's options serialize (an empty `ignore` included).
+            json!({"defaultNamespace": "app", "helm": {"chart": "c", "values": {"a": 1}}, "ignore": {}})
         );
         assert_eq!(parts.targeting.targets.len(), 2);
         assert_eq!(
             parts.targeting.targets[0].options,
-            json!({"helm": {"values": {"b": 2}}})
+            json!({"helm": {"values": {"b": 2}}, "ignore": {}})
                 .as_object()
                 .cloned()
                 .unwrap()
@@ -146,12 +119,9 @@ mod tests {
         );
         assert_eq!(
             parts.rollout.max_unavailable,
-            Some(IntOrPercent::Str("10%".into()))
+            Some(IntOrPercent::String("10%".into()))
         );
-        assert_eq!(
-            parts.rollout.partitions[0].matcher.cluster_name.as_deref(),
-            Some("c1")
-        );
+        assert_eq!(parts.rollout.partitions[0].cluster_name, "c1");
         assert!(parts.paused);
         assert_eq!(
             parts.placement.unwrap().placement_type,
@@ -163,21 +133,16 @@ mod tests {
     fn errors_name_the_field() {
         let cases = [
             (
-                json!({"targets": [{}, {"clusterSelector": "env=prod"}]}),
-                "spec.targets[1]: invalid type: string \"env=prod\", expected struct LabelSelector",
-            ),
-            (json!({"targets": {}}), "spec.targets: must be a list"),
-            (
                 json!({"placement": {"type": "PickSome"}}),
                 "spec.placement: unknown variant `PickSome`, expected one of `PickAll`, `PickFixed`, `PickN`",
             ),
-            (json!([]), "spec: must be an object"),
             (
                 json!({"targetCustomizationMode": "Sometimes"}),
                 "spec.targetCustomizationMode: unknown variant `Sometimes`, expected `FirstMatch` or `AllMatches`",
             ),
         ];
         for (spec, want) in cases {
+            let spec: BundleSpec = serde_json::from_value(spec).unwrap();
             let err = read_bundle_spec("ns", "b", &Labels::new(), &spec).unwrap_err();
             assert_eq!(err.to_string(), want);
         }

@@ -5,6 +5,7 @@
 use std::fmt;
 
 use crate::index::ClusterIndex;
+use crate::matcher::Criteria;
 use crate::model::ClusterKey;
 use crate::pipeline::BundlePlan;
 use crate::placement::ClusterScore;
@@ -144,7 +145,7 @@ fn verdict(
         && !bundle
             .target_restrictions
             .iter()
-            .any(|r| r.matcher.matches(indexed));
+            .any(|r| r.matcher().matches(indexed));
     Verdict::NotTargeted(if restricted {
         "not matched by the GitRepo's targets (targetRestrictions)".into()
     } else {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::{ClusterGroupInfo, ClusterInfo, ClusterKey, FleetSnapshot};
-use crate::selector::Labels;
+use crate::selector::{Labels, SelectorExt};
 
 /// A group the cluster belongs to: its name and labels.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,7 +153,7 @@ impl From<FleetSnapshot> for ClusterIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::selector::LabelSelector;
+    use crate::selector::{LabelSelector, SelectorExt};
 
     fn group(ns: &str, name: &str, selector: Option<LabelSelector>) -> ClusterGroupInfo {
         ClusterGroupInfo {

@@ -2,33 +2,38 @@
 //! scaled against a count: Fleet's `limit` (rounding down, at least 1) and Kubernetes'
 //! `GetScaledValueFromIntOrPercent` with rounding up (used by KubeFleet's rollout budget).
 
-use serde::{Deserialize, Serialize};
+pub use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::error::TargetError;
 
-/// An integer or a string (a percentage such as `"25%"`, or a number written as a string).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum IntOrPercent {
-    Int(i64),
-    Str(String),
-}
+/// An integer or a string (a percentage such as `"25%"`, or a number written as a string): the
+/// `IntOrString` of fleet-api's types.
+pub type IntOrPercent = IntOrString;
 
-impl IntOrPercent {
-    pub fn percent(p: u32) -> Self {
-        IntOrPercent::Str(format!("{p}%"))
-    }
-
+/// Scaling an [`IntOrString`] against a count.
+pub trait IntOrPercentExt {
+    /// `"<p>%"`.
+    fn percent(p: u32) -> Self;
     /// Fleet's `limit(count, value)` for one resolved value: `count ≤ 0` gives 1; an integer is
     /// used as is; a numeric string is used when positive; a percentage gives
     /// `floor(count·p/100)` with a minimum of 1 (also when `p ≤ 0`).
-    pub fn fleet_limit(&self, count: usize, field: &str) -> Result<i64, TargetError> {
+    fn fleet_limit(&self, count: usize, field: &str) -> Result<i64, TargetError>;
+    /// Kubernetes' scaled value with rounding up: an integer as is, `p%` as `ceil(p·total/100)`.
+    fn scaled_round_up(&self, total: usize, field: &str) -> Result<i64, TargetError>;
+}
+
+impl IntOrPercentExt for IntOrString {
+    fn percent(p: u32) -> Self {
+        IntOrString::String(format!("{p}%"))
+    }
+
+    fn fleet_limit(&self, count: usize, field: &str) -> Result<i64, TargetError> {
         if count == 0 {
             return Ok(1);
         }
         match self {
-            IntOrPercent::Int(i) => Ok(*i),
-            IntOrPercent::Str(s) => {
+            IntOrString::Int(i) => Ok(i64::from(*i)),
+            IntOrString::String(s) => {
                 if let Ok(i) = s.parse::<i64>()
                     && i > 0
                 {
@@ -44,11 +49,10 @@ impl IntOrPercent {
         }
     }
 
-    /// Kubernetes' scaled value with rounding up: an integer as is, `p%` as `ceil(p·total/100)`.
-    pub fn scaled_round_up(&self, total: usize, field: &str) -> Result<i64, TargetError> {
+    fn scaled_round_up(&self, total: usize, field: &str) -> Result<i64, TargetError> {
         match self {
-            IntOrPercent::Int(i) => Ok(*i),
-            IntOrPercent::Str(s) => {
+            IntOrString::Int(i) => Ok(i64::from(*i)),
+            IntOrString::String(s) => {
                 if let Ok(i) = s.parse::<i64>() {
                     return Ok(i);
                 }
@@ -77,7 +81,7 @@ mod tests {
 
     #[test]
     fn fleet_limit_table() {
-        let s = |v: &str| IntOrPercent::Str(v.into());
+        let s = |v: &str| IntOrPercent::String(v.into());
         let cases: &[(usize, IntOrPercent, i64)] = &[
             (0, s("50%"), 1),
             (10, IntOrPercent::Int(3), 3),
@@ -104,7 +108,7 @@ mod tests {
 
     #[test]
     fn scaled_round_up_table() {
-        let s = |v: &str| IntOrPercent::Str(v.into());
+        let s = |v: &str| IntOrPercent::String(v.into());
         assert_eq!(s("25%").scaled_round_up(8, "f").unwrap(), 2);
         assert_eq!(s("25%").scaled_round_up(7, "f").unwrap(), 2);
         assert_eq!(s("25%").scaled_round_up(1, "f").unwrap(), 1);

@@ -1,23 +1,30 @@
-//! Targeting and placement: cluster index, target matching, customizations, rollout partitions,
-//! scheduler. Pure: no network or Kubernetes I/O, no clock (callers pass the time), and every
+//! Bundle planning: the fleet's state, target matching, customizations, placement scheduler,
+//! rollout partitions, and the BundleDeployments to write and delete. Pure: no network or Kubernetes I/O, no clock (callers pass the time), and every
 //! output sorted, so the same input always gives the same answer — except where a fleet.yaml
 //! `${ }` template asks for the time or randomness (`now`, `uuidv4`, `rand*`), which Fleet
 //! evaluates at targeting too.
 //!
-//! Data flow: [`index::ClusterIndex`] → [`mapping::bundle_namespaces`] →
+//! Inputs are fleet-api's types (Bundles, selectors, targets, rollout strategies, BundleDeployments);
+//! the cluster model ([`model::ClusterInfo`]) is what targeting and the scheduler read of a Cluster.
+//!
+//! Data flow: [`plan::FleetState`] (the fleet: [`index::ClusterIndex`], cluster namespaces, mappings,
+//! namespace labels, every Bundle's targeting input) → [`plan::plan`], the one entry point from a
+//! Bundle and its existing BundleDeployments to the BundleDeployments to write and delete:
+//! [`bundle_spec::read_bundle_spec`] → [`mapping::bundle_namespaces`] →
 //! [`targeting::compute_targets`] (matching, [`customization`], [`templating`]) → optionally
-//! [`placement::schedule`] (policy-based selection among the targeted clusters) →
-//! [`rollout::plan_rollout`] (which BundleDeployments to create, stage and promote).
-//! [`pipeline::plan_bundle`] runs all of them for one bundle; [`restrictions::authorize`] checks a
-//! GitRepo against GitRepoRestrictions first.
+//! [`placement::schedule`] and its rolling-update budget ([`pipeline::plan_bundle`]) →
+//! [`rollout::plan_rollout`] (partitions, `maxNew` continued across passes by [`plan::max_new`]) →
+//! the desired BundleDeployments ([`plan::desired`]). [`restrictions::authorize`] checks a GitRepo
+//! against GitRepoRestrictions.
 //!
 //! Entry points for other crates:
-//! - input model: [`model::ClusterInfo`], [`model::ClusterGroupInfo`], [`index::ClusterIndex`]
-//!   (also from a [`model::FleetSnapshot`] file);
-//!   a Bundle spec (JSON) splits with [`bundle_spec::read_bundle_spec`];
-//! - Fleet targeting: [`targeting::compute_targets`], [`targeting::target_cluster`],
-//!   [`targeting::affected_bundles`] (what a cluster change re-targets);
-//! - the whole bundle: [`pipeline::plan_bundle`] and [`explain::explain`] (`fleet target`);
+//! - the controller: [`plan::plan`] over a [`plan::FleetState`] it keeps up to date from watches
+//!   (each update returns the Bundles it affects, see [`targeting::changed_bundles`]), with
+//!   [`plan::TargetingCache`] keeping targeting between plans;
+//! - `fleet target`: [`pipeline::plan_bundle`] and [`explain::explain`] over an
+//!   [`index::ClusterIndex`] (also from a [`model::FleetSnapshot`] file); `fleet test`:
+//!   [`targeting::compute_targets`];
+//! - label selectors (the one matcher, also for the agent): [`selector::SelectorExt`];
 //!   BundleDeployment labels: [`labels::deployment_labels`];
 //! - pieces: [`rollout::plan_rollout`], [`placement::schedule`],
 //!   [`placement::budget::plan_roll`], [`placement::membership`] (cluster conditions, automatic
@@ -36,6 +43,7 @@ pub mod matcher;
 pub mod model;
 pub mod pipeline;
 pub mod placement;
+pub mod plan;
 pub mod quantity;
 pub mod restrictions;
 pub mod rollout;

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::selector::{LabelSelector, Labels};
+use crate::selector::{LabelSelector, Labels, SelectorExt};
 
 /// A BundleNamespaceMapping (top-level selectors, no spec wrapper).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,36 +3,54 @@
 //! rollout partition. Criteria are ANDed; a matcher without criteria matches nothing. A cluster
 //! is tried once per group it belongs to (or once with no group), and matches if any try passes.
 
-use serde::{Deserialize, Serialize};
+use fleet_api::{BundleTarget, GitTarget, Partition};
 
 use crate::error::TargetError;
 use crate::index::{GroupMembership, IndexedCluster};
-use crate::selector::{LabelSelector, Labels};
+use crate::selector::{LabelSelector, Labels, SelectorExt};
 
 /// The label Rancher puts on a Cluster with its display name; `clusterName` also matches it.
 pub const DISPLAY_NAME_LABEL: &str = "management.cattle.io/cluster-display-name";
 
-/// The cluster-selecting part of a target (Fleet's `GitTarget` fields without the name).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ClusterMatcher {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster_selector: Option<LabelSelector>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster_group: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster_group_selector: Option<LabelSelector>,
+/// The cluster-selecting fields of a GitRepo target, bundle target, target customization or
+/// rollout partition (fleet-api's types), borrowed. Empty strings are no criteria.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClusterMatcher<'a> {
+    pub cluster_name: &'a str,
+    pub cluster_selector: Option<&'a LabelSelector>,
+    pub cluster_group: &'a str,
+    pub cluster_group_selector: Option<&'a LabelSelector>,
 }
 
-impl ClusterMatcher {
+/// Anything with Fleet's four cluster criteria.
+pub trait Criteria {
+    fn matcher(&self) -> ClusterMatcher<'_>;
+}
+
+macro_rules! criteria {
+    ($($ty:ty),*) => {$(
+        impl Criteria for $ty {
+            fn matcher(&self) -> ClusterMatcher<'_> {
+                ClusterMatcher {
+                    cluster_name: &self.cluster_name,
+                    cluster_selector: self.cluster_selector.as_ref(),
+                    cluster_group: &self.cluster_group,
+                    cluster_group_selector: self.cluster_group_selector.as_ref(),
+                }
+            }
+        }
+    )*};
+}
+
+criteria!(GitTarget, BundleTarget, Partition);
+
+impl ClusterMatcher<'_> {
     /// Validates both selectors; `field` prefixes the error path.
     pub fn validate(&self, field: &str) -> Result<(), TargetError> {
-        if let Some(s) = &self.cluster_selector {
+        if let Some(s) = self.cluster_selector {
             s.validate(&format!("{field}.clusterSelector"))?;
         }
-        if let Some(s) = &self.cluster_group_selector {
+        if let Some(s) = self.cluster_group_selector {
             s.validate(&format!("{field}.clusterGroupSelector"))?;
         }
         Ok(())
@@ -40,8 +58,8 @@ impl ClusterMatcher {
 
     /// True when no criterion is set (such a matcher matches nothing).
     pub fn has_no_criteria(&self) -> bool {
-        non_empty(&self.cluster_name).is_none()
-            && non_empty(&self.cluster_group).is_none()
+        self.cluster_name.is_empty()
+            && self.cluster_group.is_empty()
             && self.cluster_selector.is_none()
             && self.cluster_group_selector.is_none()
     }
@@ -68,33 +86,28 @@ impl ClusterMatcher {
         let empty = Labels::new();
         let (group_name, group_labels) =
             group.map_or(("", &empty), |g| (g.name.as_str(), &g.labels));
-        if let Some(name) = non_empty(&self.cluster_name)
+        let name = self.cluster_name;
+        if !name.is_empty()
             && name != cluster_name
             && cluster_labels.get(DISPLAY_NAME_LABEL).map(String::as_str) != Some(name)
         {
             return false;
         }
-        if let Some(wanted) = non_empty(&self.cluster_group)
-            && wanted != group_name
-        {
+        if !self.cluster_group.is_empty() && self.cluster_group != group_name {
             return false;
         }
-        if let Some(sel) = &self.cluster_group_selector
+        if let Some(sel) = self.cluster_group_selector
             && !sel.matches(group_labels)
         {
             return false;
         }
-        if let Some(sel) = &self.cluster_selector
+        if let Some(sel) = self.cluster_selector
             && !sel.matches(cluster_labels)
         {
             return false;
         }
         true
     }
-}
-
-fn non_empty(s: &Option<String>) -> Option<&str> {
-    s.as_deref().filter(|s| !s.is_empty())
 }
 
 #[cfg(test)]
@@ -128,11 +141,12 @@ mod tests {
                  group: Option<&str>,
                  gsel: Option<LabelSelector>,
                  csel: Option<LabelSelector>| {
-            ClusterMatcher {
-                cluster_name: name.map(String::from),
-                cluster_group: group.map(String::from),
+            GitTarget {
+                cluster_name: name.unwrap_or_default().into(),
+                cluster_group: group.unwrap_or_default().into(),
                 cluster_group_selector: gsel,
                 cluster_selector: csel,
+                ..GitTarget::default()
             }
         };
         let gold = || Some(LabelSelector::from_labels([("tier", "gold")]));
@@ -209,7 +223,7 @@ mod tests {
             ),
         ];
         for (name, matcher, cluster, want) in cases {
-            assert_eq!(matcher.matches(cluster), want, "{name}");
+            assert_eq!(matcher.matcher().matches(cluster), want, "{name}");
         }
     }
 }

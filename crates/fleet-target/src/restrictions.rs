@@ -208,6 +208,7 @@ fn check_repo(repo: &str, patterns: &[String]) -> Result<(), TargetError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::selector::SelectorExt;
 
     fn repo(repo: &str, target_ns: &str, sa: &str, secret: &str) -> GitRepoAccess {
         GitRepoAccess {

@@ -24,46 +24,17 @@
 //! When staged = deployed, the caller still copies the options Fleet leaves out of the
 //! deploymentID hash (`diff`, `namespaceLabels`, `namespaceAnnotations`) from staged to current.
 
+pub use fleet_api::{Partition as PartitionSpec, RolloutStrategy};
 use serde::{Deserialize, Serialize};
 
 use crate::error::TargetError;
 use crate::index::ClusterIndex;
-use crate::intstr::IntOrPercent;
-use crate::matcher::ClusterMatcher;
+use crate::intstr::{IntOrPercent, IntOrPercentExt};
+use crate::matcher::Criteria;
 use crate::model::ClusterKey;
 
 const DEFAULT_MAX_NEW: i64 = 50;
 const DEFAULT_AUTO_PARTITION_THRESHOLD: i64 = 200;
-
-/// A bundle's `rolloutStrategy`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RolloutStrategy {
-    #[serde(default)]
-    pub max_unavailable: Option<IntOrPercent>,
-    #[serde(default)]
-    pub max_unavailable_partitions: Option<IntOrPercent>,
-    #[serde(default)]
-    pub auto_partition_size: Option<IntOrPercent>,
-    #[serde(default)]
-    pub auto_partition_threshold: Option<i64>,
-    #[serde(default)]
-    pub max_new: Option<i64>,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub partitions: Vec<PartitionSpec>,
-}
-
-/// One manual partition.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PartitionSpec {
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub name: String,
-    #[serde(default)]
-    pub max_unavailable: Option<IntOrPercent>,
-    #[serde(flatten)]
-    pub matcher: ClusterMatcher,
-}
 
 /// The deployment-ID fields of an existing BundleDeployment.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -357,14 +328,14 @@ fn partition(
             .enumerate()
             .map(|(p, spec)| {
                 let field = format!("rolloutStrategy.partitions[{p}]");
-                spec.matcher.validate(&field)?;
+                spec.matcher().validate(&field)?;
                 let members = targets
                     .iter()
                     .enumerate()
                     .filter(|(_, t)| {
                         index
                             .get(&t.cluster)
-                            .is_some_and(|c| spec.matcher.matches(c))
+                            .is_some_and(|c| spec.matcher().matches(c))
                     })
                     .map(|(i, _)| i)
                     .collect();
@@ -423,7 +394,7 @@ fn partition(
 mod tests {
     use super::*;
     use crate::model::{ClusterGroupInfo, ClusterInfo};
-    use crate::selector::LabelSelector;
+    use crate::selector::{LabelSelector, SelectorExt};
 
     const NS: &str = "fleet-default";
 
@@ -513,7 +484,7 @@ mod tests {
     /// Fleet's `Test_autoPartition`: sizes and each partition's maxUnavailable.
     #[test]
     fn fleet_auto_partition_cases() {
-        let int = |i: i64| Some(IntOrPercent::Int(i));
+        let int = |i: i32| Some(IntOrPercent::Int(i));
         type Case = (&'static str, usize, RolloutStrategy, Vec<(usize, i64)>);
         let cases: Vec<Case> = vec![
             (
@@ -629,10 +600,8 @@ mod tests {
         let by_label = |k: &str, v: &str| PartitionSpec {
             name: format!("{k}={v}"),
             max_unavailable: None,
-            matcher: ClusterMatcher {
-                cluster_selector: Some(LabelSelector::from_labels([(k, v)])),
-                ..Default::default()
-            },
+            cluster_selector: Some(LabelSelector::from_labels([(k, v)])),
+            ..Default::default()
         };
         let s = RolloutStrategy {
             partitions: vec![by_label("env", "testing"), by_label("group", "a")],
@@ -774,26 +743,20 @@ mod tests {
                 PartitionSpec {
                     name: "canary".into(),
                     max_unavailable: Some(IntOrPercent::Int(1)),
-                    matcher: ClusterMatcher {
-                        cluster_name: Some("c000".into()),
-                        ..Default::default()
-                    },
+                    cluster_name: "c000".into(),
+                    ..Default::default()
                 },
                 PartitionSpec {
                     name: "even".into(),
                     max_unavailable: None,
-                    matcher: ClusterMatcher {
-                        cluster_selector: Some(LabelSelector::from_labels([("parity", "even")])),
-                        ..Default::default()
-                    },
+                    cluster_selector: Some(LabelSelector::from_labels([("parity", "even")])),
+                    ..Default::default()
                 },
                 PartitionSpec {
                     name: "odd".into(),
                     max_unavailable: None,
-                    matcher: ClusterMatcher {
-                        cluster_selector: Some(LabelSelector::from_labels([("parity", "odd")])),
-                        ..Default::default()
-                    },
+                    cluster_selector: Some(LabelSelector::from_labels([("parity", "odd")])),
+                    ..Default::default()
                 },
             ],
             ..Default::default()
@@ -838,10 +801,8 @@ mod tests {
             partitions: vec![PartitionSpec {
                 name: "only-even".into(),
                 max_unavailable: None,
-                matcher: ClusterMatcher {
-                    cluster_selector: Some(LabelSelector::from_labels([("parity", "even")])),
-                    ..Default::default()
-                },
+                cluster_selector: Some(LabelSelector::from_labels([("parity", "even")])),
+                ..Default::default()
             }],
             ..Default::default()
         };
@@ -875,7 +836,7 @@ mod tests {
     #[test]
     fn invalid_values_name_the_field() {
         let s = RolloutStrategy {
-            max_unavailable: Some(IntOrPercent::Str("lots".into())),
+            max_unavailable: Some(IntOrPercent::String("lots".into())),
             ..Default::default()
         };
         let err = plan_rollout(&targets(2, "x", |_| None), &s, false, &index_of(2)).unwrap_err();

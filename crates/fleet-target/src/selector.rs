@@ -1,50 +1,20 @@
-//! Kubernetes label selectors (`matchLabels` and `matchExpressions` with `In`, `NotIn`, `Exists`,
-//! `DoesNotExist`): validation and matching against a label map, with Kubernetes' semantics
-//! (`NotIn` and `DoesNotExist` match when the key is absent; an empty selector matches everything).
+//! Label selector matching, the one implementation every crate uses: Kubernetes' semantics for
+//! fleet-api's [`LabelSelector`] (`matchLabels` and `matchExpressions` with `In`, `NotIn`, `Exists`,
+//! `DoesNotExist`; `NotIn` and `DoesNotExist` match when the key is absent; an empty selector
+//! matches everything) and the validation kube-apiserver applies to it.
 
 use std::collections::BTreeMap;
+use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
+pub use fleet_api::{LabelSelector, LabelSelectorRequirement};
 
 use crate::error::TargetError;
 
 /// Labels or annotations of an object, sorted by key.
 pub type Labels = BTreeMap<String, String>;
 
-/// A `metav1.LabelSelector`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct LabelSelector {
-    #[serde(
-        default,
-        deserialize_with = "crate::serde_util::null_default",
-        skip_serializing_if = "BTreeMap::is_empty"
-    )]
-    pub match_labels: Labels,
-    #[serde(
-        default,
-        deserialize_with = "crate::serde_util::null_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub match_expressions: Vec<LabelSelectorRequirement>,
-}
-
-/// One `matchExpressions` entry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct LabelSelectorRequirement {
-    pub key: String,
-    pub operator: SelectorOperator,
-    #[serde(
-        default,
-        deserialize_with = "crate::serde_util::null_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub values: Vec<String>,
-}
-
-/// Set-based selector operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Set-based selector operators (fleet-api keeps the operator as the string written).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SelectorOperator {
     In,
     NotIn,
@@ -52,9 +22,39 @@ pub enum SelectorOperator {
     DoesNotExist,
 }
 
-impl LabelSelector {
+impl FromStr for SelectorOperator {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "In" => Ok(SelectorOperator::In),
+            "NotIn" => Ok(SelectorOperator::NotIn),
+            "Exists" => Ok(SelectorOperator::Exists),
+            "DoesNotExist" => Ok(SelectorOperator::DoesNotExist),
+            other => Err(format!(
+                "unknown operator {other:?}, expected one of In, NotIn, Exists, DoesNotExist"
+            )),
+        }
+    }
+}
+
+/// Matching and validation of a [`LabelSelector`].
+pub trait SelectorExt {
     /// A selector with only `matchLabels`.
-    pub fn from_labels<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+    fn from_labels<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self;
+    /// True when the selector has neither labels nor expressions (it then matches everything).
+    fn is_empty(&self) -> bool;
+    /// Checks the rules kube-apiserver enforces: a known operator, `In`/`NotIn` need values,
+    /// `Exists`/`DoesNotExist` must have none, keys are not empty. `field` names the selector in
+    /// the error.
+    fn validate(&self, field: &str) -> Result<(), TargetError>;
+    /// Whether `labels` satisfy every requirement of the selector (a requirement with an unknown
+    /// operator matches nothing).
+    fn matches(&self, labels: &Labels) -> bool;
+}
+
+impl SelectorExt for LabelSelector {
+    fn from_labels<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
         LabelSelector {
             match_labels: pairs
                 .into_iter()
@@ -64,24 +64,25 @@ impl LabelSelector {
         }
     }
 
-    /// True when the selector has neither labels nor expressions (it then matches everything).
-    pub fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.match_labels.is_empty() && self.match_expressions.is_empty()
     }
 
-    /// Checks the rules kube-apiserver enforces: `In`/`NotIn` need values, `Exists`/`DoesNotExist`
-    /// must have none, keys are not empty. `field` names the selector in the error.
-    pub fn validate(&self, field: &str) -> Result<(), TargetError> {
+    fn validate(&self, field: &str) -> Result<(), TargetError> {
         for (i, req) in self.match_expressions.iter().enumerate() {
             let at = format!("{field}.matchExpressions[{i}]");
             if req.key.is_empty() {
                 return Err(TargetError::invalid(at, "key must not be empty"));
             }
-            match req.operator {
+            let operator: SelectorOperator = req
+                .operator
+                .parse()
+                .map_err(|message: String| TargetError::invalid(&at, message))?;
+            match operator {
                 SelectorOperator::In | SelectorOperator::NotIn if req.values.is_empty() => {
                     return Err(TargetError::invalid(
                         at,
-                        format!("operator {:?} needs at least one value", req.operator),
+                        format!("operator {operator:?} needs at least one value"),
                     ));
                 }
                 SelectorOperator::Exists | SelectorOperator::DoesNotExist
@@ -89,7 +90,7 @@ impl LabelSelector {
                 {
                     return Err(TargetError::invalid(
                         at,
-                        format!("operator {:?} takes no values", req.operator),
+                        format!("operator {operator:?} takes no values"),
                     ));
                 }
                 _ => {}
@@ -104,25 +105,26 @@ impl LabelSelector {
         Ok(())
     }
 
-    /// Whether `labels` satisfy every requirement of the selector.
-    pub fn matches(&self, labels: &Labels) -> bool {
+    fn matches(&self, labels: &Labels) -> bool {
         self.match_labels
             .iter()
             .all(|(k, v)| labels.get(k) == Some(v))
-            && self.match_expressions.iter().all(|r| r.matches(labels))
+            && self
+                .match_expressions
+                .iter()
+                .all(|r| requirement_matches(r, labels))
     }
 }
 
-impl LabelSelectorRequirement {
-    /// Whether `labels` satisfy this one requirement.
-    pub fn matches(&self, labels: &Labels) -> bool {
-        let value = labels.get(&self.key);
-        match self.operator {
-            SelectorOperator::In => value.is_some_and(|v| self.values.contains(v)),
-            SelectorOperator::NotIn => value.is_none_or(|v| !self.values.contains(v)),
-            SelectorOperator::Exists => value.is_some(),
-            SelectorOperator::DoesNotExist => value.is_none(),
-        }
+/// Whether `labels` satisfy one requirement.
+fn requirement_matches(req: &LabelSelectorRequirement, labels: &Labels) -> bool {
+    let value = labels.get(&req.key);
+    match req.operator.parse::<SelectorOperator>() {
+        Ok(SelectorOperator::In) => value.is_some_and(|v| req.values.contains(v)),
+        Ok(SelectorOperator::NotIn) => value.is_none_or(|v| !req.values.contains(v)),
+        Ok(SelectorOperator::Exists) => value.is_some(),
+        Ok(SelectorOperator::DoesNotExist) => value.is_none(),
+        Err(_) => false,
     }
 }
 
@@ -142,7 +144,7 @@ mod tests {
             match_labels: Labels::new(),
             match_expressions: vec![LabelSelectorRequirement {
                 key: key.into(),
-                operator,
+                operator: format!("{operator:?}"),
                 values: values.iter().map(|v| v.to_string()).collect(),
             }],
         }
@@ -229,11 +231,16 @@ mod tests {
     }
 
     #[test]
-    fn unknown_operator_is_a_deserialization_error() {
-        let err = serde_json::from_value::<LabelSelector>(serde_json::json!({
+    fn an_unknown_operator_is_invalid_and_matches_nothing() {
+        let selector: LabelSelector = serde_json::from_value(serde_json::json!({
             "matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]
         }))
-        .unwrap_err();
-        assert!(err.to_string().contains("unknown variant `Gt`"), "{err}");
+        .unwrap();
+        let err = selector.validate("sel").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "sel.matchExpressions[0]: unknown operator \"Gt\", expected one of In, NotIn, Exists, DoesNotExist"
+        );
+        assert!(!selector.matches(&labels(&[("a", "2")])));
     }
 }

@@ -32,7 +32,7 @@ where
 #[cfg(test)]
 mod tests {
     use crate::placement::PlacementPolicy;
-    use crate::selector::LabelSelector;
+    use crate::selector::{LabelSelector, SelectorExt};
     use crate::targeting::TargetingBundle;
     use serde_json::json;
 

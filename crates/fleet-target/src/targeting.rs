@@ -15,46 +15,60 @@
 //! `len(targets) - len(targetRestrictions)` entries, and none when there are no restrictions), as
 //! Fleet decides. Output is sorted by cluster name, then namespace.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::customization::merge_options;
 use crate::error::TargetError;
 use crate::index::{ClusterIndex, IndexedCluster};
-use crate::matcher::ClusterMatcher;
+use crate::matcher::Criteria;
 use crate::model::ClusterKey;
 use crate::selector::{LabelSelector, Labels};
 use crate::templating::preprocess_helm_values;
 
-/// A GitRepo target (`GitTarget`): a name and cluster criteria.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GitTarget {
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub name: String,
-    #[serde(flatten)]
-    pub matcher: ClusterMatcher,
-}
+/// A GitRepo target (and a Bundle's target restriction): a name and cluster criteria.
+pub use fleet_api::GitTarget;
 
 /// The `source` value Fleet's reader gives fleet.yaml `targetCustomizations` entries.
 pub const SOURCE_CUSTOMIZATION: &str = "customization";
 
-/// A bundle target: criteria, `doNotDeploy`, and inline BundleDeploymentOptions (kept as JSON).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// A bundle target: fleet-api's `BundleTarget` (name, criteria, `doNotDeploy`) with its inline
+/// BundleDeploymentOptions as JSON, the form option merging and `${ }` templating work on.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(try_from = "fleet_api::BundleTarget")]
 pub struct BundleTarget {
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub name: String,
-    #[serde(flatten)]
-    pub matcher: ClusterMatcher,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub do_not_deploy: bool,
-    /// Where the target came from: [`SOURCE_CUSTOMIZATION`] or anything else (a target).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// Every other field: the target's BundleDeploymentOptions.
-    #[serde(flatten)]
+    /// The target; its `options` are in [`BundleTarget::options`] (left default here).
+    pub spec: fleet_api::BundleTarget,
+    /// The target's BundleDeploymentOptions.
     pub options: Map<String, Value>,
+}
+
+impl TryFrom<fleet_api::BundleTarget> for BundleTarget {
+    type Error = TargetError;
+
+    fn try_from(mut spec: fleet_api::BundleTarget) -> Result<Self, TargetError> {
+        let options = std::mem::take(&mut spec.options);
+        let field = format!("targets[{}]", spec.name);
+        Ok(BundleTarget {
+            options: options_map(&options, &field)?,
+            spec,
+        })
+    }
+}
+
+/// BundleDeploymentOptions as the JSON object option merging reads; `field` names them in the
+/// error.
+pub fn options_map(
+    options: &fleet_api::BundleDeploymentOptions,
+    field: &str,
+) -> Result<Map<String, Value>, TargetError> {
+    match serde_json::to_value(options) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(TargetError::invalid(field, "options must be an object")),
+        Err(e) => Err(TargetError::invalid(field, e.to_string())),
+    }
 }
 
 /// How matching customizations combine.
@@ -66,7 +80,7 @@ pub enum CustomizationMode {
 }
 
 /// The parts of a Bundle that targeting reads.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TargetingBundle {
     pub name: String,
@@ -123,16 +137,15 @@ pub struct Targeting {
 pub fn default_git_target() -> GitTarget {
     GitTarget {
         name: "default".into(),
-        matcher: ClusterMatcher {
-            cluster_group: Some("default".into()),
-            ..ClusterMatcher::default()
-        },
+        cluster_group: "default".into(),
+        ..GitTarget::default()
     }
 }
 
 /// Fleet's `determineIsCustomization`: an explicit `source` decides; otherwise, with
 /// restrictions, the first `customizations` targets are customizations; without restrictions
-/// (CLI-made bundles) none is.
+/// (CLI-made bundles) none is. fleet-api's `BundleTarget` carries no `source`, so targeting
+/// decides by position.
 pub fn is_customization(
     source: Option<&str>,
     index: usize,
@@ -154,10 +167,10 @@ impl TargetingBundle {
     /// Validates every selector, naming the offending field.
     pub fn validate(&self) -> Result<(), TargetError> {
         for (i, t) in self.targets.iter().enumerate() {
-            t.matcher.validate(&format!("targets[{i}]"))?;
+            t.spec.matcher().validate(&format!("targets[{i}]"))?;
         }
         for (i, t) in self.target_restrictions.iter().enumerate() {
-            t.matcher.validate(&format!("targetRestrictions[{i}]"))?;
+            t.matcher().validate(&format!("targetRestrictions[{i}]"))?;
         }
         Ok(())
     }
@@ -170,12 +183,7 @@ impl TargetingBundle {
             .enumerate()
             .map(|(i, target)| Prepared {
                 target,
-                customization: is_customization(
-                    target.source.as_deref(),
-                    i,
-                    customizations,
-                    restrictions,
-                ),
+                customization: is_customization(None, i, customizations, restrictions),
             })
             .collect()
     }
@@ -185,7 +193,7 @@ impl TargetingBundle {
             && !self
                 .target_restrictions
                 .iter()
-                .any(|r| r.matcher.matches(cluster))
+                .any(|r| r.matcher().matches(cluster))
     }
 
     /// Whether the bundle targets the cluster at all (Fleet's `Match`), ignoring `doNotDeploy`.
@@ -203,7 +211,7 @@ impl TargetingBundle {
         }
         prepared
             .iter()
-            .find(|p| !p.customization && p.target.matcher.matches(cluster))
+            .find(|p| !p.customization && p.target.spec.matcher().matches(cluster))
             .map(|p| p.target)
     }
 }
@@ -264,6 +272,44 @@ pub fn target_cluster(
     }
 }
 
+/// How each of `bundles` (each with its key and candidate namespaces) treats `cluster` in
+/// `index`: bundles whose namespaces do not hold the cluster are left out. Compared before and
+/// after a cluster change by [`changed_bundles`].
+pub fn cluster_outcomes<'a, K: Ord + Clone + 'a>(
+    index: &ClusterIndex,
+    bundles: impl IntoIterator<Item = (&'a K, &'a TargetingBundle, Vec<String>)>,
+    cluster: &ClusterKey,
+    context: &TargetingContext,
+) -> BTreeMap<K, Result<ClusterOutcome, TargetError>> {
+    bundles
+        .into_iter()
+        .filter(|(_, _, namespaces)| namespaces.contains(&cluster.namespace))
+        .map(|(key, bundle, namespaces)| {
+            let outcome = target_cluster(index, bundle, &namespaces, cluster, context);
+            (key.clone(), outcome)
+        })
+        .collect()
+}
+
+/// The bundles whose outcome for a cluster differs between `before` and `after` (both from
+/// [`cluster_outcomes`]); with `all_targeted`, also every bundle that targets the cluster after
+/// (its BundleDeployments move, as when the cluster gets a new namespace). Sorted by key.
+pub fn changed_bundles<K: Ord + Clone>(
+    before: &BTreeMap<K, Result<ClusterOutcome, TargetError>>,
+    after: &BTreeMap<K, Result<ClusterOutcome, TargetError>>,
+    all_targeted: bool,
+) -> Vec<K> {
+    let keys: BTreeSet<&K> = before.keys().chain(after.keys()).collect();
+    keys.into_iter()
+        .filter(|key| {
+            let new = after.get(*key);
+            before.get(*key) != new
+                || (all_targeted && matches!(new, Some(Ok(ClusterOutcome::Targeted(_)))))
+        })
+        .cloned()
+        .collect()
+}
+
 /// Which of `bundles` (each with its candidate namespaces) must be re-targeted after `cluster`
 /// changed from its state in `before` to its state in `after` (added, removed, relabelled, new
 /// groups, new template values): those whose outcome for that cluster differs. Indices into
@@ -275,16 +321,15 @@ pub fn affected_bundles(
     bundles: &[(TargetingBundle, Vec<String>)],
     context: &TargetingContext,
 ) -> Vec<usize> {
-    bundles
-        .iter()
-        .enumerate()
-        .filter(|(_, (bundle, namespaces))| {
-            let old = target_cluster(before, bundle, namespaces, cluster, context);
-            let new = target_cluster(after, bundle, namespaces, cluster, context);
-            old != new
-        })
-        .map(|(i, _)| i)
-        .collect()
+    let keys: Vec<usize> = (0..bundles.len()).collect();
+    let outcomes = |index| {
+        let entries = keys
+            .iter()
+            .zip(bundles)
+            .map(|(i, (bundle, namespaces))| (i, bundle, namespaces.clone()));
+        cluster_outcomes(index, entries, cluster, context)
+    };
+    changed_bundles(&outcomes(before), &outcomes(after), false)
 }
 
 fn outcome(
@@ -297,25 +342,25 @@ fn outcome(
     else {
         return Ok(ClusterOutcome::NotTargeted);
     };
-    if target.do_not_deploy {
+    if target.spec.do_not_deploy {
         return Ok(ClusterOutcome::Skipped(format!(
             "doNotDeploy on target {:?}",
-            target.name
+            target.spec.name
         )));
     }
     let matching: Vec<&BundleTarget> = prepared
         .iter()
-        .filter(|p| p.customization && p.target.matcher.matches(cluster))
+        .filter(|p| p.customization && p.target.spec.matcher().matches(cluster))
         .map(|p| p.target)
         .collect();
     let chosen: &[&BundleTarget] = match bundle.target_customization_mode {
         CustomizationMode::FirstMatch => &matching[..matching.len().min(1)],
         CustomizationMode::AllMatches => &matching,
     };
-    if let Some(blocker) = chosen.iter().find(|c| c.do_not_deploy) {
+    if let Some(blocker) = chosen.iter().find(|c| c.spec.do_not_deploy) {
         return Ok(ClusterOutcome::Skipped(format!(
             "doNotDeploy on targetCustomization {:?}",
-            blocker.name
+            blocker.spec.name
         )));
     }
     let target_options = match bundle.target_customization_mode {
@@ -328,10 +373,9 @@ fn outcome(
     };
     let mut options = merge_options(&bundle.options, &target_options);
     if let Some(selector) = &context.allowed_target_namespace_selector {
-        options.insert(
-            "allowedTargetNamespaceSelector".into(),
-            serde_json::to_value(selector).unwrap_or(Value::Null),
-        );
+        let selector = serde_json::to_value(selector)
+            .map_err(|e| TargetError::invalid("allowedTargetNamespaceSelector", e.to_string()))?;
+        options.insert("allowedTargetNamespaceSelector".into(), selector);
     }
     if let Some(create) = context.create_namespace {
         options.insert("createNamespace".into(), create.into());
@@ -339,8 +383,8 @@ fn outcome(
     preprocess_helm_values(&mut options, &cluster.cluster)?;
     Ok(ClusterOutcome::Targeted(Target {
         cluster: cluster.cluster.key(),
-        target_name: target.name.clone(),
-        customizations: chosen.iter().map(|c| c.name.clone()).collect(),
+        target_name: target.spec.name.clone(),
+        customizations: chosen.iter().map(|c| c.spec.name.clone()).collect(),
         options,
     }))
 }
@@ -349,6 +393,7 @@ fn outcome(
 mod tests {
     use super::*;
     use crate::model::{ClusterGroupInfo, ClusterInfo};
+    use crate::selector::SelectorExt;
     use serde_json::json;
 
     const NS: &str = "fleet-default";
@@ -376,7 +421,7 @@ mod tests {
                         match_labels: Labels::new(),
                         match_expressions: vec![crate::selector::LabelSelectorRequirement {
                             key: "env".into(),
-                            operator: crate::selector::SelectorOperator::In,
+                            operator: "In".into(),
                             values: vec!["dev".into(), "test".into()],
                         }],
                     }),
@@ -649,6 +694,50 @@ mod tests {
     }
 
     #[test]
+    fn changed_bundles_compare_outcomes_and_optionally_every_targeting_bundle() {
+        let everyone = bundle(vec![], vec![all_clusters()]);
+        let only_dev = bundle(
+            vec![],
+            vec![json!({"clusterSelector": {"matchLabels": {"env": "dev"}}})],
+        );
+        let elsewhere = TargetingBundle {
+            namespace: "elsewhere".into(),
+            ..everyone.clone()
+        };
+        let keys = ["everyone", "only-dev", "elsewhere"];
+        let bundles = [&everyone, &only_dev, &elsewhere];
+        let cluster = ClusterKey::new(NS, "two");
+        let outcomes = |index: &ClusterIndex| {
+            let entries = keys
+                .iter()
+                .zip(bundles)
+                .map(|(key, bundle)| (key, bundle, vec![bundle.namespace.clone()]));
+            cluster_outcomes(index, entries, &cluster, &TargetingContext::default())
+        };
+        let before = outcomes(&index());
+        // A bundle of another namespace has no outcome for the cluster.
+        assert_eq!(
+            before.keys().collect::<Vec<_>>(),
+            [&"everyone", &"only-dev"]
+        );
+        assert!(changed_bundles(&before, &before, false).is_empty());
+        // Every bundle that targets the cluster, when asked (the cluster moved namespace).
+        assert_eq!(changed_bundles(&before, &before, true), ["everyone"]);
+        let mut relabelled = index();
+        relabelled.upsert_cluster(ClusterInfo::new(NS, "two", [("env", "dev")]));
+        assert_eq!(
+            changed_bundles(&before, &outcomes(&relabelled), false),
+            ["only-dev"]
+        );
+        let mut removed = index();
+        removed.remove_cluster(&cluster);
+        assert_eq!(
+            changed_bundles(&before, &outcomes(&removed), false),
+            ["everyone"]
+        );
+    }
+
+    #[test]
     fn first_match_options_replace_target_options() {
         let b = bundle(
             vec![
@@ -725,20 +814,6 @@ mod tests {
             Some(&json!("dev-ns"))
         );
         assert_eq!(t.targets[1].target_name, "all");
-    }
-
-    #[test]
-    fn explicit_source_overrides_position() {
-        let mut b = bundle(vec![], vec![all_clusters()]);
-        b.targets.insert(
-            0,
-            target(json!({"name": "c", "source": "gitrepo", "clusterName": "two", "helm": {"values": {"z": 1}}})),
-        );
-        // Marked as a target, it is matched as one (first match for cluster two).
-        let t = run(&b);
-        let two = t.targets.iter().find(|t| t.cluster.name == "two").unwrap();
-        assert_eq!(two.target_name, "c");
-        assert!(two.customizations.is_empty());
     }
 
     #[test]

@@ -1,13 +1,16 @@
-//! The Bundle reconciler: plan the Bundle against the index ([`target`]), make sure its Content exists
-//! ([`content`]), write and delete BundleDeployments ([`deploy`]), then write its status when it changed.
-//! A finalizer removes the Bundle's BundleDeployments (and, through GC, its Content) when it is deleted.
+//! The Bundle reconciler: read → plan → write. It reads the Bundle (with its Helm values put back,
+//! [`values`]) and the index, plans with fleet-target's one entry point ([`fleet_target::plan::plan`]:
+//! targeting, placement, rollout, the BundleDeployments to write and delete), makes sure its Content
+//! exists ([`content`]), writes and deletes BundleDeployments ([`deploy`]), then writes its status when it
+//! changed. A finalizer removes the Bundle's BundleDeployments (and, through GC, its Content) when it is
+//! deleted.
 
 pub mod cache;
 pub mod content;
 pub mod deploy;
-pub mod target;
 pub mod values;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::FutureExt;
@@ -15,6 +18,7 @@ use futures::future::BoxFuture;
 use std::time::Duration;
 
 use fleet_api::Bundle;
+use fleet_target::plan::{Hashes, PlanInput};
 use kube::api::{Api, ListParams};
 use kube::runtime::controller::Action;
 use kube::runtime::finalizer::{Event, finalizer};
@@ -22,9 +26,19 @@ use kube::{Resource, ResourceExt};
 
 use crate::context::{Context, lock};
 use crate::error::{Error, Result};
+use crate::index::StoredDeployment;
 use crate::metrics::Metrics;
 use crate::status::bundle::bundle_status;
 use crate::status::{apply_status, conditions};
+
+/// The bundle crate's hashes (Go-JSON rules), which planning uses for manifest and deployment IDs.
+pub const HASHES: Hashes = Hashes {
+    manifest_id: fleet_bundle::hash::manifest_id,
+    deployment_id: fleet_bundle::hash::deployment_id,
+};
+
+/// What to write for one Bundle, with the deployment store's BundleDeployments.
+pub type BundleWork = fleet_target::plan::BundleWork<StoredDeployment>;
 
 /// Fleet's finalizer on Bundles.
 pub const FINALIZER: &str = "fleet.cattle.io/bundle-finalizer";
@@ -56,10 +70,6 @@ async fn reconcile_inner(bundle: Arc<Bundle>, ctx: Arc<Context>) -> Result<Actio
     .map_err(|err| Error::from_finalizer(object, err))
 }
 
-/// Planning passes one reconcile runs while `maxNew` holds creations back (each pass creates up to
-/// `maxNew` more, as Fleet's requeues would).
-const MAX_PASSES: usize = 1000;
-
 async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
     // Helm values kept in the Bundle's values Secret are put back before targeting.
     let Some(bundle) = values::with_bundle_values(ctx, bundle).await? else {
@@ -70,17 +80,7 @@ async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
     let previous = bundle.status.clone().unwrap_or_default();
     let now = conditions::now();
     let generation = bundle.meta().generation.unwrap_or_default();
-    let mut passes = 0;
-    let work = loop {
-        passes += 1;
-        match pass(bundle, ctx).await? {
-            Ok((work, written)) if work.deferred > 0 && written > 0 && passes < MAX_PASSES => {
-                continue;
-            }
-            planned => break planned.map(|(work, _)| work),
-        }
-    };
-    let work = match work {
+    let work = match pass(bundle, ctx).await? {
         Ok(work) => work,
         Err(err) => {
             let message = format!("targeting failed: {err}");
@@ -144,25 +144,30 @@ async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
     })
 }
 
-/// One planning pass: plan against the index, write what it asks for, and record the written
-/// BundleDeployments in the index at once (their watch events then change nothing), so that the next
-/// pass sees them. Returns the plan and how many BundleDeployments were written; `Ok(Err(_))` is a
-/// targeting error.
+/// Read → plan → write: plan against the index (the plan already continues the rollout while `maxNew`
+/// holds creations back), write what it asks for, and record the written BundleDeployments in the index
+/// at once (their watch events then change nothing). Returns the plan; `Ok(Err(_))` is a targeting
+/// error.
 async fn pass(
     bundle: &Bundle,
     ctx: &Context,
-) -> Result<Result<(target::BundleWork, usize), fleet_target::TargetError>> {
+) -> Result<Result<BundleWork, fleet_target::TargetError>> {
     let key = (bundle.namespace().unwrap_or_default(), bundle.name_any());
     ctx.placement_decisions
         .planning(&key, bundle.spec.placement.is_some());
+    let namespace_selector = ctx.targeting.namespace_selectors.for_bundle(bundle);
     let mut work = match ctx.index.read(|state| {
-        target::plan_cached(
+        let none = BTreeMap::new();
+        let input = PlanInput {
             bundle,
-            state,
-            &crate::placement::settings(ctx),
-            crate::placement::unix_now(),
-            &ctx.targeting,
-        )
+            fleet: &state.fleet,
+            deployments: state.deployments_of(&key).unwrap_or(&none),
+            namespace_selector: namespace_selector.as_ref(),
+            now: crate::placement::unix_now(),
+            eligibility: crate::placement::settings(ctx).eligibility(),
+            hashes: HASHES,
+        };
+        fleet_target::plan::plan(&input, &ctx.targeting.kept)
     }) {
         Ok(work) => work,
         Err(err) => return Ok(Err(err)),
@@ -176,7 +181,6 @@ async fn pass(
     }
     let manifest_changed = previous_manifest.is_some_and(|m| m != work.manifest_id);
     let deleted_any = !work.deletes.is_empty();
-    let written = work.writes.len();
     values::keep_deployed_values(ctx, &mut work.writes, &work.deployed_values_unknown).await?;
     let writes = std::mem::take(&mut work.writes).into_iter().map(|mut bd| {
         let moved = values::extract(&mut bd);
@@ -196,7 +200,7 @@ async fn pass(
     if manifest_changed || deleted_any {
         content::collect_garbage(ctx).await?;
     }
-    Ok(Ok((work, written)))
+    Ok(Ok(work))
 }
 
 async fn cleanup(bundle: &Bundle, ctx: &Context) -> Result<Action> {

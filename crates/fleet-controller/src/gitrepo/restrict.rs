@@ -348,10 +348,6 @@ fn convert(restriction: &GitRepoRestriction) -> restrictions::GitRepoRestriction
         default_client_secret_name: fields.default_client_secret_name.clone(),
         allowed_client_secret_names: fields.allowed_client_secret_names.clone(),
         allowed_target_namespaces: fields.allowed_target_namespaces.clone(),
-        allowed_target_namespace_selector: fields
-            .allowed_target_namespace_selector
-            .as_ref()
-            .and_then(|selector| serde_json::to_value(selector).ok())
-            .and_then(|value| serde_json::from_value(value).ok()),
+        allowed_target_namespace_selector: fields.allowed_target_namespace_selector.clone(),
     }
 }

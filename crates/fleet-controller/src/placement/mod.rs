@@ -2,9 +2,9 @@
 //! `placement` block are scheduled by `fleet_target::placement` among the clusters Fleet targeting
 //! allows, with their existing placements fed back in; without one nothing here runs.
 //!
-//! - [`record`]: what is persisted per placement (policy hash and score on each BundleDeployment, the
-//!   decisions in the Bundle's status) and how it is read back as existing placements, so a restart
-//!   moves nothing;
+//! - what is persisted per placement (policy hash and score on each BundleDeployment, the decisions in
+//!   the Bundle's status) and how it is read back as existing placements is planning's
+//!   (`fleet_target::plan::placement`), so a restart moves nothing;
 //! - [`status`]: the `Scheduled` condition and per-cluster decisions on Bundle and GitRepo status;
 //! - [`membership`]: the Cluster's `Joined` and `Healthy` conditions from `status.agent.lastSeen`, and
 //!   the automatic `NoSelect` taint [`UNREACHABLE_TAINT_KEY`] after the heartbeat timeout;
@@ -13,7 +13,6 @@
 
 pub mod leave;
 pub mod membership;
-pub mod record;
 pub mod status;
 pub mod view;
 

@@ -8,12 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
 use fleet_api::labels;
-use fleet_api::{
-    Bundle, BundlePlacementStatus, BundleStatus, Condition, GitRepoStatus, PlacementScore,
-    PlacementStatus, SelectedCluster, UnselectedCluster,
-};
+use fleet_api::{Bundle, BundlePlacementStatus, BundleStatus, Condition, GitRepoStatus};
 use fleet_target::model::{ClusterInfo, ClusterKey, HealthCondition};
-use fleet_target::placement::{ScheduleResult, ScheduledCondition};
 use kube::ResourceExt;
 
 use crate::context::{Context, lock};
@@ -23,46 +19,7 @@ use crate::status::conditions;
 /// The condition type.
 pub const SCHEDULED: &str = "Scheduled";
 
-/// One Bundle's scheduling outcome, as the Bundle reconciler hands it to the status writers.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
-    pub status: PlacementStatus,
-    pub condition: ScheduledCondition,
-}
-
-/// The status of a scheduling decision made under the policy with hash `policy_hash`.
-pub fn outcome(result: &ScheduleResult, policy_hash: &str) -> Outcome {
-    let condition = result.condition.clone();
-    let scheduled = match condition.wanted {
-        Some(wanted) => format!("{}/{wanted}", condition.found),
-        None => condition.found.to_string(),
-    };
-    let status = PlacementStatus {
-        scheduled,
-        policy_hash: policy_hash.to_string(),
-        selected: result
-            .selected
-            .iter()
-            .map(|d| SelectedCluster {
-                cluster: d.cluster.to_string(),
-                score: d.score.map(|s| PlacementScore {
-                    affinity: s.affinity,
-                    topology_spread: s.topology_spread,
-                }),
-            })
-            .collect(),
-        unselected: result
-            .unselected
-            .iter()
-            .map(|u| UnselectedCluster {
-                cluster: u.cluster.clone(),
-                reason: u.to_string(),
-            })
-            .collect(),
-        unselected_total: i64::try_from(result.unselected_total).unwrap_or(i64::MAX),
-    };
-    Outcome { status, condition }
-}
+pub use fleet_target::plan::placement::{Outcome, outcome};
 
 /// Sets (or, without a placement, removes) the Bundle's placement status and `Scheduled` condition.
 pub fn apply_to_bundle(status: &mut BundleStatus, outcome: Option<&Outcome>, now: &str) {
@@ -232,6 +189,7 @@ pub fn apply_to_gitrepo(status: &mut GitRepoStatus, outcomes: &[(String, Outcome
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fleet_target::placement::ScheduleResult;
     use fleet_target::placement::status::{Stage, Unselected, UnselectedReason};
     use fleet_target::placement::{ClusterScore, Decision, Origin};
 

@@ -73,16 +73,6 @@ pub fn cluster_info(cluster: &Cluster) -> ClusterInfo {
     }
 }
 
-/// Whether two views of a cluster differ at most in membership (heartbeat, joined, leaving), which
-/// Fleet targeting does not read.
-pub fn same_but_health(a: &ClusterInfo, b: &ClusterInfo) -> bool {
-    let strip = |c: &ClusterInfo| ClusterInfo {
-        health: None,
-        ..c.clone()
-    };
-    strip(a) == strip(b)
-}
-
 /// A Cluster taint as the scheduler reads it (`NoSelect`, else `NoSchedule`).
 pub fn taint(t: &ClusterTaint) -> Taint {
     Taint {
@@ -123,6 +113,7 @@ pub fn time(seconds: UnixSeconds) -> Option<Time> {
 mod tests {
     use super::*;
     use fleet_api::{AgentStatus, ClusterStatus};
+    use fleet_target::plan::state::same_but_health;
 
     #[test]
     fn membership_and_taints_come_from_the_cluster() {

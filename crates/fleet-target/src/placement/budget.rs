@@ -17,7 +17,7 @@
 //! ([`crate::rollout`]) then apply to those, so the two combine rather than replace each other.
 
 use crate::error::TargetError;
-use crate::intstr::IntOrPercent;
+use crate::intstr::{IntOrPercent, IntOrPercentExt};
 use crate::model::{ClusterKey, UnixSeconds};
 
 use super::PlacementState;
@@ -187,7 +187,7 @@ mod tests {
         keys.iter().map(|k| k.name.as_str()).collect()
     }
 
-    fn strategy(max_unavailable: i64, max_surge: i64) -> RollingUpdate {
+    fn strategy(max_unavailable: i32, max_surge: i32) -> RollingUpdate {
         RollingUpdate {
             max_unavailable: Some(IntOrPercent::Int(max_unavailable)),
             max_surge: Some(IntOrPercent::Int(max_surge)),

@@ -4,6 +4,7 @@
 
 use crate::model::{ClusterInfo, UnixSeconds};
 use crate::quantity::parse_quantity;
+use crate::selector::SelectorExt;
 
 use super::policy::{ClusterSelectorTerm, PropertyOperator, PropertyRequirement};
 

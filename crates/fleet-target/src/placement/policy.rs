@@ -7,10 +7,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::TargetError;
-use crate::intstr::IntOrPercent;
+use crate::intstr::{IntOrPercent, IntOrPercentExt};
 use crate::model::TaintEffect;
 use crate::quantity::parse_quantity;
-use crate::selector::LabelSelector;
+use crate::selector::{LabelSelector, SelectorExt};
 
 /// How clusters are chosen.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -409,6 +409,19 @@ fn validate_term(term: &ClusterSelectorTerm, at: &str) -> Result<(), TargetError
         }
     }
     Ok(())
+}
+
+/// The validated policy of fleet-api's `placement` block (whose enums are strings). The shapes are
+/// the same JSON, read with this crate's enums; errors name `spec.placement`.
+impl TryFrom<&fleet_api::PlacementPolicy> for PlacementPolicy {
+    type Error = TargetError;
+
+    fn try_from(policy: &fleet_api::PlacementPolicy) -> Result<Self, TargetError> {
+        let invalid = |e: serde_json::Error| TargetError::invalid("spec.placement", e.to_string());
+        serde_json::to_value(policy)
+            .and_then(serde_json::from_value)
+            .map_err(invalid)
+    }
 }
 
 #[cfg(test)]

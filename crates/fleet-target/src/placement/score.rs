@@ -14,6 +14,7 @@ use std::cmp::Ordering;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{ClusterInfo, ClusterKey, UnixSeconds};
+use crate::selector::SelectorExt;
 
 use super::filter::property_value;
 use super::policy::{PreferredTerm, SortOrder};

@@ -98,8 +98,7 @@ pub fn report(bundle: &Bundle, fleet: &ClustersFile) -> anyhow::Result<BundleRep
     let name = bundle.metadata.name.clone().unwrap_or_default();
     let namespace = bundle.metadata.namespace.clone().unwrap_or_default();
     let labels = bundle.metadata.labels.clone().unwrap_or_default();
-    let spec = serde_json::to_value(&bundle.spec)?;
-    let parts = read_bundle_spec(&namespace, &name, &labels, &spec)
+    let parts = read_bundle_spec(&namespace, &name, &labels, &bundle.spec)
         .with_context(|| format!("bundle {name}"))?;
     let namespaces = bundle_namespaces(
         &namespace,

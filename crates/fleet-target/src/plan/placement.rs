@@ -1,20 +1,22 @@
-//! What is persisted of each placement, and reading it back as the scheduler's existing placements.
-//! A placement is its BundleDeployment, annotated with the hash of the policy it was made under
-//! ([`POLICY_HASH_ANNOTATION`]) and its score ([`SCORE_ANNOTATION`]); a cluster selected but not
-//! deployed yet (waiting for its namespace, or held by the rollout budget) is read from the Bundle's
-//! `status.placement.selected`. So a restarted controller sees every earlier decision and keeps it.
+//! Placement decisions as they are persisted and reported. A placement is its BundleDeployment,
+//! annotated with the hash of the policy it was made under ([`POLICY_HASH_ANNOTATION`]) and its score
+//! ([`SCORE_ANNOTATION`]); a cluster selected but not deployed yet (waiting for its namespace, or held
+//! by the rollout budget) is read from the Bundle's `status.placement.selected`. So a restarted
+//! controller sees every earlier decision and keeps it. A decision becomes the Bundle's
+//! `status.placement` through [`outcome`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
-use fleet_api::PlacementStatus;
-use fleet_target::model::ClusterKey;
-use fleet_target::placement::{
-    ClusterScore, Decision, ExistingPlacement, PlacementPolicy, PlacementState,
-    scheduling_fingerprint,
+use fleet_api::{PlacementScore, PlacementStatus, SelectedCluster, UnselectedCluster};
+
+use crate::error::TargetError;
+use crate::model::ClusterKey;
+use crate::placement::{
+    ClusterScore, Decision, ExistingPlacement, PlacementPolicy, PlacementState, ScheduleResult,
+    ScheduledCondition, scheduling_fingerprint,
 };
 
-use crate::index::StoredDeployment;
+use super::existing::ExistingDeployment;
 
 /// Hash of the policy a BundleDeployment's placement was made under.
 pub const POLICY_HASH_ANNOTATION: &str = "placement.fleet.cattle.io/policy-hash";
@@ -32,21 +34,23 @@ pub fn policy_hash(policy: &PlacementPolicy) -> String {
 }
 
 /// The annotations a BundleDeployment placed by `decision` carries.
-pub fn annotations(decision: &Decision, hash: &str) -> BTreeMap<String, String> {
+pub fn annotations(
+    decision: &Decision,
+    hash: &str,
+) -> Result<BTreeMap<String, String>, TargetError> {
     let mut out = BTreeMap::from([(POLICY_HASH_ANNOTATION.to_string(), hash.to_string())]);
     if let Some(score) = decision.score {
-        out.insert(
-            SCORE_ANNOTATION.to_string(),
-            serde_json::to_string(&score).unwrap_or_default(),
-        );
+        let score = serde_json::to_string(&score)
+            .map_err(|e| TargetError::invalid(SCORE_ANNOTATION, e.to_string()))?;
+        out.insert(SCORE_ANNOTATION.to_string(), score);
     }
-    out
+    Ok(out)
 }
 
 /// The existing placements of a Bundle: its BundleDeployments (rolled out once the agent applied
 /// one), then the clusters its last status selected that have none yet.
-pub fn existing_placements(
-    deployments: &BTreeMap<ClusterKey, Arc<StoredDeployment>>,
+pub fn existing_placements<D: ExistingDeployment>(
+    deployments: &BTreeMap<ClusterKey, std::sync::Arc<D>>,
     previous: Option<&PlacementStatus>,
     hash: &str,
 ) -> Vec<ExistingPlacement> {
@@ -54,8 +58,7 @@ pub fn existing_placements(
         .iter()
         .map(|(cluster, bd)| {
             let applied = bd
-                .status
-                .as_ref()
+                .status()
                 .is_some_and(|s| !s.applied_deployment_id.is_empty());
             ExistingPlacement {
                 cluster: cluster.clone(),
@@ -97,14 +100,53 @@ pub fn existing_placements(
     out
 }
 
+/// One Bundle's scheduling outcome, as the Bundle reconciler hands it to the status writers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub status: PlacementStatus,
+    pub condition: ScheduledCondition,
+}
+
+/// The status of a scheduling decision made under the policy with hash `policy_hash`.
+pub fn outcome(result: &ScheduleResult, policy_hash: &str) -> Outcome {
+    let condition = result.condition.clone();
+    let scheduled = match condition.wanted {
+        Some(wanted) => format!("{}/{wanted}", condition.found),
+        None => condition.found.to_string(),
+    };
+    let status = PlacementStatus {
+        scheduled,
+        policy_hash: policy_hash.to_string(),
+        selected: result
+            .selected
+            .iter()
+            .map(|d| SelectedCluster {
+                cluster: d.cluster.to_string(),
+                score: d.score.map(|s| PlacementScore {
+                    affinity: s.affinity,
+                    topology_spread: s.topology_spread,
+                }),
+            })
+            .collect(),
+        unselected: result
+            .unselected
+            .iter()
+            .map(|u| UnselectedCluster {
+                cluster: u.cluster.clone(),
+                reason: u.to_string(),
+            })
+            .collect(),
+        unselected_total: i64::try_from(result.unselected_total).unwrap_or(i64::MAX),
+    };
+    Outcome { status, condition }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fleet_api::{
-        BundleDeployment, BundleDeploymentSpec, BundleDeploymentStatus, PlacementScore,
-        SelectedCluster,
-    };
-    use fleet_target::placement::{Origin, PlacementType};
+    use crate::placement::{Origin, PlacementType};
+    use fleet_api::{BundleDeployment, BundleDeploymentSpec, BundleDeploymentStatus};
+    use std::sync::Arc;
 
     fn policy(n: u32) -> PlacementPolicy {
         serde_json::from_value(serde_json::json!({"type": "PickN", "numberOfClusters": n})).unwrap()
@@ -132,21 +174,15 @@ mod tests {
             }),
         };
         let mut applied = BundleDeployment::new("b", BundleDeploymentSpec::default());
-        applied.metadata.annotations = Some(annotations(&decision, &hash));
+        applied.metadata.annotations = Some(annotations(&decision, &hash).unwrap());
         applied.status = Some(BundleDeploymentStatus {
             applied_deployment_id: "x".into(),
             ..BundleDeploymentStatus::default()
         });
         let old = BundleDeployment::new("b", BundleDeploymentSpec::default());
         let deployments = BTreeMap::from([
-            (
-                ClusterKey::new("ns", "a"),
-                Arc::new(StoredDeployment::unshared(applied)),
-            ),
-            (
-                ClusterKey::new("ns", "c"),
-                Arc::new(StoredDeployment::unshared(old)),
-            ),
+            (ClusterKey::new("ns", "a"), Arc::new(applied)),
+            (ClusterKey::new("ns", "c"), Arc::new(old)),
         ]);
         let previous = PlacementStatus {
             policy_hash: hash.clone(),
