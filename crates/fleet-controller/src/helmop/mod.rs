@@ -430,7 +430,10 @@ mod tests {
             (ready.status.as_str(), ready.message.as_str()),
             ("False", "could not get a chart version: down")
         );
-        assert!(status.base.display.error);
+        // As on GitRepos (Fleet's display), the source's own error is on the Ready condition, not the display,
+        // which speaks of BundleDeployments only; and a HelmOp has no git job to show GitUpdating.
+        assert!(!status.base.display.error);
+        assert_eq!(status.base.display.state, "");
 
         conditions::set(
             &mut status.base.conditions,
