@@ -25,6 +25,8 @@ pub(crate) struct Inner {
     archives: Mutex<HashMap<String, Arc<Vec<u8>>>>,
     downloads: AtomicUsize,
     indexes: AtomicUsize,
+    /// The page size asked of OCI tag lists (`None`: the registry's own).
+    tag_page_size: Option<usize>,
 }
 
 /// What a source has done, for tests and metrics.
@@ -94,7 +96,8 @@ impl Inner {
     ) -> Result<(String, Arc<Vec<u8>>), SourceError> {
         let parsed = Reference::parse(reference)?;
         let client = self.clients.get(auth)?;
-        let mut registry = Registry::new(client, &parsed, reference, auth);
+        let mut registry =
+            Registry::new(client, &parsed, reference, auth).with_page_size(self.tag_page_size);
         let resolved = registry.resolve(version).await?;
         let layer = registry.chart_layer(&resolved).await?;
         let hex = layer.strip_prefix("sha256:").unwrap_or(&layer).to_string();
@@ -229,9 +232,20 @@ impl ChartSource {
                 archives: Mutex::new(HashMap::new()),
                 downloads: AtomicUsize::new(0),
                 indexes: AtomicUsize::new(0),
+                tag_page_size: None,
             }),
             runtime,
         }
+    }
+
+    /// A source that asks OCI registries for tag list pages of at most `n` tags (and reads every page), instead
+    /// of leaving the page size to the registry.
+    pub fn with_tag_page_size(n: usize) -> Self {
+        let mut source = Self::new();
+        if let Some(inner) = Arc::get_mut(&mut source.inner) {
+            inner.tag_page_size = Some(n.max(1));
+        }
+        source
     }
 
     pub fn stats(&self) -> Stats {
@@ -402,7 +416,8 @@ impl ChartSource {
                 ChartRef::Oci { reference, version } => {
                     let parsed = Reference::parse(reference)?;
                     let client = inner.clients.get(&auth)?;
-                    let mut registry = Registry::new(client, &parsed, reference, &auth);
+                    let mut registry = Registry::new(client, &parsed, reference, &auth)
+                        .with_page_size(inner.tag_page_size);
                     let resolved = registry.resolve(version).await?;
                     Ok(if resolved.starts_with("sha256:") {
                         resolved
