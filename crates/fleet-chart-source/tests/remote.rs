@@ -546,3 +546,58 @@ fn oci_tag_list_pages_are_all_read() {
         );
     }
 }
+
+/// A chart URL is asked again in every read session (its content may change under the same URL, and Fleet
+/// downloads it at every read), but an unchanged archive is not downloaded again: the server's strong entity
+/// tag is sent back in `If-None-Match`, and `304 Not Modified` takes the archive from the cache. A changed
+/// archive at the same URL is downloaded and read.
+#[test]
+fn chart_urls_are_revalidated_in_every_read_session() {
+    let home = tempfile::tempdir().unwrap();
+    let served = home.path().join("served");
+    let archive = package_chart(
+        home.path(),
+        &home.path().join("src"),
+        "app",
+        "1.0.0",
+        &served,
+    );
+    let repo = ChartRepo::start(&served);
+    let auth = Auth {
+        username: USER.into(),
+        password: PASSWORD.into(),
+        ca_bundle: repo.pki.ca.clone().into_bytes(),
+        ..Default::default()
+    };
+    let regex = "https://127\\.0\\.0\\.1";
+    let fleet_yaml = format!("helm:\n  chart: {}/app-1.0.0.tgz\n", repo.url());
+    let source = ChartSource::new();
+    let first = read(&source, credentials(auth.clone(), regex), &fleet_yaml).unwrap();
+    assert_eq!(source.stats().downloads, 1);
+    let second = read(&source, credentials(auth.clone(), regex), &fleet_yaml).unwrap();
+    assert_eq!(source.stats().downloads, 1, "not modified: from the cache");
+    assert_eq!(
+        serde_json::to_string(&first).unwrap(),
+        serde_json::to_string(&second).unwrap()
+    );
+
+    // The same URL now serves another archive: the next read session downloads and uses it.
+    let changed = package_chart(
+        home.path(),
+        &home.path().join("src"),
+        "app",
+        "1.0.1",
+        &home.path().join("other"),
+    );
+    std::fs::copy(&changed, &archive).unwrap();
+    let third = read(&source, credentials(auth.clone(), regex), &fleet_yaml).unwrap();
+    assert_eq!(source.stats().downloads, 2);
+    assert!(
+        render(&third).contains("chart: app-1.0.1"),
+        "{}",
+        render(&third)
+    );
+    // Without the credentials the server's answer is still 401, not a cached archive.
+    let err = read(&source, credentials(auth.clone(), ""), &fleet_yaml).unwrap_err();
+    assert!(err.contains("401"), "{err}");
+}
