@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """A Helm chart repository for tests: serves a directory over HTTPS (certificate and key files given) with
-HTTP basic auth, on a loopback port it chooses and prints as `port N` once it listens.
+HTTP basic auth, on a loopback port it chooses and prints as `port N` once it listens. Files are served with a
+strong entity tag (the sha256 of their content) and `If-None-Match` is answered with `304 Not Modified`, as
+web servers and object stores do.
 
 usage: chart-repo-server.py DIR CERT KEY USER PASSWORD
 Stops when its standard input closes (the test that started it ended)."""
 
 import base64
 import functools
+import hashlib
+import os
 import http.server
 import ssl
 import sys
@@ -25,7 +29,25 @@ def main():
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
-            super().do_GET()
+            path = self.translate_path(self.path)
+            if not os.path.isfile(path):
+                super().do_GET()
+                return
+            with open(path, "rb") as served:
+                body = served.read()
+            etag = '"' + hashlib.sha256(body).hexdigest() + '"'
+            wanted = [tag.strip() for tag in self.headers.get("If-None-Match", "").split(",")]
+            if etag in wanted:
+                self.send_response(304)
+                self.send_header("ETag", etag)
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", self.guess_type(path))
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("ETag", etag)
+            self.end_headers()
+            self.wfile.write(body)
 
         def log_message(self, *args):
             pass

@@ -1,4 +1,5 @@
-//! HTTP(S) clients per trust setting, and GETs whose errors name the URL without credentials.
+//! HTTP(S) clients per trust setting, and GETs (plain, or conditional on an entity tag) whose errors name the URL
+//! without credentials.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -51,6 +52,61 @@ pub(crate) fn request_error(url: &str, err: reqwest::Error) -> SourceError {
         url: redact_url(url),
         message,
     }
+}
+
+/// What a conditional GET got.
+pub(crate) enum Fetched {
+    /// `304 Not Modified`: the representation the entity tag names is still current.
+    NotModified,
+    /// The body, and its strong entity tag if the server gave one.
+    Body {
+        bytes: Vec<u8>,
+        etag: Option<String>,
+    },
+}
+
+/// GETs `url` as [`get`] does, with `If-None-Match: etag` when an entity tag is given.
+pub(crate) async fn get_unless_match(
+    client: &reqwest::Client,
+    url: &str,
+    auth: &Auth,
+    etag: Option<&str>,
+) -> Result<Fetched, SourceError> {
+    let mut request = client.get(url);
+    if auth.has_credentials() {
+        request = request.basic_auth(&auth.username, Some(&auth.password));
+    }
+    if let Some(etag) = etag {
+        request = request.header(reqwest::header::IF_NONE_MATCH, etag);
+    }
+    let response = request
+        .send()
+        .await
+        .map_err(|err| request_error(url, err))?;
+    if etag.is_some() && response.status() == reqwest::StatusCode::NOT_MODIFIED {
+        return Ok(Fetched::NotModified);
+    }
+    if !response.status().is_success() {
+        return Err(SourceError::Status {
+            url: redact_url(url),
+            status: response.status().as_u16(),
+        });
+    }
+    // Only a strong entity tag says the bytes are the same; a weak one (`W/"…"`) allows other bytes.
+    let etag = response
+        .headers()
+        .get(reqwest::header::ETAG)
+        .and_then(|value| value.to_str().ok())
+        .filter(|value| value.starts_with('"'))
+        .map(str::to_string);
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|err| request_error(url, err))?;
+    Ok(Fetched::Body {
+        bytes: bytes.to_vec(),
+        etag,
+    })
 }
 
 /// GETs `url`, with basic auth when `auth` has credentials; anything but 200 is an error.

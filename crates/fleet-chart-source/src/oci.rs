@@ -1,12 +1,13 @@
 //! Charts in OCI registries through the distribution API, as `helm pull oci://…` gets them: the version is a
 //! digest (`@sha256:…` or `version: sha256:…`), a tag, or a constraint over the repository's tags (Helm writes
-//! `+` as `_` in tags); the manifest's layer of Helm's chart media type is the archive. A `401` answer's
+//! `+` as `_` in tags, and the tag list is read page after page through its `Link: <…>; rel="next"` headers);
+//! the manifest's layer of Helm's chart media type is the archive. A `401` answer's
 //! challenge is followed: `Bearer` asks the realm for a token (with the credentials, if any), `Basic` resends
 //! with them.
 
 use fleet_bundle::remote::version::{Constraint, compare, parse_version};
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, AUTHORIZATION, WWW_AUTHENTICATE};
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, LINK, WWW_AUTHENTICATE};
 use serde::Deserialize;
 
 use crate::auth::Auth;
@@ -68,6 +69,8 @@ pub(crate) struct Registry<'a> {
     original: &'a str,
     auth: &'a Auth,
     authorization: Option<String>,
+    /// The `n` asked of the tag list per page; `None` leaves the page size to the registry.
+    page_size: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -113,7 +116,14 @@ impl<'a> Registry<'a> {
             original,
             auth,
             authorization: None,
+            page_size: None,
         }
+    }
+
+    /// Asks the registry for tag list pages of at most `n` tags (`None`: the registry's own page size).
+    pub(crate) fn with_page_size(mut self, n: Option<usize>) -> Self {
+        self.page_size = n;
+        self
     }
 
     fn error(&self, message: impl Into<String>) -> SourceError {
@@ -126,6 +136,16 @@ impl<'a> Registry<'a> {
     /// GET `path` under `/v2/<name>/`, answering one auth challenge.
     async fn get(&mut self, path: &str, accept: Option<&str>) -> Result<Vec<u8>, SourceError> {
         let url = format!("{}/v2/{}/{path}", self.base, self.reference.name);
+        Ok(self.get_url(&url, accept).await?.0)
+    }
+
+    /// GET `url` (on this registry), answering one auth challenge; the body and the answer's headers.
+    async fn get_url(
+        &mut self,
+        url: &str,
+        accept: Option<&str>,
+    ) -> Result<(Vec<u8>, HeaderMap), SourceError> {
+        let url = url.to_string();
         for attempt in 0..2 {
             let mut request = self.client.get(&url);
             if let Some(accept) = accept {
@@ -154,10 +174,11 @@ impl<'a> Registry<'a> {
                     status: response.status().as_u16(),
                 });
             }
+            let headers = response.headers().clone();
             return response
                 .bytes()
                 .await
-                .map(|b| b.to_vec())
+                .map(|b| (b.to_vec(), headers))
                 .map_err(|err| crate::http::request_error(&url, err));
         }
         Err(self.error("the registry refused the credentials"))
@@ -247,10 +268,7 @@ impl<'a> Registry<'a> {
         } else {
             version.to_string()
         };
-        let body = self.get("tags/list", None).await?;
-        let tags: Tags = serde_json::from_slice(&body)
-            .map_err(|err| self.error(format!("the tag list is not valid JSON: {err}")))?;
-        let tags = tags.tags.unwrap_or_default();
+        let tags = self.tags().await?;
         let as_tag = wanted.replace('+', "_");
         if !wanted.is_empty() && tags.contains(&as_tag) {
             return Ok(as_tag);
@@ -267,6 +285,55 @@ impl<'a> Registry<'a> {
                     tags.join(", ")
                 ))
             })
+    }
+
+    /// Every tag of the repository: the tag list's pages, following each answer's `Link: <…>; rel="next"` (the
+    /// distribution API's pagination, which a registry may apply on its own as well as when asked with `n`).
+    async fn tags(&mut self) -> Result<Vec<String>, SourceError> {
+        let mut url = format!("{}/v2/{}/tags/list", self.base, self.reference.name);
+        if let Some(n) = self.page_size {
+            url.push_str(&format!("?n={n}"));
+        }
+        let mut seen = std::collections::HashSet::new();
+        let mut tags = Vec::new();
+        loop {
+            if !seen.insert(url.clone()) {
+                return Err(self.error("the tag list's pages link back to a page already read"));
+            }
+            let (body, headers) = self.get_url(&url, None).await?;
+            let page: Tags = serde_json::from_slice(&body)
+                .map_err(|err| self.error(format!("the tag list is not valid JSON: {err}")))?;
+            tags.extend(page.tags.unwrap_or_default());
+            match self.next_page(&url, &headers)? {
+                Some(next) => url = next,
+                None => return Ok(tags),
+            }
+        }
+    }
+
+    /// The absolute URL of the next tag list page, from the `Link` headers of the page at `current`. It must be
+    /// on this registry: the token or credentials go with it.
+    fn next_page(&self, current: &str, headers: &HeaderMap) -> Result<Option<String>, SourceError> {
+        let Some(target) = headers
+            .get_all(LINK)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .find_map(next_link)
+        else {
+            return Ok(None);
+        };
+        let base = reqwest::Url::parse(current)
+            .map_err(|err| self.error(format!("the tag list URL is not valid: {err}")))?;
+        let next = base
+            .join(&target)
+            .map_err(|err| self.error(format!("the tag list's next page {target:?}: {err}")))?;
+        if next.origin() != base.origin() {
+            return Err(self.error(format!(
+                "the tag list's next page is on another server ({})",
+                fleet_bundle::remote::redact_url(next.as_str())
+            )));
+        }
+        Ok(Some(next.to_string()))
     }
 
     /// The digest of the chart layer of the manifest `tag_or_digest`.
@@ -321,6 +388,33 @@ fn percent_encode(value: &str) -> String {
         .collect()
 }
 
+/// The target of the `rel="next"` link in a `Link` header value (RFC 8288: `<target>; rel="next", <…>; …`).
+fn next_link(value: &str) -> Option<String> {
+    let mut rest = value;
+    while let Some(start) = rest.find('<') {
+        let end = start + rest[start..].find('>')?;
+        let target = &rest[start + 1..end];
+        let params_end = rest[end..].find('<').map_or(rest.len(), |i| end + i);
+        let is_next = rest[end + 1..params_end].split(';').any(|param| {
+            param.split_once('=').is_some_and(|(key, value)| {
+                key.trim().eq_ignore_ascii_case("rel")
+                    && value
+                        .trim()
+                        .trim_end_matches(',')
+                        .trim()
+                        .trim_matches('"')
+                        .split_ascii_whitespace()
+                        .any(|rel| rel.eq_ignore_ascii_case("next"))
+            })
+        });
+        if is_next {
+            return Some(target.to_string());
+        }
+        rest = &rest[params_end..];
+    }
+    None
+}
+
 /// `key="value", key2=value2` pairs of a challenge.
 fn challenge_params(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -365,6 +459,15 @@ mod tests {
             ("app", Some("sha256:abc"))
         );
         assert!(Reference::parse("oci://reg").is_err());
+        assert_eq!(
+            next_link(r#"</v2/a/tags/list?last=b&n=2>; rel="next""#).as_deref(),
+            Some("/v2/a/tags/list?last=b&n=2")
+        );
+        assert_eq!(
+            next_link(r#"<https://r/p1>; rel="prev", <https://r/p3>; rel=next"#).as_deref(),
+            Some("https://r/p3")
+        );
+        assert_eq!(next_link(r#"<https://r/p1>; rel="prev""#), None);
         assert_eq!(
             challenge_params(
                 r#"realm="https://auth/token",service="registry",scope="repository:a:pull,push""#

@@ -25,6 +25,10 @@ pub(crate) struct Inner {
     archives: Mutex<HashMap<String, Arc<Vec<u8>>>>,
     downloads: AtomicUsize,
     indexes: AtomicUsize,
+    /// The page size asked of OCI tag lists (`None`: the registry's own).
+    tag_page_size: Option<usize>,
+    /// Chart URLs' last strong entity tag and archive digest, by URL and settings (their fingerprint).
+    url_etags: Mutex<HashMap<(String, String), (String, String)>>,
 }
 
 /// What a source has done, for tests and metrics.
@@ -85,6 +89,40 @@ impl Inner {
         Ok(bytes)
     }
 
+    /// The archive at a chart URL, asked again in every read session (its content may change, and Fleet downloads
+    /// it at every read): when an earlier session got it with a strong entity tag, the request carries
+    /// `If-None-Match` and a `304 Not Modified` answer takes the archive from the cache instead of downloading it.
+    async fn url_archive(&self, url: &str, auth: &Auth) -> Result<Arc<Vec<u8>>, SourceError> {
+        let key = (url.to_string(), auth.fingerprint());
+        let known = self
+            .url_etags
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .and_then(|(etag, digest)| self.cached(digest).map(|bytes| (etag.clone(), bytes)));
+        let client = self.clients.get(auth)?;
+        let etag = known.as_ref().map(|(etag, _)| etag.as_str());
+        match crate::http::get_unless_match(&client, url, auth, etag).await? {
+            crate::http::Fetched::NotModified => match known {
+                Some((_, bytes)) => Ok(bytes),
+                None => Err(SourceError::Status {
+                    url: fleet_bundle::remote::redact_url(url),
+                    status: 304,
+                }),
+            },
+            crate::http::Fetched::Body { bytes, etag } => {
+                self.downloads.fetch_add(1, Ordering::Relaxed);
+                let (digest, bytes) = self.store(bytes);
+                let mut etags = self.url_etags.lock().unwrap_or_else(|p| p.into_inner());
+                match etag {
+                    Some(etag) => etags.insert(key, (etag, digest)),
+                    None => etags.remove(&key),
+                };
+                Ok(bytes)
+            }
+        }
+    }
+
     /// An OCI chart's archive and the tag or digest it resolved to.
     async fn oci(
         &self,
@@ -94,7 +132,8 @@ impl Inner {
     ) -> Result<(String, Arc<Vec<u8>>), SourceError> {
         let parsed = Reference::parse(reference)?;
         let client = self.clients.get(auth)?;
-        let mut registry = Registry::new(client, &parsed, reference, auth);
+        let mut registry =
+            Registry::new(client, &parsed, reference, auth).with_page_size(self.tag_page_size);
         let resolved = registry.resolve(version).await?;
         let layer = registry.chart_layer(&resolved).await?;
         let hex = layer.strip_prefix("sha256:").unwrap_or(&layer).to_string();
@@ -124,8 +163,10 @@ impl Inner {
                     .await
             }
             ChartRef::Url { url } => {
-                let known = session.url_digest(url);
-                let bytes = self.archive(url, known.as_deref(), auth).await?;
+                let bytes = match session.url_digest(url).and_then(|d| self.cached(&d)) {
+                    Some(bytes) => bytes,
+                    None => self.url_archive(url, auth).await?,
+                };
                 session.put_url_digest(url, crate::archive::sha256_hex(&bytes));
                 Ok(bytes)
             }
@@ -229,9 +270,21 @@ impl ChartSource {
                 archives: Mutex::new(HashMap::new()),
                 downloads: AtomicUsize::new(0),
                 indexes: AtomicUsize::new(0),
+                tag_page_size: None,
+                url_etags: Mutex::new(HashMap::new()),
             }),
             runtime,
         }
+    }
+
+    /// A source that asks OCI registries for tag list pages of at most `n` tags (and reads every page), instead
+    /// of leaving the page size to the registry.
+    pub fn with_tag_page_size(n: usize) -> Self {
+        let mut source = Self::new();
+        if let Some(inner) = Arc::get_mut(&mut source.inner) {
+            inner.tag_page_size = Some(n.max(1));
+        }
+        source
     }
 
     pub fn stats(&self) -> Stats {
@@ -402,7 +455,8 @@ impl ChartSource {
                 ChartRef::Oci { reference, version } => {
                     let parsed = Reference::parse(reference)?;
                     let client = inner.clients.get(&auth)?;
-                    let mut registry = Registry::new(client, &parsed, reference, &auth);
+                    let mut registry = Registry::new(client, &parsed, reference, &auth)
+                        .with_page_size(inner.tag_page_size);
                     let resolved = registry.resolve(version).await?;
                     Ok(if resolved.starts_with("sha256:") {
                         resolved

@@ -11,7 +11,7 @@ use fleet_bundle::remote::ChartRef;
 use fleet_bundle::tree::MemoryTree;
 use fleet_chart_source::{Auth, ChartSource, Credentials};
 use fleet_render::{Style, decode_files, detect_style, helm::render_bundle_chart};
-use servers::{ChartRepo, PASSWORD, Registry, USER, helm, package_chart, run};
+use servers::{ChartRepo, PASSWORD, Registry, TagPager, USER, helm, package_chart, run};
 
 fn options() -> ReadOptions {
     ReadOptions {
@@ -474,4 +474,130 @@ fn single_references_resolve_afresh_and_download_once() {
             .as_deref(),
         Ok("")
     );
+}
+
+/// A tag list longer than one page: every `Link: <…>; rel="next"` page is read, so the newest matching
+/// version is found wherever the (lexically sorted) pages put it, for a bundle and for a HelmOp; whether the
+/// registry pages on its own (the default: no `n` asked) or because a page size was asked. Debian's registry
+/// lists every tag at once (and ignores `n`), so the paging is done by `scripts/oci-tag-pager.py` in front of it.
+#[test]
+fn oci_tag_list_pages_are_all_read() {
+    let home = tempfile::tempdir().unwrap();
+    let registry = Registry::start(false);
+    // Lexical tag order: 1.0.0, 1.1.0, 1.10.0, 1.2.0, 1.9.0, 2.0.0, 3.0.0-rc.1 — four pages of two.
+    for version in [
+        "1.0.0",
+        "1.1.0",
+        "1.2.0",
+        "1.9.0",
+        "1.10.0",
+        "2.0.0",
+        "3.0.0-rc.1",
+    ] {
+        let archive = package_chart(
+            home.path(),
+            &home.path().join("src"),
+            "paged",
+            version,
+            &home.path().join("out"),
+        );
+        registry.push(home.path(), &archive, "charts");
+    }
+    let plain = Auth {
+        basic_http: true,
+        ..Default::default()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let capped = TagPager::start(&registry, Some(2));
+    let asked = TagPager::start(&registry, None);
+    for (host, source) in [
+        (capped.host(), ChartSource::new()),
+        (asked.host(), ChartSource::with_tag_page_size(2)),
+        // Debian's registry itself: `n` is ignored and the one page holds every tag.
+        (registry.host(), ChartSource::with_tag_page_size(2)),
+    ] {
+        let reference = format!("oci://{host}/charts/paged");
+        for (version, expected) in [("<2", "1.10.0"), ("", "2.0.0"), ("~1.9", "1.9.0")] {
+            let fleet_yaml = format!("helm:\n  repo: {reference}\n  version: \"{version}\"\n");
+            let bundle = read(&source, credentials(plain.clone(), ""), &fleet_yaml).unwrap();
+            assert!(
+                render(&bundle).contains(&format!("chart: paged-{expected}")),
+                "{host}: version {version:?}"
+            );
+        }
+        let chart = ChartRef::Oci {
+            reference: reference.clone(),
+            version: ">=1.2 <2".into(),
+        };
+        let resolved = runtime.block_on(source.resolve_version(&chart, &plain));
+        assert_eq!(resolved.as_deref(), Ok("1.10.0"), "{host}");
+        let pre = ChartRef::Oci {
+            reference,
+            version: ">=3.0.0-0".into(),
+        };
+        let resolved = runtime.block_on(source.resolve_version(&pre, &plain));
+        assert_eq!(
+            resolved.as_deref(),
+            Ok("3.0.0-rc.1"),
+            "{host}: the last page"
+        );
+    }
+}
+
+/// A chart URL is asked again in every read session (its content may change under the same URL, and Fleet
+/// downloads it at every read), but an unchanged archive is not downloaded again: the server's strong entity
+/// tag is sent back in `If-None-Match`, and `304 Not Modified` takes the archive from the cache. A changed
+/// archive at the same URL is downloaded and read.
+#[test]
+fn chart_urls_are_revalidated_in_every_read_session() {
+    let home = tempfile::tempdir().unwrap();
+    let served = home.path().join("served");
+    let archive = package_chart(
+        home.path(),
+        &home.path().join("src"),
+        "app",
+        "1.0.0",
+        &served,
+    );
+    let repo = ChartRepo::start(&served);
+    let auth = Auth {
+        username: USER.into(),
+        password: PASSWORD.into(),
+        ca_bundle: repo.pki.ca.clone().into_bytes(),
+        ..Default::default()
+    };
+    let regex = "https://127\\.0\\.0\\.1";
+    let fleet_yaml = format!("helm:\n  chart: {}/app-1.0.0.tgz\n", repo.url());
+    let source = ChartSource::new();
+    let first = read(&source, credentials(auth.clone(), regex), &fleet_yaml).unwrap();
+    assert_eq!(source.stats().downloads, 1);
+    let second = read(&source, credentials(auth.clone(), regex), &fleet_yaml).unwrap();
+    assert_eq!(source.stats().downloads, 1, "not modified: from the cache");
+    assert_eq!(
+        serde_json::to_string(&first).unwrap(),
+        serde_json::to_string(&second).unwrap()
+    );
+
+    // The same URL now serves another archive: the next read session downloads and uses it.
+    let changed = package_chart(
+        home.path(),
+        &home.path().join("src"),
+        "app",
+        "1.0.1",
+        &home.path().join("other"),
+    );
+    std::fs::copy(&changed, &archive).unwrap();
+    let third = read(&source, credentials(auth.clone(), regex), &fleet_yaml).unwrap();
+    assert_eq!(source.stats().downloads, 2);
+    assert!(
+        render(&third).contains("chart: app-1.0.1"),
+        "{}",
+        render(&third)
+    );
+    // Without the credentials the server's answer is still 401, not a cached archive.
+    let err = read(&source, credentials(auth.clone(), ""), &fleet_yaml).unwrap_err();
+    assert!(err.contains("401"), "{err}");
 }

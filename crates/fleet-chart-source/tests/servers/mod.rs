@@ -242,3 +242,49 @@ impl Drop for ChartRepo {
         let _ = self.child.wait();
     }
 }
+
+/// `scripts/oci-tag-pager.py` in front of a [`Registry`]: the same registry, with its tag lists paged as the
+/// distribution API specifies (Debian's registry lists every tag at once): `n` per page when asked, else `cap`
+/// per page when given, and a `Link: <…>; rel="next"` header while tags remain.
+pub struct TagPager {
+    pub port: u16,
+    child: Child,
+}
+
+impl TagPager {
+    pub fn start(registry: &Registry, cap: Option<usize>) -> Self {
+        let mut command = Command::new("python3");
+        command
+            .arg(repo_root().join("scripts/oci-tag-pager.py"))
+            .arg(format!("http://{}", registry.host()));
+        if let Some(cap) = cap {
+            command.arg(cap.to_string());
+        }
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs the tag pager");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .strip_prefix("port ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("the tag pager said {line:?}"));
+        Self { port, child }
+    }
+
+    pub fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for TagPager {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
