@@ -1,7 +1,9 @@
 //! fleet-examples' Helm layouts with their chart URLs pointed at a local HTTPS chart repository (basic auth, a
 //! private CA): `helm-external` (a chart URL with per-target values), `helm-multi-chart` (a local chart beside two
 //! charts from a repository, with a build-metadata version) and `helm-kustomize` (a chart URL post-rendered by a
-//! kustomization). Helm output is compared with the real `helm template` of the same chart reference and values.
+//! kustomization). Helm output is compared with the real `helm template` of the same chart reference and values;
+//! the post-rendered objects with that output built by the real `kubectl kustomize` as Fleet's post-renderer
+//! builds it.
 
 mod servers;
 
@@ -249,4 +251,45 @@ fn fleet_examples_helm_layouts_render_as_helm_does() {
         .unwrap();
     assert_eq!(slave["spec"]["replicas"], 0);
     assert!(objects.iter().any(|o| o["metadata"]["name"] == "frontend"));
+
+    // Byte for byte as Fleet renders it: the real helm's output written as `fleet-manifests.yaml`, first in the
+    // overlay's resources, built by the real kubectl.
+    let overlay = env.home.path().join("post-render/overlays/dev");
+    copy_layout(
+        &fixtures().join("helm-kustomize/overlays/dev"),
+        &overlay,
+        &env.repo.url(),
+    );
+    let helm_output = env.golden(
+        "helm-kustomize",
+        "fleet-helm-kustomize-example",
+        &[&url],
+        &serde_json::json!({}),
+    );
+    std::fs::write(overlay.join("fleet-manifests.yaml"), helm_output).unwrap();
+    let kustomization = std::fs::read_to_string(overlay.join("kustomization.yaml")).unwrap();
+    std::fs::write(
+        overlay.join("kustomization.yaml"),
+        format!("resources:\n- fleet-manifests.yaml\n{kustomization}"),
+    )
+    .unwrap();
+    let built = run(
+        std::process::Command::new(servers::repo_root().join(".tools/bin/kubectl"))
+            .arg("kustomize")
+            .arg(&overlay),
+    );
+    let expected = fleet_yaml::parse::documents_with(
+        &fleet_yaml::parse::Options::kustomize(),
+        &built,
+        "kubectl kustomize",
+    )
+    .unwrap();
+    let unplaced = fleet_render::render_without_namespaces(
+        &kustomized.spec.resources,
+        &kustomized.spec.options,
+        "helm-kustomize",
+    )
+    .unwrap()
+    .objects;
+    assert_eq!(unplaced, expected);
 }
