@@ -15,6 +15,7 @@ pub mod error;
 mod http;
 mod oci;
 mod repo;
+mod session;
 mod source;
 
 pub use auth::{Auth, Credentials};

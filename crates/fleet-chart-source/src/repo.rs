@@ -2,13 +2,15 @@
 //! and the chart version it selects.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use fleet_bundle::remote::index::{RepoIndex, resolve_url};
 use fleet_bundle::remote::redact_url;
 
 use crate::auth::Auth;
 use crate::error::SourceError;
-use crate::source::Inner;
+use crate::http::Clients;
+use crate::session::Session;
 
 /// A chart version found in a repository index: where its archive is and, when the index says, its sha256.
 #[derive(Debug, Clone)]
@@ -26,9 +28,11 @@ fn index_url(repo: &str) -> String {
     }
 }
 
+/// The index of `repo`, fetched once per session; `fetched` counts the downloads.
 pub(crate) async fn index(
-    inner: &Inner,
-    session: &crate::source::Session,
+    clients: &Clients,
+    fetched: &AtomicUsize,
+    session: &Session,
     repo: &str,
     auth: &Auth,
 ) -> Result<Arc<RepoIndex>, SourceError> {
@@ -37,9 +41,9 @@ pub(crate) async fn index(
         return Ok(index);
     }
     let url = index_url(repo);
-    let client = inner.clients.get(auth)?;
+    let client = clients.get(auth)?;
     let bytes = crate::http::get(&client, &url, auth).await?;
-    inner.count_index();
+    fetched.fetch_add(1, Ordering::Relaxed);
     let text = String::from_utf8(bytes).map_err(|_| SourceError::Index {
         url: redact_url(&url),
         message: "not UTF-8".to_string(),
@@ -55,14 +59,15 @@ pub(crate) async fn index(
 
 /// Finds `chart` at `version` (a constraint, or empty for the latest stable) in `repo`'s index.
 pub(crate) async fn locate(
-    inner: &Inner,
-    session: &crate::source::Session,
+    clients: &Clients,
+    fetched: &AtomicUsize,
+    session: &Session,
     repo: &str,
     chart: &str,
     version: &str,
     auth: &Auth,
 ) -> Result<Located, SourceError> {
-    let index = index(inner, session, repo, auth).await?;
+    let index = index(clients, fetched, session, repo, auth).await?;
     let entry = index
         .select(chart, version)
         .map_err(|err| SourceError::Index {

@@ -5,13 +5,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use fleet_bundle::remote::index::RepoIndex;
 use fleet_bundle::remote::{ChartFetcher, ChartRef, DependencyRef, FetchError};
 
 use crate::auth::{Auth, Credentials, Scope};
 use crate::error::SourceError;
 use crate::http::Clients;
 use crate::oci::{Reference, Registry};
+use crate::session::Session;
 
 /// Downloads and caches charts; share one per process.
 pub struct ChartSource {
@@ -41,10 +41,6 @@ pub struct Stats {
 }
 
 impl Inner {
-    pub(crate) fn count_index(&self) {
-        self.indexes.fetch_add(1, Ordering::Relaxed);
-    }
-
     fn cached(&self, digest: &str) -> Option<Arc<Vec<u8>>> {
         self.archives
             .lock()
@@ -157,8 +153,16 @@ impl Inner {
                 chart,
                 version,
             } => {
-                let located =
-                    crate::repo::locate(self, session, repo, chart, version, auth).await?;
+                let located = crate::repo::locate(
+                    &self.clients,
+                    &self.indexes,
+                    session,
+                    repo,
+                    chart,
+                    version,
+                    auth,
+                )
+                .await?;
                 self.archive(&located.url, located.digest.as_deref(), auth)
                     .await
             }
@@ -195,7 +199,8 @@ impl Inner {
             return Ok((version, bytes.to_vec()));
         }
         let located = crate::repo::locate(
-            self,
+            &self.clients,
+            &self.indexes,
             session,
             &dependency.repository,
             &dependency.name,
@@ -207,46 +212,6 @@ impl Inner {
             .archive(&located.url, located.digest.as_deref(), auth)
             .await?;
         Ok((located.version, bytes.to_vec()))
-    }
-}
-
-/// Memos of one read (one GitRepo commit, or one `fleet apply`): repository indexes and chart URLs' digests are
-/// fetched once per session, so a new read sees new chart versions.
-#[derive(Default)]
-pub(crate) struct Session {
-    indexes: Mutex<HashMap<String, Arc<RepoIndex>>>,
-    urls: Mutex<HashMap<String, String>>,
-}
-
-impl Session {
-    pub(crate) fn index(&self, key: &str) -> Option<Arc<RepoIndex>> {
-        self.indexes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(key)
-            .cloned()
-    }
-
-    pub(crate) fn put_index(&self, key: String, index: Arc<RepoIndex>) {
-        self.indexes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(key, index);
-    }
-
-    fn url_digest(&self, url: &str) -> Option<String> {
-        self.urls
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(url)
-            .cloned()
-    }
-
-    fn put_url_digest(&self, url: &str, digest: String) {
-        self.urls
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(url.to_string(), digest);
     }
 }
 
@@ -448,8 +413,16 @@ impl ChartSource {
                     version,
                 } => {
                     let session = Session::default();
-                    let located =
-                        crate::repo::locate(&inner, &session, repo, chart, version, &auth).await?;
+                    let located = crate::repo::locate(
+                        &inner.clients,
+                        &inner.indexes,
+                        &session,
+                        repo,
+                        chart,
+                        version,
+                        &auth,
+                    )
+                    .await?;
                     Ok(located.version)
                 }
                 ChartRef::Oci { reference, version } => {
