@@ -1,0 +1,89 @@
+//! The shared error policy end to end against the embedded API server: a HelmOp whose spec is invalid
+//! stalls (a `Stalled` condition with the reason, no further reconciles although it polls every 200 ms)
+//! and recovers as soon as its spec is fixed.
+
+mod support;
+
+use std::time::Duration;
+
+use fleet_api::{Bundle, HelmOp};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+use support::*;
+
+fn condition_of(helmop: &HelmOp, type_: &str) -> Option<(String, String)> {
+    let status = helmop.status.as_ref()?;
+    fleet_api::find_condition(&status.base.conditions, type_)
+        .map(|c| (c.status.clone(), c.message.clone()))
+}
+
+#[tokio::test]
+async fn an_invalid_helmop_stalls_without_retrying_and_recovers_when_its_spec_changes() {
+    let hub = hub().await;
+    let client = hub.client.clone();
+    let controller = RunningController::start(client.clone()).await;
+    let helmops: Api<HelmOp> = Api::namespaced(client.clone(), NS);
+    // A repository chart without a chart name is invalid; its polling interval would wake it every 200 ms.
+    let helmop: HelmOp = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "HelmOp",
+        "metadata": {"name": "web", "namespace": NS},
+        "spec": {"helm": {"repo": "https://charts.invalid/stable", "version": "~1.0"},
+                 "pollingInterval": "200ms"},
+    }))
+    .unwrap();
+    helmops
+        .create(&PostParams::default(), &helmop)
+        .await
+        .unwrap();
+
+    let message = eventually("the HelmOp stalls", || async {
+        let helmop = helmops.get("web").await.ok()?;
+        condition_of(&helmop, "Stalled")
+            .filter(|(status, _)| status == "True")
+            .map(|(_, message)| message)
+    })
+    .await;
+    assert!(
+        message.contains("non-OCI repository with an empty chart field"),
+        "{message}"
+    );
+    let before = controller.reconciles("helmop");
+    // Ten polling intervals: a HelmOp retried in a loop would be reconciled about ten times.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = controller.reconciles("helmop");
+    assert!(
+        after - before <= 1,
+        "a stalled HelmOp was reconciled {} more times",
+        after - before
+    );
+    assert_eq!(
+        controller.failures("helmop"),
+        0,
+        "stalling is not a failure"
+    );
+
+    // Fixing the spec (a chart URL, which needs no version resolution) unsticks it.
+    helmops
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"helm": {
+                "repo": "", "version": "", "chart": "https://charts.invalid/web-1.0.0.tgz"}}})),
+        )
+        .await
+        .unwrap();
+    let bundles: Api<Bundle> = Api::namespaced(client.clone(), NS);
+    eventually("the fixed HelmOp writes its Bundle", || async {
+        bundles.get_opt("web").await.ok()?
+    })
+    .await;
+    eventually("the Stalled condition clears", || async {
+        let helmop = helmops.get("web").await.ok()?;
+        let stalled = condition_of(&helmop, "Stalled")?;
+        let accepted = condition_of(&helmop, "Accepted")?;
+        (stalled.0 == "False" && accepted.0 == "True").then_some(())
+    })
+    .await;
+    controller.stop().await;
+}
