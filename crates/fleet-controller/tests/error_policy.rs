@@ -1,6 +1,7 @@
 //! The shared error policy end to end against the embedded API server: a HelmOp whose spec is invalid
 //! stalls (a `Stalled` condition with the reason, no further reconciles although it polls every 200 ms)
-//! and recovers as soon as its spec is fixed.
+//! and recovers as soon as its spec is fixed; a Cluster whose import stalls gets the policy's `Stalled`
+//! condition beside its own, cleared by the next successful reconcile after it changes.
 
 mod support;
 
@@ -86,4 +87,61 @@ async fn an_invalid_helmop_stalls_without_retrying_and_recovers_when_its_spec_ch
     })
     .await;
     controller.stop().await;
+}
+
+#[tokio::test]
+async fn a_stalled_cluster_import_is_reported_on_the_cluster_and_cleared_when_it_changes() {
+    let hub = hub().await;
+    let client = hub.client.clone();
+    let controller = RunningController::start(client.clone()).await;
+    let clusters: Api<fleet_api::Cluster> = Api::namespaced(client.clone(), NS);
+    let cluster: fleet_api::Cluster = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+        "metadata": {"name": "edge", "namespace": NS},
+        "spec": {"kubeConfigSecret": "absent"},
+    }))
+    .unwrap();
+    clusters
+        .create(&PostParams::default(), &cluster)
+        .await
+        .unwrap();
+    let stalled = |cluster: &fleet_api::Cluster| {
+        let status = cluster.status.as_ref()?;
+        fleet_api::find_condition(&status.conditions, "Stalled")
+            .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
+    };
+    let (reason, message) = eventually("the Cluster's import stalls", || async {
+        let (status, reason, message) = stalled(&clusters.get("edge").await.ok()?)?;
+        (status == "True").then_some((reason, message))
+    })
+    .await;
+    assert_eq!(reason, "Error");
+    assert!(
+        message.contains("kubeConfigSecret fleet-default/absent does not exist"),
+        "{message}"
+    );
+    // The import's own condition is kept beside it.
+    let imported = condition_of_cluster(&clusters.get("edge").await.unwrap(), "Imported");
+    assert_eq!(imported.as_deref(), Some("False"));
+
+    // Without a kubeConfigSecret there is nothing to import: the next reconcile succeeds and clears it.
+    clusters
+        .patch(
+            "edge",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"kubeConfigSecret": null}})),
+        )
+        .await
+        .unwrap();
+    eventually("the Stalled condition clears", || async {
+        let (status, _, _) = stalled(&clusters.get("edge").await.ok()?)?;
+        (status == "False").then_some(())
+    })
+    .await;
+    controller.stop().await;
+}
+
+fn condition_of_cluster(cluster: &fleet_api::Cluster, type_: &str) -> Option<String> {
+    let status = cluster.status.as_ref()?;
+    fleet_api::find_condition(&status.conditions, type_).map(|c| c.status.clone())
 }
