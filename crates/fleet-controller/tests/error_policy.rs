@@ -1,7 +1,8 @@
 //! The shared error policy end to end against the embedded API server: a HelmOp whose spec is invalid
 //! stalls (a `Stalled` condition with the reason, no further reconciles although it polls every 200 ms)
 //! and recovers as soon as its spec is fixed; a Cluster whose import stalls gets the policy's `Stalled`
-//! condition beside its own, cleared by the next successful reconcile after it changes.
+//! condition beside its own, cleared by the next successful reconcile after it changes; a GitRepo whose
+//! remote refuses connections is polled with the backoff, not every polling interval.
 
 mod support;
 
@@ -144,4 +145,35 @@ async fn a_stalled_cluster_import_is_reported_on_the_cluster_and_cleared_when_it
 fn condition_of_cluster(cluster: &fleet_api::Cluster, type_: &str) -> Option<String> {
     let status = cluster.status.as_ref()?;
     fleet_api::find_condition(&status.conditions, type_).map(|c| c.status.clone())
+}
+
+#[tokio::test]
+async fn an_unreachable_remote_is_polled_with_backoff_not_at_the_polling_interval() {
+    let hub = hub().await;
+    let client = hub.client.clone();
+    let controller = RunningController::start(client.clone()).await;
+    // Nothing listens on port 1: the connection is refused, a network failure. The test controller's
+    // polling interval is 300 ms.
+    create_gitrepo(
+        &client,
+        "down",
+        json!({"repo": "http://127.0.0.1:1/repo.git", "branch": "main"}),
+    )
+    .await;
+    let message = eventually("GitPolling=False", || async {
+        let (status, message) = condition(&gitrepo(&client, "down").await, "GitPolling")?;
+        (status == "False").then_some(message)
+    })
+    .await;
+    assert!(message.contains("cannot reach"), "{message}");
+    let before = controller.reconciles("gitrepo");
+    // Ten polling intervals; the backoff (1 s, then 2 s) allows at most two more polls in that time.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = controller.reconciles("gitrepo");
+    assert!(
+        after - before <= 3,
+        "a GitRepo with an unreachable remote was reconciled {} times in 3 s",
+        after - before
+    );
+    controller.stop().await;
 }

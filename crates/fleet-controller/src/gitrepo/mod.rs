@@ -5,7 +5,8 @@
 //! rewrites nothing. Errors go into conditions (`GitPolling`, `Stalled`, `Ready`), scrubbed of secrets by
 //! `fleet-git`. A remote that cannot be reached (a backoff error of [`crate::retry`]) is polled again with
 //! the shared backoff instead of the polling interval until it answers; git errors the user must fix (a
-//! wrong URL, branch or secret) keep the polling interval, since the Secret they may name is not watched. A finalizer deletes the GitRepo's Bundles when it is deleted.
+//! wrong URL, branch or secret) keep the polling interval, since the Secret they may name is not
+//! watched. A finalizer deletes the GitRepo's Bundles when it is deleted.
 
 pub mod apply;
 pub mod charts;
@@ -104,14 +105,15 @@ async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
         .await?;
         status.last_polling_triggered = Some(Time(now));
         match outcome {
-            Polled::Read => ctx.gitrepo_access.record(&key, &access),
             Polled::Failed(Retry::Soon | Retry::Backoff) => {
                 ctx.retries.failed(&remote_key);
             }
-            Polled::Unchanged | Polled::Failed(Retry::Stalled) => {}
-        }
-        if !matches!(outcome, Polled::Failed(Retry::Soon | Retry::Backoff)) {
-            ctx.retries.succeeded(&remote_key);
+            other => {
+                if other == Polled::Read {
+                    ctx.gitrepo_access.record(&key, &access);
+                }
+                ctx.retries.succeeded(&remote_key);
+            }
         }
     }
     ctx.index.read(|state| {
