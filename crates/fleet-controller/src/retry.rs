@@ -93,6 +93,78 @@ pub fn policy(error: &Error, key: &str, backoff: &Backoff) -> Action {
     }
 }
 
+/// The condition a stalled object carries (the type GitRepos already use for a commit that cannot be read).
+pub const STALLED: &str = crate::status::gitrepo::STALLED;
+
+/// Sets (`message` given) or clears the `Stalled` condition of `object`'s status, keeping its other
+/// conditions: the object is read again (the copy the reconcile had does not hold what it wrote) and
+/// patched against that version, read again after a conflict. Failures are only logged: the error itself
+/// was already logged by the policy.
+pub async fn report_stalled<K>(api: kube::Api<K>, object: &K, message: Option<&str>)
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    use kube::ResourceExt;
+    let name = object.name_any();
+    for _ in 0..3 {
+        let current = match api.get_status(&name).await {
+            Ok(current) => current,
+            Err(error) => {
+                tracing::debug!(object = %name, %error, "could not read the object to report Stalled");
+                return;
+            }
+        };
+        let Ok(value) = serde_json::to_value(&current) else {
+            return;
+        };
+        let mut conditions = value
+            .pointer("/status/conditions")
+            .cloned()
+            .and_then(|c| serde_json::from_value::<Vec<fleet_api::Condition>>(c).ok())
+            .unwrap_or_default();
+        let stalled =
+            fleet_api::find_condition(&conditions, STALLED).is_some_and(|c| c.status == "True");
+        let now = crate::status::conditions::now();
+        match message {
+            Some(message) => crate::status::conditions::set(
+                &mut conditions,
+                STALLED,
+                true,
+                "Error",
+                message,
+                &now,
+            ),
+            None if stalled => {
+                crate::status::conditions::set(&mut conditions, STALLED, false, "", "", &now)
+            }
+            None => return,
+        }
+        let patch = serde_json::json!({
+            "metadata": {"resourceVersion": current.resource_version()},
+            "status": {"conditions": conditions},
+        });
+        match api
+            .patch_status(
+                &name,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(&patch),
+            )
+            .await
+        {
+            Ok(_) => return,
+            Err(kube::Error::Api(status)) if status.code == 409 => continue,
+            Err(error) => {
+                tracing::debug!(object = %name, %error, "could not report the Stalled condition");
+                return;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,77 +257,5 @@ mod tests {
             "a stalled object's condition is cleared"
         );
         assert!(!backoff.succeeded("k"));
-    }
-}
-
-/// The condition a stalled object carries (the type GitRepos already use for a commit that cannot be read).
-pub const STALLED: &str = crate::status::gitrepo::STALLED;
-
-/// Sets (`message` given) or clears the `Stalled` condition of `object`'s status, keeping its other
-/// conditions: the object is read again (the copy the reconcile had does not hold what it wrote) and
-/// patched against that version, read again after a conflict. Failures are only logged: the error itself
-/// was already logged by the policy.
-pub async fn report_stalled<K>(api: kube::Api<K>, object: &K, message: Option<&str>)
-where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + serde::Serialize
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug,
-{
-    use kube::ResourceExt;
-    let name = object.name_any();
-    for _ in 0..3 {
-        let current = match api.get_status(&name).await {
-            Ok(current) => current,
-            Err(error) => {
-                tracing::debug!(object = %name, %error, "could not read the object to report Stalled");
-                return;
-            }
-        };
-        let Ok(value) = serde_json::to_value(&current) else {
-            return;
-        };
-        let mut conditions = value
-            .pointer("/status/conditions")
-            .cloned()
-            .and_then(|c| serde_json::from_value::<Vec<fleet_api::Condition>>(c).ok())
-            .unwrap_or_default();
-        let stalled =
-            fleet_api::find_condition(&conditions, STALLED).is_some_and(|c| c.status == "True");
-        let now = crate::status::conditions::now();
-        match message {
-            Some(message) => crate::status::conditions::set(
-                &mut conditions,
-                STALLED,
-                true,
-                "Error",
-                message,
-                &now,
-            ),
-            None if stalled => {
-                crate::status::conditions::set(&mut conditions, STALLED, false, "", "", &now)
-            }
-            None => return,
-        }
-        let patch = serde_json::json!({
-            "metadata": {"resourceVersion": current.resource_version()},
-            "status": {"conditions": conditions},
-        });
-        match api
-            .patch_status(
-                &name,
-                &kube::api::PatchParams::default(),
-                &kube::api::Patch::Merge(&patch),
-            )
-            .await
-        {
-            Ok(_) => return,
-            Err(kube::Error::Api(status)) if status.code == 409 => continue,
-            Err(error) => {
-                tracing::debug!(object = %name, %error, "could not report the Stalled condition");
-                return;
-            }
-        }
     }
 }
