@@ -82,6 +82,8 @@ pub struct Context {
     pub charts: Arc<fleet_chart_source::ChartSource>,
     /// The HelmOp reconciler's memory (resolved versions, Secret copies).
     pub helmops: crate::helmop::State,
+    /// Consecutive failures per object, for the shared error policy ([`crate::retry`]).
+    pub retries: crate::retry::Backoff,
 }
 
 impl Context {
@@ -116,6 +118,7 @@ impl Context {
             agent_imports: Default::default(),
             charts: Arc::new(fleet_chart_source::ChartSource::new()),
             helmops: Default::default(),
+            retries: Default::default(),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The controller's error type: what a reconcile can fail with. Messages name the object and never carry
-//! secret material (git errors come pre-scrubbed from `fleet-git`).
+//! secret material (git errors come pre-scrubbed from `fleet-git`). [`Error::retry`] classifies each kind for
+//! the shared error policy ([`crate::retry`]).
 
 /// Errors of a reconcile or of starting the controller.
 #[derive(Debug, thiserror::Error)]
@@ -8,8 +9,15 @@ pub enum Error {
     Kube(#[from] kube::Error),
     #[error(transparent)]
     Git(#[from] fleet_git::GitError),
+    /// The object's own input is wrong (or names an object the user must create): it stalls.
     #[error("{object}: {message}")]
     Invalid { object: String, message: String },
+    /// The object waits for an object the controller writes itself (its values or options Secret).
+    #[error("{object}: {message}; retrying")]
+    Waiting { object: String, message: String },
+    /// A HelmOp's chart source could not be used.
+    #[error(transparent)]
+    ChartSource(#[from] crate::helmop::source::SourceProblem),
     #[error("finalizer on {object}: {message}")]
     Finalizer {
         object: String,
@@ -26,6 +34,42 @@ impl Error {
         Error::Invalid {
             object: object.into(),
             message: message.into(),
+        }
+    }
+
+    pub fn waiting(object: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Waiting {
+            object: object.into(),
+            message: message.into(),
+        }
+    }
+
+    /// What the shared error policy does after this error, decided by its kind.
+    pub fn retry(&self) -> Retry {
+        use fleet_git::GitError;
+        match self {
+            _ if self.is_stale_object() => Retry::Soon,
+            Error::Invalid { .. } => Retry::Stalled,
+            Error::Git(error) => match error {
+                // The GitRepo's URL, branch, revision or credentials are wrong: the user must change them.
+                GitError::AuthenticationFailed { .. }
+                | GitError::RefNotFound { .. }
+                | GitError::RepositoryNotFound { .. }
+                | GitError::HostKeyMismatch { .. }
+                | GitError::InsecureCredentials { .. }
+                | GitError::InvalidSecret { .. } => Retry::Stalled,
+                GitError::NotFetched { .. } => Retry::Soon,
+                GitError::Unreachable { .. }
+                | GitError::Tls { .. }
+                | GitError::Corrupt { .. }
+                | GitError::Other { .. } => Retry::Backoff,
+            },
+            // The controller does not watch the Secrets a HelmOp names, so a missing or wrong one is not
+            // stalled: creating it must be noticed without a change of the HelmOp.
+            Error::ChartSource(_) => Retry::Backoff,
+            Error::Kube(_) | Error::Waiting { .. } | Error::Finalizer { .. } | Error::Task(_) => {
+                Retry::Backoff
+            }
         }
     }
 
@@ -66,6 +110,8 @@ impl Error {
             Error::Kube(_) => "kube",
             Error::Git(_) => "git",
             Error::Invalid { .. } => "invalid",
+            Error::Waiting { .. } => "waiting",
+            Error::ChartSource(_) => "chart_source",
             Error::Finalizer {
                 stale_object: true, ..
             } => "conflict",
@@ -74,6 +120,8 @@ impl Error {
         }
     }
 }
+
+pub use crate::retry::Retry;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

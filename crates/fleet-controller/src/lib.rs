@@ -22,6 +22,7 @@ pub mod leader;
 pub mod metrics;
 pub mod placement;
 pub mod process;
+pub mod retry;
 pub mod server;
 pub mod status;
 pub mod throttle;
@@ -59,9 +60,10 @@ pub const STATUS_INTERVAL: Duration = Duration::from_millis(300);
 /// Reconciles of one controller that run at once.
 const CONCURRENCY: u16 = 16;
 
-/// How soon a reconcile that met an out-of-date copy of its object ([`Error::is_stale_object`]) runs
-/// again; every other failure is retried after 5 s.
-const STALE_OBJECT_RETRY: Duration = Duration::from_millis(200);
+/// Controllers whose stalled objects get the policy's `Stalled` condition ([`retry::report_stalled`]): their
+/// kinds have status conditions. GitRepos and HelmOps set and clear theirs in the reconcilers;
+/// ClusterRegistrations and ClusterRegistrationTokens have no conditions, their stalls are only logged.
+const REPORTS_STALLED: [&str; 3] = ["bundle", "cluster", "clusterimport"];
 
 /// Runs the watches and the GitRepo, Bundle, Cluster and ClusterGroup controllers until `shutdown`
 /// resolves; in-flight reconciles finish first. `started` receives the shared context once everything is wired (for the
@@ -221,6 +223,27 @@ fn spec_or_metadata<K: Resource>(object: &K) -> Option<u64> {
     Some(hasher.finish())
 }
 
+/// The key of `object` of controller `name` in the shared backoff.
+fn retry_key<K: Resource<DynamicType = ()>>(name: &str, object: &K) -> String {
+    let meta = object.meta();
+    format!(
+        "{name}/{}/{}",
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// The API of `object`'s kind in its namespace.
+fn api_for<K>(client: &Client, object: &K) -> Api<K>
+where
+    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>,
+{
+    Api::namespaced(
+        client.clone(),
+        object.meta().namespace.as_deref().unwrap_or_default(),
+    )
+}
+
 /// One kube-runtime controller over every `K`, woken by its watch (with `wake_on`, only by events that
 /// change its hash, e.g. [`spec_or_metadata`]) and by `triggers`, at most [`CONCURRENCY`] reconciles at
 /// once, measured in metrics.
@@ -233,9 +256,10 @@ async fn controller<K, F, Fut>(
     reconcile: F,
     wake_on: Option<fn(&K) -> Option<u64>>,
 ) where
-    K: Resource<DynamicType = ()>
+    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
         + Clone
         + DeserializeOwned
+        + serde::Serialize
         + std::fmt::Debug
         + Send
         + Sync
@@ -252,33 +276,49 @@ async fn controller<K, F, Fut>(
                 &object.name_any(),
             );
             let start = Instant::now();
-            let result = reconcile(object, ctx.clone()).await;
+            let result = reconcile(object.clone(), ctx.clone()).await;
             ctx.metrics.reconciled(
                 name,
                 start.elapsed(),
                 result.as_ref().err().map(Error::kind),
             );
+            if result.is_ok()
+                && ctx.retries.succeeded(&retry_key(name, object.as_ref()))
+                && REPORTS_STALLED.contains(&name)
+            {
+                retry::report_stalled(api_for(&ctx.client, object.as_ref()), object.as_ref(), None)
+                    .await;
+            }
             result
         }
     };
-    let error_policy = move |object: Arc<K>, error: &Error, _ctx: Arc<Context>| {
-        if error.is_stale_object() {
-            // The watch has not delivered our own last write yet: try again once it has.
-            tracing::debug!(
-                controller = name,
-                object = %kube::runtime::reflector::ObjectRef::from_obj(object.as_ref()),
-                %error,
-                "reconcile saw an out-of-date object; retrying"
-            );
-            return Action::requeue(STALE_OBJECT_RETRY);
+    // One policy for every controller ([`retry`]).
+    let error_policy = move |object: Arc<K>, error: &Error, ctx: Arc<Context>| {
+        let reference = kube::runtime::reflector::ObjectRef::from_obj(object.as_ref());
+        let action = retry::policy(error, &retry_key(name, object.as_ref()), &ctx.retries);
+        match error.retry() {
+            retry::Retry::Soon => tracing::debug!(
+                controller = name, object = %reference, %error,
+                "reconcile saw an out-of-date object; retrying soon"
+            ),
+            retry::Retry::Backoff => tracing::warn!(
+                controller = name, object = %reference, %error, ?action,
+                "reconcile failed; retrying with backoff"
+            ),
+            retry::Retry::Stalled => {
+                tracing::warn!(
+                    controller = name, object = %reference, %error,
+                    "reconcile stalled: the object must change"
+                );
+                if REPORTS_STALLED.contains(&name) {
+                    let (api, message) = (api_for(&ctx.client, object.as_ref()), error.to_string());
+                    tokio::spawn(async move {
+                        retry::report_stalled(api, object.as_ref(), Some(&message)).await;
+                    });
+                }
+            }
         }
-        tracing::warn!(
-            controller = name,
-            object = %kube::runtime::reflector::ObjectRef::from_obj(object.as_ref()),
-            %error,
-            "reconcile failed; retrying"
-        );
-        Action::requeue(Duration::from_secs(5))
+        action
     };
     let (reader, writer) = reflector::store();
     let objects = watcher::watcher(Api::<K>::all(client.clone()), watcher::Config::default())

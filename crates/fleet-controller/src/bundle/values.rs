@@ -303,9 +303,9 @@ pub async fn with_bundle_values<'a>(
     } else {
         "does not exist"
     };
-    Err(crate::error::Error::invalid(
+    Err(crate::error::Error::waiting(
         &object,
-        format!("its values secret {name:?} {problem} (yet); retrying"),
+        format!("its values secret {name:?} {problem} (yet)"),
     ))
 }
 
@@ -342,7 +342,7 @@ pub async fn keep_deployed_values(
         let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
         let object = format!("BundleDeployment {namespace}/{name}");
         let secret = secrets.get_opt(&name).await?.ok_or_else(|| {
-            crate::error::Error::invalid(&object, "its options secret does not exist; retrying")
+            crate::error::Error::waiting(&object, "its options secret does not exist")
         })?;
         let values = fleet_api::options_secret_values(secret.data.as_ref(), OPTIONS_SECRET_VALUES)
             .map_err(|_| {

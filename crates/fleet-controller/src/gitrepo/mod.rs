@@ -3,7 +3,10 @@
 //! interval passed, the spec changed, `forceSyncGeneration` moved, a webhook asked, or no commit is known
 //! yet; a commit is read again only when it, the spec or `forceSyncGeneration` changed, so a restart
 //! rewrites nothing. Errors go into conditions (`GitPolling`, `Stalled`, `Ready`), scrubbed of secrets by
-//! `fleet-git`. A finalizer deletes the GitRepo's Bundles when it is deleted.
+//! `fleet-git`. A remote that cannot be reached (a backoff error of [`crate::retry`]) is polled again with
+//! the shared backoff instead of the polling interval until it answers; git errors the user must fix (a
+//! wrong URL, branch or secret) keep the polling interval, since the Secret they may name is not
+//! watched. A finalizer deletes the GitRepo's Bundles when it is deleted.
 
 pub mod apply;
 pub mod charts;
@@ -27,7 +30,7 @@ use kube::{Resource, ResourceExt};
 
 use crate::bundle::content::ignore_missing;
 use crate::context::{Context, lock};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Retry};
 use crate::events;
 use crate::status::gitrepo::{GIT_POLLING, JOB_CURRENT, JOB_FAILED, STALLED, aggregate};
 use crate::status::{apply_status, conditions};
@@ -86,10 +89,12 @@ async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
     let webhook = lock(&ctx.webhook_requests).remove(&key);
     let spec_changed = previous.observed_generation != generation || access_changed;
     let forced = repo.spec.force_sync_generation != previous.update_generation;
-    let polling_due = !repo.spec.disable_polling
-        && poll::is_due(previous.last_polling_triggered.as_ref(), interval, now);
+    let remote_key = format!("gitrepo-remote/{key}");
+    let cadence = |failures| poll::cadence(failures, interval, repo.spec.disable_polling);
+    let polling_due = cadence(ctx.retries.failures(&remote_key))
+        .is_some_and(|after| poll::is_due(previous.last_polling_triggered.as_ref(), after, now));
     if webhook || spec_changed || forced || previous.commit.is_empty() || polling_due {
-        let read = poll_and_read(
+        let outcome = poll_and_read(
             repo,
             ctx,
             &mut status,
@@ -99,8 +104,16 @@ async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
         )
         .await?;
         status.last_polling_triggered = Some(Time(now));
-        if read {
-            ctx.gitrepo_access.record(&key, &access);
+        match outcome {
+            Polled::Failed(Retry::Soon | Retry::Backoff) => {
+                ctx.retries.failed(&remote_key);
+            }
+            other => {
+                if other == Polled::Read {
+                    ctx.gitrepo_access.record(&key, &access);
+                }
+                ctx.retries.succeeded(&remote_key);
+            }
         }
     }
     ctx.index.read(|state| {
@@ -122,19 +135,29 @@ async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
         apply_status(&api, &name, &status).await?;
         publish_events(ctx, repo, &previous, &status);
     }
-    if repo.spec.disable_polling {
+    let Some(after) = cadence(ctx.retries.failures(&remote_key)) else {
         return Ok(Action::await_change());
-    }
+    };
     let last = status.last_polling_triggered.as_ref();
     Ok(Action::requeue(poll::jittered(poll::remaining(
         last,
-        interval,
+        after,
         Timestamp::now(),
     ))))
 }
 
-/// Resolves the remote ref and, when the commit (or the spec) changed, reads and writes the Bundles; `true`
-/// when it did.
+/// What a poll did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Polled {
+    /// The commit was read into Bundles.
+    Read,
+    /// The commit needed no reading (or could not be read for a reason reported on the status).
+    Unchanged,
+    /// Resolving or fetching the commit failed (reported as `GitPolling` False), with what to do next.
+    Failed(Retry),
+}
+
+/// Resolves the remote ref and, when the commit (or the spec) changed, reads and writes the Bundles.
 async fn poll_and_read(
     repo: &GitRepo,
     ctx: &Context,
@@ -142,7 +165,7 @@ async fn poll_and_read(
     generation: i64,
     must_read: bool,
     now: &str,
-) -> Result<bool> {
+) -> Result<Polled> {
     let conditions = &mut status.base.conditions;
     let resolved = match fetch::source(ctx, repo).await {
         Ok(source) => fetch::resolve(ctx, &source)
@@ -165,13 +188,13 @@ async fn poll_and_read(
                 &err.to_string(),
                 now,
             );
-            return Ok(false);
+            return Ok(Polled::Failed(err.retry()));
         }
     };
     conditions::set(conditions, GIT_POLLING, true, "", "", now);
     status.polling_commit = commit.clone();
     if commit == status.commit && !must_read {
-        return Ok(false);
+        return Ok(Polled::Unchanged);
     }
     let tree = match fetch::checkout(ctx, &source, &commit).await {
         Ok(tree) => tree,
@@ -187,7 +210,7 @@ async fn poll_and_read(
                 &err.to_string(),
                 now,
             );
-            return Ok(false);
+            return Ok(Polled::Failed(Error::Git(err).retry()));
         }
     };
     let credentials = match charts::credentials(ctx, repo).await {
@@ -203,7 +226,7 @@ async fn poll_and_read(
                 &err.to_string(),
                 now,
             );
-            return Ok(false);
+            return Ok(Polled::Unchanged);
         }
     };
     let rendered = {
@@ -267,7 +290,7 @@ async fn poll_and_read(
     }
     status.observed_generation = generation;
     status.update_generation = repo.spec.force_sync_generation;
-    Ok(true)
+    Ok(Polled::Read)
 }
 
 /// Events for what changed in a written status: git and read errors (and their recovery), a new
@@ -294,11 +317,13 @@ fn publish_events(ctx: &Context, repo: &GitRepo, before: &GitRepoStatus, after: 
 }
 
 async fn cleanup(repo: &GitRepo, ctx: &Context) -> Result<Action> {
-    ctx.gitrepo_access.forget(&format!(
+    let key = format!(
         "{}/{}",
         repo.namespace().unwrap_or_default(),
         repo.name_any()
-    ));
+    );
+    ctx.gitrepo_access.forget(&key);
+    ctx.retries.succeeded(&format!("gitrepo-remote/{key}"));
     let api: Api<Bundle> =
         Api::namespaced(ctx.client.clone(), &repo.namespace().unwrap_or_default());
     let selector = format!("{}={}", labels::REPO_NAME, repo.name_any());

@@ -25,6 +25,17 @@ pub fn jittered(interval: Duration) -> Duration {
     interval + Duration::from_secs_f64(extra)
 }
 
+/// How long after the last poll the next one is due: the backoff delay ([`crate::retry::backoff_delay`])
+/// while the remote keeps failing (`failures` in a row, also with polling disabled), otherwise `interval`,
+/// or never when polling is disabled.
+pub fn cadence(failures: u32, interval: Duration, disable_polling: bool) -> Option<Duration> {
+    if failures > 0 {
+        Some(crate::retry::backoff_delay(failures))
+    } else {
+        (!disable_polling).then_some(interval)
+    }
+}
+
 /// Whether `interval` has passed since `last` (never polled: due).
 pub fn is_due(last: Option<&Time>, interval: Duration, now: Timestamp) -> bool {
     match last {
@@ -57,6 +68,19 @@ pub fn parse_go_duration(text: &str) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failing_remote_is_polled_with_backoff_instead_of_the_interval() {
+        let interval = Duration::from_secs(15);
+        assert_eq!(cadence(0, interval, false), Some(interval));
+        assert_eq!(cadence(0, interval, true), None);
+        assert_eq!(cadence(1, interval, false), Some(Duration::from_secs(1)));
+        assert_eq!(cadence(5, interval, true), Some(Duration::from_secs(16)));
+        assert_eq!(
+            cadence(30, interval, false),
+            Some(crate::retry::BACKOFF_MAX)
+        );
+    }
 
     #[test]
     fn go_durations() {

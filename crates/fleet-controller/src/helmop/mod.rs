@@ -44,9 +44,6 @@ use crate::status::{apply_status, conditions};
 /// Fleet's finalizer on HelmOps.
 pub const FINALIZER: &str = "fleet.cattle.io/helmop-finalizer";
 
-/// How soon a HelmOp whose chart source failed without polling is tried again.
-const RETRY: Duration = Duration::from_secs(30);
-
 /// What the reconciler remembers between reconciles.
 #[derive(Default)]
 pub struct State {
@@ -137,7 +134,8 @@ async fn apply(helmop: &HelmOp, ctx: &Context) -> Result<Action> {
     let bundles: Api<Bundle> = Api::namespaced(ctx.client.clone(), &namespace);
     let mut existing = bundles.get_opt(&name).await?;
     let polling = source::polling_interval(helmop);
-    let mut requeue = None;
+    // A chart source failure, reported on the status and then returned for the shared backoff.
+    let mut failure = None;
 
     let accepted = match bundle::validate(helmop) {
         Err(message) => Err(message),
@@ -152,21 +150,37 @@ async fn apply(helmop: &HelmOp, ctx: &Context) -> Result<Action> {
         }
         Ok(()) => Ok(()),
     };
+    // An invalid spec (or a Bundle of its name that is not its own) stalls the HelmOp: reported as Stalled
+    // (besides Fleet's Accepted) and not tried again, polling included, until the HelmOp changes.
+    let stalled = accepted.is_err();
     match accepted {
         Err(message) => {
             ctx.events
                 .publish(helmop, true, "FailedToApply", message.clone());
-            conditions::set(
-                &mut status.base.conditions,
-                HELMOP_ACCEPTED,
-                false,
-                "Error",
-                &message,
-                &now_text,
-            );
+            for type_ in [HELMOP_ACCEPTED, crate::retry::STALLED] {
+                let failing = type_ == crate::retry::STALLED;
+                conditions::set(
+                    &mut status.base.conditions,
+                    type_,
+                    failing,
+                    "Error",
+                    &message,
+                    &now_text,
+                );
+            }
             existing = existing.filter(|b| b.spec.helm_op_options.is_some());
         }
         Ok(()) => {
+            if fleet_api::find_condition(&status.base.conditions, crate::retry::STALLED).is_some() {
+                conditions::set(
+                    &mut status.base.conditions,
+                    crate::retry::STALLED,
+                    false,
+                    "",
+                    "",
+                    &now_text,
+                );
+            }
             let key = source_key(helmop);
             let known = lock(&ctx.helmops.resolved)
                 .get(&uid)
@@ -235,7 +249,7 @@ async fn apply(helmop: &HelmOp, ctx: &Context) -> Result<Action> {
                                 &message,
                                 &now_text,
                             );
-                            requeue = Some(polling.unwrap_or(RETRY));
+                            failure = Some(Error::ChartSource(problem));
                             None
                         }
                     }
@@ -298,7 +312,10 @@ async fn apply(helmop: &HelmOp, ctx: &Context) -> Result<Action> {
         let api: Api<HelmOp> = Api::namespaced(ctx.client.clone(), &namespace);
         apply_status(&api, &name, &status).await?;
     }
-    let next_poll = polling.map(|interval| {
+    if let Some(failure) = failure {
+        return Err(failure);
+    }
+    let next_poll = polling.filter(|_| !stalled).map(|interval| {
         poll::remaining(
             status.last_polling_time.as_ref(),
             interval,
@@ -306,7 +323,7 @@ async fn apply(helmop: &HelmOp, ctx: &Context) -> Result<Action> {
         )
         .max(Duration::from_millis(100))
     });
-    Ok(match requeue.into_iter().chain(next_poll).min() {
+    Ok(match next_poll {
         Some(after) => Action::requeue(after),
         None => Action::await_change(),
     })

@@ -408,7 +408,7 @@ async fn bootstrap_secret(
         .map(|b| b.0)
         .unwrap_or_default();
     let values: Value = serde_json::from_slice(&values).map_err(|_| {
-        Error::invalid(
+        Error::waiting(
             format!("Secret {namespace}/{name}"),
             "key values is not the JSON the token controller writes",
         )
@@ -416,7 +416,7 @@ async fn bootstrap_secret(
     let field = |key: &str| values[key].as_str().unwrap_or_default().to_string();
     let (token, registration_ns) = (field("token"), field("systemRegistrationNamespace"));
     if token.is_empty() {
-        return Err(Error::invalid(
+        return Err(Error::waiting(
             format!("Secret {namespace}/{name}"),
             "key values holds no token",
         ));
