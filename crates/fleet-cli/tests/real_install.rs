@@ -34,6 +34,8 @@ const SYSTEM_NS: &str = "cattle-fleet-system";
 const LOCAL_AGENT_NS: &str = "cattle-fleet-local-system";
 /// The `agentNamespace` of the manager-initiated Cluster: its agent runs there, scoped by it.
 const IMPORTED_AGENT_NS: &str = "edge-agent";
+/// Holds the simulated agent pod of the imported cluster until the test has stopped the agent process.
+const RUNNING_POD_FINALIZER: &str = "test.fleet.cattle.io/process-running";
 /// The check-in interval both charts get; the controller's heartbeat timeout is three of them.
 const CHECKIN: &str = "2s";
 const CHECKIN_SECONDS: u64 = 2;
@@ -740,6 +742,19 @@ fn join_with_kubeconfig(
     // Every pod has its own network namespace; here the agents share the loopback interface.
     args.push("--metrics-addr=127.0.0.1:0".to_string());
     let mut agent = Component::start_with_env("imported-agent", dir, &args, &[], &env);
+    // What a kubelet would show while it runs the agent: its pod, which stays (terminating) until the process
+    // has stopped. The controller must not revoke the agent's credentials before.
+    let pod = dir.join("imported-agent-pod.yaml");
+    std::fs::write(
+        &pod,
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: fleet-agent-0\n  namespace: {IMPORTED_AGENT_NS}\n  \
+             labels: {{app: fleet-agent}}\n  finalizers: [{RUNNING_POD_FINALIZER}]\nspec:\n  containers:\n  \
+             - {{name: fleet-agent, image: fleet-agent}}\n"
+        ),
+    )
+    .unwrap();
+    downstream.kubectl(&["apply", "-f", pod.to_str().unwrap()]);
     wait_for(
         "Cluster fleet-default/imported Joined and Healthy",
         &mut [controller, &mut agent],
@@ -1045,6 +1060,25 @@ fn delete_imported_cluster(
         },
     );
     imported.agent.stop();
+    // The process is gone: the pod's termination ends, as the kubelet would end it.
+    downstream.kubectl_ok(&[
+        "patch",
+        "pod",
+        "fleet-agent-0",
+        "-n",
+        IMPORTED_AGENT_NS,
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
+    downstream.kubectl_ok(&[
+        "delete",
+        "pod",
+        "fleet-agent-0",
+        "-n",
+        IMPORTED_AGENT_NS,
+        "--wait=false",
+    ]);
     wait_for("the Cluster gone", &mut [controller], || {
         hub.kubectl_ok(&[
             "get",

@@ -16,7 +16,7 @@ use fleet_agent::{Agent, AgentConfig, Downstream, Scope};
 use fleet_api::{Bundle, Cluster};
 use fleet_testing::TestCluster;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -284,6 +284,18 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
     })
     .await;
 
+    // The agent's pod, as a kubelet keeps it while the process runs (terminating once deleted, until the
+    // kubelet has stopped the process).
+    let pods: Api<Pod> = Api::namespaced(downstream.client.clone(), AGENT_NS);
+    let pod: Pod = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "fleet-agent-0", "labels": {"app": "fleet-agent"},
+                     "finalizers": ["test.fleet.cattle.io/process-running"]},
+        "spec": {"containers": [{"name": "fleet-agent", "image": "fleet-agent"}]},
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+
     // Deleting the Cluster: the agent stays while the Cluster's bundles are still deployed (here: while the
     // agent is stopped), since it is the agent that uninstalls them.
     agent.abort();
@@ -316,6 +328,24 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
         deployed.get_opt("edge").await.unwrap().is_none(),
         "the agent uninstalled the bundle before it was removed"
     );
+    // Its pod is still terminating: the Cluster (and with it the agent's credentials) stays.
+    let seen = controller.reconciles("clusterimport");
+    eventually(
+        "the import controller waiting for the agent's pod",
+        || async { (controller.reconciles("clusterimport") >= seen + 2).then_some(()) },
+    )
+    .await;
+    assert!(
+        clusters.get_opt("edge").await.unwrap().is_some(),
+        "the Cluster left while its agent's pod was still running"
+    );
+    pods.patch(
+        "fleet-agent-0",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
     eventually("the Cluster gone", || async {
         clusters.get_opt("edge").await.ok()?.is_none().then_some(())
     })

@@ -105,6 +105,7 @@ fn resource(kind: &str) -> ApiResource {
         "ClusterRole" => ("rbac.authorization.k8s.io", "v1", "clusterroles"),
         "ClusterRoleBinding" => ("rbac.authorization.k8s.io", "v1", "clusterrolebindings"),
         "Deployment" => ("apps", "v1", "deployments"),
+        "Pod" => ("", "v1", "pods"),
         "NetworkPolicy" => ("networking.k8s.io", "v1", "networkpolicies"),
         "PodDisruptionBudget" => ("policy", "v1", "poddisruptionbudgets"),
         "PriorityClass" => ("scheduling.k8s.io", "v1", "priorityclasses"),
@@ -160,6 +161,19 @@ pub async fn has_inventories(client: &kube::Client, namespace: &str) -> Result<b
         .list_metadata(
             &kube::api::ListParams::default()
                 .labels(INVENTORY_LABEL)
+                .limit(1),
+        )
+        .await?;
+    Ok(!list.items.is_empty())
+}
+
+/// Whether pods of the agent in `namespace` are left: after its Deployment is deleted they keep running until
+/// they have terminated, and still check in with the agent's credentials meanwhile.
+pub async fn agent_pods_left(client: &kube::Client, namespace: &str) -> Result<bool> {
+    let list = api(client, "Pod", namespace)
+        .list_metadata(
+            &kube::api::ListParams::default()
+                .labels(&format!("app={AGENT_NAME}"))
                 .limit(1),
         )
         .await?;

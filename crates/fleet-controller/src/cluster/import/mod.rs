@@ -502,14 +502,27 @@ async fn remove(cluster: &Cluster, ctx: &Context) -> Result<Action> {
         return Ok(Action::await_change());
     };
     let client = downstream::client(&secret).await?;
-    let namespace = agent_namespace(cluster);
-    downstream::remove(&client, &namespace, true).await?;
+    let mut namespaces = vec![agent_namespace(cluster)];
     if let Some(reported) = cluster.status.as_ref().and_then(|s| s.agent.as_ref())
         && !reported.namespace.is_empty()
-        && reported.namespace != namespace
+        && reported.namespace != namespaces[0]
     {
-        downstream::remove(&client, &reported.namespace, true).await?;
+        namespaces.push(reported.namespace.clone());
     }
+    for namespace in &namespaces {
+        downstream::remove(&client, namespace, true).await?;
+    }
+    // The Cluster's credentials are revoked once this finalizer is gone; an agent pod still terminating would
+    // check in with them and be refused, so the leave waits for the pods as namespace termination does.
+    for namespace in &namespaces {
+        if downstream::agent_pods_left(&client, namespace).await? {
+            return Err(Error::waiting(
+                &object,
+                format!("the agent's pods in {namespace} are still terminating"),
+            ));
+        }
+    }
+    let namespace = &namespaces[0];
     tracing::info!(cluster = %object, namespace, "removed the agent");
     Ok(Action::await_change())
 }
