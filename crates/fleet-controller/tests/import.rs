@@ -339,6 +339,7 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
         clusters.get_opt("edge").await.unwrap().is_some(),
         "the Cluster left while its agent's pod was still running"
     );
+    // The process has stopped: the kubelet removes the pod.
     pods.patch(
         "fleet-agent-0",
         &PatchParams::default(),
@@ -346,6 +347,9 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
     )
     .await
     .unwrap();
+    pods.delete("fleet-agent-0", &DeleteParams::default())
+        .await
+        .unwrap();
     eventually("the Cluster gone", || async {
         clusters.get_opt("edge").await.ok()?.is_none().then_some(())
     })

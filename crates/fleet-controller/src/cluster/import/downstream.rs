@@ -167,6 +167,11 @@ pub async fn has_inventories(client: &kube::Client, namespace: &str) -> Result<b
     Ok(!list.items.is_empty())
 }
 
+/// Deletes the agent's Deployment in `namespace` (its pods then terminate); gone already is fine.
+pub async fn stop_agent(client: &kube::Client, namespace: &str) -> Result<()> {
+    delete(client, "Deployment", namespace, AGENT_NAME).await
+}
+
 /// Whether pods of the agent in `namespace` are left: after its Deployment is deleted they keep running until
 /// they have terminated, and still check in with the agent's credentials meanwhile.
 pub async fn agent_pods_left(client: &kube::Client, namespace: &str) -> Result<bool> {

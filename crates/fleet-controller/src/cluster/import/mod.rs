@@ -509,11 +509,12 @@ async fn remove(cluster: &Cluster, ctx: &Context) -> Result<Action> {
     {
         namespaces.push(reported.namespace.clone());
     }
+    // The agent's downstream ServiceAccount and RBAC, and its hub credentials (revoked once this finalizer is
+    // gone), are removed only after its pods: a pod still terminating keeps working with them, and would be
+    // refused. So the Deployment goes first, and the rest once its pods have terminated.
     for namespace in &namespaces {
-        downstream::remove(&client, namespace, true).await?;
+        downstream::stop_agent(&client, namespace).await?;
     }
-    // The Cluster's credentials are revoked once this finalizer is gone; an agent pod still terminating would
-    // check in with them and be refused, so the leave waits for the pods as namespace termination does.
     for namespace in &namespaces {
         if downstream::agent_pods_left(&client, namespace).await? {
             return Err(Error::waiting(
@@ -521,6 +522,9 @@ async fn remove(cluster: &Cluster, ctx: &Context) -> Result<Action> {
                 format!("the agent's pods in {namespace} are still terminating"),
             ));
         }
+    }
+    for namespace in &namespaces {
+        downstream::remove(&client, namespace, true).await?;
     }
     let namespace = &namespaces[0];
     tracing::info!(cluster = %object, namespace, "removed the agent");
