@@ -204,25 +204,15 @@ impl ChartRepo {
         let certs = tempfile::tempdir().unwrap();
         std::fs::write(certs.path().join("cert.pem"), &pki.cert).unwrap();
         std::fs::write(certs.path().join("key.pem"), &pki.key).unwrap();
-        let mut child = Command::new("python3")
-            .arg(repo_root().join("scripts/chart-repo-server.py"))
-            .arg(dir)
-            .arg(certs.path().join("cert.pem"))
-            .arg(certs.path().join("key.pem"))
-            .args([USER, PASSWORD])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs the chart repository server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("port ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("chart repository server said {line:?}"));
+        let (child, port) = spawn_announcing_port(
+            Command::new("python3")
+                .arg(repo_root().join("scripts/chart-repo-server.py"))
+                .arg(dir)
+                .arg(certs.path().join("cert.pem"))
+                .arg(certs.path().join("key.pem"))
+                .args([USER, PASSWORD]),
+            "the chart repository server",
+        );
         Self {
             port,
             child,
@@ -260,20 +250,7 @@ impl TagPager {
         if let Some(cap) = cap {
             command.arg(cap.to_string());
         }
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs the tag pager");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("port ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("the tag pager said {line:?}"));
+        let (child, port) = spawn_announcing_port(&mut command, "the tag pager");
         Self { port, child }
     }
 
@@ -287,4 +264,24 @@ impl Drop for TagPager {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Starts a helper server script that prints `port N` on its first line once it listens; returns the process
+/// and the port.
+fn spawn_announcing_port(command: &mut Command, what: &str) -> (Child, u16) {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("python3 runs {what}: {err}"));
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .trim()
+        .strip_prefix("port ")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{what} said {line:?}"));
+    (child, port)
 }

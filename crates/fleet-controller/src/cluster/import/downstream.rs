@@ -228,7 +228,7 @@ pub async fn remove_unwanted_scheduling(
 /// (Fleet's `deleteAgentResources`); the namespace itself only when `with_namespace` and the controller
 /// created it. Objects already gone are fine.
 pub async fn remove(client: &kube::Client, namespace: &str, with_namespace: bool) -> Result<()> {
-    delete(client, "Deployment", namespace, AGENT_NAME).await?;
+    stop_agent(client, namespace).await?;
     delete(
         client,
         "PodDisruptionBudget",
