@@ -89,17 +89,52 @@ struct Rendered {
     hooks_not_run: Vec<String>,
 }
 
+/// What the agent keeps between reconciles about one BundleDeployment of its cluster namespace.
+struct Tracked {
+    /// As last seen on the hub, or as last written by the agent.
+    bd: BundleDeployment,
+    /// What was rendered for its current deploymentID.
+    rendered: Option<Rendered>,
+    /// Its inventory as this agent last wrote it (the agent is the only writer), so monitoring needs no reads.
+    inventory: Option<Inventory>,
+    /// The Helm hooks of its current deployment.
+    hook_run: Option<hooks::Run>,
+    /// Waiting for a dependency: reconciled again when another BundleDeployment's status changes.
+    waiting_for_dependency: bool,
+    /// Its last reconcile failed: reconciled again on the retry tick.
+    failed: bool,
+    /// A hook of it is still running: reconciled again on every retry tick, so that a timeout is noticed.
+    hook_running: bool,
+}
+
+impl Tracked {
+    fn new(bd: BundleDeployment) -> Self {
+        Tracked {
+            bd,
+            rendered: None,
+            inventory: None,
+            hook_run: None,
+            waiting_for_dependency: false,
+            failed: false,
+            hook_running: false,
+        }
+    }
+}
+
+/// A BundleDeployment being reconciled is tracked: reconciles start from the tracked ones and nothing untracks
+/// one while it is reconciled.
+const TRACKED: &str = "a BundleDeployment being reconciled is tracked";
+
 /// One agent.
 pub struct Agent {
     config: AgentConfig,
     downstream: Downstream,
     inventories: inventory::Store,
-    known: BTreeMap<String, BundleDeployment>,
-    rendered: BTreeMap<String, Rendered>,
-    waiting: BTreeSet<String>,
-    failed: BTreeSet<String>,
-    /// The inventories this agent wrote (it is their only writer), so monitoring needs no reads.
-    inventory_cache: BTreeMap<String, Inventory>,
+    /// The BundleDeployments of the cluster namespace, by name.
+    tracked: BTreeMap<String, Tracked>,
+    /// An uninstall failed: the inventories of BundleDeployments that are gone are collected again on the retry
+    /// tick.
+    uninstall_pending: bool,
     /// Downstream lists shared by the reconciles of one pass.
     lists: ListCache,
     /// The cluster properties last written to the hub.
@@ -110,10 +145,6 @@ pub struct Agent {
     changes: Option<mpsc::UnboundedReceiver<Change>>,
     /// The BundleDeployment of each object-set ID (to route watch events).
     owners: BTreeMap<String, String>,
-    /// Helm hooks of the current deployment of each BundleDeployment.
-    hook_runs: BTreeMap<String, hooks::Run>,
-    /// BundleDeployments with a hook still running (checked again on the retry tick, for timeouts).
-    hooks_running: BTreeSet<String>,
     /// Downloads of HelmOp charts, cached by digest.
     charts: std::sync::Arc<fleet_chart_source::ChartSource>,
 }
@@ -126,18 +157,13 @@ impl Agent {
             config,
             downstream,
             inventories,
-            known: BTreeMap::new(),
-            rendered: BTreeMap::new(),
-            waiting: BTreeSet::new(),
-            failed: BTreeSet::new(),
+            tracked: BTreeMap::new(),
+            uninstall_pending: false,
             lists: ListCache::default(),
-            inventory_cache: BTreeMap::new(),
             reported: None,
             watches,
             changes: Some(changes),
             owners: BTreeMap::new(),
-            hook_runs: BTreeMap::new(),
-            hooks_running: BTreeSet::new(),
             charts: std::sync::Arc::new(fleet_chart_source::ChartSource::new()),
         }
     }
@@ -178,9 +204,10 @@ impl Agent {
                     Some(Ok(Event::InitDone)) => {
                         let names = listing.take().unwrap_or_default();
                         let gone: Vec<String> =
-                            self.known.keys().filter(|n| !names.contains(*n)).cloned().collect();
+                            self.tracked.keys().filter(|n| !names.contains(*n)).cloned().collect();
                         for name in gone {
-                            let orphan = self.known.remove(&name).is_some_and(|bd| orphaned(&bd));
+                            let orphan =
+                                self.tracked.remove(&name).is_some_and(|t| orphaned(&t.bd));
                             self.uninstall(&name, orphan).await;
                         }
                         self.collect_garbage().await;
@@ -188,11 +215,11 @@ impl Agent {
                     Some(Ok(Event::Apply(bd))) => self.upsert(bd, &mut dirty),
                     Some(Ok(Event::Delete(bd))) => {
                         let name = bd.metadata.name.clone().unwrap_or_default();
-                        self.known.remove(&name);
+                        self.tracked.remove(&name);
                         self.uninstall(&name, orphaned(&bd)).await;
                     }
                 },
-                _ = monitor.tick() => dirty.extend(self.known.keys().cloned()),
+                _ = monitor.tick() => dirty.extend(self.tracked.keys().cloned()),
                 Some(change) = changes.recv() => {
                     self.note_change(change, &mut dirty);
                     while let Ok(change) = changes.try_recv() {
@@ -200,8 +227,14 @@ impl Agent {
                     }
                 }
                 _ = retry.tick() => {
-                    dirty.append(&mut self.failed);
-                    dirty.extend(self.hooks_running.iter().cloned());
+                    for (name, tracked) in &mut self.tracked {
+                        if std::mem::take(&mut tracked.failed) || tracked.hook_running {
+                            dirty.insert(name.clone());
+                        }
+                    }
+                    if std::mem::take(&mut self.uninstall_pending) {
+                        self.collect_garbage().await;
+                    }
                 }
                 _ = checkin.tick() => self.check_in().await,
             }
@@ -219,7 +252,9 @@ impl Agent {
                     }
                     crate::metrics::global().errors.inc();
                     warn!(bundle_deployment = %name, error = %err, "reconcile failed; retrying");
-                    self.failed.insert(name);
+                    if let Some(tracked) = self.tracked.get_mut(&name) {
+                        tracked.failed = true;
+                    }
                 }
             }
         }
@@ -229,7 +264,7 @@ impl Agent {
     /// queues the BundleDeployments waiting on dependencies when only a status changed.
     fn upsert(&mut self, bd: BundleDeployment, dirty: &mut BTreeSet<String>) {
         let name = bd.metadata.name.clone().unwrap_or_default();
-        let changed = match self.known.get(&name) {
+        let changed = match self.tracked.get(&name).map(|t| &t.bd) {
             None => true,
             Some(old) => {
                 old.spec != bd.spec
@@ -241,20 +276,30 @@ impl Agent {
         if changed {
             dirty.insert(name.clone());
         } else {
-            dirty.extend(self.waiting.iter().cloned());
+            dirty.extend(
+                self.tracked
+                    .iter()
+                    .filter(|(_, t)| t.waiting_for_dependency)
+                    .map(|(name, _)| name.clone()),
+            );
         }
         self.owners
             .insert(self.config.scope.set_id(&name), name.clone());
-        self.known.insert(name, bd);
+        match self.tracked.get_mut(&name) {
+            Some(tracked) => tracked.bd = bd,
+            None => {
+                self.tracked.insert(name, Tracked::new(bd));
+            }
+        }
     }
 
     /// Queues the BundleDeployment a downstream change belongs to (all of them after a resync).
     fn note_change(&self, change: Change, dirty: &mut BTreeSet<String>) {
         match change {
-            Change::Resync => dirty.extend(self.known.keys().cloned()),
+            Change::Resync => dirty.extend(self.tracked.keys().cloned()),
             Change::Object(set_id) => {
                 if let Some(name) = self.owners.get(&set_id)
-                    && self.known.contains_key(name)
+                    && self.tracked.contains_key(name)
                 {
                     dirty.insert(name.clone());
                 }
@@ -320,30 +365,30 @@ impl Agent {
         match self.inventories.list().await {
             Ok(inventories) => {
                 for inventory in inventories {
-                    if !self.known.contains_key(&inventory.bundle_deployment) {
+                    if !self.tracked.contains_key(&inventory.bundle_deployment) {
                         self.uninstall(&inventory.bundle_deployment, false).await;
                     }
                 }
             }
-            Err(err) => warn!(error = %err, "listing inventories"),
+            Err(err) => {
+                warn!(error = %err, "listing inventories");
+                self.uninstall_pending = true;
+            }
         }
     }
 
     /// Removes everything a deleted BundleDeployment deployed (as its inventory says); when it was orphaned
-    /// (now, or as its inventory recorded), only forgets the inventory and leaves the objects in place.
-    pub async fn uninstall(&mut self, name: &str, orphan: bool) {
-        self.rendered.remove(name);
+    /// (now, or as its inventory recorded), only forgets the inventory and leaves the objects in place. One that
+    /// fails is tried again on the retry tick, through the inventories left behind.
+    async fn uninstall(&mut self, name: &str, orphan: bool) {
         self.owners.remove(&self.config.scope.set_id(name));
-        self.hook_runs.remove(name);
-        self.hooks_running.remove(name);
-        self.inventory_cache.remove(name);
-        self.waiting.remove(name);
-        self.failed.remove(name);
+        self.tracked.remove(name);
         let inventory = match self.inventories.load(name).await {
             Ok(Some(inventory)) => inventory,
             Ok(None) => return,
             Err(err) => {
                 warn!(bundle_deployment = %name, error = %err, "reading the inventory to uninstall");
+                self.uninstall_pending = true;
                 return;
             }
         };
@@ -352,7 +397,7 @@ impl Agent {
                 Ok(()) => info!(bundle_deployment = %name, "orphaned: objects left in place"),
                 Err(err) => {
                     warn!(bundle_deployment = %name, error = %err, "deleting the inventory");
-                    self.failed.insert(name.to_string());
+                    self.uninstall_pending = true;
                 }
             }
             return;
@@ -365,19 +410,20 @@ impl Agent {
         if failed.is_empty() {
             if let Err(err) = self.inventories.delete(name).await {
                 warn!(bundle_deployment = %name, error = %err, "deleting the inventory");
+                self.uninstall_pending = true;
             }
             info!(bundle_deployment = %name, "uninstalled");
         } else {
             for (object, reason) in failed {
                 warn!(bundle_deployment = %name, %object, %reason, "could not delete");
             }
-            self.failed.insert(name.to_string());
+            self.uninstall_pending = true;
         }
     }
 
     /// Deploys and observes one BundleDeployment and writes its status. Errors are hub errors.
-    pub async fn reconcile(&mut self, name: &str) -> Result<()> {
-        let Some(bd) = self.known.get(name).cloned() else {
+    async fn reconcile(&mut self, name: &str) -> Result<()> {
+        let Some(bd) = self.tracked.get(name).map(|t| t.bd.clone()) else {
             return Ok(());
         };
         let spec = &bd.spec;
@@ -389,13 +435,16 @@ impl Agent {
             return Ok(());
         }
         let previous = bd.status.clone().unwrap_or_default();
-        let all: Vec<&BundleDeployment> = self.known.values().collect();
-        if let Err(message) = depends_on::check(&bd, &all) {
-            self.waiting.insert(name.to_string());
+        let all: Vec<&BundleDeployment> = self.tracked.values().map(|t| &t.bd).collect();
+        let dependencies = depends_on::check(&bd, &all);
+        self.tracked
+            .get_mut(name)
+            .expect(TRACKED)
+            .waiting_for_dependency = dependencies.is_err();
+        if let Err(message) = dependencies {
             let observation = Observation::failed(&previous.applied_deployment_id, message);
             return self.write_status(&bd, &previous, &observation).await;
         }
-        self.waiting.remove(name);
         let observation = match self.deploy(&bd).await {
             Ok(observation) => observation,
             // Shown as still deploying, and retried (the Secret's write is not watched).
@@ -424,7 +473,8 @@ impl Agent {
     async fn rendered_for(&mut self, bd: &BundleDeployment) -> Result<&Rendered> {
         let name = bd.metadata.name.clone().unwrap_or_default();
         let id = &bd.spec.deployment_id;
-        let fresh = self.rendered.get(&name).is_some_and(|r| {
+        let tracked = self.tracked.get(&name).expect(TRACKED);
+        let fresh = tracked.rendered.as_ref().is_some_and(|r| {
             &r.deployment_id == id
                 && r.options == bd.spec.options
                 && r.copies_generation == bd.spec.downstream_resources_generation
@@ -467,26 +517,28 @@ impl Agent {
                 let marked = render::mark(copies, &options, &self.config.scope, &name)?;
                 split.release.extend(marked);
             }
-            self.rendered.insert(
-                name.clone(),
-                Rendered {
-                    deployment_id: id.clone(),
-                    options: bd.spec.options.clone(),
-                    copies_generation: bd.spec.downstream_resources_generation,
-                    objects: split.release,
-                    hooks: split.hooks,
-                    hooks_not_run: split.not_run,
-                },
-            );
+            self.tracked.get_mut(&name).expect(TRACKED).rendered = Some(Rendered {
+                deployment_id: id.clone(),
+                options: bd.spec.options.clone(),
+                copies_generation: bd.spec.downstream_resources_generation,
+                objects: split.release,
+                hooks: split.hooks,
+                hooks_not_run: split.not_run,
+            });
         }
-        Ok(self.rendered.get(&name).expect("just rendered"))
+        let tracked = self.tracked.get(&name).expect(TRACKED);
+        Ok(tracked
+            .rendered
+            .as_ref()
+            .expect("rendered above when not fresh"))
     }
 
     async fn deploy(&mut self, bd: &BundleDeployment) -> Result<Observation> {
         let name = bd.metadata.name.clone().unwrap_or_default();
         let previous = bd.status.clone().unwrap_or_default();
         let deployment_id = bd.spec.deployment_id.clone();
-        let mut inventory = match self.inventory_cache.get(&name) {
+        let cached = self.tracked.get(&name).and_then(|t| t.inventory.as_ref());
+        let mut inventory = match cached {
             Some(inventory) => inventory.clone(),
             None => self
                 .inventories
@@ -532,7 +584,7 @@ impl Agent {
         self.watches.ensure(&objects).await;
         self.watches.ensure(&hook_objects).await;
         let mut applied_id = inventory.deployment_id.clone();
-        self.inventory_cache.insert(name.clone(), inventory.clone());
+        self.tracked.get_mut(&name).expect(TRACKED).inventory = Some(inventory.clone());
         let mut deploy_error = None;
         let installed = !inventory.deployment_id.is_empty();
         self.track_hook_run(
@@ -550,7 +602,7 @@ impl Agent {
             hooks: &hook_objects,
             timeout: hooks::timeout(&render_options),
         };
-        self.hooks_running.remove(&name);
+        self.tracked.get_mut(&name).expect(TRACKED).hook_running = false;
         if let Err(message) = restriction::check(&downstream, &render_options).await {
             return Ok(Observation::failed(
                 &previous.applied_deployment_id,
@@ -598,7 +650,7 @@ impl Agent {
                 .filter(|e| !next.objects.contains(e))
                 .count();
             metrics.prunes.inc_by(pruned as u64);
-            self.inventory_cache.insert(name.clone(), next);
+            self.tracked.get_mut(&name).expect(TRACKED).inventory = Some(next);
             if failures.is_empty() {
                 applied_id = deployment_id.clone();
                 copied = Some(copies_generation);
@@ -659,21 +711,21 @@ impl Agent {
         applies: bool,
         installed: bool,
     ) {
-        if !self
-            .hook_runs
-            .get(name)
+        let tracked = self.tracked.get_mut(name).expect(TRACKED);
+        if !tracked
+            .hook_run
+            .as_ref()
             .is_some_and(|run| run.is_for(deployment_id, generation))
         {
-            self.hook_runs.remove(name);
+            tracked.hook_run = None;
         }
-        if applies && !self.hook_runs.contains_key(name) {
+        if applies && tracked.hook_run.is_none() {
             let event = if installed {
                 hooks::Event::Upgrade
             } else {
                 hooks::Event::Install
             };
-            let run = hooks::Run::new(deployment_id, generation, event);
-            self.hook_runs.insert(name.to_string(), run);
+            tracked.hook_run = Some(hooks::Run::new(deployment_id, generation, event));
         }
     }
 
@@ -710,8 +762,7 @@ impl Agent {
                 .save(inventory)
                 .await
                 .map_err(downstream_error)?;
-            self.inventory_cache
-                .insert(name.to_string(), inventory.clone());
+            self.tracked.get_mut(name).expect(TRACKED).inventory = Some(inventory.clone());
         }
         if let Some((_, reason)) = missing.into_iter().next() {
             return Ok(hooks::Progress::Failed(reason));
@@ -727,12 +778,13 @@ impl Agent {
         context: &hooks::Context<'_>,
         phase: hooks::Phase,
     ) -> hooks::Progress {
-        let Some(run) = self.hook_runs.get_mut(name) else {
+        let tracked = self.tracked.get_mut(name).expect(TRACKED);
+        let Some(run) = tracked.hook_run.as_mut() else {
             return hooks::Progress::Done;
         };
         let progress = run.advance(context, phase).await;
         if matches!(progress, hooks::Progress::Waiting(_)) {
-            self.hooks_running.insert(name.to_string());
+            tracked.hook_running = true;
         }
         progress
     }
@@ -777,7 +829,9 @@ impl Agent {
             .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(|err| Error::kube(format!("writing the status of {name}"), err))?;
-        self.known.insert(name, updated);
+        if let Some(tracked) = self.tracked.get_mut(&name) {
+            tracked.bd = updated;
+        }
         Ok(())
     }
 }

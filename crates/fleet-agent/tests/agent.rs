@@ -297,6 +297,73 @@ async fn an_orphaned_bundle_deployment_deleted_while_the_agent_is_away_leaves_it
 }
 
 #[tokio::test]
+async fn an_uninstall_that_fails_while_the_downstream_cluster_is_unreachable_is_retried() {
+    let hub = hub().await;
+    let downstream = fleet_testing::TestCluster::empty();
+    let (downstream_addr, _) = downstream.serve_loopback().await;
+    let link = Link::to(downstream_addr).await;
+    let through_link = client_from_kubeconfig(
+        &downstream
+            .server
+            .kubeconfig(&format!("http://{}", link.addr)),
+    )
+    .await;
+    let mut config = fleet_agent::AgentConfig::new(hub.client.clone(), CLUSTER_NS, default_scope());
+    config.monitor_interval = std::time::Duration::from_secs(3600);
+    config.retry_interval = std::time::Duration::from_millis(100);
+    let agent = fleet_agent::Agent::new(
+        config,
+        fleet_agent::Downstream::new(std::sync::Arc::new(move |_user: Option<&str>| {
+            through_link.clone()
+        })),
+    );
+    tokio::spawn(agent.run());
+    let files = [("a.yaml", config_map("removed", "1"))];
+    let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
+    let id = publish(
+        &hub.client,
+        "leaving",
+        &borrowed,
+        options_in("gone"),
+        |_| {},
+    )
+    .await;
+    wait_status(&hub.client, "leaving", "applied", |s| {
+        s.applied_deployment_id == id && s.ready
+    })
+    .await;
+
+    link.cut();
+    let bds: Api<BundleDeployment> = Api::namespaced(hub.client.clone(), CLUSTER_NS);
+    bds.delete("leaving", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_for("the agent failing to reach the downstream cluster", || {
+        let refused = link.refused();
+        async move { (refused >= 2).then_some(()) }
+    })
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "gone");
+    assert!(cms.get_opt("removed").await.unwrap().is_some());
+
+    link.restore();
+    wait_config_map_gone(
+        &cms,
+        "removed",
+        "the uninstall retried once the cluster is back",
+    )
+    .await;
+    let inventories: Api<ConfigMap> =
+        Api::namespaced(downstream.client.clone(), "cattle-fleet-system");
+    wait_config_map_gone(
+        &inventories,
+        &default_scope().inventory_name("leaving"),
+        "the inventory removed after the retried uninstall",
+    )
+    .await;
+}
+
+#[tokio::test]
 async fn an_orphaned_bundle_deployment_leaves_its_objects_when_deleted() {
     let hub = hub().await;
     let downstream = fleet_testing::TestCluster::empty();
