@@ -234,7 +234,19 @@ async fn helmop_from_an_https_repository_deploys_polls_and_survives_a_source_out
         .await
         .unwrap();
     assert_eq!(deployments.items.len(), 2);
+    let contents = Api::<fleet_api::Content>::all(dev.hub_client())
+        .list(&ListParams::default())
+        .await
+        .unwrap();
     for bd in &deployments.items {
+        let manifest_id = bd.spec.deployment_id.split(':').next().unwrap();
+        assert!(
+            !contents
+                .items
+                .iter()
+                .any(|c| c.metadata.name.as_deref() == Some(manifest_id)),
+            "no Content is written for a HelmOp, as in Fleet: {manifest_id}"
+        );
         assert_eq!(
             bd.spec.helm_chart_options.clone().unwrap().secret_name,
             "repo-creds"

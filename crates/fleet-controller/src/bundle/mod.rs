@@ -172,7 +172,10 @@ async fn pass(
         Ok(work) => work,
         Err(err) => return Ok(Err(err)),
     };
-    content::ensure(ctx, &work.manifest_id, &bundle.spec.resources).await?;
+    // A HelmOp's agents download its chart; like Fleet, no Content is written for it.
+    if bundle.spec.helm_op_options.is_none() {
+        content::ensure(ctx, &work.manifest_id, &bundle.spec.resources).await?;
+    }
     let previous_manifest = lock(&ctx.manifests).insert(key, work.manifest_id.clone());
     // A Bundle seen for the first time (at start, or new) leaves nothing of its own to collect now; the
     // background collector still looks, once for a whole burst of them.
