@@ -17,7 +17,7 @@ use fleet_controller::{Context, Settings};
 use http::{HeaderMap, Method, StatusCode};
 use tokio::sync::oneshot;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::task::Task;
 
 /// The running controller's context, if one runs.
@@ -129,12 +129,7 @@ impl WebhookReceiver {
             .route("/", any(receive))
             .route("/webhook", any(receive))
             .with_state(slot);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .map_err(|e| Error::io("127.0.0.1:0", e))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| Error::io("127.0.0.1:0", e))?;
+        let (listener, addr) = crate::served::bind_loopback().await?;
         let serving = Task::spawn(async move {
             if let Err(err) = axum::serve(listener, router).await {
                 tracing::error!(%addr, error = %err, "webhook receiver stopped");

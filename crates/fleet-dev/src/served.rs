@@ -31,12 +31,7 @@ impl ServedApi {
             ca_pem: Some(certs.ca_pem.clone()),
             ..Config::default()
         })?;
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .map_err(|e| Error::io("127.0.0.1:0", e))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| Error::io("127.0.0.1:0", e))?;
+        let (listener, addr) = crate::served::bind_loopback().await?;
         let ca_pem = certs.ca_pem.clone();
         let serving = server.clone();
         let task = Task::spawn(async move {
@@ -66,4 +61,14 @@ impl ServedApi {
     pub fn kubeconfig(&self) -> String {
         self.server.kubeconfig(&self.url())
     }
+}
+
+/// A listener on a free loopback port, and its address.
+pub(crate) async fn bind_loopback() -> Result<(tokio::net::TcpListener, SocketAddr)> {
+    let any_port = "127.0.0.1:0";
+    let listener = tokio::net::TcpListener::bind(any_port)
+        .await
+        .map_err(|e| Error::io(any_port, e))?;
+    let addr = listener.local_addr().map_err(|e| Error::io(any_port, e))?;
+    Ok((listener, addr))
 }
