@@ -29,7 +29,7 @@ use crate::context::{Context, FIELD_MANAGER};
 use crate::error::{Error, Result};
 use crate::placement::membership::evaluate;
 use crate::placement::{leave, settings, unix_now};
-use crate::status::{apply_status, conditions, ready_message, summary_state};
+use crate::status::{apply_status, conditions, set_ready, summary_state};
 
 /// Fleet's cluster namespace name: `cluster-<ns>-<name>-<KeyHash(ns::name)>`, cut as SafeConcatName cuts.
 pub fn cluster_namespace(namespace: &str, name: &str) -> String {
@@ -157,15 +157,7 @@ async fn apply(cluster: &Cluster, ctx: &Context) -> Result<Action> {
     } else {
         "WaitCheckIn".to_string()
     };
-    let message = ready_message(&summary, "Bundle");
-    conditions::set(
-        &mut status.conditions,
-        "Ready",
-        message.is_empty(),
-        "",
-        &message,
-        &now_text,
-    );
+    set_ready(&mut status.conditions, &summary, "Bundle", &now_text);
     status.summary = summary;
     if status != previous {
         let api: Api<Cluster> = Api::namespaced(ctx.client.clone(), &namespace);

@@ -9,7 +9,7 @@ use fleet_target::model::ClusterKey;
 use fleet_target::rollout::RolloutStatus;
 
 use crate::index::StoredDeployment;
-use crate::status::{conditions, deployment_state, increment, ready_message, summary_state};
+use crate::status::{conditions, deployment_state, increment, set_ready, summary_state};
 
 /// The new status, starting from `previous` (whose conditions keep their times).
 pub fn bundle_status(
@@ -58,15 +58,7 @@ pub fn bundle_status(
     match error {
         Some(error) => conditions::set(&mut status.conditions, "Ready", false, "Error", error, now),
         None => {
-            let message = ready_message(&summary, "Cluster");
-            conditions::set(
-                &mut status.conditions,
-                "Ready",
-                message.is_empty(),
-                "",
-                &message,
-                now,
-            );
+            set_ready(&mut status.conditions, &summary, "Cluster", now);
         }
     }
     status.summary = summary;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use fleet_api::{BundleSummary, GitRepoStatus, StatusBase, StatusDisplay, find_condition};
 
 use crate::status::tally::RepoTally;
-use crate::status::{conditions, deployment_message, ready_message};
+use crate::status::{conditions, deployment_message, set_ready};
 
 /// `gitJobStatus` once the current commit has been read into Bundles (Fleet's name: the kstatus of its
 /// git job, which reads the commit).
@@ -93,15 +93,7 @@ pub fn aggregate_base(
             conditions::set(&mut base.conditions, "Ready", false, "Error", &error, now);
         }
         None => {
-            let message = ready_message(&summary, "Bundle");
-            conditions::set(
-                &mut base.conditions,
-                "Ready",
-                message.is_empty(),
-                "",
-                &message,
-                now,
-            );
+            set_ready(&mut base.conditions, &summary, "Bundle", now);
         }
     }
     base.summary = summary;

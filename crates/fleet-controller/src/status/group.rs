@@ -18,7 +18,7 @@ use kube::runtime::controller::Action;
 use crate::context::Context;
 use crate::error::Result;
 use crate::index::IndexState;
-use crate::status::{MAX_NON_READY, apply_status, conditions, ready_message, summary_state};
+use crate::status::{MAX_NON_READY, apply_status, conditions, set_ready, summary_state};
 
 /// Reconciles one ClusterGroup's status.
 pub fn reconcile(
@@ -89,15 +89,7 @@ pub fn group_status(
     );
     status.display.ready_bundles = format!("{}/{}", summary.ready, summary.desired_ready);
     status.display.state = summary_state(&summary);
-    let message = ready_message(&summary, "Bundle");
-    conditions::set(
-        &mut status.conditions,
-        "Ready",
-        message.is_empty(),
-        "",
-        &message,
-        now,
-    );
+    set_ready(&mut status.conditions, &summary, "Bundle", now);
     status.summary = summary;
     status
 }

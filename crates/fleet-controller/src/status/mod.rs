@@ -155,6 +155,18 @@ pub fn summary_state(summary: &BundleSummary) -> String {
         .unwrap_or_default()
 }
 
+/// The `Ready` condition Fleet derives from a summary: true when nothing is non-ready, else false with
+/// [`ready_message`] naming the non-ready `kind`s.
+pub fn set_ready(
+    conditions: &mut Vec<fleet_api::Condition>,
+    summary: &BundleSummary,
+    kind: &str,
+    now: &str,
+) {
+    let message = ready_message(summary, kind);
+    conditions::set(conditions, "Ready", message.is_empty(), "", &message, now);
+}
+
 /// Fleet's ready message: `State(count) [Kind name: message; …]` per non-ready state, sorted, joined by
 /// `; `. Empty when everything is ready.
 pub fn ready_message(summary: &BundleSummary, kind: &str) -> String {
