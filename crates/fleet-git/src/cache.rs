@@ -91,7 +91,7 @@ impl GitCache {
     }
 
     /// Commits `change` on top of `base` (a fetched commit) and pushes it to the source's branch, which must
-    /// still point at `base` ([`GitError::PushRejected`] otherwise). Smart HTTP(S) and local repositories.
+    /// still point at `base` ([`GitError::PushRejected`] otherwise). Smart HTTP(S), ssh and local repositories.
     pub fn push(
         &self,
         source: &GitSource,
@@ -107,7 +107,7 @@ impl GitCache {
                     commit: base.to_string(),
                 });
             }
-            crate::push::push(&repo, source, id, change)
+            crate::push::push(&repo, &self.ssh_program, source, id, change)
         })
     }
 

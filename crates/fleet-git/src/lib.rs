@@ -5,7 +5,7 @@
 //! and objects copied straight from the repository's object database), `https://` (rustls, `caBundle`,
 //! `insecureSkipTLSVerify`), `http://`, and ssh through the system client with the secret's key and
 //! `known_hosts`. [`GitCache::push`] commits changed files on top of a fetched commit and pushes it (smart
-//! HTTP(S) and local repositories). [`webhook`] verifies and parses push events of the common git hosts.
+//! HTTP(S), ssh and local repositories). [`webhook`] verifies and parses push events of the common git hosts.
 //!
 //! Everything here blocks; async callers use `tokio::task::spawn_blocking`.
 

@@ -1,13 +1,15 @@
 //! Pushing a commit: a changed set of files becomes a tree and a commit on top of a fetched commit in the
-//! cache's bare repository, and that commit is sent to the remote's branch — over smart HTTP(S) with the
+//! cache's bare repository, and that commit is sent to the remote's branch — over smart HTTP(S) or ssh with the
 //! receive-pack protocol and a pack of the new objects ([`http`], [`protocol`], [`pack`]), or to a local
 //! repository by writing the objects and moving its ref in-process. No `git` binary runs. The branch must
 //! still point at the commit the change was made on; otherwise the push is refused as a non-fast-forward
-//! ([`GitError::PushRejected`]) and the caller fetches again and retries. ssh remotes are not supported.
+//! ([`GitError::PushRejected`]) and the caller fetches again and retries. ssh remotes get the same protocol
+//! through the system client ([`ssh`]).
 
 mod http;
 mod pack;
 mod protocol;
+mod ssh;
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -50,6 +52,7 @@ pub(crate) fn branch_ref(source: &GitSource) -> String {
 /// Commits `change` on top of `base` (which `repo`, the cache, holds) and pushes it to the source's branch.
 pub(crate) fn push(
     repo: &gix::Repository,
+    ssh_program: &std::ffi::OsString,
     source: &GitSource,
     base: gix::ObjectId,
     change: &Change,
@@ -117,12 +120,7 @@ pub(crate) fn push(
     } else if is_http(&source.url) {
         push_http(source, &reference, base, id, &objects)?;
     } else {
-        return Err(GitError::Other {
-            url: source.display_url(),
-            reason:
-                "pushing over ssh is not supported; use an https:// repository URL with a token"
-                    .into(),
-        });
+        push_ssh(ssh_program, source, &reference, base, id, &objects)?;
     }
     let commit = id.to_hex().to_string();
     repo.reference(
@@ -256,6 +254,37 @@ fn push_http(
         &pack,
     );
     match remote.receive_pack(body, reference)? {
+        Report::Ok => Ok(()),
+        Report::Rejected(reason) => Err(rejected(source, reference, reason)),
+        Report::UnpackFailed(reason) => Err(GitError::Other {
+            url: source.display_url(),
+            reason: format!("the server could not unpack the pushed objects: {reason}"),
+        }),
+    }
+}
+
+fn push_ssh(
+    ssh_program: &std::ffi::OsString,
+    source: &GitSource,
+    reference: &str,
+    base: gix::ObjectId,
+    new: gix::ObjectId,
+    objects: &[PackObject],
+) -> Result<(), GitError> {
+    let mut remote = ssh::SshRemote::connect(source, ssh_program)?;
+    let advertisement = remote.advertisement()?;
+    check_fast_forward(source, reference, base, advertisement.get(reference))?;
+    let pack = pack::write_pack(objects).map_err(|err| GitError::Other {
+        url: source.display_url(),
+        reason: format!("writing the pack: {err}"),
+    })?;
+    let body = protocol::request(
+        &base.to_hex().to_string(),
+        &new.to_hex().to_string(),
+        reference,
+        &pack,
+    );
+    match remote.receive_pack(&body, reference)? {
         Report::Ok => Ok(()),
         Report::Rejected(reason) => Err(rejected(source, reference, reason)),
         Report::UnpackFailed(reason) => Err(GitError::Other {
