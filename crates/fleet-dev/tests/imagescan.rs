@@ -3,7 +3,9 @@
 //! GitRepo's fleet.yaml declares an image scan and its Deployment carries a marker: the controller creates the
 //! ImageScan, finds the newest tag, commits the new image into the repository and pushes it (the real git sees
 //! the commit), reads that commit and the simulated clusters run the new image. A newer tag pushed to the
-//! registry leads to another commit and deployment. An ImageScan with a bad policy says why on its condition.
+//! registry leads to another commit and deployment. ImageScans made by hand: a bad policy, a registry that is
+//! down and wrong credentials say why on the condition (no password anywhere); a dockerconfigjson `secretRef`
+//! with the right ones scans a registry with auth.
 
 mod support;
 
@@ -11,6 +13,7 @@ mod support;
 mod servers;
 
 #[path = "../../fleet-git/tests/support/http.rs"]
+#[allow(dead_code)] // the TLS half of the server is not used here
 mod git_http;
 
 use std::mem::ManuallyDrop;
@@ -20,9 +23,10 @@ use fleet_api::{IMAGESCAN_SCANNED, ImageScan};
 use fleet_dev::{Dev, DevOptions, RepoRequest, RepoSource};
 use fleet_testing::{GitFixture, run_git};
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, PostParams};
 use serde_json::json;
-use servers::{Registry, package_chart};
+use servers::{PASSWORD, Registry, USER, package_chart};
 use support::*;
 
 /// The image of the Deployment `app` in namespace `apps` of `cluster`, once it exists.
@@ -194,22 +198,96 @@ async fn a_newer_tag_is_committed_pushed_and_deployed() {
     })
     .await;
 
-    // A bad policy is an error on the ImageScan's condition.
-    let bad: ImageScan = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "ImageScan",
-        "metadata": {"name": "bad-range", "namespace": WORKSPACE},
-        "spec": {"tagName": "bad", "image": image, "interval": "1s", "gitrepoName": "other",
-                 "policy": {"semver": {"range": "not a range"}}},
-    }))
-    .unwrap();
-    scans.create(&PostParams::default(), &bad).await.unwrap();
-    let message = eventually("the bad policy reported", || async {
-        let scan = scans.get("bad-range").await.ok()?;
-        match scan_condition(&scan)? {
-            (status, message) if status == "False" => Some(message),
-            _ => None,
+    // Errors go to the ImageScan's condition: a bad policy, a registry that is down, wrong credentials (never
+    // echoed); right credentials from a dockerconfigjson Secret find the tag.
+    let private = Registry::start(true);
+    let private_home = tempfile::tempdir().unwrap();
+    push_tag(&private, private_home.path(), "2.0.0");
+    let secret = |name: &str, password: &str| -> Secret {
+        let config = json!({"auths": {private.host(): {"username": USER, "password": password}}});
+        serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
+            "metadata": {"name": name, "namespace": WORKSPACE},
+            "stringData": {".dockerconfigjson": config.to_string()},
+        }))
+        .unwrap()
+    };
+    let secrets: Api<Secret> = Api::namespaced(dev.hub_client(), WORKSPACE);
+    secrets
+        .create(&PostParams::default(), &secret("right", PASSWORD))
+        .await
+        .unwrap();
+    secrets
+        .create(
+            &PostParams::default(),
+            &secret("wrong", "not-the-password-42"),
+        )
+        .await
+        .unwrap();
+    let private_image = format!("{}/team/app", private.host());
+    for (name, image, policy, secret) in [
+        (
+            "bad-range",
+            image.as_str(),
+            json!({"semver": {"range": "not a range"}}),
+            None,
+        ),
+        ("down", "127.0.0.1:1/team/app", json!({}), None),
+        (
+            "wrong-password",
+            private_image.as_str(),
+            json!({}),
+            Some("wrong"),
+        ),
+        (
+            "right-password",
+            private_image.as_str(),
+            json!({}),
+            Some("right"),
+        ),
+    ] {
+        let mut spec = json!({"tagName": name, "image": image, "interval": "1s",
+                              "gitrepoName": "other", "policy": policy});
+        if let Some(secret) = secret {
+            spec["secretRef"] = json!({"name": secret});
         }
+        let scan: ImageScan = serde_json::from_value(json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "ImageScan",
+            "metadata": {"name": name, "namespace": WORKSPACE}, "spec": spec,
+        }))
+        .unwrap();
+        scans.create(&PostParams::default(), &scan).await.unwrap();
+    }
+    let failure = |name: &'static str| {
+        let scans = scans.clone();
+        async move {
+            eventually(&format!("{name} reported"), || async {
+                let scan = scans.get(name).await.ok()?;
+                match scan_condition(&scan)? {
+                    (status, message) if status == "False" => Some(message),
+                    _ => None,
+                }
+            })
+            .await
+        }
+    };
+    let message = failure("bad-range").await;
+    assert!(message.contains("policy.semver.range"), "{message}");
+    let message = failure("down").await;
+    assert!(message.contains("127.0.0.1:1"), "{message}");
+    let message = failure("wrong-password").await;
+    assert!(message.contains("401"), "{message}");
+    let right = eventually("the private registry scanned", || async {
+        let scan = scans.get("right-password").await.ok()?;
+        (scan.status.as_ref()?.latest_tag == "2.0.0").then_some(scan)
     })
     .await;
-    assert!(message.contains("policy.semver.range"), "{message}");
+    assert_eq!(scan_condition(&right), Some(("True".into(), String::new())));
+    for scan in scans.list(&Default::default()).await.unwrap() {
+        let text = serde_json::to_string(&scan).unwrap();
+        assert!(
+            !text.contains(PASSWORD) && !text.contains("not-the-password-42"),
+            "{text}"
+        );
+    }
 }

@@ -97,10 +97,10 @@ fn comment_start(line: &str) -> Option<usize> {
         match quote {
             Some(q) if c == q => quote = None,
             Some(_) => {}
-            None if c == '"' || c == '\'' => {
-                if previous.is_whitespace() || previous == ':' || previous == '-' {
-                    quote = Some(c);
-                }
+            None if (c == '"' || c == '\'')
+                && (previous.is_whitespace() || previous == ':' || previous == '-') =>
+            {
+                quote = Some(c);
             }
             None if c == '#' && previous.is_whitespace() => return Some(at),
             None => {}

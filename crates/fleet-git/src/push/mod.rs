@@ -217,7 +217,9 @@ fn check_fast_forward(
     current: Option<&str>,
 ) -> Result<(), GitError> {
     match current {
-        Some(current) if current == base.to_hex().to_string() => Ok(()),
+        Some(current) if gix::ObjectId::from_hex(current.as_bytes()).is_ok_and(|id| id == base) => {
+            Ok(())
+        }
         Some(current) => Err(rejected(
             source,
             reference,
