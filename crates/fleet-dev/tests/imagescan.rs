@@ -3,7 +3,8 @@
 //! GitRepo's fleet.yaml declares an image scan and its Deployment carries a marker: the controller creates the
 //! ImageScan, finds the newest tag, commits the new image into the repository and pushes it (the real git sees
 //! the commit), reads that commit and the simulated clusters run the new image. A newer tag pushed to the
-//! registry leads to another commit and deployment. ImageScans made by hand: a bad policy, a registry that is
+//! registry leads to another commit and deployment; a commit that drops the scan removes the ImageScan.
+//! ImageScans made by hand: a bad policy, a registry that is
 //! down and wrong credentials say why on the condition (no password anywhere); a dockerconfigjson `secretRef`
 //! with the right ones scans a registry with auth.
 
@@ -197,6 +198,31 @@ async fn a_newer_tag_is_committed_pushed_and_deployed() {
             .then_some(())
     })
     .await;
+
+    // A commit whose fleet.yaml drops the scan removes its ImageScan (and nothing is committed any more).
+    work.git(&["pull", "-q", bare.to_str().unwrap(), "main"]);
+    work.write("fleet.yaml", "defaultNamespace: apps\n");
+    work.commit("no more scans");
+    work.git(&["push", "-q", bare.to_str().unwrap(), "HEAD:main"]);
+    let dropped = run_git(&bare, &["rev-parse", "main"]).trim().to_string();
+    let repos: Api<fleet_api::GitRepo> = Api::namespaced(dev.hub_client(), WORKSPACE);
+    repos
+        .patch(
+            REPO,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"spec": {"forceSyncGeneration": 1}})),
+        )
+        .await
+        .unwrap();
+    eventually(
+        "the ImageScan removed with its fleet.yaml entry",
+        || async {
+            let read = gitrepo(&dev).await.status?.commit == dropped;
+            (read && scans.get_opt("imagescan-app-0").await.ok()?.is_none()).then_some(())
+        },
+    )
+    .await;
+    assert_eq!(run_git(&bare, &["rev-parse", "main"]).trim(), dropped);
 
     // Errors go to the ImageScan's condition: a bad policy, a registry that is down, wrong credentials (never
     // echoed); right credentials from a dockerconfigjson Secret find the tag.
