@@ -8,7 +8,7 @@ use kube::CustomResourceExt;
 
 use crate::{
     Bundle, BundleDeployment, BundleNamespaceMapping, Cluster, ClusterGroup, ClusterRegistration,
-    ClusterRegistrationToken, Content, GitRepo, GitRepoRestriction, HelmOp,
+    ClusterRegistrationToken, Content, GitRepo, GitRepoRestriction, HelmOp, ImageScan,
     TARGET_CUSTOMIZATION_FIRST_MATCH,
 };
 
@@ -26,6 +26,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         GitRepo::crd(),
         GitRepoRestriction::crd(),
         HelmOp::crd(),
+        ImageScan::crd(),
     ];
     for crd in &mut crds {
         finish(crd);
@@ -37,7 +38,8 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
 /// Brings a derived CRD in line with Fleet's: `listKind` set; no schema `default`s (the
 /// derive adds them for always-serialized fields, Fleet declares none and the apiserver
 /// would write them into stored objects) except Fleet's `targetCustomizationMode:
-/// FirstMatch` on Bundles and HelmOps; GitRepo `spec.repo` required.
+/// FirstMatch` on Bundles and HelmOps; GitRepo `spec.repo` and ImageScan
+/// `spec.image`, `spec.interval` required (as in Fleet's CRD).
 fn finish(crd: &mut CustomResourceDefinition) {
     let names = &mut crd.spec.names;
     names.list_kind = Some(format!("{}List", names.kind));
@@ -58,6 +60,11 @@ fn finish(crd: &mut CustomResourceDefinition) {
                 "GitRepo" => {
                     if let Some(spec) = property_mut(schema, &["spec"]) {
                         spec.required = Some(vec!["repo".to_string()]);
+                    }
+                }
+                "ImageScan" => {
+                    if let Some(spec) = property_mut(schema, &["spec"]) {
+                        spec.required = Some(vec!["image".to_string(), "interval".to_string()]);
                     }
                 }
                 _ => {}

@@ -91,6 +91,7 @@ fn every_fleet_kind_has_a_crd_with_fleets_names_and_scope() {
         ),
         ("gitrepos.fleet.cattle.io", "GitRepo", "Namespaced"),
         ("helmops.fleet.cattle.io", "HelmOp", "Namespaced"),
+        ("imagescans.fleet.cattle.io", "ImageScan", "Namespaced"),
     ]
     .map(|(name, kind, scope)| (name.to_string(), kind.to_string(), scope.to_string()));
     assert_eq!(summary, expected);
@@ -206,6 +207,13 @@ fn printer_columns_are_fleets() {
                 ".status.display.readyBundleDeployments"
             ),
             ("Status", READY_MESSAGE),
+        ])
+    );
+    assert_eq!(
+        printer_columns("ImageScan"),
+        columns(&[
+            ("Repository", ".spec.image"),
+            ("Latest", ".status.latestTag")
         ])
     );
     assert_eq!(
@@ -411,6 +419,42 @@ fn helmop_schema_is_fleets() {
         Some(&serde_json::json!("FirstMatch"))
     );
     assert_eq!(crd_of("HelmOp").spec.names.plural, "helmops");
+}
+
+/// Fleet's ImageScan CRD: `spec.image` and `spec.interval` required (a Go duration), `gitrepoName` spelled
+/// as Fleet spells it, the two policies, and the scan's status fields.
+#[test]
+fn imagescan_schema_is_fleets() {
+    let schema = schema_of("ImageScan");
+    for path in [
+        &["spec", "tagName"][..],
+        &["spec", "gitrepoName"],
+        &["spec", "image"],
+        &["spec", "secretRef", "name"],
+        &["spec", "suspend"],
+        &["spec", "policy", "semver", "range"],
+        &["spec", "policy", "alphabetical", "order"],
+        &["status", "conditions"],
+        &["status", "lastScanTime"],
+        &["status", "latestImage"],
+        &["status", "latestTag"],
+        &["status", "latestDigest"],
+        &["status", "observedGeneration"],
+        &["status", "canonicalImageName"],
+    ] {
+        property(&schema, path);
+    }
+    assert_eq!(
+        property(&schema, &["spec"]).required,
+        Some(vec!["image".to_string(), "interval".to_string()])
+    );
+    let interval = property(&schema, &["spec", "interval"]);
+    assert_eq!(
+        (interval.min_length, interval.max_length),
+        (Some(1), Some(32))
+    );
+    assert!(interval.x_kubernetes_validations.is_some());
+    assert_eq!(crd_of("ImageScan").spec.names.plural, "imagescans");
 }
 
 #[test]

@@ -22,10 +22,8 @@ pub enum ReadError {
     InvalidDrivenPath { path: String },
     #[error("no resource found at the following paths to deploy: [{}]", .paths.join(" "))]
     NothingFound { paths: Vec<String> },
-    #[error(
-        "{file}: imageScans need a controller with image scanning enabled, which is not supported yet"
-    )]
-    ImageScansUnsupported { file: String },
+    #[error("{file}: imageScans[{index}].tagName: the name of the scan is required")]
+    ImageScanTagName { file: String, index: usize },
     #[error("{file}: helm chart {chart}: {reason}")]
     ChartDownload {
         file: String,

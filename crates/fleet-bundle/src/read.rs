@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::charts;
 use crate::discover::{self, BundleLocation};
 use crate::error::ReadError;
-use crate::fleetyaml::{FleetYaml, FleetYamlError};
+use crate::fleetyaml::{FleetYaml, FleetYamlError, ImageScanEntry};
 use crate::names;
 use crate::remote::{ChartFetcher, Offline};
 use crate::resources;
@@ -322,6 +322,40 @@ pub fn read_bundle_with_charts(
     Ok(Some(bundle))
 }
 
+/// The image scans of the bundle at `location`: its name (as [`read_bundle`] names it) and the `imageScans`
+/// entries of its fleet.yaml that name an image, with their positions (Fleet names an ImageScan
+/// `imagescan-<bundle>-<position>`).
+pub fn read_image_scans(
+    tree: &dyn FileTree,
+    location: &BundleLocation,
+    options: &ReadOptions,
+) -> Result<(String, Vec<(usize, ImageScanEntry)>), ReadError> {
+    let dir = &location.dir;
+    let options_path = match &location.options_file {
+        Some(file) => Some(
+            dir.join_relative(file)
+                .ok_or_else(|| ReadError::PathOutsideRoot { path: file.clone() })?,
+        ),
+        None => discover::find_fleet_yaml(tree, dir)?,
+    };
+    let fleet_yaml = match &options_path {
+        Some(path) => FleetYaml::parse(&read_text(tree, path)?, path.as_str())?,
+        None => FleetYaml::default(),
+    };
+    let name = if fleet_yaml.name.is_empty() {
+        bundle_id(&options.repo_name, location)
+    } else {
+        fleet_yaml.name.clone()
+    };
+    let scans = fleet_yaml
+        .image_scans
+        .into_iter()
+        .enumerate()
+        .filter(|(_, scan)| !scan.image.is_empty() && !scan.tag_name.is_empty())
+        .collect();
+    Ok((name, scans))
+}
+
 fn json_size(bundle: &Bundle) -> usize {
     serde_json::to_vec(bundle).map_or(0, |json| json.len())
 }
@@ -346,13 +380,15 @@ fn validate(fleet_yaml: &FleetYaml, file: &str) -> Result<(), ReadError> {
             }
         }
     }
-    if fleet_yaml
+    // Fleet skips entries without an image and requires a tag name on the others.
+    if let Some(index) = fleet_yaml
         .image_scans
         .iter()
-        .any(|scan| !scan.image.is_empty())
+        .position(|scan| !scan.image.is_empty() && scan.tag_name.is_empty())
     {
-        return Err(ReadError::ImageScansUnsupported {
+        return Err(ReadError::ImageScanTagName {
             file: file.to_string(),
+            index,
         });
     }
     Ok(())
@@ -596,6 +632,45 @@ mod tests {
         for (location, expected) in cases {
             assert_eq!(bundle_id("assets", &location), expected, "{location:?}");
         }
+    }
+
+    /// fleet.yaml `imageScans` are read (no longer refused): entries without an image are skipped, as Fleet
+    /// skips them, and an entry with an image but no tag name is an error naming the file and entry.
+    #[test]
+    fn image_scans_are_read_and_need_a_tag_name() {
+        let mut tree = MemoryTree::new();
+        tree.add_file(
+            "app/fleet.yaml",
+            "imageScans:\n- {image: '', tagName: empty}\n- {image: reg.example/app, tagName: app, interval: 1m}\n",
+        )
+        .add_file("app/deploy.yaml", "kind: ConfigMap\napiVersion: v1\nmetadata: {name: x}\n");
+        let location = BundleLocation {
+            dir: TreePath::new("app").unwrap(),
+            options_file: None,
+        };
+        assert!(
+            read_bundle(&tree, &location, &options("repo"))
+                .unwrap()
+                .is_some()
+        );
+        let (name, scans) = read_image_scans(&tree, &location, &options("repo")).unwrap();
+        assert_eq!(name, "repo-app");
+        assert_eq!(scans.len(), 1);
+        assert_eq!(scans[0].0, 1);
+        assert_eq!(scans[0].1.image, "reg.example/app");
+
+        let mut tree = MemoryTree::new();
+        tree.add_file("fleet.yaml", "imageScans:\n- {image: reg.example/app}\n")
+            .add_file("cm.yaml", "kind: ConfigMap\n");
+        let location = BundleLocation {
+            dir: TreePath::root(),
+            options_file: None,
+        };
+        let err = read_bundle(&tree, &location, &options("repo")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "fleet.yaml: imageScans[0].tagName: the name of the scan is required"
+        );
     }
 
     #[test]

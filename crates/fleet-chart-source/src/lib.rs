@@ -13,6 +13,7 @@ pub mod archive;
 pub mod auth;
 pub mod error;
 mod http;
+pub mod image;
 mod oci;
 mod repo;
 mod session;
@@ -20,4 +21,5 @@ mod source;
 
 pub use auth::{Auth, Credentials};
 pub use error::SourceError;
+pub use image::{ImageName, ImageRegistry};
 pub use source::{ChartSource, Fetcher, ReadSession, Stats};

@@ -287,6 +287,24 @@ impl<'a> Registry<'a> {
             })
     }
 
+    /// Every tag of the repository (for image scans).
+    pub(crate) async fn all_tags(mut self) -> Result<Vec<String>, SourceError> {
+        self.tags().await
+    }
+
+    /// The manifest `tag_or_digest` asked for with `accept`; its body and the answer's headers.
+    pub(crate) async fn manifest(
+        &mut self,
+        tag_or_digest: &str,
+        accept: &str,
+    ) -> Result<(Vec<u8>, HeaderMap), SourceError> {
+        let url = format!(
+            "{}/v2/{}/manifests/{tag_or_digest}",
+            self.base, self.reference.name
+        );
+        self.get_url(&url, Some(accept)).await
+    }
+
     /// Every tag of the repository: the tag list's pages, following each answer's `Link: <…>; rel="next"` (the
     /// distribution API's pagination, which a registry may apply on its own as well as when asked with `n`).
     async fn tags(&mut self) -> Result<Vec<String>, SourceError> {

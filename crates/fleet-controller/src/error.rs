@@ -58,7 +58,7 @@ impl Error {
                 | GitError::HostKeyMismatch { .. }
                 | GitError::InsecureCredentials { .. }
                 | GitError::InvalidSecret { .. } => Retry::Stalled,
-                GitError::NotFetched { .. } => Retry::Soon,
+                GitError::NotFetched { .. } | GitError::PushRejected { .. } => Retry::Soon,
                 GitError::Unreachable { .. }
                 | GitError::Tls { .. }
                 | GitError::Corrupt { .. }

@@ -17,6 +17,7 @@ pub mod error;
 pub mod events;
 pub mod gitrepo;
 pub mod helmop;
+pub mod imagescan;
 pub mod index;
 pub mod leader;
 pub mod metrics;
@@ -89,6 +90,7 @@ pub async fn run(
     let watches = tokio::spawn(watches::run(client.clone(), index, triggers.clone()));
     let collector = tokio::spawn(bundle::content::run_collector(ctx.clone()));
     let restrictions = tokio::spawn(gitrepo::restrict::watch(ctx.clone()));
+    let imagescans = tokio::spawn(imagescan::run(ctx.clone()));
     let later = tokio::spawn(async move {
         triggers.later.run(&triggers, STATUS_INTERVAL).await;
     });
@@ -199,6 +201,7 @@ pub async fn run(
         helmops
     );
     helmop_watch.abort();
+    imagescans.abort();
     watches.abort();
     import_watch.abort();
     collector.abort();

@@ -90,6 +90,27 @@ impl GitCache {
         })
     }
 
+    /// Commits `change` on top of `base` (a fetched commit) and pushes it to the source's branch, which must
+    /// still point at `base` ([`GitError::PushRejected`] otherwise). Smart HTTP(S), ssh and local repositories.
+    pub fn push(
+        &self,
+        source: &GitSource,
+        base: &str,
+        change: &crate::push::Change,
+    ) -> Result<crate::push::PushOutcome, GitError> {
+        let id = parse_commit(source, base)?;
+        self.locked(source, |dir| {
+            let repo = open_bare(dir, source, Vec::new())?;
+            if !has_commit(&repo, id) {
+                return Err(GitError::NotFetched {
+                    url: source.display_url(),
+                    commit: base.to_string(),
+                });
+            }
+            crate::push::push(&repo, &self.ssh_program, source, id, change)
+        })
+    }
+
     /// The files of `commit`, which must have been fetched.
     pub fn tree(&self, source: &GitSource, commit: &str) -> Result<GitTree, GitError> {
         let id = parse_commit(source, commit)?;

@@ -30,6 +30,14 @@ pub enum GitError {
     NotFetched { url: String, commit: String },
     #[error("the cached repository for {url} is corrupt: {reason}")]
     Corrupt { url: String, reason: String },
+    #[error(
+        "push to {reference} of {url} was rejected: {reason} (the branch is fetched again and the change retried)"
+    )]
+    PushRejected {
+        url: String,
+        reference: String,
+        reason: String,
+    },
     #[error("invalid git credentials secret: {reason}")]
     InvalidSecret { reason: String },
     #[error("git operation on {url} failed: {reason}")]

@@ -4,7 +4,8 @@
 //! a [`fleet_bundle::tree::FileTree`]). Transports: `file://` and local paths (read in-process: refs resolved
 //! and objects copied straight from the repository's object database), `https://` (rustls, `caBundle`,
 //! `insecureSkipTLSVerify`), `http://`, and ssh through the system client with the secret's key and
-//! `known_hosts`. [`webhook`] verifies and parses push events of the common git hosts.
+//! `known_hosts`. [`GitCache::push`] commits changed files on top of a fetched commit and pushes it (smart
+//! HTTP(S), ssh and local repositories). [`webhook`] verifies and parses push events of the common git hosts.
 //!
 //! Everything here blocks; async callers use `tokio::task::spawn_blocking`.
 
@@ -13,6 +14,7 @@ mod classify;
 mod error;
 mod fetch;
 mod local;
+mod push;
 mod remote;
 mod resolve;
 mod source;
@@ -24,6 +26,7 @@ pub mod webhook;
 pub use cache::GitCache;
 pub use error::GitError;
 pub use fetch::FetchStats;
+pub use push::{Change, PushOutcome};
 pub use source::{
     BASIC_AUTH_SECRET_TYPE, DEFAULT_BRANCH, GitAuth, GitSource, SSH_AUTH_SECRET_TYPE,
 };

@@ -167,3 +167,57 @@ fn a_refused_connection_is_unreachable() {
         }
     );
 }
+
+/// A push over ssh runs `git-receive-pack` through the client with the secret's key: the real git sees the
+/// commit; a stale base is refused; an unknown host key refuses the push before anything is sent.
+#[test]
+fn push_over_ssh() {
+    let setup = Setup::new();
+    let cache = setup.cache();
+    let known = format!("{HOST} ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeHostKey\n");
+    let source = ssh_source(&setup.remote, KEY, Some(&known), false);
+    let base = cache.resolve(&source).unwrap();
+    cache.fetch(&source, &base).unwrap();
+    let change = fleet_git::Change {
+        files: [("fleet.yaml".to_string(), b"namespace: pushed\n".to_vec())].into(),
+        author_name: "Fleet Bot".into(),
+        author_email: "bot@fleet.example".into(),
+        message: "update image".into(),
+    };
+    let outcome = cache.push(&source, &base, &change).unwrap();
+    let fleet_git::PushOutcome::Pushed { commit } = outcome else {
+        panic!("{outcome:?}");
+    };
+    let bare = setup.remote.bare();
+    assert_eq!(
+        fleet_testing::run_git(&bare, &["rev-parse", "main"]).trim(),
+        commit
+    );
+    assert_eq!(
+        fleet_testing::run_git(&bare, &["show", "main:fleet.yaml"]),
+        "namespace: pushed\n"
+    );
+    assert!(
+        setup
+            .args()
+            .iter()
+            .any(|arg| arg.starts_with("git-receive-pack '")),
+        "{:?}",
+        setup.args()
+    );
+    let err = cache.push(&source, &base, &change).unwrap_err();
+    assert!(matches!(err, GitError::PushRejected { .. }), "{err:?}");
+
+    let unknown = ssh_source(
+        &setup.remote,
+        KEY,
+        Some("other.test ssh-ed25519 AAAA\n"),
+        false,
+    );
+    let again = fleet_git::Change {
+        files: [("fleet.yaml".to_string(), b"namespace: again\n".to_vec())].into(),
+        ..change
+    };
+    let err = cache.push(&unknown, &commit, &again).unwrap_err();
+    assert!(matches!(err, GitError::HostKeyMismatch { .. }), "{err:?}");
+}

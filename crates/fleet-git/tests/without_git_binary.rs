@@ -1,7 +1,7 @@
 //! Local repositories need no `git` binary: the fixtures are made with git, then this test binary runs itself
 //! again with an empty `PATH` (and no other environment) to resolve, fetch and read `file://` URLs, plain paths
 //! and a non-bare work tree, before and after a force-push and a branch deletion, and to check the errors of a
-//! deleted branch, an unknown revision, an unknown commit and a missing repository.
+//! deleted branch, an unknown revision, an unknown commit and a missing repository, and to push a commit.
 
 mod support;
 
@@ -62,8 +62,19 @@ fn local_repositories_are_read_without_git_on_path() {
         "-q",
         "--prune=now",
     ]);
-    vars.insert("FLEET_NOGIT_REWRITTEN", rewritten);
+    vars.insert("FLEET_NOGIT_REWRITTEN", rewritten.clone());
     run_child("after", &vars);
+
+    // The git-less run pushed a commit on top of the rewritten one; the real git sees it.
+    let bare = remote.bare();
+    let log = fleet_testing::run_git(&bare, &["log", "-2", "--format=%P %s", "main"]);
+    let pushed: Vec<&str> = log.lines().collect();
+    assert_eq!(pushed[0], format!("{rewritten} pushed without git"));
+    assert_eq!(
+        fleet_testing::run_git(&bare, &["show", "main:manifests/pushed.yaml"]),
+        "pushed: true\n"
+    );
+    fleet_testing::run_git(&bare, &["fsck", "--strict", "--no-dangling"]);
 }
 
 /// Runs this test again in a process whose `PATH` is an empty directory and whose environment holds only `vars`.
@@ -150,6 +161,20 @@ fn child(phase: &str) {
                 tree.read_file(&cm).unwrap(),
                 b"kind: ConfigMap\ndata: {a: b}\n"
             );
+            // A push to the local repository, in-process.
+            let change = fleet_git::Change {
+                files: BTreeMap::from([(
+                    "manifests/pushed.yaml".to_string(),
+                    b"pushed: true\n".to_vec(),
+                )]),
+                author_name: "Fleet".into(),
+                author_email: "fleet@example.invalid".into(),
+                message: "pushed without git".into(),
+            };
+            assert!(matches!(
+                cache.push(&main, &rewritten, &change).unwrap(),
+                fleet_git::PushOutcome::Pushed { .. }
+            ));
             // The abandoned commit was pruned from the source but stays readable in the cache.
             assert_eq!(
                 cache.tree(&main, &first).unwrap().read_file(&cm).unwrap(),

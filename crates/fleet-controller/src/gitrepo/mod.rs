@@ -250,6 +250,10 @@ async fn poll_and_read(
     match rendered {
         Ok(rendered) => {
             apply::apply(ctx, repo, &rendered).await?;
+            // fleet.yaml's imageScans become ImageScans; a failure there does not hold up the Bundles.
+            if let Err(err) = crate::imagescan::objects::apply(ctx, repo, &source, &commit).await {
+                tracing::warn!(repo = %repo.name_any(), error = %err, "writing ImageScans failed");
+            }
             let errors: Vec<String> = rendered
                 .errors
                 .iter()
