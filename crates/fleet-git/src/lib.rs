@@ -4,7 +4,7 @@
 //! a [`fleet_bundle::tree::FileTree`]). Transports: `file://` and local paths (read in-process: refs resolved
 //! and objects copied straight from the repository's object database), `https://` (rustls, `caBundle`,
 //! `insecureSkipTLSVerify`), `http://`, and ssh through the system client with the secret's key and
-//! `known_hosts`. [`webhook`] verifies and parses push events of the common git hosts.
+//! `known_hosts`, GitHub App installations ([`github_app`]). [`webhook`] verifies and parses push events of the common git hosts.
 //!
 //! Everything here blocks; async callers use `tokio::task::spawn_blocking`.
 
@@ -12,6 +12,7 @@ mod cache;
 mod classify;
 mod error;
 mod fetch;
+pub mod github_app;
 mod local;
 mod remote;
 mod resolve;
