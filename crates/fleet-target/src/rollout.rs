@@ -104,6 +104,9 @@ pub struct PartitionStatus {
     pub count: usize,
     pub max_unavailable: i64,
     pub unavailable: i64,
+    /// The partition's clusters, in target order (for the partition's `summary`, which Fleet
+    /// counts over the partition's targets as `status.summary` counts over all of them).
+    pub clusters: Vec<ClusterKey>,
 }
 
 /// The bundle's rollout status counters.
@@ -312,6 +315,10 @@ fn new_partition(
                     .is_some_and(DeploymentState::is_unavailable)
             })
             .count() as i64,
+        clusters: members
+            .iter()
+            .map(|&i| targets[i].cluster.clone())
+            .collect(),
     };
     Ok(Partition { members, status })
 }
