@@ -7,6 +7,8 @@
 //!   paths to credentials): the chart of `private-chart` comes from an HTTPS chart repository that wants basic
 //!   auth, the chart of `open-chart` from one that wants none, and `unmapped-chart` uses the first repository
 //!   with only its CA and no credentials, so its download is refused (401) while the others deploy;
+//! - `helmSecretName` (basic auth and `cacerts`) sends its credentials only to chart URLs matching
+//!   `helmRepoURLRegex`: with the regex the chart deploys, without one the download is refused (401);
 //! - no password appears in any GitRepo, Bundle, BundleDeployment or Event, nor in the logs.
 //!
 //! SSH keys (`kubernetes.io/ssh-auth`, `known_hosts`) are covered in fleet-controller's gitops tests and
@@ -246,7 +248,35 @@ fn private_git_and_helm_repositories() {
             json!({"secrets-path.yaml": secrets_path}),
         )
         .await;
+        create_secret(
+            &dev,
+            "chart-auth",
+            None,
+            json!({"username": USER, "password": PASSWORD, "cacerts": private_charts.pki.ca}),
+        )
+        .await;
         let all = json!([{"clusterSelector": {}}]);
+        // helmSecretName: its credentials go only to chart URLs that helmRepoURLRegex matches (none without a
+        // regex, as in Fleet); its CA is trusted either way. Each GitRepo deploys into its own namespace.
+        let regex = private_charts.url().replace('.', "\\.");
+        for (name, regex) in [("by-regex", regex.as_str()), ("no-regex", "")] {
+            create_gitrepo(
+                &dev,
+                name,
+                json!({
+                    "repo": git.url("private"),
+                    "branch": "main",
+                    "paths": ["private-chart"],
+                    "clientSecretName": "git-auth",
+                    "caBundle": b64(&git_ca),
+                    "helmSecretName": "chart-auth",
+                    "helmRepoURLRegex": regex,
+                    "targetNamespace": name,
+                    "targets": all,
+                }),
+            )
+            .await;
+        }
         create_gitrepo(
             &dev,
             "private",
@@ -294,6 +324,20 @@ fn private_git_and_helm_repositories() {
                 .await
                 .is_none()
         );
+
+        eventually("the chart behind the regex deployed", || async {
+            configmap(&dev, "cluster-1", "by-regex", "private-app")
+                .await
+                .map(|_| ())
+        })
+        .await;
+        let message = eventually("no credentials without a regex", || async {
+            let repo = get_gitrepo(&dev, "no-regex").await;
+            let text = serde_json::to_string(&repo.status?).ok()?;
+            text.contains("private-chart").then_some(text)
+        })
+        .await;
+        assert!(message.contains("401"), "{message}");
 
         // The wrong password is an authentication error, and nothing is read.
         let (status, message) = eventually("wrong password reported", || async {
