@@ -488,6 +488,34 @@ mod tests {
         assert_eq!(names(200, disabled), ["All"]);
     }
 
+    /// Each partition names its clusters (the controller counts its `summary` over them): automatic
+    /// partitions take consecutive targets.
+    #[test]
+    fn partitions_name_their_clusters() {
+        let strategy = RolloutStrategy {
+            auto_partition_threshold: Some(4),
+            auto_partition_size: Some(IntOrPercent::Int(3)),
+            ..Default::default()
+        };
+        let plan = plan_rollout(
+            &targets(5, "id", |_| ready("id")),
+            &strategy,
+            false,
+            &index_of(5),
+        )
+        .unwrap();
+        let clusters: Vec<Vec<String>> = plan
+            .status
+            .partitions
+            .iter()
+            .map(|p| p.clusters.iter().map(|c| c.name.clone()).collect())
+            .collect();
+        assert_eq!(
+            clusters,
+            [vec!["c000", "c001", "c002"], vec!["c003", "c004"]]
+        );
+    }
+
     /// Fleet's `Test_autoPartition`: sizes and each partition's maxUnavailable.
     #[test]
     fn fleet_auto_partition_cases() {
