@@ -2,7 +2,9 @@
 //! mode against real servers (the docs fixtures cannot start servers, so this is their part of the page):
 //! - the git repository is served over HTTPS by the real `git http-backend` with basic auth and a certificate
 //!   of its own (a private CA): the GitRepo reads it with `clientSecretName` (a `kubernetes.io/basic-auth`
-//!   Secret) and `caBundle`; a Secret with the wrong password is an authentication error;
+//!   Secret) and `caBundle`; a Secret with the wrong password is an authentication error; the same
+//!   repository is read over ssh from the real OpenSSH server with a `kubernetes.io/ssh-auth` Secret (key and
+//!   `known_hosts`);
 //! - Helm credentials per bundle path (`helmSecretNameForPaths`, a Secret whose `secrets-path.yaml` maps bundle
 //!   paths to credentials): the chart of `private-chart` comes from an HTTPS chart repository that wants basic
 //!   auth, the chart of `open-chart` from one that wants none, and `unmapped-chart` uses the first repository
@@ -11,8 +13,9 @@
 //!   `helmRepoURLRegex`: with the regex the chart deploys, without one the download is refused (401);
 //! - no password appears in any GitRepo, Bundle, BundleDeployment or Event, nor in the logs.
 //!
-//! SSH keys (`kubernetes.io/ssh-auth`, `known_hosts`) are covered in fleet-controller's gitops tests and
-//! fleet-git's ssh tests; GitHub App credentials in fleet-git's `github_app` tests.
+//! Refused host keys and client keys are covered in fleet-git's `sshd` tests, GitHub App credentials in its
+//! `github_app` tests (the API host is derived from the repository's, so a local stand-in cannot be reached
+//! through the controller).
 
 mod support;
 
@@ -22,6 +25,9 @@ mod servers;
 #[allow(dead_code)] // the GitHub App endpoint is for fleet-git's tests
 #[path = "../../fleet-git/tests/support/http.rs"]
 mod git_http;
+
+#[path = "../../fleet-git/tests/support/sshd.rs"]
+mod sshd;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -200,6 +206,9 @@ fn private_git_and_helm_repositories() {
     let bare = root.path().join("private.git");
     work.git(&["push", "-q", bare.to_str().unwrap(), "main"]);
     let git = GitHttpServer::start_tls(root.path().to_path_buf(), Some((GIT_USER, GIT_PASSWORD)));
+    let keys = tempfile::tempdir().unwrap();
+    let (ssh_key, ssh_public) = sshd::keygen(keys.path(), "client");
+    let ssh_server = sshd::Sshd::start(&ssh_public);
     let git_ca = git.certificate_pem.clone().unwrap();
 
     let b64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
@@ -255,7 +264,28 @@ fn private_git_and_helm_repositories() {
             json!({"username": USER, "password": PASSWORD, "cacerts": private_charts.pki.ca}),
         )
         .await;
+        create_secret(
+            &dev,
+            "ssh-key",
+            Some("kubernetes.io/ssh-auth"),
+            json!({"ssh-privatekey": ssh_key, "known_hosts": ssh_server.known_hosts()}),
+        )
+        .await;
         let all = json!([{"clusterSelector": {}}]);
+        create_gitrepo(
+            &dev,
+            "over-ssh",
+            json!({
+                "repo": ssh_server.url(&bare),
+                "branch": "main",
+                "paths": ["open-chart"],
+                "clientSecretName": "ssh-key",
+                "helmSecretNameForPaths": "chart-paths",
+                "targetNamespace": "over-ssh",
+                "targets": all,
+            }),
+        )
+        .await;
         // helmSecretName: its credentials go only to chart URLs that helmRepoURLRegex matches (none without a
         // regex, as in Fleet); its CA is trusted either way. Each GitRepo deploys into its own namespace.
         let regex = private_charts.url().replace('.', "\\.");
@@ -325,6 +355,12 @@ fn private_git_and_helm_repositories() {
                 .is_none()
         );
 
+        eventually("the repository read over ssh", || async {
+            configmap(&dev, "cluster-1", "over-ssh", "open-open")
+                .await
+                .map(|_| ())
+        })
+        .await;
         eventually("the chart behind the regex deployed", || async {
             configmap(&dev, "cluster-1", "by-regex", "private-app")
                 .await
@@ -355,7 +391,8 @@ fn private_git_and_helm_repositories() {
         assert!(texts.len() > 4, "{texts:?}");
         let logged = logs.text();
         assert!(!logged.is_empty(), "nothing was logged");
-        for secret in [GIT_PASSWORD, PASSWORD, "not-the-Pa55-word"] {
+        let key_line = ssh_key.lines().nth(1).unwrap();
+        for secret in [GIT_PASSWORD, PASSWORD, "not-the-Pa55-word", key_line] {
             for text in texts.iter().chain([&logged]) {
                 assert!(!text.contains(secret), "{secret} shows: {text}");
             }
@@ -364,4 +401,5 @@ fn private_git_and_helm_repositories() {
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
     drop(git);
+    drop(ssh_server);
 }
