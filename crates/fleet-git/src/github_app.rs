@@ -29,6 +29,9 @@ pub const TOKEN_USERNAME: &str = "x-access-token";
 /// How long a token is reused.
 const TOKEN_REUSE: Duration = Duration::from_secs(50 * 60);
 
+/// What a cached token is for: the API, the app, the installation and the key.
+type TokenKey = (String, i64, i64, String);
+
 /// A GitHub App installation. `Debug` never prints the key.
 #[derive(Clone, PartialEq, Eq)]
 pub struct GitHubApp {
@@ -148,7 +151,7 @@ impl GitHubApp {
         ca_bundle: Option<&[u8]>,
         insecure_skip_tls_verify: bool,
     ) -> Result<String, GitError> {
-        static CACHE: LazyLock<Mutex<HashMap<(String, i64, i64, String), (Instant, String)>>> =
+        static CACHE: LazyLock<Mutex<HashMap<TokenKey, (Instant, String)>>> =
             LazyLock::new(Default::default);
         let api = self.api_url_for(repo_url)?;
         // The key is part of the cache key so that a rotated (or wrong) key is never answered from the cache.

@@ -58,7 +58,7 @@ impl Sshd {
             ),
         )
         .unwrap();
-        let child = Command::new(SSHD)
+        let mut child = Command::new(SSHD)
             .arg("-D")
             .arg("-e")
             .arg("-f")
@@ -80,6 +80,8 @@ impl Sshd {
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!(
             "sshd did not listen on 127.0.0.1:{port} (as root it needs /run/sshd, which scripts/install-tools.sh makes): {}",
             std::fs::read_to_string(dir.path().join("sshd.log")).unwrap_or_default()
