@@ -2,7 +2,7 @@
 //! mode against real servers (the docs fixtures cannot start servers, so this is their part of the page):
 //! - the git repository is served over HTTPS by the real `git http-backend` with basic auth and a certificate
 //!   of its own (a private CA): the GitRepo reads it with `clientSecretName` (a `kubernetes.io/basic-auth`
-//!   Secret) and `caBundle`; a Secret with the wrong password is an authentication error; the same
+//!   Secret) and `caBundle` (or `insecureSkipTLSVerify`); a Secret with the wrong password is an authentication error; the same
 //!   repository is read over ssh from the real OpenSSH server with a `kubernetes.io/ssh-auth` Secret (key and
 //!   `known_hosts`);
 //! - Helm credentials per bundle path (`helmSecretNameForPaths`, a Secret whose `secrets-path.yaml` maps bundle
@@ -272,6 +272,22 @@ fn private_git_and_helm_repositories() {
         )
         .await;
         let all = json!([{"clusterSelector": {}}]);
+        // insecureSkipTLSVerify instead of caBundle: the git server's certificate is accepted unverified.
+        create_gitrepo(
+            &dev,
+            "insecure",
+            json!({
+                "repo": git.url("private"),
+                "branch": "main",
+                "paths": ["private-chart"],
+                "clientSecretName": "git-auth",
+                "insecureSkipTLSVerify": true,
+                "helmSecretNameForPaths": "chart-paths",
+                "targetNamespace": "insecure",
+                "targets": all,
+            }),
+        )
+        .await;
         create_gitrepo(
             &dev,
             "over-ssh",
@@ -355,6 +371,15 @@ fn private_git_and_helm_repositories() {
                 .is_none()
         );
 
+        eventually(
+            "the repository read without verifying certificates",
+            || async {
+                configmap(&dev, "cluster-1", "insecure", "private-app")
+                    .await
+                    .map(|_| ())
+            },
+        )
+        .await;
         eventually("the repository read over ssh", || async {
             configmap(&dev, "cluster-1", "over-ssh", "open-open")
                 .await
