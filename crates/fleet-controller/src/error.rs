@@ -59,7 +59,9 @@ impl Error {
                 | GitError::InsecureCredentials { .. }
                 | GitError::InvalidSecret { .. } => Retry::Stalled,
                 GitError::NotFetched { .. } | GitError::PushRejected { .. } => Retry::Soon,
+                // A refused app key and an API that is down look alike from here: retried.
                 GitError::Unreachable { .. }
+                | GitError::GitHubApp { .. }
                 | GitError::Tls { .. }
                 | GitError::Corrupt { .. }
                 | GitError::Other { .. } => Retry::Backoff,

@@ -38,6 +38,10 @@ pub enum GitError {
         reference: String,
         reason: String,
     },
+    #[error(
+        "GitHub App authentication at {api} failed: {reason} (check github_app_id, github_app_installation_id and github_app_private_key in the clientSecretName secret)"
+    )]
+    GitHubApp { api: String, reason: String },
     #[error("invalid git credentials secret: {reason}")]
     InvalidSecret { reason: String },
     #[error("git operation on {url} failed: {reason}")]

@@ -4,8 +4,9 @@
 //! a [`fleet_bundle::tree::FileTree`]). Transports: `file://` and local paths (read in-process: refs resolved
 //! and objects copied straight from the repository's object database), `https://` (rustls, `caBundle`,
 //! `insecureSkipTLSVerify`), `http://`, and ssh through the system client with the secret's key and
-//! `known_hosts`. [`GitCache::push`] commits changed files on top of a fetched commit and pushes it (smart
-//! HTTP(S), ssh and local repositories). [`webhook`] verifies and parses push events of the common git hosts.
+//! `known_hosts`, GitHub App installations ([`github_app`]). [`GitCache::push`] commits changed files on top of a
+//! fetched commit and pushes it (smart HTTP(S), ssh and local repositories). [`webhook`] verifies and parses push
+//! events of the common git hosts.
 //!
 //! Everything here blocks; async callers use `tokio::task::spawn_blocking`.
 
@@ -13,6 +14,7 @@ mod cache;
 mod classify;
 mod error;
 mod fetch;
+pub mod github_app;
 mod local;
 mod push;
 mod remote;

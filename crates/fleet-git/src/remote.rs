@@ -87,7 +87,10 @@ impl Session {
         operation: Operation,
     ) -> Result<gix::remote::Connection<'r, 'static, 'repo, BoxedTransport>, GitError> {
         // Refused before any request: gix would also refuse, but only once the server has asked for them.
-        if matches!(self.source.auth, GitAuth::Basic { .. }) && is_plain_http_url(&self.source.url)
+        if matches!(
+            self.source.auth,
+            GitAuth::Basic { .. } | GitAuth::GitHubApp(_)
+        ) && is_plain_http_url(&self.source.url)
         {
             return Err(GitError::InsecureCredentials {
                 url: self.source.display_url(),
@@ -100,6 +103,15 @@ impl Session {
             GitAuth::Basic { username, password } => Some(gix::sec::identity::Account {
                 username: username.clone(),
                 password: password.clone(),
+                oauth_refresh_token: None,
+            }),
+            GitAuth::GitHubApp(app) => Some(gix::sec::identity::Account {
+                username: crate::github_app::TOKEN_USERNAME.to_string(),
+                password: app.token(
+                    &self.source.url,
+                    self.source.ca_bundle.as_deref(),
+                    self.source.insecure_skip_tls_verify,
+                )?,
                 oauth_refresh_token: None,
             }),
             _ => None,

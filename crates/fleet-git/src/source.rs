@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::GitError;
+use crate::github_app::GitHubApp;
 use crate::url::redact_url;
 
 /// The branch Fleet follows when a GitRepo names neither a branch nor a revision.
@@ -70,6 +71,8 @@ pub enum GitAuth {
         known_hosts: Option<String>,
         insecure_skip_host_key_checks: bool,
     },
+    /// A GitHub App installation: its token is fetched when connecting and sent as basic auth.
+    GitHubApp(GitHubApp),
 }
 
 /// The Kubernetes secret types Fleet accepts for `clientSecretName`.
@@ -80,8 +83,12 @@ impl GitAuth {
     /// Reads a `kubernetes.io/basic-auth` secret (`username`, `password`) or a `kubernetes.io/ssh-auth` secret
     /// (`ssh-privatekey`, optional `known_hosts`) as Fleet does. An empty or unknown type is read by its keys,
     /// as Fleet's own secrets (`Opaque` with the same keys) are. Host key checks are enforced; the caller sets
-    /// `insecure_skip_host_key_checks` from the GitRepo afterwards.
+    /// `insecure_skip_host_key_checks` from the GitRepo afterwards. A secret of any type holding the three
+    /// GitHub App keys is a [`GitHubApp`] (Fleet checks for them before anything else).
     pub fn from_secret(type_: &str, data: &BTreeMap<String, Vec<u8>>) -> Result<Self, GitError> {
+        if let Some(app) = GitHubApp::from_secret(data)? {
+            return Ok(Self::GitHubApp(app));
+        }
         let text = |key: &str| -> Result<Option<String>, GitError> {
             data.get(key)
                 .map(|bytes| {
@@ -132,6 +139,7 @@ impl GitAuth {
             Self::None => Vec::new(),
             Self::Basic { password, .. } => vec![password.as_str()],
             Self::Ssh { private_key, .. } => vec![private_key.as_str()],
+            Self::GitHubApp(app) => vec![app.private_key.as_str()],
         }
     }
 }
@@ -158,6 +166,7 @@ impl std::fmt::Debug for GitAuth {
                     insecure_skip_host_key_checks,
                 )
                 .finish(),
+            Self::GitHubApp(app) => app.fmt(f),
         }
     }
 }

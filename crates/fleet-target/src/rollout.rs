@@ -104,6 +104,9 @@ pub struct PartitionStatus {
     pub count: usize,
     pub max_unavailable: i64,
     pub unavailable: i64,
+    /// The partition's clusters, in target order (for the partition's `summary`, which Fleet
+    /// counts over the partition's targets as `status.summary` counts over all of them).
+    pub clusters: Vec<ClusterKey>,
 }
 
 /// The bundle's rollout status counters.
@@ -312,6 +315,10 @@ fn new_partition(
                     .is_some_and(DeploymentState::is_unavailable)
             })
             .count() as i64,
+        clusters: members
+            .iter()
+            .map(|&i| targets[i].cluster.clone())
+            .collect(),
     };
     Ok(Partition { members, status })
 }
@@ -479,6 +486,34 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(names(200, disabled), ["All"]);
+    }
+
+    /// Each partition names its clusters (the controller counts its `summary` over them): automatic
+    /// partitions take consecutive targets.
+    #[test]
+    fn partitions_name_their_clusters() {
+        let strategy = RolloutStrategy {
+            auto_partition_threshold: Some(4),
+            auto_partition_size: Some(IntOrPercent::Int(3)),
+            ..Default::default()
+        };
+        let plan = plan_rollout(
+            &targets(5, "id", |_| ready("id")),
+            &strategy,
+            false,
+            &index_of(5),
+        )
+        .unwrap();
+        let clusters: Vec<Vec<String>> = plan
+            .status
+            .partitions
+            .iter()
+            .map(|p| p.clusters.iter().map(|c| c.name.clone()).collect())
+            .collect();
+        assert_eq!(
+            clusters,
+            [vec!["c000", "c001", "c002"], vec!["c003", "c004"]]
+        );
     }
 
     /// Fleet's `Test_autoPartition`: sizes and each partition's maxUnavailable.

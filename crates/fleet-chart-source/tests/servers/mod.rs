@@ -200,6 +200,15 @@ pub struct ChartRepo {
 
 impl ChartRepo {
     pub fn start(dir: &Path) -> Self {
+        Self::start_as(dir, USER, PASSWORD)
+    }
+
+    /// The same without authentication: a public repository (behind the same kind of private CA).
+    pub fn start_public(dir: &Path) -> Self {
+        Self::start_as(dir, "-", "-")
+    }
+
+    fn start_as(dir: &Path, user: &str, password: &str) -> Self {
         let pki = pki();
         let certs = tempfile::tempdir().unwrap();
         std::fs::write(certs.path().join("cert.pem"), &pki.cert).unwrap();
@@ -210,7 +219,7 @@ impl ChartRepo {
                 .arg(dir)
                 .arg(certs.path().join("cert.pem"))
                 .arg(certs.path().join("key.pem"))
-                .args([USER, PASSWORD]),
+                .args([user, password]),
             "the chart repository server",
         );
         Self {

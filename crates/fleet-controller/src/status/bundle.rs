@@ -2,6 +2,7 @@
 //! BundleDeployment is Pending), rollout counters and partitions, `display`, and the Ready condition
 //! with Fleet's ready message (or the error that stopped targeting).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use fleet_api::{BundleDisplay, BundleStatus, BundleSummary, PartitionStatus};
@@ -20,16 +21,11 @@ pub fn bundle_status(
     error: Option<&str>,
     now: &str,
 ) -> BundleStatus {
-    let mut summary = BundleSummary::default();
-    for (cluster, bd) in targets {
-        let bd = bd.as_deref();
-        increment(
-            &mut summary,
-            &cluster.to_string(),
-            &deployment_state(bd),
-            bd,
-        );
-    }
+    let summary = summarize(targets.iter().map(|(cluster, bd)| (cluster, bd.as_deref())));
+    let deployments: HashMap<&ClusterKey, Option<&StoredDeployment>> = targets
+        .iter()
+        .map(|(cluster, bd)| (cluster, bd.as_deref()))
+        .collect();
     let mut status = BundleStatus {
         conditions: previous.conditions.clone(),
         newly_created: rollout.newly_created,
@@ -45,7 +41,13 @@ pub fn bundle_status(
                 count: p.count as i64,
                 max_unavailable: p.max_unavailable,
                 unavailable: p.unavailable,
-                summary: BundleSummary::default(),
+                // Fleet's `appendPartition`: the partition's Summary counts its targets the way the
+                // bundle's summary counts all of them.
+                summary: summarize(
+                    p.clusters
+                        .iter()
+                        .map(|c| (c, deployments.get(c).copied().flatten())),
+                ),
             })
             .collect(),
         display: BundleDisplay {
@@ -63,4 +65,20 @@ pub fn bundle_status(
     }
     status.summary = summary;
     status
+}
+
+/// Counts targets per state (a target without a BundleDeployment is Pending).
+fn summarize<'a>(
+    targets: impl Iterator<Item = (&'a ClusterKey, Option<&'a StoredDeployment>)>,
+) -> BundleSummary {
+    let mut summary = BundleSummary::default();
+    for (cluster, bd) in targets {
+        increment(
+            &mut summary,
+            &cluster.to_string(),
+            &deployment_state(bd),
+            bd,
+        );
+    }
+    summary
 }

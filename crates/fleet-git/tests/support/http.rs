@@ -19,6 +19,18 @@ const HTTP_BACKEND: &str = "/usr/lib/git-core/git-http-backend";
 struct Config {
     project_root: PathBuf,
     credentials: Option<(String, String)>,
+    app: Option<AppEndpoint>,
+}
+
+/// GitHub's installation-token endpoint for one app (see [`GitHttpServer::start_github_app`]).
+#[derive(Clone)]
+pub struct AppEndpoint {
+    pub app_id: i64,
+    pub installation_id: i64,
+    /// PEM file of the app's public key, which the app's JWTs must verify against (checked by `openssl`).
+    pub public_key: PathBuf,
+    /// The installation token it hands out; git requests must then carry `x-access-token:<token>`.
+    pub token: String,
 }
 
 /// A running server; stopped when dropped.
@@ -42,7 +54,30 @@ impl GitHttpServer {
         Self::start_inner(project_root, credentials, true)
     }
 
+    /// Over https, a stand-in for GitHub with a GitHub App installed: `POST
+    /// /app/installations/<id>/access_tokens` answers the app's token when the request's bearer JWT is
+    /// signed by the app's key (verified with `openssl` against `app.public_key`), names the app in `iss`
+    /// and is valid now; git requests must authenticate as `x-access-token` with that token.
+    pub fn start_github_app(project_root: PathBuf, app: AppEndpoint) -> Self {
+        let token = app.token.clone();
+        Self::start_with(
+            project_root,
+            Some(("x-access-token", token.as_str())),
+            true,
+            Some(app),
+        )
+    }
+
     fn start_inner(project_root: PathBuf, credentials: Option<(&str, &str)>, tls: bool) -> Self {
+        Self::start_with(project_root, credentials, tls, None)
+    }
+
+    fn start_with(
+        project_root: PathBuf,
+        credentials: Option<(&str, &str)>,
+        tls: bool,
+        app: Option<AppEndpoint>,
+    ) -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -51,6 +86,7 @@ impl GitHttpServer {
         let config = Arc::new(Config {
             project_root,
             credentials: credentials.map(|(u, p)| (u.to_string(), p.to_string())),
+            app,
         });
         let router = axum::Router::new().fallback(handle).with_state(config);
         let listener = runtime
@@ -115,6 +151,12 @@ impl GitHttpServer {
         format!("{scheme}://localhost:{}/{name}.git", self.addr.port())
     }
 
+    /// The server's base URL (`https://localhost:<port>`).
+    pub fn base_url(&self) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://localhost:{}", self.addr.port())
+    }
+
     /// Keeps the runtime field used (it owns the server tasks).
     pub fn runtime(&self) -> &tokio::runtime::Runtime {
         &self.runtime
@@ -122,6 +164,41 @@ impl GitHttpServer {
 }
 
 async fn handle(State(config): State<Arc<Config>>, request: Request) -> Response {
+    if let Some(app) = &config.app
+        && request.uri().path()
+            == format!("/app/installations/{}/access_tokens", app.installation_id)
+    {
+        let answer = |status: StatusCode, body: serde_json::Value| {
+            Response::builder()
+                .status(status)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(body.to_string()))
+                .unwrap()
+        };
+        if request.method() != axum::http::Method::POST {
+            return answer(
+                StatusCode::NOT_FOUND,
+                serde_json::json!({"message": "Not Found"}),
+            );
+        }
+        let jwt = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("")
+            .to_string();
+        return match verify_app_jwt(app, &jwt).await {
+            Ok(()) => answer(
+                StatusCode::CREATED,
+                serde_json::json!({"token": app.token, "expires_at": "2099-01-01T00:00:00Z"}),
+            ),
+            Err(reason) => answer(
+                StatusCode::UNAUTHORIZED,
+                serde_json::json!({"message": reason}),
+            ),
+        };
+    }
     if let Some((username, password)) = &config.credentials {
         let expected = format!(
             "Basic {}",
@@ -239,4 +316,56 @@ async fn run_cgi(
     response
         .body(Body::from(output.stdout[split.0 + split.1..].to_vec()))
         .map_err(|err| err.to_string())
+}
+
+/// Checks a GitHub App JWT as GitHub does: RS256 signature by the app's key (verified by `openssl dgst`
+/// with the public key), `iss` the app ID, issued in the past and not yet expired, at most ten minutes long.
+async fn verify_app_jwt(app: &AppEndpoint, jwt: &str) -> Result<(), String> {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let parts: Vec<&str> = jwt.split('.').collect();
+    let [header, claims, signature] = parts[..] else {
+        return Err("A JSON web token could not be decoded".into());
+    };
+    let decode = |part: &str| URL_SAFE_NO_PAD.decode(part).map_err(|e| e.to_string());
+    let header: serde_json::Value =
+        serde_json::from_slice(&decode(header)?).map_err(|e| e.to_string())?;
+    if header["alg"] != "RS256" {
+        return Err(format!("unexpected alg {}", header["alg"]));
+    }
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let input = dir.path().join("input");
+    let sig = dir.path().join("sig");
+    std::fs::write(&input, format!("{}.{}", parts[0], parts[1])).map_err(|e| e.to_string())?;
+    std::fs::write(&sig, decode(signature)?).map_err(|e| e.to_string())?;
+    let output = tokio::process::Command::new("openssl")
+        .args(["dgst", "-sha256", "-verify"])
+        .arg(&app.public_key)
+        .arg("-signature")
+        .arg(&sig)
+        .arg(&input)
+        .output()
+        .await
+        .map_err(|e| format!("running openssl: {e}"))?;
+    if !output.status.success() {
+        return Err(
+            "'Issuer' claim ('iss') must be an Integer or a signature verification failed".into(),
+        );
+    }
+    let claims: serde_json::Value =
+        serde_json::from_slice(&decode(claims)?).map_err(|e| e.to_string())?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let (iat, exp) = (
+        claims["iat"].as_i64().unwrap_or(i64::MAX),
+        claims["exp"].as_i64().unwrap_or(0),
+    );
+    if claims["iss"].as_str() != Some(app.app_id.to_string().as_str()) {
+        return Err(format!("wrong issuer {}", claims["iss"]));
+    }
+    if iat > now || exp <= now || exp - iat > 660 {
+        return Err("'Expiration time' claim ('exp') is too far in the future".into());
+    }
+    Ok(())
 }

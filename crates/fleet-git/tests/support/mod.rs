@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod http;
+pub mod sshd;
 
 use std::collections::BTreeMap;
 use std::ops::Deref;
