@@ -39,7 +39,7 @@ use crate::context::{Context, FIELD_MANAGER, lock};
 use crate::error::{Error, Result};
 use crate::gitrepo::poll;
 use crate::index::StoredDeployment;
-use crate::status::tally::RepoTally;
+use crate::index::tally::RepoTally;
 use crate::status::{apply_status, conditions};
 
 /// Fleet's finalizer on HelmOps.
