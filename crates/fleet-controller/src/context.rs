@@ -12,7 +12,8 @@ use kube::Client;
 
 use crate::index::{BundleKey, FleetIndex};
 use crate::metrics::Metrics;
-use crate::watches::Triggers;
+use crate::sync::Memo;
+use crate::triggers::Triggers;
 
 /// The field manager of every write the controller makes (server-side apply).
 pub const FIELD_MANAGER: &str = "fleet-controller";
@@ -66,24 +67,26 @@ pub struct Context {
     /// Kubernetes Events on GitRepos and Bundles.
     pub events: crate::events::Events,
     /// Each placed Bundle's latest decisions, for its GitRepo's status.
-    pub placement_decisions: crate::placement::status::Decisions,
+    pub placement_decisions: crate::placement::decisions::Decisions,
     /// Heartbeat timeout and other membership limits; set it before the controller
     /// starts (in `run`'s `started` callback), the defaults apply otherwise ([`crate::placement::settings`]).
-    pub placement_settings: std::sync::OnceLock<crate::placement::PlacementSettings>,
-    /// The GitRepoRestriction-checked access each GitRepo was last read with.
-    pub gitrepo_access: crate::gitrepo::restrict::Applied,
+    pub placement_settings: std::sync::OnceLock<crate::placement::limits::PlacementSettings>,
+    /// The GitRepoRestriction-checked access each GitRepo was last read with (its fingerprint, by
+    /// `namespace/name`; [`crate::gitrepo::restrict`]).
+    pub gitrepo_access: Memo,
     /// Each Bundle's targeting, kept while nothing it reads changes.
     pub targeting: crate::bundle::cache::TargetingCache,
     /// Values Secrets written ahead of their Bundle.
-    pub values_ahead: crate::bundle::values::WrittenAhead,
-    /// The agent objects last applied to each imported Cluster's downstream cluster.
-    pub agent_imports: crate::cluster::import::Applied,
+    pub values_ahead: crate::bundle::cache::WrittenAhead,
+    /// The hash of the agent objects last applied to each imported Cluster's downstream cluster, by the
+    /// Cluster's UID ([`crate::cluster::import`]).
+    pub agent_imports: Memo,
     /// Chart downloads for GitRepos' bundles, cached by digest across bundles and GitRepos.
     pub charts: Arc<fleet_chart_source::ChartSource>,
     /// The HelmOp reconciler's memory (resolved versions, Secret copies).
-    pub helmops: crate::helmop::State,
+    pub helmops: crate::helmop::state::State,
     /// Consecutive failures per object, for the shared error policy ([`crate::retry`]).
-    pub retries: crate::retry::Backoff,
+    pub retries: crate::retry::backoff::Backoff,
 }
 
 impl Context {
@@ -137,7 +140,4 @@ impl Context {
     }
 }
 
-/// Locks a mutex, recovering the data if a panicking thread poisoned it.
-pub fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
-}
+pub use crate::sync::lock;

@@ -17,7 +17,7 @@ pub enum Error {
     Waiting { object: String, message: String },
     /// A HelmOp's chart source could not be used.
     #[error(transparent)]
-    ChartSource(#[from] crate::helmop::source::SourceProblem),
+    ChartSource(#[from] SourceProblem),
     #[error("finalizer on {object}: {message}")]
     Finalizer {
         object: String,
@@ -27,6 +27,35 @@ pub enum Error {
     },
     #[error("background task failed: {0}")]
     Task(String),
+}
+
+/// Why the chart source could not be used. Never holds a credential.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourceProblem {
+    #[error("helmSecretName: secret {namespace}/{name} not found")]
+    SecretMissing { namespace: String, name: String },
+    #[error("helmSecretName: secret {namespace}/{name}: {message}")]
+    SecretInvalid {
+        namespace: String,
+        name: String,
+        message: String,
+    },
+    #[error("could not get a chart version: {0}")]
+    Resolve(String),
+}
+
+/// What a failed reconcile asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// The reconcile acted on an out-of-date copy (a write conflict) or waits for a write of its own that
+    /// the watch has not delivered yet: run again after [`crate::retry::SOON`].
+    Soon,
+    /// Something outside the object failed (the API server, the network, a remote): run again after the
+    /// object's next [`crate::retry::Backoff`] delay.
+    Backoff,
+    /// The object's own input is wrong (an invalid spec, a missing object the user must create): report it
+    /// and wait for a change.
+    Stalled,
 }
 
 impl Error {
@@ -122,8 +151,6 @@ impl Error {
         }
     }
 }
-
-pub use crate::retry::Retry;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

@@ -8,6 +8,13 @@
 //! feeds the index and wakes exactly the reconciles a change affects, status ones [`throttle`]d.
 //! [`server`] serves `/metrics` and the git push webhook ([`webhook`]).
 //!
+//! Layers (imports point down only, no module cycles): the reconcilers ([`gitrepo`], [`bundle`],
+//! [`cluster`], [`helmop`], [`placement`], [`status`]) and [`retry`], the error policy, use the [`context`];
+//! the context holds the [`index`] (fleet state, deployment store, summaries and tallies), the reconcile
+//! [`triggers`] and each reconciler's memory, which is a leaf module of its owner ([`bundle::cache`],
+//! [`helmop::state`], [`placement::decisions`], [`placement::limits`], [`retry::backoff`], and
+//! [`sync::Memo`] for what a reconciler last applied). The index and the context import no reconciler.
+//!
 //! Entry point: [`run`] with a [`kube::Client`] and [`Settings`], until the shutdown future resolves.
 
 pub mod bundle;
@@ -26,7 +33,9 @@ pub mod process;
 pub mod retry;
 pub mod server;
 pub mod status;
+pub mod sync;
 pub mod throttle;
+pub mod triggers;
 pub mod uninstall;
 pub mod watches;
 pub mod webhook;

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use crate::context::lock;
+use crate::sync::lock;
 
 /// Objects (namespace, name) waiting for the next batch.
 #[derive(Default)]

@@ -51,7 +51,7 @@ pub async fn release_finalizers(
     .acquire()
     .await?;
     let mut released = 0;
-    released += strip::<Cluster>(client, crate::placement::leave::FINALIZER).await?;
+    released += strip::<Cluster>(client, crate::cluster::leave::FINALIZER).await?;
     released += strip::<GitRepo>(client, crate::gitrepo::FINALIZER).await?;
     released += strip::<HelmOp>(client, crate::helmop::FINALIZER).await?;
     released += strip::<Bundle>(client, crate::bundle::FINALIZER).await?;
@@ -139,7 +139,7 @@ mod tests {
         let mut local: Cluster = serde_json::from_value(json!({
             "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
             "metadata": {"name": "local", "namespace": "fleet-local",
-                         "finalizers": [crate::placement::leave::FINALIZER, "example.com/keep"]},
+                         "finalizers": [crate::cluster::leave::FINALIZER, "example.com/keep"]},
             "spec": {},
         }))
         .unwrap();
@@ -157,7 +157,7 @@ mod tests {
             .await
             .unwrap();
 
-        let released = release_one(&clusters, local, crate::placement::leave::FINALIZER)
+        let released = release_one(&clusters, local, crate::cluster::leave::FINALIZER)
             .await
             .expect("a conflict is retried on a fresh copy");
 

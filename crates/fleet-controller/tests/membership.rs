@@ -7,8 +7,8 @@
 mod support;
 
 use fleet_api::{BundleDeployment, Cluster, ClusterRegistration};
+use fleet_controller::cluster::leave::{LEAVE_ANNOTATION, UNINSTALL_ANNOTATION};
 use fleet_controller::cluster::registration::SYSTEM_REGISTRATION_NAMESPACE;
-use fleet_controller::placement::leave::{LEAVE_ANNOTATION, UNINSTALL_ANNOTATION};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};

@@ -134,7 +134,7 @@ mod tests {
         let cases = [
             (
                 json!({"placement": {"type": "PickSome"}}),
-                "spec.placement: unknown variant `PickSome`, expected one of `PickAll`, `PickFixed`, `PickN`",
+                "spec.placement.type: unknown value \"PickSome\", expected one of PickAll, PickFixed, PickN",
             ),
             (
                 json!({"targetCustomizationMode": "Sometimes"}),

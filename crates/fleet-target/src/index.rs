@@ -218,7 +218,7 @@ clusters:
     namespace: fleet-default
     labels: {env: prod, region: eu}
     taints:
-      - {key: maintenance, effect: NoSelect, timeAdded: 1700000000}
+      - {key: maintenance, effect: NoSelect, timeAdded: "2023-11-14T22:13:20Z"}
     properties: {kubernetes-fleet.io/node-count: "3"}
     health: {joined: true, lastHeartbeat: 1700000100, healthy: {status: true, lastTransition: 0}}
   - name: edge-2
@@ -235,7 +235,10 @@ groups:
             .get(&ClusterKey::new("fleet-default", "edge-1"))
             .unwrap();
         assert_eq!(edge1.groups[0].name, "prod");
-        assert_eq!(edge1.cluster.taints[0].time_added, Some(1_700_000_000));
+        assert_eq!(
+            edge1.cluster.taints[0].time_added,
+            crate::model::time(1_700_000_000)
+        );
         assert_eq!(index.len(), 2);
         let err = serde_saphyr::from_str::<FleetSnapshot>(
             "clusters: [{name: a, namespace: b, lables: {}}]",

@@ -4,8 +4,13 @@
 //! `${ }` template asks for the time or randomness (`now`, `uuidv4`, `rand*`), which Fleet
 //! evaluates at targeting too.
 //!
-//! Inputs are fleet-api's types (Bundles, selectors, targets, rollout strategies, BundleDeployments);
-//! the cluster model ([`model::ClusterInfo`]) is what targeting and the scheduler read of a Cluster.
+//! Inputs are fleet-api's types (Bundles, selectors, targets, rollout strategies, BundleDeployments,
+//! GitRepoRestrictions; a Cluster's taints, custom scores and resource usage inside the cluster model
+//! [`model::ClusterInfo`], which is what targeting and the scheduler read of a Cluster). Where fleet-api
+//! keeps an enum as a string, it is checked once on the way in, with an error naming the field: the
+//! `placement` block into [`placement::PlacementPolicy`] ([`placement::from_api`]), a taint's effect by
+//! [`model::TaintEffect::of`] (an unknown one keeps the cluster from new placements, with the reason).
+//! Why a cluster cannot take a placement is typed ([`placement::Unfit`]).
 //!
 //! Data flow: [`plan::FleetState`] (the fleet: [`index::ClusterIndex`], cluster namespaces, mappings,
 //! namespace labels, every Bundle's targeting input) → [`plan::plan`], the one entry point from a

@@ -1,11 +1,14 @@
 //! The plain input model of the targeting core: clusters (labels, annotations, template values,
-//! taints, properties, health, custom scores) and cluster groups. The controller maps Fleet's
-//! Cluster and ClusterGroup CRDs onto these; `fleet target` reads them from YAML. Times are Unix
-//! seconds, supplied by the caller, so every function here stays pure.
+//! properties, health; taints, custom scores and resource usage as fleet-api's types) and cluster
+//! groups. The controller maps Fleet's Cluster and ClusterGroup CRDs onto these; `fleet target`
+//! reads them from YAML. The time is supplied by the caller (Unix seconds), so every function here
+//! stays pure.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
+use fleet_api::{ClusterScore, ClusterTaint, ResourceUsage, TAINT_NO_SCHEDULE, TAINT_NO_SELECT};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::{Deserialize, Serialize};
 
 use crate::selector::{LabelSelector, Labels};
@@ -52,8 +55,9 @@ pub struct ClusterInfo {
     /// `spec.paused`: BundleDeployments are staged but never promoted.
     #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub paused: bool,
+    /// `spec.taints`.
     #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub taints: Vec<Taint>,
+    pub taints: Vec<ClusterTaint>,
     /// Named properties (Kubernetes quantity strings), e.g. `kubernetes-fleet.io/node-count`.
     #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub properties: BTreeMap<String, String>,
@@ -62,7 +66,7 @@ pub struct ClusterInfo {
     /// Custom scores with an optional expiry (like OCM's AddOnPlacementScore); readable by
     /// property sorters and selectors under their name until they expire.
     #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub scores: Vec<CustomScore>,
+    pub scores: Vec<ClusterScore>,
     /// Agent-reported health; `None` means no agent data is known (offline use), which the
     /// scheduler treats as eligible.
     #[serde(default)]
@@ -92,30 +96,6 @@ impl ClusterInfo {
     }
 }
 
-/// Capacity, allocatable and available resources, as quantity strings keyed by resource name
-/// (`cpu`, `memory`, ...). Readable as `resources.kubernetes-fleet.io/<total|allocatable|available>-<resource>`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ResourceUsage {
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub capacity: BTreeMap<String, String>,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub allocatable: BTreeMap<String, String>,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub available: BTreeMap<String, String>,
-}
-
-/// A custom score published for a cluster.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CustomScore {
-    pub name: String,
-    pub value: i64,
-    /// After this time the score counts as missing; `None` never expires.
-    #[serde(default)]
-    pub valid_until: Option<UnixSeconds>,
-}
-
 /// Membership and health facts reported by the agent and the hub.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -141,19 +121,6 @@ pub struct HealthCondition {
     pub last_transition: UnixSeconds,
 }
 
-/// A taint on a cluster.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Taint {
-    pub key: String,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub value: String,
-    pub effect: TaintEffect,
-    /// When the taint was added; `tolerationSeconds` count from here.
-    #[serde(default)]
-    pub time_added: Option<UnixSeconds>,
-}
-
 /// What a taint does to placements that do not tolerate it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum TaintEffect {
@@ -164,14 +131,54 @@ pub enum TaintEffect {
     NoSelect,
 }
 
-impl fmt::Display for Taint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.value.is_empty() {
-            write!(f, "{}:{:?}", self.key, self.effect)
-        } else {
-            write!(f, "{}={}:{:?}", self.key, self.value, self.effect)
+impl TaintEffect {
+    /// The effect of a Cluster taint (`spec.taints[].effect`).
+    pub fn of(taint: &ClusterTaint) -> Result<TaintEffect, UnknownTaintEffect> {
+        match taint.effect.as_str() {
+            TAINT_NO_SCHEDULE => Ok(TaintEffect::NoSchedule),
+            TAINT_NO_SELECT => Ok(TaintEffect::NoSelect),
+            _ => Err(UnknownTaintEffect {
+                taint: show_taint(taint),
+            }),
         }
     }
+
+    /// The name the API stores.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaintEffect::NoSchedule => TAINT_NO_SCHEDULE,
+            TaintEffect::NoSelect => TAINT_NO_SELECT,
+        }
+    }
+}
+
+/// A taint whose effect is neither `NoSchedule` nor `NoSelect`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("taint {taint} has an unknown effect (expected NoSchedule or NoSelect)")]
+pub struct UnknownTaintEffect {
+    /// The taint as `key[=value]:effect`.
+    pub taint: String,
+}
+
+/// A taint as `key[=value]:effect`, for messages.
+pub fn show_taint(taint: &ClusterTaint) -> String {
+    if taint.value.is_empty() {
+        format!("{}:{}", taint.key, taint.effect)
+    } else {
+        format!("{}={}:{}", taint.key, taint.value, taint.effect)
+    }
+}
+
+/// Unix seconds of a Kubernetes time.
+pub fn unix(t: &Time) -> UnixSeconds {
+    t.0.as_second()
+}
+
+/// A Kubernetes time from Unix seconds; `None` outside the range a timestamp can hold.
+pub fn time(seconds: UnixSeconds) -> Option<Time> {
+    k8s_openapi::jiff::Timestamp::from_second(seconds)
+        .ok()
+        .map(Time)
 }
 
 /// A fleet written down (the clusters file of `fleet target`): clusters and cluster groups.

@@ -6,30 +6,14 @@
 
 use serde::{Deserialize, Serialize};
 
+use fleet_api::GitRepoRestrictionFields;
+
 use crate::error::TargetError;
 use crate::selector::LabelSelector;
 
-/// A GitRepoRestriction (top-level fields).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GitRepoRestriction {
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub name: String,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub default_service_account: String,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub allowed_service_accounts: Vec<String>,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub allowed_repo_patterns: Vec<String>,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub default_client_secret_name: String,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub allowed_client_secret_names: Vec<String>,
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub allowed_target_namespaces: Vec<String>,
-    #[serde(default)]
-    pub allowed_target_namespace_selector: Option<LabelSelector>,
-}
+/// One GitRepoRestriction as the checks read it: its name (restrictions aggregate in name order) and
+/// its fields.
+pub type Named<'a> = (&'a str, &'a GitRepoRestrictionFields);
 
 /// The GitRepo fields the restrictions check.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,7 +39,7 @@ pub struct Authorized {
 /// Aggregates `restrictions` (any order) and checks `gitrepo` against them.
 pub fn authorize(
     gitrepo: &GitRepoAccess,
-    restrictions: &[GitRepoRestriction],
+    restrictions: &[Named<'_>],
 ) -> Result<Authorized, TargetError> {
     if restrictions.is_empty() {
         return Ok(Authorized {
@@ -109,15 +93,15 @@ pub fn authorize(
 /// The `allowedTargetNamespaceSelector` of a namespace's `restrictions` (any order), ANDed as
 /// [`authorize`] merges them: what Fleet's Bundle targeting puts on the options of every target of a
 /// GitRepo's Bundle (`getNamespaceSelectorForBundle`). `None` when no restriction has one.
-pub fn namespace_selector(restrictions: &[GitRepoRestriction]) -> Option<LabelSelector> {
+pub fn namespace_selector(restrictions: &[Named<'_>]) -> Option<LabelSelector> {
     aggregate(restrictions).allowed_target_namespace_selector
 }
 
-fn aggregate(restrictions: &[GitRepoRestriction]) -> GitRepoRestriction {
-    let mut sorted: Vec<&GitRepoRestriction> = restrictions.iter().collect();
-    sorted.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut out = GitRepoRestriction::default();
-    for r in sorted {
+fn aggregate(restrictions: &[Named<'_>]) -> GitRepoRestrictionFields {
+    let mut sorted: Vec<&Named<'_>> = restrictions.iter().collect();
+    sorted.sort_by_key(|(name, _)| *name);
+    let mut out = GitRepoRestrictionFields::default();
+    for (_, r) in sorted {
         if out.default_service_account.is_empty() {
             out.default_service_account = r.default_service_account.clone();
         }
@@ -210,6 +194,11 @@ mod tests {
     use super::*;
     use crate::selector::SelectorExt;
 
+    /// The borrowed view of owned (name, fields) pairs.
+    fn view<'a>(list: &'a [(&'static str, GitRepoRestrictionFields)]) -> Vec<Named<'a>> {
+        list.iter().map(|(name, fields)| (*name, fields)).collect()
+    }
+
     fn repo(repo: &str, target_ns: &str, sa: &str, secret: &str) -> GitRepoAccess {
         GitRepoAccess {
             repo: repo.into(),
@@ -227,23 +216,28 @@ mod tests {
 
     #[test]
     fn restrictions_table() {
-        let restrictions = vec![
-            GitRepoRestriction {
-                name: "b".into(),
-                default_service_account: "ignored-default".into(),
-                allowed_service_accounts: vec!["sa2".into()],
-                allowed_repo_patterns: vec!["^https://github.com/acme/".into()],
-                ..Default::default()
-            },
-            GitRepoRestriction {
-                name: "a".into(),
-                default_service_account: "sa1".into(),
-                default_client_secret_name: "cred".into(),
-                allowed_service_accounts: vec!["sa1".into()],
-                allowed_target_namespaces: vec!["apps".into()],
-                ..Default::default()
-            },
+        let owned = [
+            (
+                "b",
+                GitRepoRestrictionFields {
+                    default_service_account: "ignored-default".into(),
+                    allowed_service_accounts: vec!["sa2".into()],
+                    allowed_repo_patterns: vec!["^https://github.com/acme/".into()],
+                    ..Default::default()
+                },
+            ),
+            (
+                "a",
+                GitRepoRestrictionFields {
+                    default_service_account: "sa1".into(),
+                    default_client_secret_name: "cred".into(),
+                    allowed_service_accounts: vec!["sa1".into()],
+                    allowed_target_namespaces: vec!["apps".into()],
+                    ..Default::default()
+                },
+            ),
         ];
+        let restrictions = view(&owned);
         let ok = authorize(
             &repo("https://github.com/acme/app", "apps", "", ""),
             &restrictions,
@@ -287,18 +281,27 @@ mod tests {
 
     #[test]
     fn namespace_selectors_are_merged_and_require_a_target_namespace() {
-        let restrictions = vec![
-            GitRepoRestriction {
-                name: "a".into(),
-                allowed_target_namespace_selector: Some(LabelSelector::from_labels([("x", "1")])),
-                ..Default::default()
-            },
-            GitRepoRestriction {
-                name: "b".into(),
-                allowed_target_namespace_selector: Some(LabelSelector::from_labels([("y", "2")])),
-                ..Default::default()
-            },
+        let owned = [
+            (
+                "a",
+                GitRepoRestrictionFields {
+                    allowed_target_namespace_selector: Some(LabelSelector::from_labels([(
+                        "x", "1",
+                    )])),
+                    ..Default::default()
+                },
+            ),
+            (
+                "b",
+                GitRepoRestrictionFields {
+                    allowed_target_namespace_selector: Some(LabelSelector::from_labels([(
+                        "y", "2",
+                    )])),
+                    ..Default::default()
+                },
+            ),
         ];
+        let restrictions = view(&owned);
         let err = authorize(&repo("r", "", "", ""), &restrictions).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -310,21 +313,25 @@ mod tests {
             Some(LabelSelector::from_labels([("x", "1"), ("y", "2")]))
         );
         // The same merge, in any order, for the Bundles' targeting; none without a selector.
-        let reversed: Vec<GitRepoRestriction> = restrictions.iter().rev().cloned().collect();
+        let reversed: Vec<Named<'_>> = restrictions.iter().rev().copied().collect();
         assert_eq!(
             namespace_selector(&reversed),
             ok.allowed_target_namespace_selector
         );
-        assert_eq!(namespace_selector(&[GitRepoRestriction::default()]), None);
+        assert_eq!(
+            namespace_selector(&[("a", &GitRepoRestrictionFields::default())]),
+            None
+        );
         assert_eq!(namespace_selector(&[]), None);
     }
 
     #[test]
     fn credentials_in_repo_urls_are_not_shown() {
-        let restrictions = vec![GitRepoRestriction {
+        let fields = GitRepoRestrictionFields {
             allowed_repo_patterns: vec!["^https://github.com/acme/".into()],
             ..Default::default()
-        }];
+        };
+        let restrictions = [("a", &fields)];
         let err = authorize(
             &repo("https://bob:s3cret@gitlab.com/x/y", "", "", ""),
             &restrictions,
@@ -344,10 +351,11 @@ mod tests {
 
     #[test]
     fn bad_regex_is_reported() {
-        let restrictions = vec![GitRepoRestriction {
+        let fields = GitRepoRestrictionFields {
             allowed_repo_patterns: vec!["(".into()],
             ..Default::default()
-        }];
+        };
+        let restrictions = [("a", &fields)];
         let err = authorize(&repo("r", "", "", ""), &restrictions)
             .unwrap_err()
             .to_string();

@@ -22,8 +22,13 @@ pub enum SelectorOperator {
     DoesNotExist,
 }
 
+/// A `matchExpressions` operator that is none of `In`, `NotIn`, `Exists`, `DoesNotExist`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown operator {0:?}, expected one of In, NotIn, Exists, DoesNotExist")]
+pub struct UnknownOperator(pub String);
+
 impl FromStr for SelectorOperator {
-    type Err = String;
+    type Err = UnknownOperator;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
@@ -31,9 +36,7 @@ impl FromStr for SelectorOperator {
             "NotIn" => Ok(SelectorOperator::NotIn),
             "Exists" => Ok(SelectorOperator::Exists),
             "DoesNotExist" => Ok(SelectorOperator::DoesNotExist),
-            other => Err(format!(
-                "unknown operator {other:?}, expected one of In, NotIn, Exists, DoesNotExist"
-            )),
+            other => Err(UnknownOperator(other.to_string())),
         }
     }
 }
@@ -77,7 +80,7 @@ impl SelectorExt for LabelSelector {
             let operator: SelectorOperator = req
                 .operator
                 .parse()
-                .map_err(|message: String| TargetError::invalid(&at, message))?;
+                .map_err(|e: UnknownOperator| TargetError::invalid(&at, e.to_string()))?;
             match operator {
                 SelectorOperator::In | SelectorOperator::NotIn if req.values.is_empty() => {
                     return Err(TargetError::invalid(

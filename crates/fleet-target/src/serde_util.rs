@@ -2,7 +2,7 @@
 //! field reads as the Rust default (Go writes nil slices and maps as `null`), and an empty string
 //! reads as an enum's default (Go's zero value for string enums).
 
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IntoDeserializer};
 use serde::{Deserialize, Deserializer};
 
 /// `null` (or a missing field, with `#[serde(default)]`) becomes `T::default()`.
@@ -23,9 +23,7 @@ where
     match Option::<String>::deserialize(deserializer)? {
         None => Ok(T::default()),
         Some(s) if s.is_empty() => Ok(T::default()),
-        Some(s) => {
-            serde_json::from_value(serde_json::Value::String(s)).map_err(serde::de::Error::custom)
-        }
+        Some(s) => T::deserialize(s.into_deserializer()),
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub(crate) mod bundles;
 mod clusters_file;
+mod file_cluster;
 mod output;
 mod report;
 

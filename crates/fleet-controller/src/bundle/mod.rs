@@ -8,6 +8,7 @@
 pub mod cache;
 pub mod content;
 pub mod deploy;
+pub mod read_values;
 pub mod values;
 
 use std::collections::BTreeMap;
@@ -72,7 +73,7 @@ async fn reconcile_inner(bundle: Arc<Bundle>, ctx: Arc<Context>) -> Result<Actio
 
 async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {
     // Helm values kept in the Bundle's values Secret are put back before targeting.
-    let Some(bundle) = values::with_bundle_values(ctx, bundle).await? else {
+    let Some(bundle) = read_values::with_bundle_values(ctx, bundle).await? else {
         // The Secret holds a newer version's values: that version's watch event wakes this again.
         return Ok(Action::await_change());
     };
@@ -184,7 +185,7 @@ async fn pass(
     }
     let manifest_changed = previous_manifest.is_some_and(|m| m != work.manifest_id);
     let deleted_any = !work.deletes.is_empty();
-    values::keep_deployed_values(ctx, &mut work.writes, &work.deployed_values_unknown).await?;
+    read_values::keep_deployed_values(ctx, &mut work.writes, &work.deployed_values_unknown).await?;
     let writes = std::mem::take(&mut work.writes).into_iter().map(|mut bd| {
         let moved = values::extract(&mut bd);
         if let Some(moved) = &moved {

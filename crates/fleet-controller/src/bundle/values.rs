@@ -5,8 +5,8 @@
 //! Bundle, in its namespace, of type `fleet.cattle.io/bundle-values/v1alpha1`, labelled like the Bundle and
 //! owned by it; the Bundle is written without values or `valuesFiles` and with `spec.valuesHash` = sha256 of
 //! Go's `json.Marshal` of that `map[string][]byte` (sorted keys, base64 values). The Bundle reconciler puts
-//! them back before targeting ([`with_bundle_values`]), and retries while the Secret is missing or does not
-//! match the hash, unless it holds the values of a newer version on its way ([`WrittenAhead`]).
+//! them back before targeting ([`super::read_values::with_bundle_values`]), and retries while the Secret is missing or does not
+//! match the hash, unless it holds the values of a newer version on its way ([`super::cache::WrittenAhead`]).
 //!
 //! **BundleDeployments** ([`extract`]): a BundleDeployment whose options or staged options carry `helm.values`
 //! is written without them, with `spec.valuesHash`, and the values go into its options Secret — same name,
@@ -19,9 +19,7 @@
 //! The index keeps BundleDeployments with their values put back ([`restore`]) while it knows them (they
 //! were written by this process), so planning compares what it wants with what exists, values included.
 
-use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Mutex;
+use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use fleet_api::{
@@ -31,11 +29,9 @@ use fleet_api::{
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{Api, ObjectMeta};
+use kube::api::ObjectMeta;
 use kube::{Resource, ResourceExt};
 use sha2::{Digest, Sha256};
-
-use crate::context::lock;
 
 /// The values taken out of one BundleDeployment.
 #[derive(Debug, Clone, PartialEq)]
@@ -224,143 +220,11 @@ pub fn bundle_secret(bundle: &Bundle, values: &BundleValues) -> Secret {
     }
 }
 
-/// Values Secrets this process wrote ahead of their Bundle (a GitRepo's read writes the Secret first, so that
-/// the new Bundle's reconcile finds it), by (namespace, name), with the `valuesHash` the Bundle will carry.
-#[derive(Debug, Default)]
-pub struct WrittenAhead(Mutex<HashMap<(String, String), String>>);
-
-/// One values Secret written ahead of its Bundle, until dropped (after the Bundle write, or its failure).
-pub struct AheadOfBundle<'a> {
-    ahead: &'a WrittenAhead,
-    key: (String, String),
-}
-
-impl WrittenAhead {
-    /// Records that the values Secret of Bundle `namespace/name` now holds values hashed `hash`, and its
-    /// Bundle is being written.
-    pub fn begin(&self, namespace: &str, name: &str, hash: &str) -> AheadOfBundle<'_> {
-        let key = (namespace.to_string(), name.to_string());
-        lock(&self.0).insert(key.clone(), hash.to_string());
-        AheadOfBundle { ahead: self, key }
-    }
-
-    fn holds(&self, namespace: &str, name: &str, hash: &str) -> bool {
-        lock(&self.0)
-            .get(&(namespace.to_string(), name.to_string()))
-            .is_some_and(|ahead| ahead == hash)
-    }
-}
-
-impl Drop for AheadOfBundle<'_> {
-    fn drop(&mut self) {
-        lock(&self.ahead.0).remove(&self.key);
-    }
-}
-
-/// `bundle` with its Helm values read back from its values Secret when `valuesHash` says they were moved
-/// there (borrowed as it is otherwise). `None` when the Secret is not this version's because a newer
-/// version is on its way: its values were written ahead of the Bundle ([`WrittenAhead`]), or the API
-/// server already holds a newer Bundle than the one reconciled; that version's watch event wakes the
-/// reconcile again, so nothing fails. Otherwise a missing or mismatched Secret is an error, so that the
-/// reconcile is retried, as Fleet's is.
-pub async fn with_bundle_values<'a>(
-    ctx: &crate::context::Context,
-    bundle: &'a Bundle,
-) -> crate::error::Result<Option<Cow<'a, Bundle>>> {
-    if bundle.spec.values_hash.is_empty() {
-        return Ok(Some(Cow::Borrowed(bundle)));
-    }
-    let namespace = bundle.namespace().unwrap_or_default();
-    let name = bundle.name_any();
-    let object = format!("Bundle {namespace}/{name}");
-    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
-    let data: Option<BTreeMap<String, Vec<u8>>> = secrets.get_opt(&name).await?.map(|secret| {
-        secret
-            .data
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(key, value)| (key, value.0))
-            .collect()
-    });
-    let found = data.as_ref().map(bundle_values_hash);
-    if let (Some(data), Some(found)) = (&data, &found)
-        && *found == bundle.spec.values_hash
-    {
-        let mut with_values = bundle.clone();
-        restore_bundle(&mut with_values, data)
-            .map_err(|message| crate::error::Error::invalid(&object, message))?;
-        return Ok(Some(Cow::Owned(with_values)));
-    }
-    let written_ahead = found
-        .as_ref()
-        .is_some_and(|found| ctx.values_ahead.holds(&namespace, &name, found));
-    if written_ahead || newer_bundle_stored(ctx, bundle).await? {
-        tracing::debug!(bundle = %object, "values secret of a newer version; waiting for it");
-        return Ok(None);
-    }
-    let problem = if data.is_some() {
-        "does not match valuesHash"
-    } else {
-        "does not exist"
-    };
-    Err(crate::error::Error::waiting(
-        &object,
-        format!("its values secret {name:?} {problem} (yet)"),
-    ))
-}
-
-/// Whether the API server holds a newer version of `bundle` than this one (a reconcile may see the
-/// controller's cache before the new version's watch event).
-async fn newer_bundle_stored(
-    ctx: &crate::context::Context,
-    bundle: &Bundle,
-) -> crate::error::Result<bool> {
-    let api: Api<Bundle> =
-        Api::namespaced(ctx.client.clone(), &bundle.namespace().unwrap_or_default());
-    Ok(api
-        .get_opt(&bundle.name_any())
-        .await?
-        .is_some_and(|stored| stored.metadata.generation != bundle.metadata.generation))
-}
-
-/// Puts back into each of `writes` named in `unknown` (namespace, name) the Helm values of its deployed
-/// `options`, read from the `values` key of its options Secret: a BundleDeployment that keeps its deployed
-/// options while its staged options change, written before this process started, so planning knows its
-/// options without their values. Without this its rewrite would empty them. A missing Secret is an error
-/// (retried), never a write without the values.
-pub async fn keep_deployed_values(
-    ctx: &crate::context::Context,
-    writes: &mut [BundleDeployment],
-    unknown: &HashSet<(String, String)>,
-) -> crate::error::Result<()> {
-    for bd in writes.iter_mut() {
-        let key = (bd.namespace().unwrap_or_default(), bd.name_any());
-        if !unknown.contains(&key) {
-            continue;
-        }
-        let (namespace, name) = key;
-        let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
-        let object = format!("BundleDeployment {namespace}/{name}");
-        let secret = secrets.get_opt(&name).await?.ok_or_else(|| {
-            crate::error::Error::waiting(&object, "its options secret does not exist")
-        })?;
-        let values = fleet_api::options_secret_values(secret.data.as_ref(), OPTIONS_SECRET_VALUES)
-            .map_err(|_| {
-                crate::error::Error::invalid(
-                    &object,
-                    "its options secret's values are not a JSON object",
-                )
-            })?;
-        put_values(&mut bd.spec.options, values);
-    }
-    Ok(())
-}
-
 fn helm_values(options: &BundleDeploymentOptions) -> Option<&GenericMap> {
     options.helm.as_ref().and_then(|helm| helm.values.as_ref())
 }
 
-fn put_values(options: &mut BundleDeploymentOptions, values: Option<GenericMap>) {
+pub fn put_values(options: &mut BundleDeploymentOptions, values: Option<GenericMap>) {
     if let Some(values) = values {
         options.helm.get_or_insert_with(Default::default).values = Some(values);
     }

@@ -2,11 +2,12 @@
 //! with the Cluster, labelled managed) and records it in `status.namespace`, writes its membership
 //! (`Joined`, `Healthy`, the automatic unreachable taint: [`crate::placement::membership`]), then
 //! aggregates the BundleDeployments in that namespace into the Cluster's summary and `display`. A
-//! deleted Cluster leaves the fleet through its finalizer ([`crate::placement::leave`]).
+//! deleted Cluster leaves the fleet through its finalizer ([`leave`]).
 
 pub mod bootstrap;
 pub mod config;
 pub mod import;
+pub mod leave;
 pub mod registration;
 pub mod token;
 
@@ -28,8 +29,12 @@ use serde_json::json;
 use crate::context::{Context, FIELD_MANAGER};
 use crate::error::{Error, Result};
 use crate::placement::membership::evaluate;
-use crate::placement::{leave, settings, unix_now};
+use crate::placement::{settings, unix_now};
 use crate::status::{apply_status, conditions, set_ready, summary_state};
+
+/// Prefix of the import token's name (Fleet's `ImportTokenPrefix`): the import
+/// ([`import`]) creates it, the leave ([`leave`]) deletes it.
+pub const IMPORT_TOKEN_PREFIX: &str = "import-token-";
 
 /// Fleet's cluster namespace name: `cluster-<ns>-<name>-<KeyHash(ns::name)>`, cut as SafeConcatName cuts.
 pub fn cluster_namespace(namespace: &str, name: &str) -> String {

@@ -20,9 +20,7 @@ use crate::error::Result;
 use crate::gitrepo::render::Rendered;
 use crate::gitrepo::restrict;
 
-/// Annotation on a Bundle whose directory failed to read in the GitRepo's current commit (our addition:
-/// Fleet's git job fails as a whole instead). The Bundle keeps its last good spec.
-pub const READ_ERROR_ANNOTATION: &str = "fleet.cattle.io/read-error";
+pub use super::annotations::READ_ERROR_ANNOTATION;
 /// The field manager that writes [`READ_ERROR_ANNOTATION`], apart from the Bundle's spec.
 const READ_ERROR_MANAGER: &str = "fleet-controller-read-error";
 

@@ -8,6 +8,7 @@
 //! wrong URL, branch or secret) keep the polling interval, since the Secret they may name is not
 //! watched. A finalizer deletes the GitRepo's Bundles when it is deleted.
 
+pub mod annotations;
 pub mod apply;
 pub mod charts;
 pub mod fetch;

@@ -13,22 +13,23 @@
 //! **Bundles** (Fleet's `getNamespaceSelectorForBundle`): the `allowedTargetNamespaceSelector` of a
 //! namespace's restrictions (ANDed) goes on the options of every target of each Bundle in that namespace
 //! that carries the `fleet.cattle.io/repo-name` label, after target customizations are merged, when
-//! targeting runs ([`NamespaceSelectors`], read by [`crate::bundle::cache`]). As in Fleet this keys on the
+//! targeting runs ([`crate::bundle::cache::NamespaceSelectors`]). As in Fleet this keys on the
 //! label, not on an owning GitRepo: a Bundle created by hand without the label gets no selector, one with
 //! it does. The other restriction fields (allowed service accounts, repo patterns, client secrets, target
 //! namespaces, the defaults) govern GitRepos only: Fleet checks them nowhere for Bundles, nor do we.
 //!
-//! [`watch`] keeps [`NamespaceSelectors`] current, marks the `GitRepoRestriction` kind synced in the index
+//! [`watch`] keeps [`crate::bundle::cache::NamespaceSelectors`] current, marks the `GitRepoRestriction` kind synced in the index
 //! once it listed them (so no Bundle is planned without its selector after a restart, which would change
 //! its deploymentIDs), and on a change wakes the namespace's GitRepos and, when the selector moved, its
 //! Bundles.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use fleet_api::{Bundle, GitRepo, GitRepoRestriction, GitRepoStatus, labels};
+use fleet_api::{
+    Bundle, GitRepo, GitRepoRestriction, GitRepoRestrictionFields, GitRepoStatus, labels,
+};
 use fleet_target::restrictions::{self, GitRepoAccess};
-use fleet_target::selector::LabelSelector;
 use futures::StreamExt;
 use kube::api::{Api, ListParams};
 use kube::runtime::watcher::Event;
@@ -36,9 +37,9 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use sha2::{Digest, Sha256};
 
-use crate::context::{Context, lock};
+use super::annotations::READ_ERROR_ANNOTATION;
+use crate::context::Context;
 use crate::error::Result;
-use crate::gitrepo::apply::READ_ERROR_ANNOTATION;
 use crate::status::{apply_status, conditions};
 
 /// The condition Fleet sets to `False` with the restriction error.
@@ -46,33 +47,10 @@ pub const ACCEPTED: &str = "Accepted";
 /// The reason of the warning Event on a rejected GitRepo.
 pub const EVENT_REASON: &str = "FailedToApplyRestrictions";
 
-/// Annotation on each Bundle a GitRepo wrote: the [`fingerprint`] of the effective access it was read with
-/// (our addition).
-pub const ACCESS_ANNOTATION: &str = "fleet.cattle.io/gitrepo-access";
+pub use super::annotations::ACCESS_ANNOTATION;
 
 /// The kind [`watch`] marks synced in the index.
-pub const SYNCED_KIND: &str = "GitRepoRestriction";
-
-/// The access [`fingerprint`] each GitRepo's Bundles were last read with, keyed by `namespace/name`.
-#[derive(Debug, Default)]
-pub struct Applied(Mutex<HashMap<String, String>>);
-
-impl Applied {
-    /// The access the GitRepo's Bundles were last read with, when this process knows it.
-    pub fn get(&self, key: &str) -> Option<String> {
-        lock(&self.0).get(key).cloned()
-    }
-
-    /// Records that the GitRepo's Bundles were read with `access`.
-    pub fn record(&self, key: &str, access: &str) {
-        lock(&self.0).insert(key.to_string(), access.to_string());
-    }
-
-    /// Forgets a deleted GitRepo.
-    pub fn forget(&self, key: &str) {
-        lock(&self.0).remove(key);
-    }
-}
+pub use crate::index::GITREPO_RESTRICTIONS as SYNCED_KIND;
 
 /// What the Bundles read from `repo` (the effective GitRepo) depend on of its access (repo, target
 /// namespace, service account, client secret), as a hash: the value of [`ACCESS_ANNOTATION`].
@@ -122,7 +100,10 @@ pub async fn authorize(ctx: &Context, repo: &GitRepo) -> Result<Result<GitRepo, 
         Err(kube::Error::Api(status)) if status.code == 404 => Vec::new(),
         Err(err) => return Err(err.into()),
     };
-    let restrictions: Vec<restrictions::GitRepoRestriction> = listed.iter().map(convert).collect();
+    let restrictions: Vec<restrictions::Named<'_>> = listed
+        .iter()
+        .map(|r| (r.meta().name.as_deref().unwrap_or(""), &r.spec))
+        .collect();
     Ok(restrictions::authorize(&access(repo), &restrictions)
         .map(|authorized| {
             let mut effective = repo.clone();
@@ -181,40 +162,8 @@ pub async fn reject(
     Ok(())
 }
 
-/// The merged `allowedTargetNamespaceSelector` of each namespace's GitRepoRestrictions (namespaces without
-/// one are absent), as [`watch`] last saw them.
-#[derive(Debug, Default)]
-pub struct NamespaceSelectors(Mutex<HashMap<String, LabelSelector>>);
-
-impl NamespaceSelectors {
-    /// The selector Fleet's targeting puts on the options of `bundle`'s targets: its namespace's, when the
-    /// Bundle carries the `fleet.cattle.io/repo-name` label.
-    pub fn for_bundle(&self, bundle: &Bundle) -> Option<LabelSelector> {
-        let from_gitrepo = bundle
-            .labels()
-            .get(labels::REPO_NAME)
-            .is_some_and(|repo| !repo.is_empty());
-        if !from_gitrepo {
-            return None;
-        }
-        lock(&self.0)
-            .get(&bundle.namespace().unwrap_or_default())
-            .cloned()
-    }
-
-    /// Sets the selector of `namespace`; whether it changed.
-    pub fn set(&self, namespace: &str, selector: Option<LabelSelector>) -> bool {
-        let mut selectors = lock(&self.0);
-        let previous = match &selector {
-            Some(selector) => selectors.insert(namespace.to_string(), selector.clone()),
-            None => selectors.remove(namespace),
-        };
-        previous != selector
-    }
-}
-
 /// Each namespace's restrictions, by name.
-type Known = HashMap<String, BTreeMap<String, restrictions::GitRepoRestriction>>;
+type Known = HashMap<String, BTreeMap<String, GitRepoRestrictionFields>>;
 
 /// Watches GitRepoRestrictions: keeps the namespace selectors of `ctx.targeting` current, marks the kind
 /// synced after the first list (or at once on a hub without the CRD), and after that wakes a namespace's
@@ -234,9 +183,8 @@ pub async fn watch(ctx: Arc<Context>) {
             Ok(Event::Apply(r)) => {
                 let namespace = r.namespace().unwrap_or_default();
                 let entry = known.entry(namespace.clone()).or_default();
-                let converted = convert(&r);
-                let before = entry.insert(converted.name.clone(), converted.clone());
-                if before.as_ref() == Some(&converted) {
+                let before = entry.insert(r.name_any(), r.spec.clone());
+                if before.as_ref() == Some(&r.spec) {
                     continue;
                 }
                 vec![namespace]
@@ -256,12 +204,11 @@ pub async fn watch(ctx: Arc<Context>) {
                 continue;
             }
             Ok(Event::InitApply(r)) => {
-                let converted = convert(&r);
                 relisted
                     .get_or_insert_with(Known::new)
                     .entry(r.namespace().unwrap_or_default())
                     .or_default()
-                    .insert(converted.name.clone(), converted);
+                    .insert(r.name_any(), r.spec);
                 continue;
             }
             Ok(Event::InitDone) => {
@@ -291,9 +238,13 @@ pub async fn watch(ctx: Arc<Context>) {
             }
         };
         for namespace in &changed {
-            let listed: Vec<restrictions::GitRepoRestriction> = known
+            let listed: Vec<restrictions::Named<'_>> = known
                 .get(namespace)
-                .map(|m| m.values().cloned().collect())
+                .map(|m| {
+                    m.iter()
+                        .map(|(name, fields)| (name.as_str(), fields))
+                        .collect()
+                })
                 .unwrap_or_default();
             let selector = restrictions::namespace_selector(&listed);
             let selector_changed = ctx.targeting.namespace_selectors.set(namespace, selector);
@@ -334,20 +285,5 @@ async fn wake(ctx: &Context, namespace: &str, bundles: bool) {
                 .map(|b| (namespace.to_string(), b.name_any())),
         ),
         Err(err) => tracing::warn!(%namespace, error = %err, "listing Bundles failed"),
-    }
-}
-
-/// The pure crate's view of a restriction.
-fn convert(restriction: &GitRepoRestriction) -> restrictions::GitRepoRestriction {
-    let fields = &restriction.spec;
-    restrictions::GitRepoRestriction {
-        name: restriction.meta().name.clone().unwrap_or_default(),
-        default_service_account: fields.default_service_account.clone(),
-        allowed_service_accounts: fields.allowed_service_accounts.clone(),
-        allowed_repo_patterns: fields.allowed_repo_patterns.clone(),
-        default_client_secret_name: fields.default_client_secret_name.clone(),
-        allowed_client_secret_names: fields.allowed_client_secret_names.clone(),
-        allowed_target_namespaces: fields.allowed_target_namespaces.clone(),
-        allowed_target_namespace_selector: fields.allowed_target_namespace_selector.clone(),
     }
 }

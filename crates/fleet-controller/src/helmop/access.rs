@@ -5,7 +5,7 @@
 //! goes with it). The agent reads it by the name in the BundleDeployment's `helmChartOptions`. A copy is
 //! written only when it is not known to hold the current data.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use fleet_api::{BundleDeployment, INTERNAL_SECRET_LABEL, SECRET_TYPE_HELMOPS_ACCESS};
 use k8s_openapi::api::core::v1::Secret;
@@ -18,8 +18,7 @@ use sha2::{Digest, Sha256};
 use crate::context::{Context, FIELD_MANAGER, lock};
 use crate::error::Result;
 
-/// Copies written by this process: (namespace, name) → (owning BundleDeployment's uid, data hash).
-pub type Written = std::sync::Mutex<HashMap<(String, String), (String, String)>>;
+pub use super::state::Written;
 
 /// The Secret copy for `bd`, with `source`'s type-independent data.
 pub fn copy_for(source: &Secret, bd: &BundleDeployment) -> Secret {

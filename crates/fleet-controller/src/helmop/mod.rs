@@ -12,8 +12,9 @@
 pub mod access;
 pub mod bundle;
 pub mod source;
+pub mod state;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,21 +39,13 @@ use crate::context::{Context, FIELD_MANAGER, lock};
 use crate::error::{Error, Result};
 use crate::gitrepo::poll;
 use crate::index::StoredDeployment;
-use crate::status::tally::RepoTally;
+use crate::index::tally::RepoTally;
 use crate::status::{apply_status, conditions};
 
 /// Fleet's finalizer on HelmOps.
 pub const FINALIZER: &str = "fleet.cattle.io/helmop-finalizer";
 
-/// What the reconciler remembers between reconciles.
-#[derive(Default)]
-pub struct State {
-    /// By HelmOp uid: the chart reference (repo, chart, constraint, secret name) last resolved and its
-    /// version, so that a reconcile woken by a BundleDeployment does not ask the chart source again.
-    resolved: std::sync::Mutex<HashMap<String, (String, String)>>,
-    /// The Secret copies written ([`access`]).
-    copies: access::Written,
-}
+pub use state::State;
 
 /// Reconciles one HelmOp.
 pub fn reconcile(helmop: Arc<HelmOp>, ctx: Arc<Context>) -> BoxFuture<'static, Result<Action>> {

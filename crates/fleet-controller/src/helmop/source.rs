@@ -16,6 +16,7 @@ use kube::api::Api;
 
 use crate::context::Context;
 use crate::error::Result;
+pub use crate::error::SourceProblem;
 
 /// The chart `helmop` names (validated by [`super::bundle::validate`] first).
 pub fn chart_ref(helmop: &HelmOp) -> Option<ChartRef> {
@@ -50,21 +51,6 @@ pub fn is_strict_version(text: &str) -> bool {
             .iter()
             .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
         && fleet_bundle::remote::version::parse_version(text).is_some()
-}
-
-/// Why the chart source could not be used. Never holds a credential.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SourceProblem {
-    #[error("helmSecretName: secret {namespace}/{name} not found")]
-    SecretMissing { namespace: String, name: String },
-    #[error("helmSecretName: secret {namespace}/{name}: {message}")]
-    SecretInvalid {
-        namespace: String,
-        name: String,
-        message: String,
-    },
-    #[error("could not get a chart version: {0}")]
-    Resolve(String),
 }
 
 /// The settings requests to the chart source use.

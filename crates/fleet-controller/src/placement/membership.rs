@@ -8,11 +8,11 @@
 use std::time::Duration;
 
 use fleet_api::{Cluster, ClusterTaint, Condition};
-use fleet_target::model::{Taint, UnixSeconds};
+use fleet_target::model::{UnixSeconds, time};
 use fleet_target::placement::membership::{membership_status, with_automatic_taints};
 
 use super::PlacementSettings;
-use super::view::{cluster_info, cluster_taint};
+use super::view::cluster_info;
 use crate::status::conditions;
 
 /// Condition: the cluster's agent has joined.
@@ -79,15 +79,15 @@ pub fn evaluate(
     conditions::set(&mut list, HEALTHY, healthy, reason, &message, now_text);
 
     // Only a cluster that has joined can become unreachable.
-    let mut taints: Vec<Taint> = if facts.heartbeat_age_seconds.is_some() {
+    let mut taints: Vec<ClusterTaint> = if facts.heartbeat_age_seconds.is_some() {
         with_automatic_taints(&info, now, &config)
     } else {
         info.taints.clone()
     };
-    for taint in &mut taints {
-        taint.time_added.get_or_insert(now);
+    for taint in taints.iter_mut().filter(|t| t.time_added.is_none()) {
+        taint.time_added = time(now);
     }
-    let taints = (taints != info.taints).then(|| taints.iter().map(cluster_taint).collect());
+    let taints = (taints != info.taints).then_some(taints);
     let requeue_after = info
         .health
         .and_then(|h| h.last_heartbeat)
@@ -104,8 +104,8 @@ pub fn evaluate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::placement::view::time;
     use fleet_api::{AgentStatus, ClusterStatus, TAINT_NO_SCHEDULE};
+    use fleet_target::model::time;
 
     fn cluster(last_seen: Option<i64>) -> Cluster {
         let mut c = Cluster::new("c", Default::default());

@@ -8,60 +8,24 @@
 //! - [`status`]: the `Scheduled` condition and per-cluster decisions on Bundle and GitRepo status;
 //! - [`membership`]: the Cluster's `Joined` and `Healthy` conditions from `status.agent.lastSeen`, and
 //!   the automatic `NoSelect` taint [`UNREACHABLE_TAINT_KEY`] after the heartbeat timeout;
-//! - [`leave`]: a deleted Cluster leaves the fleet — its BundleDeployments go first (annotated orphan
-//!   when the Cluster says so), then its namespace and registration credentials.
+//! - [`decisions`]: the latest decisions of the placed Bundles and the placement view of each Cluster;
+//! - [`limits`]: the time limits of membership and placement ([`PlacementSettings`]).
+//!
+//! A deleted Cluster's leave is the Cluster reconciler's ([`crate::cluster::leave`]).
 
-pub mod leave;
+pub mod decisions;
+pub mod limits;
 pub mod membership;
 pub mod status;
 pub mod view;
 
-use std::time::Duration;
-
 use fleet_api::{Bundle, GitRepo};
 use fleet_target::model::UnixSeconds;
-use fleet_target::placement::EligibilityConfig;
 
 use crate::context::Context;
 
 pub use fleet_target::placement::taint::UNREACHABLE_TAINT_KEY;
-
-/// Time limits of membership and placement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlacementSettings {
-    /// A Cluster whose agent has not reported for this long is unhealthy, gets the
-    /// [`UNREACHABLE_TAINT_KEY`] `NoSelect` taint and receives no new placements (KubeFleet: 5 min).
-    pub heartbeat_timeout: Duration,
-    /// An unhealthy cluster stays eligible for new placements this long.
-    pub unhealthy_grace: Duration,
-    /// How long a leaving Cluster waits for its BundleDeployments to go before its namespace is deleted
-    /// anyway.
-    pub leave_timeout: Duration,
-}
-
-impl Default for PlacementSettings {
-    fn default() -> Self {
-        PlacementSettings {
-            heartbeat_timeout: Duration::from_secs(300),
-            unhealthy_grace: Duration::from_secs(300),
-            leave_timeout: Duration::from_secs(300),
-        }
-    }
-}
-
-impl PlacementSettings {
-    /// The scheduler's eligibility limits.
-    pub fn eligibility(&self) -> EligibilityConfig {
-        EligibilityConfig {
-            heartbeat_timeout_seconds: seconds(self.heartbeat_timeout),
-            unhealthy_grace_seconds: seconds(self.unhealthy_grace),
-        }
-    }
-}
-
-fn seconds(duration: Duration) -> i64 {
-    i64::try_from(duration.as_secs()).unwrap_or(i64::MAX)
-}
+pub use limits::PlacementSettings;
 
 /// The controller's placement settings (the defaults unless set before it started).
 pub fn settings(ctx: &Context) -> PlacementSettings {
@@ -85,6 +49,7 @@ pub fn inherit_gitrepo_placement(bundle: &mut Bundle, repo: &GitRepo) {
 mod tests {
     use super::*;
     use fleet_api::{BundleSpec, GitRepoSpec, PlacementPolicy};
+    use std::time::Duration;
 
     #[test]
     fn a_bundle_inherits_the_gitrepo_placement_only_without_its_own() {

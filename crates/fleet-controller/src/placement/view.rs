@@ -3,12 +3,8 @@
 //! resource usage, and membership (joined once the agent has checked in, leaving once deleted, the
 //! heartbeat from `status.agent.lastSeen`) for placement.
 
-use fleet_api::{Cluster, ClusterTaint, TAINT_NO_SELECT};
-use fleet_target::model::{
-    ClusterHealth, ClusterInfo, CustomScore, HealthCondition, ResourceUsage, Taint, TaintEffect,
-    UnixSeconds,
-};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use fleet_api::Cluster;
+use fleet_target::model::{ClusterHealth, ClusterInfo, HealthCondition, unix};
 use kube::ResourceExt;
 
 /// The targeting view of `cluster`.
@@ -30,7 +26,7 @@ pub fn cluster_info(cluster: &Cluster) -> ClusterInfo {
             .map(|values| values.0.clone())
             .unwrap_or_default(),
         paused: cluster.spec.paused,
-        taints: cluster.spec.taints.iter().map(taint).collect(),
+        taints: cluster.spec.taints.clone(),
         properties: status
             .and_then(|s| s.properties.as_ref())
             .map(|p| {
@@ -40,25 +36,9 @@ pub fn cluster_info(cluster: &Cluster) -> ClusterInfo {
             })
             .unwrap_or_default(),
         resource_usage: status
-            .and_then(|s| s.resource_usage.as_ref())
-            .map(|u| ResourceUsage {
-                capacity: u.capacity.clone(),
-                allocatable: u.allocatable.clone(),
-                available: u.available.clone(),
-            })
+            .and_then(|s| s.resource_usage.clone())
             .unwrap_or_default(),
-        scores: status
-            .map(|s| {
-                s.scores
-                    .iter()
-                    .map(|score| CustomScore {
-                        name: score.name.clone(),
-                        value: score.value,
-                        valid_until: score.valid_until.as_ref().map(unix),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
+        scores: status.map(|s| s.scores.clone()).unwrap_or_default(),
         health: Some(ClusterHealth {
             joined: last_seen.is_some(),
             leaving: cluster.metadata.deletion_timestamp.is_some(),
@@ -73,46 +53,11 @@ pub fn cluster_info(cluster: &Cluster) -> ClusterInfo {
     }
 }
 
-/// A Cluster taint as the scheduler reads it (`NoSelect`, else `NoSchedule`).
-pub fn taint(t: &ClusterTaint) -> Taint {
-    Taint {
-        key: t.key.clone(),
-        value: t.value.clone(),
-        effect: if t.effect == TAINT_NO_SELECT {
-            TaintEffect::NoSelect
-        } else {
-            TaintEffect::NoSchedule
-        },
-        time_added: t.time_added.as_ref().map(unix),
-    }
-}
-
-/// A scheduler taint as the Cluster's spec stores it.
-pub fn cluster_taint(t: &Taint) -> ClusterTaint {
-    ClusterTaint {
-        key: t.key.clone(),
-        value: t.value.clone(),
-        effect: format!("{:?}", t.effect),
-        time_added: t.time_added.and_then(time),
-    }
-}
-
-/// Unix seconds of a Kubernetes time.
-pub fn unix(t: &Time) -> UnixSeconds {
-    t.0.as_second()
-}
-
-/// A Kubernetes time from Unix seconds.
-pub fn time(seconds: UnixSeconds) -> Option<Time> {
-    k8s_openapi::jiff::Timestamp::from_second(seconds)
-        .ok()
-        .map(Time)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fleet_api::{AgentStatus, ClusterStatus};
+    use fleet_api::{AgentStatus, ClusterStatus, ClusterTaint, TAINT_NO_SELECT};
+    use fleet_target::model::{TaintEffect, time};
     use fleet_target::plan::state::same_but_health;
 
     #[test]
@@ -126,9 +71,8 @@ mod tests {
             time_added: time(100),
         }];
         let info = cluster_info(&cluster);
-        assert_eq!(info.taints[0].effect, TaintEffect::NoSelect);
-        assert_eq!(info.taints[0].time_added, Some(100));
-        assert_eq!(cluster_taint(&info.taints[0]), cluster.spec.taints[0]);
+        assert_eq!(TaintEffect::of(&info.taints[0]), Ok(TaintEffect::NoSelect));
+        assert_eq!(info.taints[0], cluster.spec.taints[0]);
         let health = info.health.clone().unwrap();
         assert!(!health.joined && health.last_heartbeat.is_none());
 

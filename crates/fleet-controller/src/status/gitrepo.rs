@@ -1,7 +1,7 @@
 //! A GitRepo's (and a HelmOp's, [`aggregate_base`]) aggregated status over the BundleDeployments of its
 //! Bundles (label `repo-name`; a HelmOp's label `fleet-helm-name`): summary,
 //! ready and desired clusters, `display`, resource counts (total and per cluster) and the `resources`
-//! list ([`crate::status::resources`]), and the Ready condition, which reports a git or read error
+//! list ([`crate::index::resources`]), and the Ready condition, which reports a git or read error
 //! first, then the errors of its Bundles (a templating or targeting error shows on the Bundle, which has
 //! no BundleDeployments then, and on its GitRepo), then Fleet's ready message.
 
@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use fleet_api::{BundleSummary, GitRepoStatus, StatusBase, StatusDisplay, find_condition};
 
-use crate::status::tally::RepoTally;
+use crate::index::tally::RepoTally;
 use crate::status::{conditions, deployment_message, set_ready};
 
 /// `gitJobStatus` once the current commit has been read into Bundles (Fleet's name: the kstatus of its

@@ -80,7 +80,7 @@ pub fn group_status(
         }
         add(&mut summary, &tally.summary());
         // Fleet's ClusterGroup reconciler sums its clusters' `resourceCounts`.
-        crate::status::resources::add_counts(&mut status.resource_counts, tally.resource_counts());
+        crate::index::resources::add_counts(&mut status.resource_counts, tally.resource_counts());
     }
     status.display.ready_clusters = format!(
         "{}/{}",

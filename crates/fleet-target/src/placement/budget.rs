@@ -21,7 +21,7 @@ use crate::intstr::{IntOrPercent, IntOrPercentExt};
 use crate::model::{ClusterKey, UnixSeconds};
 
 use super::PlacementState;
-use super::policy::RollingUpdate;
+use fleet_api::PlacementStrategy;
 
 const DEFAULT_UNAVAILABLE_PERIOD: i64 = 60;
 
@@ -69,7 +69,7 @@ pub struct RollPlan {
 /// Plans one pass of the rolling update over `placed` (input order is kept within each list).
 pub fn plan_roll(
     placed: &[PlacedDeployment],
-    strategy: &RollingUpdate,
+    strategy: &PlacementStrategy,
     target: usize,
     now: UnixSeconds,
 ) -> Result<RollPlan, TargetError> {
@@ -187,8 +187,8 @@ mod tests {
         keys.iter().map(|k| k.name.as_str()).collect()
     }
 
-    fn strategy(max_unavailable: i32, max_surge: i32) -> RollingUpdate {
-        RollingUpdate {
+    fn strategy(max_unavailable: i32, max_surge: i32) -> PlacementStrategy {
+        PlacementStrategy {
             max_unavailable: Some(IntOrPercent::Int(max_unavailable)),
             max_surge: Some(IntOrPercent::Int(max_surge)),
             unavailable_period_seconds: None,
@@ -268,11 +268,11 @@ mod tests {
         let p: Vec<_> = (0..8)
             .map(|i| placed(i, Bound, false, Ready, false, false))
             .collect();
-        let plan = plan_roll(&p, &RollingUpdate::default(), 8, 0).unwrap();
+        let plan = plan_roll(&p, &PlacementStrategy::default(), 8, 0).unwrap();
         assert_eq!((plan.max_unavailable, plan.max_surge), (2, 2));
         assert_eq!(plan.update.len(), 2);
         assert_eq!(plan.stale.len(), 6);
-        let plan = plan_roll(&p[..7], &RollingUpdate::default(), 7, 0).unwrap();
+        let plan = plan_roll(&p[..7], &PlacementStrategy::default(), 7, 0).unwrap();
         assert_eq!(plan.max_unavailable, 2);
     }
 
@@ -293,7 +293,7 @@ mod tests {
             ),
             placed(1, Bound, false, Ready, false, true),
         ];
-        let s = RollingUpdate {
+        let s = PlacementStrategy {
             max_unavailable: Some(IntOrPercent::Int(1)),
             ..Default::default()
         };

@@ -2,11 +2,12 @@
 //! timeout, healthy or only recently unhealthy) and required cluster affinity (label selectors
 //! and property selectors compared as quantities). Also the property lookup shared with scoring.
 
-use crate::model::{ClusterInfo, UnixSeconds};
+use crate::model::{ClusterInfo, UnixSeconds, unix};
 use crate::quantity::parse_quantity;
 use crate::selector::SelectorExt;
 
 use super::policy::{ClusterSelectorTerm, PropertyOperator, PropertyRequirement};
+use super::unfit::Unfit;
 
 /// Properties named `resources.kubernetes-fleet.io/<kind>-<resource>` read resource usage.
 pub const RESOURCE_PROPERTY_PREFIX: &str = "resources.kubernetes-fleet.io/";
@@ -35,37 +36,33 @@ pub fn check_eligibility(
     cluster: &ClusterInfo,
     now: UnixSeconds,
     config: &EligibilityConfig,
-) -> Result<(), String> {
+) -> Result<(), Unfit> {
     let Some(health) = &cluster.health else {
         return Ok(());
     };
     if health.leaving {
-        return Err("cluster has left the fleet".into());
+        return Err(Unfit::Left);
     }
     if !health.joined {
-        return Err("cluster has not joined the fleet yet".into());
+        return Err(Unfit::NotJoined);
     }
     match health.last_heartbeat {
-        None => return Err("cluster has not sent a heartbeat yet".into()),
+        None => return Err(Unfit::NoHeartbeat),
         Some(at) if now.saturating_sub(at) > config.heartbeat_timeout_seconds => {
-            return Err(format!(
-                "cluster's last heartbeat was {}s ago (timeout {}s)",
-                now.saturating_sub(at),
-                config.heartbeat_timeout_seconds
-            ));
+            return Err(Unfit::HeartbeatTimedOut {
+                age: now.saturating_sub(at),
+                timeout: config.heartbeat_timeout_seconds,
+            });
         }
         _ => {}
     }
     match health.healthy {
-        None => Err("cluster has not reported its health yet".into()),
+        None => Err(Unfit::NoHealth),
         Some(h)
             if !h.status
                 && now.saturating_sub(h.last_transition) > config.unhealthy_grace_seconds =>
         {
-            Err(format!(
-                "cluster has been unhealthy for {}s",
-                now.saturating_sub(h.last_transition)
-            ))
+            Err(Unfit::Unhealthy(now.saturating_sub(h.last_transition)))
         }
         _ => Ok(()),
     }
@@ -93,7 +90,12 @@ pub fn property_value(cluster: &ClusterInfo, name: &str, now: UnixSeconds) -> Op
     cluster
         .scores
         .iter()
-        .find(|s| s.name == name && s.valid_until.is_none_or(|until| now <= until))
+        .find(|s| {
+            s.name == name
+                && s.valid_until
+                    .as_ref()
+                    .is_none_or(|until| now <= unix(until))
+        })
         .map(|s| s.value as f64)
 }
 
@@ -136,10 +138,10 @@ pub fn check_required_affinity(
     cluster: &ClusterInfo,
     terms: Option<&[ClusterSelectorTerm]>,
     now: UnixSeconds,
-) -> Result<(), String> {
+) -> Result<(), Unfit> {
     match terms {
         Some(terms) if !terms.iter().any(|t| term_matches(cluster, t, now)) => {
-            Err("cluster does not match with any of the required cluster affinity terms".into())
+            Err(Unfit::NoRequiredAffinity)
         }
         _ => Ok(()),
     }
@@ -148,8 +150,9 @@ pub fn check_required_affinity(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ClusterHealth, CustomScore, HealthCondition};
+    use crate::model::{ClusterHealth, HealthCondition, time};
     use crate::placement::policy::PropertySelector;
+    use fleet_api::ClusterScore;
 
     const MIN: i64 = 60;
 
@@ -179,7 +182,9 @@ mod tests {
             heartbeat_timeout_seconds: 15 * MIN,
             unhealthy_grace_seconds: 15 * MIN,
         };
-        let check = |h: ClusterHealth| check_eligibility(&cluster_with(h), now, &config);
+        let check = |h: ClusterHealth| {
+            check_eligibility(&cluster_with(h), now, &config).map_err(|e| e.to_string())
+        };
         assert_eq!(check(healthy(now)), Ok(()));
         assert_eq!(
             check(ClusterHealth {
@@ -308,7 +313,8 @@ mod tests {
             ..term.clone()
         };
         assert_eq!(
-            check_required_affinity(&c, Some(std::slice::from_ref(&miss)), 0),
+            check_required_affinity(&c, Some(std::slice::from_ref(&miss)), 0)
+                .map_err(|e| e.to_string()),
             Err("cluster does not match with any of the required cluster affinity terms".into())
         );
         // Terms are ORed.
@@ -318,10 +324,10 @@ mod tests {
     #[test]
     fn custom_scores_expire() {
         let mut c = ClusterInfo::new("ns", "c1", []);
-        c.scores.push(CustomScore {
+        c.scores.push(ClusterScore {
             name: "demo".into(),
             value: 30,
-            valid_until: Some(100),
+            valid_until: time(100),
         });
         assert_eq!(property_value(&c, "demo", 100), Some(30.0));
         assert_eq!(property_value(&c, "demo", 101), None);

@@ -3,10 +3,13 @@
 //! heartbeat is older than the timeout (keeping the time it was first added), removed when the
 //! cluster reports again.
 
-use crate::model::{ClusterInfo, Taint, UnixSeconds};
+use fleet_api::ClusterTaint;
+
+use crate::model::{ClusterInfo, UnixSeconds};
 
 use super::filter::{EligibilityConfig, check_eligibility};
 use super::taint::{UNREACHABLE_TAINT_KEY, unreachable_taint};
+use super::unfit::Unfit;
 
 /// What the hub knows about a cluster's membership.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,7 +22,7 @@ pub struct MembershipStatus {
     /// The heartbeat is within the timeout.
     pub reachable: bool,
     /// Whether new placements may go there, or why not.
-    pub eligible: Result<(), String>,
+    pub eligible: Result<(), Unfit>,
 }
 
 /// Membership facts of `cluster` at `now`. A cluster without health data is reported joined,
@@ -48,13 +51,13 @@ pub fn with_automatic_taints(
     cluster: &ClusterInfo,
     now: UnixSeconds,
     config: &EligibilityConfig,
-) -> Vec<Taint> {
+) -> Vec<ClusterTaint> {
     let existing = cluster
         .taints
         .iter()
         .find(|t| t.key == UNREACHABLE_TAINT_KEY)
         .cloned();
-    let mut taints: Vec<Taint> = cluster
+    let mut taints: Vec<ClusterTaint> = cluster
         .taints
         .iter()
         .filter(|t| t.key != UNREACHABLE_TAINT_KEY)
@@ -69,15 +72,16 @@ pub fn with_automatic_taints(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ClusterHealth, HealthCondition, TaintEffect};
+    use crate::model::{ClusterHealth, HealthCondition, time};
+    use fleet_api::TAINT_NO_SCHEDULE;
 
     fn cluster(last_heartbeat: Option<i64>) -> ClusterInfo {
         let mut c = ClusterInfo::new("ns", "c", []);
-        c.taints.push(Taint {
+        c.taints.push(ClusterTaint {
             key: "maintenance".into(),
             value: String::new(),
-            effect: TaintEffect::NoSchedule,
-            time_added: Some(0),
+            effect: TAINT_NO_SCHEDULE.into(),
+            time_added: time(0),
         });
         c.health = Some(ClusterHealth {
             joined: true,
@@ -109,7 +113,10 @@ mod tests {
         assert!(!s.reachable);
         assert_eq!(
             s.eligible,
-            Err("cluster's last heartbeat was 400s ago (timeout 300s)".into())
+            Err(Unfit::HeartbeatTimedOut {
+                age: 400,
+                timeout: 300
+            })
         );
         let offline = membership_status(&ClusterInfo::new("ns", "x", []), 1000, &config);
         assert!(offline.joined && offline.reachable && offline.eligible.is_ok());
@@ -122,11 +129,11 @@ mod tests {
         let taints = with_automatic_taints(&c, 1000, &config);
         assert_eq!(taints.len(), 2);
         assert_eq!(taints[1].key, UNREACHABLE_TAINT_KEY);
-        assert_eq!(taints[1].time_added, Some(900));
+        assert_eq!(taints[1].time_added, time(900));
         // Later passes keep the original time.
         c.taints = taints;
         let later = with_automatic_taints(&c, 5000, &config);
-        assert_eq!(later[1].time_added, Some(900));
+        assert_eq!(later[1].time_added, time(900));
         // A fresh heartbeat removes it.
         c.health.as_mut().unwrap().last_heartbeat = Some(4990);
         let back = with_automatic_taints(&c, 5000, &config);

@@ -18,6 +18,7 @@
 
 pub mod budget;
 pub mod filter;
+pub mod from_api;
 pub mod membership;
 pub mod pick;
 pub mod policy;
@@ -25,6 +26,7 @@ pub mod score;
 pub mod spread;
 pub mod status;
 pub mod taint;
+pub mod unfit;
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +37,7 @@ pub use filter::EligibilityConfig;
 pub use policy::{PlacementPolicy, PlacementType};
 pub use score::ClusterScore;
 pub use status::{ScheduledCondition, Unselected, UnselectedReason};
+pub use unfit::Unfit;
 
 /// The lifecycle state of an existing placement (a BundleDeployment the scheduler made).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

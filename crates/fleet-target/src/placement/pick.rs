@@ -130,7 +130,7 @@ impl<'a> Run<'a, '_> {
                 && let Err(reason) =
                     check_existing_placement(cluster, &policy.tolerations, self.input.now)
             {
-                out.removed.push(removal(e, reason));
+                out.removed.push(removal(e, reason.to_string()));
                 continue;
             }
             if e.obsolete || e.state == PlacementState::Unscheduled {
@@ -151,11 +151,11 @@ impl<'a> Run<'a, '_> {
     fn filter_new(&self, cluster: &ClusterInfo) -> Result<(), (Stage, String)> {
         let (policy, now) = (self.input.policy, self.input.now);
         check_required_affinity(cluster, policy.required_terms(), now)
-            .map_err(|m| (Stage::ClusterAffinity, m))?;
+            .map_err(|m| (Stage::ClusterAffinity, m.to_string()))?;
         check_eligibility(cluster, now, &self.input.eligibility)
-            .map_err(|m| (Stage::Eligibility, m))?;
+            .map_err(|m| (Stage::Eligibility, m.to_string()))?;
         check_new_placement(cluster, &policy.tolerations, now)
-            .map_err(|m| (Stage::TaintToleration, m))?;
+            .map_err(|m| (Stage::TaintToleration, m.to_string()))?;
         Ok(())
     }
 
@@ -292,7 +292,7 @@ impl<'a> Run<'a, '_> {
                     }
                     Err(m) => unselected.push(Unselected {
                         cluster: self.key(idx).to_string(),
-                        reason: UnselectedReason::NotEligible(m),
+                        reason: UnselectedReason::NotEligible(m.to_string()),
                     }),
                 }
             }

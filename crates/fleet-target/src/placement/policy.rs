@@ -2,12 +2,15 @@
 //! `clusterNames`, `numberOfClusters`, `affinity.clusterAffinity` (required terms with label and
 //! property selectors, preferred terms with weights, label selectors and property sorters),
 //! `topologySpreadConstraints`, `tolerations` and the rolling `strategy` — KubeFleet's shapes —
-//! with validation that names the offending field.
+//! with validation that names the offending field. The types here are fleet-api's placement block
+//! with its enum strings checked (read from the API in [`super::from_api`]); `strategy` is
+//! fleet-api's own type.
 
+use fleet_api::PlacementStrategy;
 use serde::{Deserialize, Serialize};
 
 use crate::error::TargetError;
-use crate::intstr::{IntOrPercent, IntOrPercentExt};
+use crate::intstr::IntOrPercentExt;
 use crate::model::TaintEffect;
 use crate::quantity::parse_quantity;
 use crate::selector::{LabelSelector, SelectorExt};
@@ -56,8 +59,10 @@ pub struct PlacementPolicy {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub tolerations: Vec<Toleration>,
+    /// The rolling-update budget, as fleet-api has it (`maxUnavailable` and `maxSurge` default to
+    /// `25%` of the target count, rounded up; `unavailablePeriodSeconds` to 60).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub strategy: Option<RollingUpdate>,
+    pub strategy: Option<PlacementStrategy>,
 }
 
 /// `affinity`.
@@ -203,22 +208,6 @@ pub enum TolerationOperator {
     #[default]
     Equal,
     Exists,
-}
-
-/// The rolling-update budget (`strategy`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RollingUpdate {
-    /// Default `25%` of the target count, rounded up.
-    #[serde(default)]
-    pub max_unavailable: Option<IntOrPercent>,
-    /// Default `25%` of the target count, rounded up.
-    #[serde(default)]
-    pub max_surge: Option<IntOrPercent>,
-    /// Default 60: how long a deployment whose readiness cannot be tracked must have been
-    /// available before it counts as ready.
-    #[serde(default)]
-    pub unavailable_period_seconds: Option<i64>,
 }
 
 impl PlacementPolicy {
@@ -409,19 +398,6 @@ fn validate_term(term: &ClusterSelectorTerm, at: &str) -> Result<(), TargetError
         }
     }
     Ok(())
-}
-
-/// The validated policy of fleet-api's `placement` block (whose enums are strings). The shapes are
-/// the same JSON, read with this crate's enums; errors name `spec.placement`.
-impl TryFrom<&fleet_api::PlacementPolicy> for PlacementPolicy {
-    type Error = TargetError;
-
-    fn try_from(policy: &fleet_api::PlacementPolicy) -> Result<Self, TargetError> {
-        let invalid = |e: serde_json::Error| TargetError::invalid("spec.placement", e.to_string());
-        serde_json::to_value(policy)
-            .and_then(serde_json::from_value)
-            .map_err(invalid)
-    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::model::{ClusterHealth, CustomScore, HealthCondition, Taint, TaintEffect};
+use crate::model::{ClusterHealth, HealthCondition, TaintEffect, time};
+use fleet_api::{ClusterScore as CustomScore, ClusterTaint};
 
 const NOW: i64 = 1_000_000;
 const NS: &str = "fleet-default";
@@ -465,10 +466,10 @@ fn s9_sorter_scores() {
 #[test]
 fn s12_s18_taints_filter_pick_all_but_not_pick_fixed() {
     let mut clusters = fixture();
-    clusters[0].taints.push(Taint {
+    clusters[0].taints.push(ClusterTaint {
         key: "key1".into(),
         value: "value1".into(),
-        effect: TaintEffect::NoSchedule,
+        effect: TaintEffect::NoSchedule.as_str().into(),
         time_added: None,
     });
     let r = run_on(
@@ -500,11 +501,11 @@ fn s15_s16_taints_and_health_loss_do_not_evict() {
         .collect();
     let mut clusters = fixture();
     for c in clusters.iter_mut().take(2) {
-        c.taints.push(Taint {
+        c.taints.push(ClusterTaint {
             key: "maintenance".into(),
             value: String::new(),
-            effect: TaintEffect::NoSchedule,
-            time_added: Some(NOW),
+            effect: TaintEffect::NoSchedule.as_str().into(),
+            time_added: time(NOW),
         });
     }
     clusters[2].health.as_mut().unwrap().healthy = Some(HealthCondition {
@@ -593,17 +594,17 @@ fn s26_unscheduled_placement_is_restored_when_picked_again() {
 #[test]
 fn o1_no_select_taints_with_three_wanted() {
     let mut clusters: Vec<ClusterInfo> = fixture().into_iter().take(3).collect();
-    clusters[0].taints.push(Taint {
+    clusters[0].taints.push(ClusterTaint {
         key: "key1".into(),
         value: "value1".into(),
-        effect: TaintEffect::NoSelect,
-        time_added: Some(NOW),
+        effect: TaintEffect::NoSelect.as_str().into(),
+        time_added: time(NOW),
     });
-    clusters[1].taints.push(Taint {
+    clusters[1].taints.push(ClusterTaint {
         key: "key2".into(),
         value: "value2".into(),
-        effect: TaintEffect::NoSelect,
-        time_added: Some(NOW),
+        effect: TaintEffect::NoSelect.as_str().into(),
+        time_added: time(NOW),
     });
     let r = run_on(
         &clusters,
@@ -635,11 +636,11 @@ fn o8_existing_decision_is_kept_when_fewer_clusters_than_wanted() {
 fn o9_no_schedule_keeps_existing_but_blocks_new() {
     let mut clusters: Vec<ClusterInfo> = fixture().into_iter().take(2).collect();
     for c in &mut clusters {
-        c.taints.push(Taint {
+        c.taints.push(ClusterTaint {
             key: "k".into(),
             value: String::new(),
-            effect: TaintEffect::NoSchedule,
-            time_added: Some(NOW),
+            effect: TaintEffect::NoSchedule.as_str().into(),
+            time_added: time(NOW),
         });
     }
     let r = run_on(
@@ -658,11 +659,11 @@ fn o10_maintenance_taint_moves_the_placement_after_toleration_seconds() {
     let mut clusters = fixture();
     let policy = json!({"type": "PickN", "numberOfClusters": 1, "tolerations": [{"key": "maintenance", "operator": "Exists", "tolerationSeconds": 60}]});
     let placed = [existing("c7", PlacementState::Bound, false, None)];
-    clusters[6].taints.push(Taint {
+    clusters[6].taints.push(ClusterTaint {
         key: "maintenance".into(),
         value: String::new(),
-        effect: TaintEffect::NoSelect,
-        time_added: Some(NOW),
+        effect: TaintEffect::NoSelect.as_str().into(),
+        time_added: time(NOW),
     });
     let r = run_on(&clusters, policy.clone(), &placed, NOW + 30);
     assert_eq!(selected(&r), ["c7"]);
@@ -708,7 +709,7 @@ fn o21_expired_custom_scores_count_as_missing_and_warn() {
         c.scores.push(CustomScore {
             name: "demo".into(),
             value,
-            valid_until: until,
+            valid_until: until.and_then(time),
         });
     }
     let r = run_on(

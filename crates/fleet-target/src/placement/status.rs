@@ -138,7 +138,11 @@ pub(super) fn expired_score_warnings(input: &ScheduleInput<'_>) -> Vec<String> {
             c.scores
                 .iter()
                 .filter(|s| names.contains(s.name.as_str()))
-                .filter(|s| s.valid_until.is_some_and(|until| input.now > until))
+                .filter(|s| {
+                    s.valid_until
+                        .as_ref()
+                        .is_some_and(|until| input.now > crate::model::unix(until))
+                })
                 .map(|s| format!("custom score {}/{} expired", c.key(), s.name))
         })
         .collect();

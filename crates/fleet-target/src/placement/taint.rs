@@ -6,17 +6,21 @@
 //! Matching: `Exists` with an empty key matches every key, `Equal` needs key and value equal,
 //! an unset effect matches every effect. Also: the automatic `unreachable` taint.
 
-use crate::model::{ClusterInfo, Taint, TaintEffect, UnixSeconds};
+use fleet_api::ClusterTaint;
+
+use crate::model::{ClusterInfo, TaintEffect, UnixSeconds, show_taint, time, unix};
 
 use super::filter::EligibilityConfig;
 use super::policy::{Toleration, TolerationOperator};
+use super::unfit::Unfit;
 
 /// Key of the taint put on clusters whose heartbeat is older than the timeout.
 pub const UNREACHABLE_TAINT_KEY: &str = "fleet.cattle.io/unreachable";
 
-/// Whether the toleration's key, operator, value and effect match the taint (ignoring time).
-pub fn matches(toleration: &Toleration, taint: &Taint) -> bool {
-    let effect = toleration.effect.is_none_or(|e| e == taint.effect);
+/// Whether the toleration's key, operator, value and effect match the taint (with its parsed
+/// `effect`), ignoring time.
+pub fn matches(toleration: &Toleration, taint: &ClusterTaint, effect: TaintEffect) -> bool {
+    let effect = toleration.effect.is_none_or(|e| e == effect);
     let key = match toleration.operator {
         TolerationOperator::Exists => toleration.key.is_empty() || toleration.key == taint.key,
         TolerationOperator::Equal => toleration.key == taint.key && toleration.value == taint.value,
@@ -28,14 +32,14 @@ pub fn matches(toleration: &Toleration, taint: &Taint) -> bool {
 /// without limit, `Ok(Some(t))` when until `t` (exclusive).
 fn covered_until(
     tolerations: &[Toleration],
-    taint: &Taint,
+    taint: &ClusterTaint,
+    effect: TaintEffect,
     now: UnixSeconds,
 ) -> Result<Option<UnixSeconds>, ()> {
     let mut best: Result<Option<UnixSeconds>, ()> = Err(());
-    for t in tolerations.iter().filter(|t| matches(t, taint)) {
-        let until = t
-            .toleration_seconds
-            .map(|s| taint.time_added.unwrap_or(now).saturating_add(s));
+    let added = taint.time_added.as_ref().map_or(now, unix);
+    for t in tolerations.iter().filter(|t| matches(t, taint, effect)) {
+        let until = t.toleration_seconds.map(|s| added.saturating_add(s));
         match until {
             None => return Ok(None),
             Some(u) if now < u => {
@@ -52,15 +56,15 @@ fn check(
     tolerations: &[Toleration],
     now: UnixSeconds,
     effects: &[TaintEffect],
-) -> Result<Option<UnixSeconds>, String> {
+) -> Result<Option<UnixSeconds>, Unfit> {
     let mut earliest: Option<UnixSeconds> = None;
-    for taint in cluster
-        .taints
-        .iter()
-        .filter(|t| effects.contains(&t.effect))
-    {
-        match covered_until(tolerations, taint, now) {
-            Err(()) => return Err(format!("taint {taint} cannot be tolerated")),
+    for taint in &cluster.taints {
+        let effect = TaintEffect::of(taint)?;
+        if !effects.contains(&effect) {
+            continue;
+        }
+        match covered_until(tolerations, taint, effect, now) {
+            Err(()) => return Err(Unfit::Untolerated(show_taint(taint))),
             Ok(Some(until)) => earliest = Some(earliest.map_or(until, |e| e.min(until))),
             Ok(None) => {}
         }
@@ -68,13 +72,14 @@ fn check(
     Ok(earliest)
 }
 
-/// Filter for a new placement: the first untolerated taint fails it. On success, returns the
-/// earliest time a toleration stops covering a taint, if any.
+/// Filter for a new placement: the first untolerated taint fails it, as does a taint with an
+/// unknown effect. On success, returns the earliest time a toleration stops covering a taint, if
+/// any.
 pub fn check_new_placement(
     cluster: &ClusterInfo,
     tolerations: &[Toleration],
     now: UnixSeconds,
-) -> Result<Option<UnixSeconds>, String> {
+) -> Result<Option<UnixSeconds>, Unfit> {
     check(
         cluster,
         tolerations,
@@ -83,13 +88,14 @@ pub fn check_new_placement(
     )
 }
 
-/// Check for an existing placement: only `NoSelect` taints evict. On success, returns when a
-/// toleration stops covering one (when the placement would move), if ever.
+/// Check for an existing placement: only `NoSelect` taints evict (a taint with an unknown effect
+/// is reported, as for a new placement). On success, returns when a toleration stops covering one
+/// (when the placement would move), if ever.
 pub fn check_existing_placement(
     cluster: &ClusterInfo,
     tolerations: &[Toleration],
     now: UnixSeconds,
-) -> Result<Option<UnixSeconds>, String> {
+) -> Result<Option<UnixSeconds>, Unfit> {
     check(cluster, tolerations, now, &[TaintEffect::NoSelect])
 }
 
@@ -99,7 +105,7 @@ pub fn unreachable_taint(
     cluster: &ClusterInfo,
     now: UnixSeconds,
     config: &EligibilityConfig,
-) -> Option<Taint> {
+) -> Option<ClusterTaint> {
     let health = cluster.health.as_ref()?;
     let expired_at = match health.last_heartbeat {
         None => now,
@@ -108,11 +114,11 @@ pub fn unreachable_taint(
         }
         Some(_) => return None,
     };
-    Some(Taint {
+    Some(ClusterTaint {
         key: UNREACHABLE_TAINT_KEY.into(),
         value: String::new(),
-        effect: TaintEffect::NoSelect,
-        time_added: Some(expired_at),
+        effect: TaintEffect::NoSelect.as_str().into(),
+        time_added: time(expired_at),
     })
 }
 
@@ -121,12 +127,12 @@ mod tests {
     use super::*;
     use crate::model::ClusterHealth;
 
-    fn taint(key: &str, value: &str, effect: TaintEffect, added: Option<i64>) -> Taint {
-        Taint {
+    fn taint(key: &str, value: &str, effect: TaintEffect, added: Option<i64>) -> ClusterTaint {
+        ClusterTaint {
             key: key.into(),
             value: value.into(),
-            effect,
-            time_added: added,
+            effect: effect.as_str().into(),
+            time_added: added.and_then(time),
         }
     }
 
@@ -146,7 +152,7 @@ mod tests {
         }
     }
 
-    fn cluster(taints: Vec<Taint>) -> ClusterInfo {
+    fn cluster(taints: Vec<ClusterTaint>) -> ClusterInfo {
         let mut c = ClusterInfo::new("ns", "c", []);
         c.taints = taints;
         c
@@ -162,7 +168,7 @@ mod tests {
         let t = [tol("key1", Equal, "value2", Some(NoSchedule), None)];
         assert_eq!(
             check_new_placement(&c, &t, 0),
-            Err("taint key1=value1:NoSchedule cannot be tolerated".into())
+            Err(Unfit::Untolerated("key1=value1:NoSchedule".into()))
         );
     }
 
@@ -198,7 +204,7 @@ mod tests {
         assert_eq!(check_new_placement(&c1, &t, 0), Ok(None));
         assert_eq!(
             check_new_placement(&c2, &t, 0),
-            Err("taint key2=value2:NoSelect cannot be tolerated".into())
+            Err(Unfit::Untolerated("key2=value2:NoSelect".into()))
         );
     }
 
@@ -212,7 +218,7 @@ mod tests {
         assert_eq!(check_existing_placement(&at(9), &t, now), Ok(Some(now + 1)));
         assert_eq!(
             check_existing_placement(&at(10), &t, now),
-            Err("taint key1=v:NoSelect cannot be tolerated".into())
+            Err(Unfit::Untolerated("key1=v:NoSelect".into()))
         );
     }
 
@@ -249,5 +255,20 @@ mod tests {
             unreachable_taint(&c, 1301, &config),
             Some(taint(UNREACHABLE_TAINT_KEY, "", NoSelect, Some(1300)))
         );
+    }
+
+    /// A taint whose effect is neither NoSchedule nor NoSelect keeps new placements away and is
+    /// reported, whatever the tolerations.
+    #[test]
+    fn unknown_effect_is_reported() {
+        let mut bad = taint("k", "v", NoSchedule, None);
+        bad.effect = "NoExecute".into();
+        let c = cluster(vec![bad]);
+        let err = check_new_placement(&c, &[tol("", Exists, "", None, None)], 0).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "taint k=v:NoExecute has an unknown effect (expected NoSchedule or NoSelect)"
+        );
+        assert_eq!(check_existing_placement(&c, &[], 0), Err(err));
     }
 }

@@ -13,6 +13,8 @@ use fleet_target::placement::{ClusterScore, ExistingPlacement, PlacementState};
 use fleet_yaml::parse::Located;
 use serde::Deserialize;
 
+use super::file_cluster::FileCluster;
+
 /// The file as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -20,7 +22,7 @@ struct RawFile {
     #[serde(default)]
     now: Option<UnixSeconds>,
     #[serde(default)]
-    clusters: Vec<ClusterInfo>,
+    clusters: Vec<FileCluster>,
     #[serde(default)]
     groups: Vec<ClusterGroupInfo>,
     #[serde(default)]
@@ -104,10 +106,11 @@ pub fn parse(
         format!("{origin}{location}: {}: {message}", dotted_indices(&field))
     };
     let at = |pointer: &str, message: String| anyhow::anyhow!(describe(pointer, message));
+    let clusters: Vec<ClusterInfo> = raw.clusters.into_iter().map(ClusterInfo::from).collect();
     check_unique(
         &located,
         "clusters",
-        raw.clusters.iter().map(|c| c.key().to_string()),
+        clusters.iter().map(|c| c.key().to_string()),
         &at,
     )?;
     check_unique(
@@ -118,7 +121,7 @@ pub fn parse(
             .map(|g| ClusterKey::new(&g.namespace, &g.name).to_string()),
         &at,
     )?;
-    let cluster_keys: BTreeSet<ClusterKey> = raw.clusters.iter().map(ClusterInfo::key).collect();
+    let cluster_keys: BTreeSet<ClusterKey> = clusters.iter().map(ClusterInfo::key).collect();
     let mut placements: BTreeMap<String, Vec<ExistingPlacement>> = BTreeMap::new();
     let mut notes = Vec::new();
     for (i, entry) in raw.placements.into_iter().enumerate() {
@@ -160,7 +163,7 @@ pub fn parse(
         raw.namespaces.iter().map(|n| n.name.clone()),
         &at,
     )?;
-    let namespaces: BTreeSet<String> = raw.clusters.iter().map(|c| c.namespace.clone()).collect();
+    let namespaces: BTreeSet<String> = clusters.iter().map(|c| c.namespace.clone()).collect();
     let mut namespace_infos = raw.namespaces;
     let listed: BTreeSet<String> = namespace_infos.iter().map(|n| n.name.clone()).collect();
     namespace_infos.extend(
@@ -176,7 +179,7 @@ pub fn parse(
         namespace_infos,
         namespace_mappings: raw.namespace_mappings,
         notes,
-        index: ClusterIndex::new(raw.clusters, raw.groups),
+        index: ClusterIndex::new(clusters, raw.groups),
         namespaces,
         now: raw.now.unwrap_or(0),
         placements,

@@ -20,8 +20,7 @@ pub mod downstream;
 pub mod manifests;
 pub mod watch;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use fleet_api::{Cluster, ClusterRegistrationToken};
@@ -37,7 +36,7 @@ use sha2::Digest;
 
 use self::manifests::{AgentDefaults, BootstrapValues, Object, agent_namespace};
 use super::registration::SYSTEM_REGISTRATION_NAMESPACE;
-use crate::context::{Context, lock};
+use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::status::conditions;
 
@@ -49,16 +48,11 @@ pub const STATUS_MANAGER: &str = "fleet-controller-import";
 pub const SETTINGS_ANNOTATION: &str = "fleet.cattle.io/agent-settings-hash";
 /// The condition reporting the import.
 pub const IMPORTED: &str = "Imported";
-/// Prefix of the import token's name (Fleet's `ImportTokenPrefix`).
-pub const IMPORT_TOKEN_PREFIX: &str = "import-token-";
+pub use super::IMPORT_TOKEN_PREFIX;
 /// The import token's lifetime (Fleet's `ClusterImportTokenTTL`).
 const IMPORT_TOKEN_TTL: &str = "12h";
 /// How soon a Cluster waiting for its token's values or for its leave looks again.
 const WAIT: Duration = Duration::from_secs(1);
-
-/// The hash of the agent objects last applied for each Cluster (by UID).
-#[derive(Default)]
-pub struct Applied(Mutex<HashMap<String, String>>);
 
 /// Reconciles one Cluster's agent.
 pub fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> BoxFuture<'static, Result<Action>> {
@@ -75,7 +69,7 @@ async fn reconcile_inner(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Act
         return Ok(Action::await_change());
     }
     // The agent uninstalls the Cluster's bundles while it leaves: it stays until they are gone. It is
-    // removed before the leave revokes its credentials ([`crate::placement::leave::leave`] waits for this finalizer), so it
+    // removed before the leave revokes its credentials ([`crate::cluster::leave::leave`] waits for this finalizer), so it
     // never runs with a token the hub refuses.
     if leaving && let Some(wait) = uninstalling(&cluster, &ctx).await? {
         return Ok(wait);
@@ -311,7 +305,7 @@ async fn deploy(cluster: &Cluster, ctx: &Context) -> Result<Option<Value>> {
         || status.api_server_url != api_server_url
         || status.api_server_ca_hash != ca_hash;
     let uid = cluster.uid().unwrap_or_default();
-    let remembered = lock(&ctx.agent_imports.0).get(&uid).cloned();
+    let remembered = ctx.agent_imports.get(&uid);
     let fields = json!({
         "agentDeployedGeneration": spec.redeploy_agent_generation,
         "agentMigrated": true,
@@ -337,7 +331,7 @@ async fn deploy(cluster: &Cluster, ctx: &Context) -> Result<Option<Value>> {
             .await?
             .and_then(|d| d.annotations().get(SETTINGS_ANNOTATION).cloned());
         if applied.as_deref() == Some(hash.as_str()) {
-            lock(&ctx.agent_imports.0).insert(uid, hash);
+            ctx.agent_imports.record(&uid, &hash);
             return Ok(Some(fields));
         }
     }
@@ -361,7 +355,7 @@ async fn deploy(cluster: &Cluster, ctx: &Context) -> Result<Option<Value>> {
     }
     downstream::apply(&client, &objects).await?;
     downstream::remove_unwanted_scheduling(&client, &namespace, &objects).await?;
-    lock(&ctx.agent_imports.0).insert(uid, hash);
+    ctx.agent_imports.record(&uid, &hash);
     Ok(Some(fields))
 }
 
@@ -490,7 +484,7 @@ async fn remove(cluster: &Cluster, ctx: &Context) -> Result<Action> {
         cluster.namespace().unwrap_or_default(),
         cluster.name_any()
     );
-    lock(&ctx.agent_imports.0).remove(&cluster.uid().unwrap_or_default());
+    ctx.agent_imports.forget(&cluster.uid().unwrap_or_default());
     if cluster.spec.kube_config_secret.is_empty() {
         return Ok(Action::await_change());
     }

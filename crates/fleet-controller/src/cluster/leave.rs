@@ -96,14 +96,15 @@ pub async fn drain(cluster: &Cluster, ctx: &Context) -> Result<Option<Action>> {
         .metadata
         .deletion_timestamp
         .as_ref()
-        .map(|t| super::unix_now() - super::view::unix(t))
+        .map(|t| crate::placement::unix_now() - fleet_target::model::unix(t))
         .unwrap_or_default();
     let still_there = !deployments
         .list_metadata(&ListParams::default().limit(1))
         .await?
         .items
         .is_empty();
-    let timeout = i64::try_from(super::settings(ctx).leave_timeout.as_secs()).unwrap_or(i64::MAX);
+    let timeout =
+        i64::try_from(crate::placement::settings(ctx).leave_timeout.as_secs()).unwrap_or(i64::MAX);
     Ok((still_there && waited < timeout).then(|| Action::requeue(RECHECK)))
 }
 
@@ -134,7 +135,7 @@ async fn remove_import_token(ctx: &Context, namespace: &str, name: &str) -> Resu
     let tokens: Api<ClusterRegistrationToken> = Api::namespaced(ctx.client.clone(), namespace);
     let token_name = fleet_bundle::names::safe_concat_name(&[&format!(
         "{}{name}",
-        crate::cluster::import::IMPORT_TOKEN_PREFIX
+        crate::cluster::IMPORT_TOKEN_PREFIX
     )]);
     let Some(token) = tokens.get_opt(&token_name).await? else {
         return Ok(());

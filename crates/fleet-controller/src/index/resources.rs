@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use fleet_api::{BundleState, PerClusterState, Resource, ResourceCounts};
 use fleet_target::model::ClusterKey;
 
-use crate::index::StoredDeployment;
+use super::stored::StoredDeployment;
 
 /// Clusters listed over all `resources` of one status at most, counted in bytes of their IDs as Fleet
 /// counts them (1 MiB); the objects themselves are always listed.

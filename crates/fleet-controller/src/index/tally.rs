@@ -9,9 +9,9 @@ use std::sync::Arc;
 use fleet_api::{BundleState, BundleSummary, ResourceCounts};
 use fleet_target::model::ClusterKey;
 
-use crate::index::StoredDeployment;
-use crate::status::resources::{RepoResources, add_counts, counts_of, sub_counts};
-use crate::status::{MAX_NON_READY, non_ready_entry};
+use super::resources::{RepoResources, add_counts, counts_of, sub_counts};
+use super::stored::StoredDeployment;
+use super::summary::{MAX_NON_READY, non_ready_entry};
 
 /// BundleDeployments of one aggregate by state.
 #[derive(Debug, Default)]
@@ -216,7 +216,7 @@ impl RepoTally {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::status::increment;
+    use crate::index::summary::increment;
     use fleet_api::{BundleDeployment, BundleDeploymentSpec};
 
     fn bd() -> Arc<StoredDeployment> {

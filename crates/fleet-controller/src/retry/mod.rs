@@ -6,81 +6,18 @@
 //! stalled: reported on its status as a `Stalled` condition and not retried until it (or an object it
 //! references and the controller watches) changes.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
+pub mod backoff;
+
 use std::time::Duration;
 
 use kube::runtime::controller::Action;
 
-use crate::context::lock;
 use crate::error::Error;
+pub use crate::error::Retry;
+pub use backoff::{BACKOFF_MAX, BACKOFF_MIN, Backoff, backoff_delay};
 
 /// How soon a reconcile that met an out-of-date copy of its object runs again.
 pub const SOON: Duration = Duration::from_millis(200);
-/// The first delay of the backoff.
-pub const BACKOFF_MIN: Duration = Duration::from_secs(1);
-/// The longest delay of the backoff.
-pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
-
-/// What a failed reconcile asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Retry {
-    /// The reconcile acted on an out-of-date copy (a write conflict) or waits for a write of its own that
-    /// the watch has not delivered yet: run again after [`SOON`].
-    Soon,
-    /// Something outside the object failed (the API server, the network, a remote): run again after the
-    /// object's next [`Backoff`] delay.
-    Backoff,
-    /// The object's own input is wrong (an invalid spec, a missing object the user must create): report it
-    /// and wait for a change.
-    Stalled,
-}
-
-/// The backoff delay after `failures` consecutive failures (1 for the first): [`BACKOFF_MIN`] doubled
-/// for each further failure, at most [`BACKOFF_MAX`].
-pub fn backoff_delay(failures: u32) -> Duration {
-    let doublings = failures.saturating_sub(1).min(31);
-    BACKOFF_MIN
-        .saturating_mul(1u32 << doublings)
-        .min(BACKOFF_MAX)
-}
-
-/// Consecutive failures per object (a key naming the controller and the object).
-#[derive(Debug, Default)]
-pub struct Backoff {
-    failures: Mutex<HashMap<String, u32>>,
-    /// Objects the policy stalled, whose `Stalled` condition a successful reconcile clears.
-    stalled: Mutex<HashSet<String>>,
-}
-
-impl Backoff {
-    /// Counts one more failure of `key` and returns the delay before its next attempt.
-    pub fn failed(&self, key: &str) -> Duration {
-        let mut failures = lock(&self.failures);
-        let count = failures.entry(key.to_string()).or_insert(0);
-        *count = count.saturating_add(1);
-        backoff_delay(*count)
-    }
-
-    /// Forgets the failures of `key`, which reconciled successfully; `true` when the policy had stalled it
-    /// (so that its `Stalled` condition is cleared).
-    pub fn succeeded(&self, key: &str) -> bool {
-        lock(&self.failures).remove(key);
-        lock(&self.stalled).remove(key)
-    }
-
-    /// Marks `key` stalled: it waits for a change, with no failures counted.
-    fn stalled(&self, key: &str) {
-        lock(&self.failures).remove(key);
-        lock(&self.stalled).insert(key.to_string());
-    }
-
-    /// The consecutive failures of `key` so far.
-    pub fn failures(&self, key: &str) -> u32 {
-        lock(&self.failures).get(key).copied().unwrap_or(0)
-    }
-}
-
 /// The shared error policy: what the controller does after `error` from reconciling `key`.
 pub fn policy(error: &Error, key: &str, backoff: &Backoff) -> Action {
     match error.retry() {
