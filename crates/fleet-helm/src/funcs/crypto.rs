@@ -614,7 +614,7 @@ pub(super) fn register(t: &mut Table) {
         if !matches!(kind.as_str(), "" | "rsa" | "ecdsa" | "ed25519" | "dsa") {
             return Ok(Value::from(format!("Unknown type {kind}")));
         }
-        let key = PrivateKey::generate(&kind, &mut ex.rng).and_then(|k| k.to_pem());
+        let key = PrivateKey::generate(&kind, ex.rng).and_then(|k| k.to_pem());
         Ok(Value::from(key.unwrap_or_else(|e| {
             format!("failed to generate private key: {e}")
         })))
@@ -623,23 +623,23 @@ pub(super) fn register(t: &mut Table) {
         arity("genCA", a, 2)?;
         let mut tpl = CertTemplate::new(&a[0], None, None, &a[1]).map_err(super::FuncError::Msg)?;
         tpl.is_ca = true;
-        let r = PrivateKey::generate_rsa(2048, &mut ex.rng)
+        let r = PrivateKey::generate_rsa(2048, ex.rng)
             .map_err(|e| format!("error generating rsa key: {e}"))
-            .and_then(|k| issue(&tpl, &k, None, &mut ex.rng));
+            .and_then(|k| issue(&tpl, &k, None, ex.rng));
         cert_value(r)
     });
     t.insert("genCAWithKey", |ex, a| {
         arity("genCAWithKey", a, 3)?;
         let mut tpl = CertTemplate::new(&a[0], None, None, &a[1]).map_err(super::FuncError::Msg)?;
         tpl.is_ca = true;
-        cert_value(parse_key_arg(&a[2]).and_then(|k| issue(&tpl, &k, None, &mut ex.rng)))
+        cert_value(parse_key_arg(&a[2]).and_then(|k| issue(&tpl, &k, None, ex.rng)))
     });
     t.insert("genSelfSignedCert", |ex, a| {
         arity("genSelfSignedCert", a, 4)?;
         let r = CertTemplate::new(&a[0], Some(&a[1]), Some(&a[2]), &a[3]).and_then(|tpl| {
-            let key = PrivateKey::generate_rsa(2048, &mut ex.rng)
+            let key = PrivateKey::generate_rsa(2048, ex.rng)
                 .map_err(|e| format!("error generating rsa key: {e}"))?;
-            issue(&tpl, &key, None, &mut ex.rng)
+            issue(&tpl, &key, None, ex.rng)
         });
         cert_value(r)
     });
@@ -647,7 +647,7 @@ pub(super) fn register(t: &mut Table) {
         arity("genSelfSignedCertWithKey", a, 5)?;
         let r = CertTemplate::new(&a[0], Some(&a[1]), Some(&a[2]), &a[3]).and_then(|tpl| {
             let key = parse_key_arg(&a[4])?;
-            issue(&tpl, &key, None, &mut ex.rng)
+            issue(&tpl, &key, None, ex.rng)
         });
         cert_value(r)
     });
@@ -655,9 +655,9 @@ pub(super) fn register(t: &mut Table) {
         arity("genSignedCert", a, 5)?;
         let ca = cert_arg(&a[4], "genSignedCert")?;
         let r = CertTemplate::new(&a[0], Some(&a[1]), Some(&a[2]), &a[3]).and_then(|tpl| {
-            let key = PrivateKey::generate_rsa(2048, &mut ex.rng)
+            let key = PrivateKey::generate_rsa(2048, ex.rng)
                 .map_err(|e| format!("error generating rsa key: {e}"))?;
-            signed_by_ca(&tpl, &key, &ca, &mut ex.rng)
+            signed_by_ca(&tpl, &key, &ca, ex.rng)
         });
         cert_value(r)
     });
@@ -666,7 +666,7 @@ pub(super) fn register(t: &mut Table) {
         let ca = cert_arg(&a[4], "genSignedCertWithKey")?;
         let r = CertTemplate::new(&a[0], Some(&a[1]), Some(&a[2]), &a[3]).and_then(|tpl| {
             let key = parse_key_arg(&a[5])?;
-            signed_by_ca(&tpl, &key, &ca, &mut ex.rng)
+            signed_by_ca(&tpl, &key, &ca, ex.rng)
         });
         cert_value(r)
     });
@@ -702,7 +702,7 @@ pub(super) fn register(t: &mut Table) {
         Ok(Value::from(encrypt_aes(
             &str_arg(&a[0]),
             &str_arg(&a[1]),
-            &mut ex.rng,
+            ex.rng,
         )))
     });
     t.insert("decryptAES", |_, a| {
@@ -714,7 +714,7 @@ pub(super) fn register(t: &mut Table) {
     });
     t.insert("bcrypt", |ex, a| {
         arity("bcrypt", a, 1)?;
-        Ok(Value::from(bcrypt_hash(&str_arg(&a[0]), &mut ex.rng)))
+        Ok(Value::from(bcrypt_hash(&str_arg(&a[0]), ex.rng)))
     });
     t.insert("htpasswd", |ex, a| {
         arity("htpasswd", a, 2)?;
@@ -724,7 +724,7 @@ pub(super) fn register(t: &mut Table) {
         }
         Ok(Value::from(format!(
             "{user}:{}",
-            bcrypt_hash(&str_arg(&a[1]), &mut ex.rng)
+            bcrypt_hash(&str_arg(&a[1]), ex.rng)
         )))
     });
     t.insert("randBytes", |ex, a| {
@@ -734,7 +734,7 @@ pub(super) fn register(t: &mut Table) {
             return err(format!("randBytes: invalid length {n}"));
         }
         let mut buf = vec![0u8; n as usize];
-        rsa::rand_core::RngCore::fill_bytes(&mut ex.rng, &mut buf);
+        rsa::rand_core::RngCore::fill_bytes(ex.rng, &mut buf);
         Ok(Value::from(B64.encode(buf)))
     });
 }
