@@ -390,9 +390,10 @@ impl Agent {
         }
         let previous = bd.status.clone().unwrap_or_default();
         let all: Vec<&BundleDeployment> = self.known.values().collect();
-        if let Err(message) = depends_on::check(&bd, &all) {
+        if let Err(not_ready) = depends_on::check(&bd, &all) {
             self.waiting.insert(name.to_string());
-            let observation = Observation::failed(&previous.applied_deployment_id, message);
+            let observation =
+                Observation::failed(&previous.applied_deployment_id, not_ready.to_string());
             return self.write_status(&bd, &previous, &observation).await;
         }
         self.waiting.remove(name);
@@ -413,9 +414,8 @@ impl Agent {
                 self.write_status(&bd, &previous, &observation).await?;
                 return Err(missing);
             }
-            Err(Error::Kube { action, source }) if !is_downstream(&action) => {
-                return Err(Error::Kube { action, source });
-            }
+            // The hub's errors go back to the loop (backoff; a 401 means revoked credentials).
+            Err(hub @ Error::Kube { .. }) => return Err(hub),
             Err(other) => Observation::failed(&previous.applied_deployment_id, other.to_string()),
         };
         self.write_status(&bd, &previous, &observation).await
@@ -492,7 +492,7 @@ impl Agent {
                 .inventories
                 .load(&name)
                 .await
-                .map_err(downstream_error)?
+                .map_err(Error::in_downstream)?
                 .unwrap_or_else(|| Inventory {
                     bundle_deployment: name.clone(),
                     ..Default::default()
@@ -503,7 +503,7 @@ impl Agent {
             self.inventories
                 .save(&inventory)
                 .await
-                .map_err(downstream_error)?;
+                .map_err(Error::in_downstream)?;
         }
         let options = bd.spec.options.clone();
         let force_sync = (options.force_sync_generation > 0
@@ -551,10 +551,10 @@ impl Agent {
             timeout: hooks::timeout(&render_options),
         };
         self.hooks_running.remove(&name);
-        if let Err(message) = restriction::check(&downstream, &render_options).await {
+        if let Err(refused) = restriction::check(&downstream, &render_options).await {
             return Ok(Observation::failed(
                 &previous.applied_deployment_id,
-                message,
+                refused.to_string(),
             ));
         }
         if needs_apply {
@@ -589,7 +589,7 @@ impl Agent {
                 },
             )
             .await
-            .map_err(downstream_error)?;
+            .map_err(Error::in_downstream)?;
             let metrics = crate::metrics::global();
             crate::metrics::Metrics::result(&metrics.applies, failures.is_empty());
             let pruned = inventory
@@ -709,12 +709,12 @@ impl Agent {
             self.inventories
                 .save(inventory)
                 .await
-                .map_err(downstream_error)?;
+                .map_err(Error::in_downstream)?;
             self.inventory_cache
                 .insert(name.to_string(), inventory.clone());
         }
         if let Some((_, reason)) = missing.into_iter().next() {
-            return Ok(hooks::Progress::Failed(reason));
+            return Ok(hooks::Progress::Failed(reason.to_string()));
         }
         Ok(self.run_hooks(name, context, hooks::Phase::Pre).await)
     }
@@ -801,20 +801,4 @@ fn unauthorized(err: &watcher::Error) -> Option<String> {
         _ => return None,
     };
     (status.code == 401).then(|| status.message.clone())
-}
-
-const DOWNSTREAM: &str = "downstream: ";
-
-fn downstream_error(err: Error) -> Error {
-    match err {
-        Error::Kube { action, source } => Error::Kube {
-            action: format!("{DOWNSTREAM}{action}"),
-            source,
-        },
-        other => other,
-    }
-}
-
-fn is_downstream(action: &str) -> bool {
-    action.starts_with(DOWNSTREAM)
 }
