@@ -20,7 +20,7 @@ pub enum PatchError {
         /// The operation's `path` pointer, as written.
         path: String,
         /// What went wrong.
-        reason: String,
+        reason: super::json_patch::OperationError,
     },
     /// A strategic merge patch is malformed or does not fit the document.
     #[error("strategic merge patch at {path}: {reason}")]
