@@ -23,6 +23,13 @@ pub enum FuncError {
     Fail(String),
 }
 
+impl FuncError {
+    /// An ordinary error from a typed one: a Go function returns an `error`, which templates see only as text.
+    pub fn msg(error: impl std::fmt::Display) -> Self {
+        FuncError::Msg(error.to_string())
+    }
+}
+
 pub type FuncResult = Result<Value, FuncError>;
 
 /// A template function: the evaluated arguments, the piped value last.

@@ -19,6 +19,14 @@
 //! only counts its own VM's instructions), plus a nesting limit for `template`/`include`/`tpl` and an output cap.
 //! Printing follows Go's `fmt` ([`gofmt`]); YAML reading and `toYaml` come from `fleet-yaml` ([`yaml`]).
 //!
+//! # Errors
+//!
+//! Failures are typed and their `Display` text is what `helm template` prints: [`ChartError`] for loading, values
+//! and rendering (naming the chart file), [`TemplateError`] for the engine (Helm's `FILE:LINE:COL` position and
+//! failing expression), [`call::FuncError`] for a template function, and beneath them one error per area
+//! ([`yaml::YamlError`], [`value::JsonError`], [`chart::file::ReadError`], [`funcs::crypto::CryptoError`],
+//! [`funcs::semver::ImproperConstraint`]).
+//!
 //! # Use
 //!
 //! ```
