@@ -1,5 +1,9 @@
 //! The agent's error type. Errors about one BundleDeployment's content end up in its status; only errors
-//! talking to the hub are returned to the loop, which retries them with backoff.
+//! talking to the hub ([`Error::Kube`]) are returned to the loop, which retries them with backoff. A failed
+//! request to the downstream cluster is [`Error::Downstream`] and goes to the status; the agent tells the two
+//! apart by variant. Per-object, hook, dependency and restriction failures have their own types in their
+//! modules ([`crate::apply::ObjectError`], [`crate::hooks::HookFailure`], [`crate::depends_on::NotReady`],
+//! [`crate::restriction::Refused`]).
 
 /// Something the agent could not do.
 #[derive(Debug, thiserror::Error)]
