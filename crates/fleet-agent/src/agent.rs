@@ -441,8 +441,9 @@ impl Agent {
             .get_mut(name)
             .expect(TRACKED)
             .waiting_for_dependency = dependencies.is_err();
-        if let Err(message) = dependencies {
-            let observation = Observation::failed(&previous.applied_deployment_id, message);
+        if let Err(not_ready) = dependencies {
+            let observation =
+                Observation::failed(&previous.applied_deployment_id, not_ready.to_string());
             return self.write_status(&bd, &previous, &observation).await;
         }
         let observation = match self.deploy(&bd).await {
@@ -462,9 +463,8 @@ impl Agent {
                 self.write_status(&bd, &previous, &observation).await?;
                 return Err(missing);
             }
-            Err(Error::Kube { action, source }) if !is_downstream(&action) => {
-                return Err(Error::Kube { action, source });
-            }
+            // The hub's errors go back to the loop (backoff; a 401 means revoked credentials).
+            Err(hub @ Error::Kube { .. }) => return Err(hub),
             Err(other) => Observation::failed(&previous.applied_deployment_id, other.to_string()),
         };
         self.write_status(&bd, &previous, &observation).await
@@ -544,7 +544,7 @@ impl Agent {
                 .inventories
                 .load(&name)
                 .await
-                .map_err(downstream_error)?
+                .map_err(Error::in_downstream)?
                 .unwrap_or_else(|| Inventory {
                     bundle_deployment: name.clone(),
                     ..Default::default()
@@ -555,7 +555,7 @@ impl Agent {
             self.inventories
                 .save(&inventory)
                 .await
-                .map_err(downstream_error)?;
+                .map_err(Error::in_downstream)?;
         }
         let options = bd.spec.options.clone();
         let force_sync = (options.force_sync_generation > 0
@@ -603,10 +603,10 @@ impl Agent {
             timeout: hooks::timeout(&render_options),
         };
         self.tracked.get_mut(&name).expect(TRACKED).hook_running = false;
-        if let Err(message) = restriction::check(&downstream, &render_options).await {
+        if let Err(refused) = restriction::check(&downstream, &render_options).await {
             return Ok(Observation::failed(
                 &previous.applied_deployment_id,
-                message,
+                refused.to_string(),
             ));
         }
         if needs_apply {
@@ -641,7 +641,7 @@ impl Agent {
                 },
             )
             .await
-            .map_err(downstream_error)?;
+            .map_err(Error::in_downstream)?;
             let metrics = crate::metrics::global();
             crate::metrics::Metrics::result(&metrics.applies, failures.is_empty());
             let pruned = inventory
@@ -761,11 +761,11 @@ impl Agent {
             self.inventories
                 .save(inventory)
                 .await
-                .map_err(downstream_error)?;
+                .map_err(Error::in_downstream)?;
             self.tracked.get_mut(name).expect(TRACKED).inventory = Some(inventory.clone());
         }
         if let Some((_, reason)) = missing.into_iter().next() {
-            return Ok(hooks::Progress::Failed(reason));
+            return Ok(hooks::Progress::Failed(reason.to_string()));
         }
         Ok(self.run_hooks(name, context, hooks::Phase::Pre).await)
     }
@@ -855,20 +855,4 @@ fn unauthorized(err: &watcher::Error) -> Option<String> {
         _ => return None,
     };
     (status.code == 401).then(|| status.message.clone())
-}
-
-const DOWNSTREAM: &str = "downstream: ";
-
-fn downstream_error(err: Error) -> Error {
-    match err {
-        Error::Kube { action, source } => Error::Kube {
-            action: format!("{DOWNSTREAM}{action}"),
-            source,
-        },
-        other => other,
-    }
-}
-
-fn is_downstream(action: &str) -> bool {
-    action.starts_with(DOWNSTREAM)
 }

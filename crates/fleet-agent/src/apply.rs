@@ -6,6 +6,7 @@
 //! BundleDeployment declares these fields. Per-object failures are collected, never fatal.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use fleet_api::{BundleDeploymentOptions, ObjectRef};
 use kube::api::{Patch, PatchParams};
@@ -13,7 +14,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::downstream::Downstream;
-use crate::error::{is_conflict, is_not_found};
+use crate::error::{Error, is_conflict, is_not_found};
 use crate::inventory::object_key;
 use crate::order::sort_for_install;
 use crate::render::Desired;
@@ -27,9 +28,56 @@ pub struct Outcome {
     /// Objects actually sent to the API server in this run.
     pub patched: Vec<ObjectRef>,
     /// Objects that could not be applied, with the reason.
-    pub failed: Vec<(ObjectRef, String)>,
+    pub failed: Vec<(ObjectRef, ObjectError)>,
     /// Namespaces created in this run.
     pub created_namespaces: Vec<String>,
+}
+
+/// Why one object could not be applied, read or deleted. The BundleDeployment's status shows it after the
+/// object's name; the errors are shared (not copied) by the objects of one missing namespace.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ObjectError {
+    /// The object's kind or namespace could not be resolved against the downstream API.
+    #[error("{0}")]
+    Unresolved(Arc<Error>),
+    /// The API server refused a request for the object: shown with the API's own message.
+    #[error("{}", api_message(.0))]
+    Refused(Arc<kube::Error>),
+    /// The live object carries another object set's ID, so it is not taken over.
+    #[error(
+        "conflict: the object belongs to object set {}; not taking it over",
+        Value::from(owner.as_str())
+    )]
+    OtherSet { owner: String },
+    /// The object's namespace could not be read or created.
+    #[error("namespace {namespace}: {}", api_message(error))]
+    Namespace {
+        namespace: String,
+        error: Arc<kube::Error>,
+    },
+    /// The object's namespace does not exist and `createNamespace: false` forbids creating it.
+    #[error("namespace {namespace} does not exist and createNamespace is false")]
+    NoNamespace { namespace: String },
+    /// Deleting an object the BundleDeployment no longer deploys failed.
+    #[error("pruning: {0}")]
+    Pruning(Box<ObjectError>),
+}
+
+impl ObjectError {
+    pub(crate) fn refused(err: kube::Error) -> Self {
+        ObjectError::Refused(Arc::new(err))
+    }
+
+    pub(crate) fn unresolved(err: Error) -> Self {
+        ObjectError::Unresolved(Arc::new(err))
+    }
+
+    fn namespace(namespace: &str, err: kube::Error) -> Self {
+        ObjectError::Namespace {
+            namespace: namespace.to_string(),
+            error: Arc::new(err),
+        }
+    }
 }
 
 /// The hash of an applied configuration.
@@ -86,12 +134,12 @@ pub async fn apply_one(
     manager: &str,
     desired: &Desired,
     force: bool,
-) -> Result<(), String> {
+) -> Result<(), ObjectError> {
     let object_ref = &desired.object_ref;
     let api = downstream
         .api_for(client, object_ref)
         .await
-        .map_err(|err| err.to_string())?;
+        .map_err(ObjectError::unresolved)?;
     let params = PatchParams::apply(manager);
     let first = if force {
         Err(None)
@@ -102,12 +150,12 @@ pub async fn apply_one(
     };
     match first {
         Ok(_) => Ok(()),
-        Err(Some(err)) if !is_conflict(&err) => Err(api_message(&err)),
+        Err(Some(err)) if !is_conflict(&err) => Err(ObjectError::refused(err)),
         Err(_) => {
             let live = api
                 .get_opt(&object_ref.name)
                 .await
-                .map_err(|err| api_message(&err))?;
+                .map_err(ObjectError::refused)?;
             let ours = desired
                 .object
                 .pointer("/metadata/annotations")
@@ -115,14 +163,13 @@ pub async fn apply_one(
             let theirs = live
                 .as_ref()
                 .and_then(|live| live.metadata.annotations.as_ref())
-                .and_then(|a| a.get(SET_ID_ANNOTATION))
-                .map(|id| Value::String(id.clone()));
-            if let (Some(theirs), Some(ours)) = (&theirs, ours)
-                && theirs != ours
+                .and_then(|a| a.get(SET_ID_ANNOTATION));
+            if let (Some(theirs), Some(ours)) = (theirs, ours)
+                && ours.as_str() != Some(theirs.as_str())
             {
-                return Err(format!(
-                    "conflict: the object belongs to object set {theirs}; not taking it over"
-                ));
+                return Err(ObjectError::OtherSet {
+                    owner: theirs.clone(),
+                });
             }
             api.patch(
                 &object_ref.name,
@@ -131,7 +178,7 @@ pub async fn apply_one(
             )
             .await
             .map(|_| ())
-            .map_err(|err| api_message(&err))
+            .map_err(ObjectError::refused)
         }
     }
 }
@@ -151,7 +198,7 @@ pub async fn ensure_namespaces(
     objects: &[Desired],
     options: &BundleDeploymentOptions,
     outcome: &mut Outcome,
-) -> BTreeMap<String, String> {
+) -> BTreeMap<String, ObjectError> {
     let mut missing = BTreeMap::new();
     let in_bundle: BTreeSet<&str> = objects
         .iter()
@@ -182,7 +229,9 @@ pub async fn ensure_namespaces(
         if !exists && !create && !in_bundle.contains(namespace.as_str()) {
             missing.insert(
                 namespace.clone(),
-                format!("namespace {namespace} does not exist and createNamespace is false"),
+                ObjectError::NoNamespace {
+                    namespace: namespace.clone(),
+                },
             );
             continue;
         }
@@ -213,22 +262,49 @@ pub async fn ensure_namespaces(
             Ok(_) if !exists => outcome.created_namespaces.push(namespace),
             Ok(_) => {}
             Err(err) => {
-                missing.insert(
-                    namespace.clone(),
-                    format!("namespace {namespace}: {}", api_message(&err)),
-                );
+                missing.insert(namespace.clone(), ObjectError::namespace(&namespace, err));
             }
         }
     }
     missing
 }
 
-async fn namespace_exists(downstream: &Downstream, namespace: &str) -> Result<bool, String> {
+async fn namespace_exists(downstream: &Downstream, namespace: &str) -> Result<bool, ObjectError> {
     let api: kube::Api<k8s_openapi::api::core::v1::Namespace> =
         kube::Api::all(downstream.client().clone());
     match api.get_metadata(namespace).await {
         Ok(_) => Ok(true),
         Err(err) if is_not_found(&err) => Ok(false),
-        Err(err) => Err(format!("namespace {namespace}: {}", api_message(&err))),
+        Err(err) => Err(ObjectError::namespace(namespace, err)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_errors_read_as_the_status_shows_them() {
+        let refused = ObjectError::refused(kube::Error::Api(Box::new(
+            serde_json::from_value(json!({
+                "status": "Failure", "code": 422, "message": "spec.replicas: Invalid value", "reason": "Invalid",
+            }))
+            .unwrap(),
+        )));
+        assert_eq!(refused.to_string(), "spec.replicas: Invalid value");
+        assert_eq!(
+            ObjectError::OtherSet {
+                owner: "s-1".into()
+            }
+            .to_string(),
+            r#"conflict: the object belongs to object set "s-1"; not taking it over"#
+        );
+        assert_eq!(
+            ObjectError::Pruning(Box::new(ObjectError::NoNamespace {
+                namespace: "apps".into()
+            }))
+            .to_string(),
+            "pruning: namespace apps does not exist and createNamespace is false"
+        );
     }
 }

@@ -8,8 +8,16 @@ use fleet_target::selector::SelectorExt;
 /// Label carrying the bundle name on every BundleDeployment.
 const BUNDLE_NAME_LABEL: &str = "fleet.cattle.io/bundle-name";
 
-/// `Ok` when every dependency is satisfied, else the status message naming what it waits for.
-pub fn check(bd: &BundleDeployment, all: &[&BundleDeployment]) -> Result<(), String> {
+/// Dependencies that are not in an accepted state: their names (sorted), or a note that no bundle matches a
+/// selector. Its text is the BundleDeployment's status message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("dependent bundle(s) are not ready: [{}]", waiting.join(" "))]
+pub struct NotReady {
+    pub waiting: Vec<String>,
+}
+
+/// `Ok` when every dependency is satisfied, else what it waits for.
+pub fn check(bd: &BundleDeployment, all: &[&BundleDeployment]) -> Result<(), NotReady> {
     let mut waiting = Vec::new();
     for dependency in &bd.spec.depends_on {
         let accepted: Vec<BundleState> = if dependency.accepted_states.is_empty() {
@@ -50,10 +58,7 @@ pub fn check(bd: &BundleDeployment, all: &[&BundleDeployment]) -> Result<(), Str
     } else {
         waiting.sort();
         waiting.dedup();
-        Err(format!(
-            "dependent bundle(s) are not ready: [{}]",
-            waiting.join(" ")
-        ))
+        Err(NotReady { waiting })
     }
 }
 
@@ -99,7 +104,13 @@ mod tests {
         let all = [&db, &cache];
         assert_eq!(
             check(&app, &all),
-            Err("dependent bundle(s) are not ready: [db]".into())
+            Err(NotReady {
+                waiting: vec!["db".into()]
+            })
+        );
+        assert_eq!(
+            check(&app, &all).unwrap_err().to_string(),
+            "dependent bundle(s) are not ready: [db]"
         );
         app.spec.depends_on = vec![BundleRef {
             selector: Some(LabelSelector {
@@ -110,7 +121,9 @@ mod tests {
         }];
         assert_eq!(
             check(&app, &all),
-            Err("dependent bundle(s) are not ready: [db]".into())
+            Err(NotReady {
+                waiting: vec!["db".into()]
+            })
         );
         app.spec.depends_on[0].accepted_states = vec![BundleState::Ready, BundleState::NotReady];
         assert_eq!(check(&app, &all), Ok(()));
@@ -120,7 +133,9 @@ mod tests {
         }];
         assert_eq!(
             check(&app, &all),
-            Err("dependent bundle(s) are not ready: [missing]".into())
+            Err(NotReady {
+                waiting: vec!["missing".into()]
+            })
         );
     }
 }

@@ -1,5 +1,9 @@
 //! The agent's error type. Errors about one BundleDeployment's content end up in its status; only errors
-//! talking to the hub are returned to the loop, which retries them with backoff.
+//! talking to the hub ([`Error::Kube`]) are returned to the loop, which retries them with backoff. A failed
+//! request to the downstream cluster is [`Error::Downstream`] and goes to the status; the agent tells the two
+//! apart by variant. Per-object, hook, dependency and restriction failures have their own types in their
+//! modules ([`crate::apply::ObjectError`], [`crate::hooks::HookFailure`], [`crate::depends_on::NotReady`],
+//! [`crate::restriction::Refused`]).
 
 /// Something the agent could not do.
 #[derive(Debug, thiserror::Error)]
@@ -7,6 +11,14 @@ pub enum Error {
     /// A request to the hub or the downstream cluster failed.
     #[error("{action}: {source}")]
     Kube {
+        action: String,
+        #[source]
+        source: kube::Error,
+    },
+    /// A request to the downstream cluster failed while deploying: the BundleDeployment's status reports it;
+    /// it is not a hub error (the loop neither backs off nor treats a 401 as revoked credentials).
+    #[error("downstream: {action}: {source}")]
+    Downstream {
         action: String,
         #[source]
         source: kube::Error,
@@ -75,6 +87,24 @@ impl Error {
     }
 }
 
+impl Error {
+    /// Wraps a kube error from the downstream cluster with what was being done.
+    pub fn downstream(action: impl Into<String>, source: kube::Error) -> Self {
+        Error::Downstream {
+            action: action.into(),
+            source,
+        }
+    }
+
+    /// The same error, marked as coming from the downstream cluster when it is a request error.
+    pub fn in_downstream(self) -> Self {
+        match self {
+            Error::Kube { action, source } => Error::Downstream { action, source },
+            other => other,
+        }
+    }
+}
+
 /// `Result` with the agent's error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -98,7 +128,7 @@ pub fn is_gone(err: &kube::Error) -> bool {
 pub fn is_gone_kind(err: &Error) -> bool {
     match err {
         Error::NoNamespace { .. } => true,
-        Error::Kube { source, .. } => is_gone(source),
+        Error::Kube { source, .. } | Error::Downstream { source, .. } => is_gone(source),
         _ => false,
     }
 }
@@ -106,4 +136,41 @@ pub fn is_gone_kind(err: &Error) -> bool {
 /// Whether a kube error is the API's 409 (an apply conflict or an existing object).
 pub fn is_conflict(err: &kube::Error) -> bool {
     matches!(err, kube::Error::Api(status) if status.code == 409)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api_error(code: u16, message: &str) -> kube::Error {
+        kube::Error::Api(Box::new(
+            serde_json::from_value(serde_json::json!({
+                "status": "Failure", "code": code, "message": message, "reason": "NotFound",
+            }))
+            .unwrap(),
+        ))
+    }
+
+    #[test]
+    fn a_downstream_request_error_is_its_own_kind_and_keeps_its_message() {
+        let hub = Error::kube("reading content s-1", api_error(500, "etcd down"));
+        assert!(matches!(hub, Error::Kube { .. }));
+        let downstream = Error::kube("applying x", api_error(404, "not found")).in_downstream();
+        assert!(matches!(downstream, Error::Downstream { .. }));
+        assert!(
+            downstream
+                .to_string()
+                .starts_with("downstream: applying x: "),
+            "{downstream}"
+        );
+        // Resolving an object's kind downstream still counts as "cannot exist" when the API says so.
+        assert!(is_gone_kind(&downstream));
+        // Errors that are not requests stay as they are.
+        let content = Error::Content {
+            name: "s-1".into(),
+            message: "bad".into(),
+        }
+        .in_downstream();
+        assert!(matches!(content, Error::Content { .. }));
+    }
 }

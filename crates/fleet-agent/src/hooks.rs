@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use kube::api::DeleteParams;
 use serde_json::Value;
 
-use crate::apply::{api_message, apply_one};
+use crate::apply::{ObjectError, apply_one};
 use crate::downstream::Downstream;
 use crate::error::is_not_found;
 use crate::inventory::object_key;
@@ -139,9 +139,23 @@ pub fn ordered(hooks: &[Desired], event: Event, phase: Phase) -> Vec<&Desired> {
     selected
 }
 
+/// Why a hook failed once it ran.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HookFailure {
+    /// The Job's `Failed` condition, with its reason and message.
+    #[error("{}", format!("job failed: {reason} {message}").trim())]
+    JobFailed { reason: String, message: String },
+    /// The Pod's phase is `Failed`.
+    #[error("pod failed")]
+    PodFailed,
+    /// The hook did not finish within the Helm timeout.
+    #[error("timed out after {seconds}s")]
+    TimedOut { seconds: u64 },
+}
+
 /// Whether a live hook finished: `Some(Ok)` completed, `Some(Err)` failed with the reason, `None` still
 /// running. Jobs and Pods run; every other kind is finished once it exists.
-pub fn finished(kind: &str, live: &Value) -> Option<Result<(), String>> {
+pub fn finished(kind: &str, live: &Value) -> Option<Result<(), HookFailure>> {
     match kind {
         "Job" => {
             let conditions = live.pointer("/status/conditions").and_then(Value::as_array);
@@ -157,13 +171,16 @@ pub fn finished(kind: &str, live: &Value) -> Option<Result<(), String>> {
                 find("Failed").map(|c| {
                     let reason = c.get("reason").and_then(Value::as_str).unwrap_or("Failed");
                     let message = c.get("message").and_then(Value::as_str).unwrap_or_default();
-                    Err(format!("job failed: {reason} {message}").trim().to_string())
+                    Err(HookFailure::JobFailed {
+                        reason: reason.to_string(),
+                        message: message.to_string(),
+                    })
                 })
             }
         }
         "Pod" => match live.pointer("/status/phase").and_then(Value::as_str) {
             Some("Succeeded") => Some(Ok(())),
-            Some("Failed") => Some(Err("pod failed".to_string())),
+            Some("Failed") => Some(Err(HookFailure::PodFailed)),
             _ => None,
         },
         _ => Some(Ok(())),
@@ -294,9 +311,9 @@ impl Run {
         };
         let outcome = match finished(&hook.object_ref.kind, &live) {
             Some(outcome) => outcome,
-            None if started.elapsed() >= context.timeout => {
-                Err(format!("timed out after {}s", context.timeout.as_secs()))
-            }
+            None if started.elapsed() >= context.timeout => Err(HookFailure::TimedOut {
+                seconds: context.timeout.as_secs(),
+            }),
             None => return Progress::Waiting(format!("waiting for {name}")),
         };
         let policy = if outcome.is_ok() {
@@ -320,15 +337,15 @@ async fn read(
     downstream: &Downstream,
     client: &kube::Client,
     hook: &Desired,
-) -> Result<Option<Value>, String> {
+) -> Result<Option<Value>, ObjectError> {
     let api = downstream
         .api_for(client, &hook.object_ref)
         .await
-        .map_err(|err| err.to_string())?;
+        .map_err(ObjectError::unresolved)?;
     let live = api
         .get_opt(&hook.object_ref.name)
         .await
-        .map_err(|err| api_message(&err))?;
+        .map_err(ObjectError::refused)?;
     Ok(live.map(|live| serde_json::to_value(live).unwrap_or(Value::Null)))
 }
 
@@ -336,18 +353,18 @@ async fn delete(
     downstream: &Downstream,
     client: &kube::Client,
     hook: &Desired,
-) -> Result<(), String> {
+) -> Result<(), ObjectError> {
     let api = downstream
         .api_for(client, &hook.object_ref)
         .await
-        .map_err(|err| err.to_string())?;
+        .map_err(ObjectError::unresolved)?;
     match api
         .delete(&hook.object_ref.name, &DeleteParams::background())
         .await
     {
         Ok(_) => Ok(()),
         Err(err) if is_not_found(&err) => Ok(()),
-        Err(err) => Err(api_message(&err)),
+        Err(err) => Err(ObjectError::refused(err)),
     }
 }
 
@@ -427,10 +444,27 @@ mod tests {
         assert_eq!(finished("Job", &job("Complete")), Some(Ok(())));
         assert_eq!(
             finished("Job", &job("Failed")),
-            Some(Err(
-                "job failed: BackoffLimitExceeded Job has reached the specified backoff limit"
-                    .into()
-            ))
+            Some(Err(HookFailure::JobFailed {
+                reason: "BackoffLimitExceeded".into(),
+                message: "Job has reached the specified backoff limit".into()
+            }))
+        );
+        assert_eq!(
+            finished("Job", &job("Failed"))
+                .unwrap()
+                .unwrap_err()
+                .to_string(),
+            "job failed: BackoffLimitExceeded Job has reached the specified backoff limit"
+        );
+        assert_eq!(
+            finished(
+                "Job",
+                &json!({"status": {"conditions": [{"type": "Failed", "status": "True"}]}})
+            ),
+            Some(Err(HookFailure::JobFailed {
+                reason: "Failed".into(),
+                message: String::new()
+            }))
         );
         assert_eq!(
             finished("Pod", &json!({"status": {"phase": "Running"}})),

@@ -198,7 +198,7 @@ pub async fn observe(downstream: &kube::Client) -> Result<Observed> {
     let version = downstream
         .apiserver_version()
         .await
-        .map_err(|err| Error::kube("downstream: reading the Kubernetes version", err))?;
+        .map_err(|err| Error::downstream("reading the Kubernetes version", err))?;
     let nodes = list_all(Api::<Node>::all(downstream.clone()), "nodes").await?;
     let pods = list_all(Api::<Pod>::all(downstream.clone()), "pods").await?;
     let claims = claims(downstream).await?;
@@ -242,7 +242,7 @@ async fn claims(downstream: &kube::Client) -> Result<Vec<DynamicObject>> {
     match api.list(&ListParams::default()).await {
         Ok(list) => Ok(list.items),
         Err(err) if is_not_found(&err) => Ok(Vec::new()),
-        Err(err) => Err(Error::kube("downstream: listing ClusterClaims", err)),
+        Err(err) => Err(Error::downstream("listing ClusterClaims", err)),
     }
 }
 

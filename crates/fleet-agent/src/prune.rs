@@ -8,6 +8,7 @@
 use fleet_api::ObjectRef;
 use kube::api::DeleteParams;
 
+use crate::apply::ObjectError;
 use crate::downstream::Downstream;
 use crate::error::{is_gone, is_gone_kind, is_not_found};
 use crate::inventory::{Entry, Inventory};
@@ -19,7 +20,7 @@ pub async fn delete_entries(
     downstream: &Downstream,
     set_id: &str,
     entries: &[Entry],
-) -> Vec<(ObjectRef, String)> {
+) -> Vec<(ObjectRef, ObjectError)> {
     let mut ordered: Vec<&Entry> = entries.iter().filter(|entry| !entry.keep).collect();
     ordered.sort_by_key(|entry| std::cmp::Reverse(install_rank(&entry.object.kind)));
     let mut failed = Vec::new();
@@ -35,16 +36,16 @@ async fn delete_owned(
     downstream: &Downstream,
     set_id: &str,
     object: &ObjectRef,
-) -> Result<(), String> {
+) -> Result<(), ObjectError> {
     let api = match downstream.api_for(downstream.client(), object).await {
         Ok(api) => api,
         Err(err) if is_gone_kind(&err) => return Ok(()),
-        Err(err) => return Err(err.to_string()),
+        Err(err) => return Err(ObjectError::unresolved(err)),
     };
     let live = match api.get_metadata(&object.name).await {
         Ok(live) => live,
         Err(err) if is_gone(&err) => return Ok(()),
-        Err(err) => return Err(crate::apply::api_message(&err)),
+        Err(err) => return Err(ObjectError::refused(err)),
     };
     let owner = live
         .metadata
@@ -58,7 +59,7 @@ async fn delete_owned(
     match api.delete(&object.name, &DeleteParams::background()).await {
         Ok(_) => Ok(()),
         Err(err) if is_gone(&err) => Ok(()),
-        Err(err) => Err(crate::apply::api_message(&err)),
+        Err(err) => Err(ObjectError::refused(err)),
     }
 }
 
@@ -81,7 +82,7 @@ pub async fn uninstall(
     downstream: &Downstream,
     set_id: &str,
     inventory: &Inventory,
-) -> Vec<(ObjectRef, String)> {
+) -> Vec<(ObjectRef, ObjectError)> {
     if inventory.keep_resources {
         return Vec::new();
     }
@@ -107,7 +108,7 @@ pub async fn uninstall(
                         name: namespace,
                         ..Default::default()
                     },
-                    crate::apply::api_message(&err),
+                    ObjectError::refused(err),
                 ));
             }
         }

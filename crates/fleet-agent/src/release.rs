@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use fleet_api::BundleDeploymentOptions;
 use tracing::{info, warn};
 
-use crate::apply::{apply_all, apply_one, release_namespace};
+use crate::apply::{ObjectError, apply_all, apply_one, release_namespace};
 use crate::downstream::Downstream;
 use crate::error::Result;
 use crate::inventory::{self, Entry, Inventory, object_key};
@@ -35,7 +35,7 @@ pub async fn apply_and_prune(
     scope: &Scope,
     previous: &Inventory,
     target: Target<'_>,
-) -> Result<(Inventory, Vec<(fleet_api::ObjectRef, String)>)> {
+) -> Result<(Inventory, Vec<(fleet_api::ObjectRef, ObjectError)>)> {
     let Target {
         deployment_id,
         objects,
@@ -74,7 +74,7 @@ pub async fn apply_and_prune(
         previous.hashes()
     };
     let client = downstream.deploy_client(&scope.agent_namespace, &options.service_account);
-    let outcome = apply_all(
+    let mut outcome = apply_all(
         downstream,
         &client,
         &scope.field_manager(),
@@ -83,7 +83,7 @@ pub async fn apply_and_prune(
         options,
     )
     .await;
-    let mut failures = outcome.failed.clone();
+    let mut failures = std::mem::take(&mut outcome.failed);
     let prune_failed = prune::delete_entries(downstream, &set_id, &removed).await;
     // Only what was applied, or what failed now but may exist from an earlier apply, is recorded: an object
     // that was never created must not be pruned or uninstalled later.
@@ -121,14 +121,14 @@ pub async fn apply_and_prune(
         .extend(outcome.created_namespaces.iter().cloned());
     next.created_namespaces.sort();
     next.created_namespaces.dedup();
-    for (object, reason) in &prune_failed {
-        if let Some(entry) = removed.iter().find(|e| &e.object == object) {
-            next.objects.push(entry.clone());
-        }
-        failures.push((object.clone(), format!("pruning: {reason}")));
-    }
     if !prune_failed.is_empty() {
         next.deployment_id = previous.deployment_id.clone();
+    }
+    for (object, reason) in prune_failed {
+        if let Some(entry) = removed.iter().find(|e| e.object == object) {
+            next.objects.push(entry.clone());
+        }
+        failures.push((object, ObjectError::Pruning(Box::new(reason))));
     }
     store.save(&next).await?;
     if !outcome.patched.is_empty() {
@@ -171,7 +171,7 @@ pub async fn correct(
 }
 
 /// The status message for objects that failed, capped like Fleet's lists.
-pub fn failure_message(failures: &[(fleet_api::ObjectRef, String)]) -> String {
+pub fn failure_message(failures: &[(fleet_api::ObjectRef, ObjectError)]) -> String {
     let shown: Vec<String> = failures
         .iter()
         .take(status::LIST_CAP)

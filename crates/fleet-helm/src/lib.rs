@@ -13,9 +13,19 @@
 //! and objects with methods (`.Files`, `.Capabilities.APIVersions`) are minijinja objects whose `call_method` the
 //! evaluator invokes. Functions live in a name → `fn` table ([`funcs::Funcs`]) rather than a minijinja
 //! `Environment`, because Go passes the piped value last, evaluates `and`/`or` lazily and needs late-bound
-//! `include`/`tpl` with access to the template set. The render budget is our own fuel counter (minijinja's fuel
+//! `include`/`tpl` with access to the template set. What a function is (its signature, its call context — the
+//! render's generator, [`rng::Rng`] — and its error) lives in [`call`], which the table and the evaluator both import,
+//! so neither imports the other's internals. The render budget is our own fuel counter (minijinja's fuel
 //! only counts its own VM's instructions), plus a nesting limit for `template`/`include`/`tpl` and an output cap.
 //! Printing follows Go's `fmt` ([`gofmt`]); YAML reading and `toYaml` come from `fleet-yaml` ([`yaml`]).
+//!
+//! # Errors
+//!
+//! Failures are typed and their `Display` text is what `helm template` prints: [`ChartError`] for loading, values
+//! and rendering (naming the chart file), [`TemplateError`] for the engine (Helm's `FILE:LINE:COL` position and
+//! failing expression), [`call::FuncError`] for a template function, and beneath them one error per area
+//! ([`yaml::YamlError`], [`value::JsonError`], [`chart::file::ReadError`], [`funcs::crypto::CryptoError`],
+//! [`funcs::semver::ImproperConstraint`]).
 //!
 //! # Use
 //!
@@ -34,10 +44,12 @@
 //! assert_eq!(rendered.to_helm_output(), "---\n# Source: web/templates/cm.yaml\nkind: ConfigMap\nreplicas: 3\n");
 //! ```
 
+pub mod call;
 pub mod chart;
 pub mod funcs;
 pub mod gofloat;
 pub mod gofmt;
+pub mod rng;
 pub mod template;
 pub mod value;
 pub mod yaml;

@@ -290,9 +290,23 @@ pub fn from_json(v: &serde_json::Value) -> Value {
 /// Maximum nesting followed when converting or printing values (guards against cycles made with `set`).
 pub const MAX_DEPTH: usize = 512;
 
+/// Why a template value has no JSON form (worded as Go's `encoding/json` words it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JsonError {
+    /// NaN or an infinity, as Go prints it.
+    #[error("json: unsupported value: {shown}")]
+    UnsupportedFloat { shown: String },
+    /// Nesting deeper than [`MAX_DEPTH`], taken for a cycle made with `set`.
+    #[error("json: unsupported value: encountered a cycle")]
+    Cycle,
+    /// More than [`MAX_JSON_NODES`] values.
+    #[error("value too large (more than {MAX_JSON_NODES} elements)")]
+    TooLarge,
+}
+
 /// Converts a template value into JSON data as Go's `encoding/json` sees it (keys sorted, `[]byte` as base64).
 /// Fails on cycles or excessive nesting, and on NaN and infinities as Go does.
-pub fn to_json(v: &Value) -> Result<serde_json::Value, String> {
+pub fn to_json(v: &Value) -> Result<serde_json::Value, JsonError> {
     let mut budget = MAX_JSON_NODES;
     to_json_depth(v, 0, &mut budget)
 }
@@ -349,29 +363,30 @@ pub fn json_node(v: &Value) -> JsonNode<'_> {
 }
 
 /// A float as a JSON number, or Go's error for NaN and the infinities.
-pub fn json_float(f: f64) -> Result<serde_json::Number, String> {
-    serde_json::Number::from_f64(f).ok_or_else(|| {
-        let shown = crate::gofloat::format_float_g(f, None);
-        format!("json: unsupported value: {shown}")
+pub fn json_float(f: f64) -> Result<serde_json::Number, JsonError> {
+    serde_json::Number::from_f64(f).ok_or_else(|| JsonError::UnsupportedFloat {
+        shown: crate::gofloat::format_float_g(f, None),
     })
 }
 
 /// Counts one more value visited at nesting `depth` against the limits [`to_json`] keeps: [`MAX_DEPTH`] (deeper
 /// is taken for a cycle, as Go reports one) and [`MAX_JSON_NODES`] values in all.
-pub fn json_visit(depth: usize, budget: &mut usize) -> Result<(), String> {
+pub fn json_visit(depth: usize, budget: &mut usize) -> Result<(), JsonError> {
     if depth > MAX_DEPTH {
-        return Err("json: unsupported value: encountered a cycle".into());
+        return Err(JsonError::Cycle);
     }
     if *budget == 0 {
-        return Err(format!(
-            "value too large (more than {MAX_JSON_NODES} elements)"
-        ));
+        return Err(JsonError::TooLarge);
     }
     *budget -= 1;
     Ok(())
 }
 
-fn to_json_depth(v: &Value, depth: usize, budget: &mut usize) -> Result<serde_json::Value, String> {
+fn to_json_depth(
+    v: &Value,
+    depth: usize,
+    budget: &mut usize,
+) -> Result<serde_json::Value, JsonError> {
     json_visit(depth, budget)?;
     Ok(match json_node(v) {
         JsonNode::Null => serde_json::Value::Null,

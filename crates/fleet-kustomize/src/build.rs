@@ -101,7 +101,7 @@ impl<'f, F: Files> Builder<'f, F> {
         name_reference::fix(&mut acc.resmap.items, &acc.config)?;
         crate::vars::resolve(&mut acc.resmap.items, &acc.vars, &acc.config.var_reference)?;
         order::sort(&mut acc.resmap.items, sort.as_ref())
-            .map_err(|e| Error::invalid(&loaded.file, e))?;
+            .map_err(|e| Error::invalid(&loaded.file, e.to_string()))?;
         Ok(acc.resmap)
     }
 

@@ -41,6 +41,16 @@ fn candidates(resources: &[Resource], row: &NameReference) -> Candidates {
     out
 }
 
+/// A reference that more than one renamed resource could satisfy.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the reference to {name:?} is ambiguous: it could be any of {}", candidates.join(", "))]
+pub struct Ambiguous {
+    /// The name as the reference wrote it.
+    pub name: String,
+    /// The resources it could mean, described.
+    pub candidates: Vec<String>,
+}
+
 /// The new name (and namespace) for a reference to `old_name` (in `old_ns` when the reference says so) from a
 /// referrer whose id is `referrer`.
 fn choose<'c>(
@@ -48,7 +58,7 @@ fn choose<'c>(
     old_name: &str,
     old_ns: Option<&str>,
     referrer: &ResId,
-) -> std::result::Result<Option<&'c ResId>, String> {
+) -> std::result::Result<Option<&'c ResId>, Ambiguous> {
     let Some(named) = cands.by_previous_name.get(old_name) else {
         return Ok(None);
     };
@@ -72,13 +82,10 @@ fn choose<'c>(
         [first, rest @ ..] if rest.iter().all(|c| c.current.name == first.current.name) => {
             Ok(Some(&first.current))
         }
-        many => Err(format!(
-            "the reference to {old_name:?} is ambiguous: it could be any of {}",
-            many.iter()
-                .map(|c| c.current.describe())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+        many => Err(Ambiguous {
+            name: old_name.to_string(),
+            candidates: many.iter().map(|c| c.current.describe()).collect(),
+        }),
     }
 }
 
@@ -86,7 +93,7 @@ fn fix_value(
     v: &mut Value,
     cands: &Candidates,
     referrer: &ResId,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), Ambiguous> {
     match v {
         Value::String(s) => {
             if let Some(new) = choose(cands, s, None, referrer)? {
@@ -110,7 +117,7 @@ fn fix_object(
     map: &mut Map<String, Value>,
     cands: &Candidates,
     referrer: &ResId,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), Ambiguous> {
     let Some(name) = map.get("name").and_then(Value::as_str).map(str::to_string) else {
         return Ok(());
     };

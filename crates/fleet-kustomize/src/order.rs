@@ -34,14 +34,21 @@ const ORDER_LAST: &[&str] = &[
     "ValidatingWebhookConfiguration",
 ];
 
+/// Why `sortOptions` is invalid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SortError {
+    #[error("sortOptions.legacySortOptions is only valid with order: legacy")]
+    LegacyOptionsWithFifo,
+    #[error("sortOptions.order {order:?} is not one of legacy, fifo")]
+    UnknownOrder { order: String },
+}
+
 /// Sorts in place per `opts` (legacy order when absent).
-pub fn sort(resources: &mut [Resource], opts: Option<&SortOptions>) -> Result<(), String> {
+pub fn sort(resources: &mut [Resource], opts: Option<&SortOptions>) -> Result<(), SortError> {
     let (first, last): (Vec<String>, Vec<String>) = match opts {
         Some(o) if o.order == "fifo" => {
             if o.legacy_sort_options.is_some() {
-                return Err(
-                    "sortOptions.legacySortOptions is only valid with order: legacy".into(),
-                );
+                return Err(SortError::LegacyOptionsWithFifo);
             }
             return Ok(());
         }
@@ -50,10 +57,9 @@ pub fn sort(resources: &mut [Resource], opts: Option<&SortOptions>) -> Result<()
             None => defaults(),
         },
         Some(o) => {
-            return Err(format!(
-                "sortOptions.order {:?} is not one of legacy, fifo",
-                o.order
-            ));
+            return Err(SortError::UnknownOrder {
+                order: o.order.clone(),
+            });
         }
         None => defaults(),
     };

@@ -88,15 +88,10 @@ fn lookup<'v>(v: &'v Value, path: &[String], out: &mut Vec<&'v Value>) {
 }
 
 /// Sets every node the path reaches with `f`, creating missing mapping fields (and `[k=v]` elements) if `create`.
-fn set(
-    v: &mut Value,
-    path: &[String],
-    create: bool,
-    f: &mut dyn FnMut(&mut Value) -> std::result::Result<(), String>,
-) -> std::result::Result<usize, String> {
+fn set(v: &mut Value, path: &[String], create: bool, f: &mut dyn FnMut(&mut Value)) -> usize {
     let Some((first, rest)) = path.split_first() else {
-        f(v)?;
-        return Ok(1);
+        f(v);
+        return 1;
     };
     if v.is_null() && create {
         *v = match seg(first) {
@@ -108,10 +103,10 @@ fn set(
     match (seg(first), v) {
         (Seg::Key(k), Value::Object(m)) => {
             if let Some(c) = m.get_mut(k) {
-                n += set(c, rest, create, f)?;
+                n += set(c, rest, create, f);
             } else if create {
                 let c = m.entry(k.to_string()).or_insert(Value::Null);
-                n += set(c, rest, create, f)?;
+                n += set(c, rest, create, f);
             }
         }
         (Seg::Match(k, val), Value::Array(items)) => {
@@ -119,35 +114,35 @@ fn set(
                 i.get(k)
                     .is_some_and(|x| scalar_text(x).as_deref() == Some(val))
             }) {
-                n += set(i, rest, create, f)?;
+                n += set(i, rest, create, f);
             }
             if n == 0 && create {
                 let mut m = Map::new();
                 m.insert(k.to_string(), Value::String(val.to_string()));
                 items.push(Value::Object(m));
                 if let Some(last) = items.last_mut() {
-                    n += set(last, rest, create, f)?;
+                    n += set(last, rest, create, f);
                 }
             }
         }
         (Seg::Index(i), Value::Array(items)) => {
             if let Some(c) = items.get_mut(i) {
-                n += set(c, rest, create, f)?;
+                n += set(c, rest, create, f);
             }
         }
         (Seg::All, Value::Array(items)) => {
             for c in items.iter_mut() {
-                n += set(c, rest, create, f)?;
+                n += set(c, rest, create, f);
             }
         }
         (Seg::All, Value::Object(m)) => {
             for c in m.values_mut() {
-                n += set(c, rest, create, f)?;
+                n += set(c, rest, create, f);
             }
         }
         _ => {}
     }
-    Ok(n)
+    n
 }
 
 /// A scalar as text (strings as is, numbers and booleans printed).
@@ -186,7 +181,15 @@ fn typed_like(target: &Value, text: String) -> Value {
     }
 }
 
-fn part(text: &str, opts: &FieldOptions) -> std::result::Result<String, String> {
+/// `options.index` names no part of the source value split by `options.delimiter`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("options.index {index} is out of bounds for the source value split by {delimiter:?}")]
+struct NoSuchPart {
+    index: i64,
+    delimiter: String,
+}
+
+fn part(text: &str, opts: &FieldOptions) -> std::result::Result<String, NoSuchPart> {
     if opts.delimiter.is_empty() {
         return Ok(text.to_string());
     }
@@ -195,11 +198,9 @@ fn part(text: &str, opts: &FieldOptions) -> std::result::Result<String, String> 
         .ok()
         .and_then(|i| parts.get(i))
         .map(|s| s.to_string())
-        .ok_or_else(|| {
-            format!(
-                "options.index {} is out of bounds for the source value split by {:?}",
-                opts.index, opts.delimiter
-            )
+        .ok_or_else(|| NoSuchPart {
+            index: opts.index,
+            delimiter: opts.delimiter.clone(),
         })
 }
 
@@ -295,10 +296,10 @@ fn apply_target(m: &mut ResMap, t: &TargetSelector, value: &Value, kfile: &str) 
         }
         let id = r.id();
         for fp in &t.field_paths {
-            let mut f = |node: &mut Value| -> std::result::Result<(), String> {
+            let mut f = |node: &mut Value| {
                 let Some(text) = scalar_text(value) else {
                     *node = value.clone();
-                    return Ok(());
+                    return;
                 };
                 let text = if opts.delimiter.is_empty() {
                     text
@@ -306,11 +307,8 @@ fn apply_target(m: &mut ResMap, t: &TargetSelector, value: &Value, kfile: &str) 
                     splice(&scalar_text(node).unwrap_or_default(), &text, &opts)
                 };
                 *node = typed_like(node, text);
-                Ok(())
             };
-            let n = set(&mut r.obj, &split(fp), opts.create, &mut f).map_err(|e| {
-                Error::invalid(kfile, format!("replacements: {}: {fp}: {e}", id.describe()))
-            })?;
+            let n = set(&mut r.obj, &split(fp), opts.create, &mut f);
             if n == 0 && !opts.create {
                 return Err(Error::invalid(
                     kfile,

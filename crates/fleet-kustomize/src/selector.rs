@@ -19,15 +19,51 @@ pub struct Compiled {
     annotations: Vec<Requirement>,
 }
 
+/// Which part of a selector is malformed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectorError {
+    /// `name` or `namespace` is not a regular expression.
+    #[error("invalid {field} regular expression {pattern:?}: {message}")]
+    Regex {
+        field: &'static str,
+        pattern: String,
+        message: String,
+    },
+    /// `labelSelector` or `annotationSelector` does not parse.
+    #[error("invalid {field}: {problem}")]
+    Requirements {
+        field: &'static str,
+        problem: RequirementError,
+    },
+}
+
+/// Why one requirement of a label or annotation selector does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequirementError {
+    #[error("empty requirement")]
+    Empty,
+    #[error("expected `(values)` in {requirement:?}")]
+    NoValues { requirement: String },
+    #[error("cannot parse {requirement:?}")]
+    Unparsable { requirement: String },
+}
+
 /// Compiles a selector; the error says which part is malformed.
-pub fn compile(sel: &Selector) -> Result<Compiled, String> {
-    let anchored = |s: &str, what: &str| -> Result<Option<Regex>, String> {
+pub fn compile(sel: &Selector) -> Result<Compiled, SelectorError> {
+    let anchored = |s: &str, field: &'static str| -> Result<Option<Regex>, SelectorError> {
         if s.is_empty() {
             return Ok(None);
         }
         Regex::new(&format!("^(?:{s})$"))
             .map(Some)
-            .map_err(|e| format!("invalid {what} regular expression {s:?}: {e}"))
+            .map_err(|e| SelectorError::Regex {
+                field,
+                pattern: s.to_string(),
+                message: e.to_string(),
+            })
+    };
+    let requirements = |s: &str, field: &'static str| {
+        parse_requirements(s).map_err(|problem| SelectorError::Requirements { field, problem })
     };
     Ok(Compiled {
         group: sel.group.clone(),
@@ -35,10 +71,8 @@ pub fn compile(sel: &Selector) -> Result<Compiled, String> {
         kind: sel.kind.clone(),
         name: anchored(&sel.name, "name")?,
         namespace: anchored(&sel.namespace, "namespace")?,
-        labels: parse_requirements(&sel.label_selector)
-            .map_err(|e| format!("invalid labelSelector: {e}"))?,
-        annotations: parse_requirements(&sel.annotation_selector)
-            .map_err(|e| format!("invalid annotationSelector: {e}"))?,
+        labels: requirements(&sel.label_selector, "labelSelector")?,
+        annotations: requirements(&sel.annotation_selector, "annotationSelector")?,
     })
 }
 
@@ -106,19 +140,21 @@ fn split_top(s: &str) -> Vec<&str> {
     out
 }
 
-fn parse_requirements(s: &str) -> Result<Vec<Requirement>, String> {
+fn parse_requirements(s: &str) -> Result<Vec<Requirement>, RequirementError> {
     if s.trim().is_empty() {
         return Ok(Vec::new());
     }
     split_top(s).into_iter().map(parse_requirement).collect()
 }
 
-fn parse_set(rest: &str, whole: &str) -> Result<Vec<String>, String> {
+fn parse_set(rest: &str, whole: &str) -> Result<Vec<String>, RequirementError> {
     let inner = rest
         .trim()
         .strip_prefix('(')
         .and_then(|r| r.strip_suffix(')'))
-        .ok_or_else(|| format!("expected `(values)` in {whole:?}"))?;
+        .ok_or_else(|| RequirementError::NoValues {
+            requirement: whole.to_string(),
+        })?;
     Ok(inner
         .split(',')
         .map(|v| v.trim().to_string())
@@ -126,10 +162,10 @@ fn parse_set(rest: &str, whole: &str) -> Result<Vec<String>, String> {
         .collect())
 }
 
-fn parse_requirement(part: &str) -> Result<Requirement, String> {
+fn parse_requirement(part: &str) -> Result<Requirement, RequirementError> {
     let p = part.trim();
     if p.is_empty() {
-        return Err("empty requirement".into());
+        return Err(RequirementError::Empty);
     }
     if let Some(k) = p.strip_prefix('!') {
         return Ok(Requirement::NotExists(k.trim().to_string()));
@@ -152,7 +188,9 @@ fn parse_requirement(part: &str) -> Result<Requirement, String> {
     if rest.is_empty() {
         return Ok(Requirement::Exists(key));
     }
-    Err(format!("cannot parse {p:?}"))
+    Err(RequirementError::Unparsable {
+        requirement: p.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -208,6 +246,37 @@ mod tests {
                 ..Default::default()
             })
             .is_err()
+        );
+    }
+
+    #[test]
+    fn a_malformed_selector_names_the_part_at_fault() {
+        let err = compile(&Selector {
+            label_selector: "env in prod".into(),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(
+            err,
+            SelectorError::Requirements {
+                field: "labelSelector",
+                problem: RequirementError::NoValues {
+                    requirement: "env in prod".into()
+                }
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "invalid labelSelector: expected `(values)` in \"env in prod\""
+        );
+        let err = compile(&Selector {
+            name: "(".into(),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(
+            matches!(err, SelectorError::Regex { field: "name", .. }),
+            "{err}"
         );
     }
 }

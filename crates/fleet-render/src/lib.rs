@@ -41,11 +41,11 @@ pub enum RenderError {
     Yaml(#[from] fleet_yaml::Error),
     #[error("{file}: {message}")]
     Resource { file: String, message: String },
-    #[error("overlay {overlay:?}: {file}: {message}")]
+    #[error("overlay {overlay:?}: {file}: {problem}")]
     Overlay {
         overlay: String,
         file: String,
-        message: String,
+        problem: Box<overlay::OverlayProblem>,
     },
     #[error("{object}: {message}")]
     Namespace { object: String, message: String },

@@ -3,10 +3,33 @@
 //! patch (a YAML/JSON list), a strategic merge patch (built-in kinds) or a JSON merge patch (anything else).
 //! All `overlays/` files are dropped afterwards.
 
-use fleet_yaml::patch::{json_patch, merge_patch, strategic};
+use fleet_yaml::patch::{PatchError, json_patch, merge_patch, strategic};
 use serde_json::Value;
 
 use super::{Files, RenderError};
+
+/// What is wrong with one overlay file (the render error adds the overlay and the file).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OverlayProblem {
+    /// A `_patch.` file names a file the bundle does not have.
+    #[error("patches {target:?}, which does not exist")]
+    NoTarget { target: String },
+    #[error("{origin}: not valid UTF-8")]
+    NotUtf8 { origin: String },
+    /// The patched file or the patch is not YAML (the error names the file, line and column).
+    #[error(transparent)]
+    Yaml(#[from] fleet_yaml::Error),
+    #[error("{origin}: is empty")]
+    Empty { origin: String },
+    #[error("{origin}: holds {count} documents; a patched file must hold one")]
+    ManyDocuments { origin: String, count: usize },
+    /// The patch does not apply.
+    #[error(transparent)]
+    Patch(#[from] PatchError),
+    /// The patched document could not be written back as JSON.
+    #[error("{message}")]
+    Encode { message: String },
+}
 
 const OVERLAYS_DIR: &str = "overlays/";
 const PATCH_MARKER: &str = "_patch.";
@@ -20,10 +43,10 @@ pub fn apply_overlays(files: &mut Files, overlays: &[String]) -> Result<(), Rend
             .map(|(name, bytes)| (name[prefix.len()..].to_string(), bytes.clone()))
             .collect();
         for (relative, bytes) in entries {
-            let error = |message: String| RenderError::Overlay {
+            let error = |problem: OverlayProblem| RenderError::Overlay {
                 overlay: overlay.clone(),
                 file: format!("{prefix}{relative}"),
-                message,
+                problem: Box::new(problem),
             };
             let file_name = relative.rsplit('/').next().unwrap_or(&relative);
             if file_name.contains(PATCH_MARKER) {
@@ -32,9 +55,11 @@ pub fn apply_overlays(files: &mut Files, overlays: &[String]) -> Result<(), Rend
                     &relative[..relative.len() - file_name.len()],
                     file_name.replacen(PATCH_MARKER, ".", 1)
                 );
-                let original = files
-                    .get(&target)
-                    .ok_or_else(|| error(format!("patches {target:?}, which does not exist")))?;
+                let original = files.get(&target).ok_or_else(|| {
+                    error(OverlayProblem::NoTarget {
+                        target: target.clone(),
+                    })
+                })?;
                 let patched = patch_file(original, &bytes, &target, &format!("{prefix}{relative}"))
                     .map_err(error)?;
                 files.insert(target, patched);
@@ -47,15 +72,20 @@ pub fn apply_overlays(files: &mut Files, overlays: &[String]) -> Result<(), Rend
     Ok(())
 }
 
-fn single_document(bytes: &[u8], origin: &str) -> Result<Value, String> {
-    let text = std::str::from_utf8(bytes).map_err(|_| format!("{origin}: not valid UTF-8"))?;
-    let mut documents = fleet_yaml::parse::documents(text, origin).map_err(|e| e.to_string())?;
+fn single_document(bytes: &[u8], origin: &str) -> Result<Value, OverlayProblem> {
+    let text = std::str::from_utf8(bytes).map_err(|_| OverlayProblem::NotUtf8 {
+        origin: origin.to_string(),
+    })?;
+    let mut documents = fleet_yaml::parse::documents(text, origin)?;
     match documents.len() {
         1 => Ok(documents.remove(0)),
-        0 => Err(format!("{origin}: is empty")),
-        n => Err(format!(
-            "{origin}: holds {n} documents; a patched file must hold one"
-        )),
+        0 => Err(OverlayProblem::Empty {
+            origin: origin.to_string(),
+        }),
+        count => Err(OverlayProblem::ManyDocuments {
+            origin: origin.to_string(),
+            count,
+        }),
     }
 }
 
@@ -64,11 +94,11 @@ fn patch_file(
     patch: &[u8],
     original_name: &str,
     patch_name: &str,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, OverlayProblem> {
     let mut document = single_document(original, original_name)?;
     let patch = single_document(patch, patch_name)?;
     if patch.is_array() {
-        json_patch::apply(&mut document, &patch).map_err(|e| e.to_string())?;
+        json_patch::apply(&mut document, &patch)?;
     } else {
         let api_version = document
             .get("apiVersion")
@@ -79,13 +109,15 @@ fn patch_file(
             .and_then(Value::as_str)
             .unwrap_or_default();
         if strategic::builtin_schema_for(api_version, kind).is_some() {
-            document = strategic::apply_to_object(&document, &patch).map_err(|e| e.to_string())?;
+            document = strategic::apply_to_object(&document, &patch)?;
         } else {
             merge_patch::apply(&mut document, &patch);
         }
     }
     // The patched file is re-read as YAML later; JSON is YAML.
-    serde_json::to_vec(&document).map_err(|e| e.to_string())
+    serde_json::to_vec(&document).map_err(|e| OverlayProblem::Encode {
+        message: e.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -149,6 +181,35 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "overlay \"x\": overlays/x/gone_patch.yaml: patches \"gone.yaml\", which does not exist"
+        );
+    }
+
+    #[test]
+    fn a_patch_that_does_not_apply_keeps_the_patch_error() {
+        let mut f = files(&[
+            ("cm.yaml", "kind: Thing\na: [1]\n"),
+            (
+                "overlays/x/cm_patch.yaml",
+                "- {op: test, path: /a/0, value: 2}\n",
+            ),
+        ]);
+        let err = apply_overlays(&mut f, &["x".to_string()]).unwrap_err();
+        let RenderError::Overlay { problem, .. } = &err else {
+            panic!("{err:?}");
+        };
+        assert!(
+            matches!(
+                **problem,
+                OverlayProblem::Patch(fleet_yaml::patch::PatchError::JsonPatchOperation {
+                    index: 0,
+                    ..
+                })
+            ),
+            "{problem:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "overlay \"x\": overlays/x/cm_patch.yaml: JSON patch operation 0 (test \"/a/0\"): test failed: the value differs"
         );
     }
 }

@@ -225,7 +225,7 @@ fn has_template(value: &Value) -> bool {
 /// rendered against `data`, read back.
 fn round_trip(document: &Value, data: &fleet_helm::Value) -> Result<Value, TemplateProblem> {
     let text = fleet_helm::yaml::to_yaml(&fleet_helm::values_from_json(document))
-        .map_err(TemplateProblem::Engine)?;
+        .map_err(|e| TemplateProblem::Engine(e.to_string()))?;
     let rendered = render_text("values", &text, data, &fleet_options()).map_err(problem)?;
     read_yaml(&rendered)
 }

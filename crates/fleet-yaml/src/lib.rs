@@ -9,7 +9,9 @@
 //! - Writing: [`emit::helm::to_yaml`] (Helm's `toYaml`), [`emit::kyaml::to_yaml`] (`kubectl kustomize` output),
 //!   [`to_json_go`] (Go's `encoding/json`).
 //! - Go durations: [`goduration::parse_nanos`] (Go's `time.ParseDuration`).
-//! - Errors: one [`Error`] with origin, line and column.
+//! - Errors: one [`Error`] with origin, line and column for reading; the patch algorithms fail with
+//!   [`patch::PatchError`], whose reason is typed ([`patch::json_patch::OperationError`] with
+//!   [`patch::pointer::PointerError`], [`patch::MergeProblem`]).
 
 pub mod emit;
 mod error;

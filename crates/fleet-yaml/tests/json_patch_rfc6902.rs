@@ -1,7 +1,7 @@
 //! The examples of RFC 6902 Appendix A, run through `fleet_yaml::patch::json_patch::apply`.
 
 use fleet_yaml::patch::PatchError;
-use fleet_yaml::patch::json_patch::apply;
+use fleet_yaml::patch::json_patch::{OperationError, apply};
 use serde_json::{Value, json};
 
 fn patched(doc: Value, patch: Value) -> Result<Value, PatchError> {
@@ -158,7 +158,14 @@ fn a15_comparing_strings_and_numbers() {
         json!([{"op": "test", "path": "/~01", "value": "10"}]),
     )
     .unwrap_err();
-    assert!(matches!(err, PatchError::JsonPatchOperation { index: 0, ref op, .. } if op == "test"));
+    assert!(matches!(
+        err,
+        PatchError::JsonPatchOperation { index: 0, ref op, reason: OperationError::TestDiffers, .. } if op == "test"
+    ));
+    assert_eq!(
+        err.to_string(),
+        r#"JSON patch operation 0 (test "/~01"): test failed: the value differs"#
+    );
 }
 
 #[test]

@@ -237,7 +237,9 @@ fn archive_chart_name(path: &str, bytes: &[u8]) -> Option<String> {
 pub fn missing(chart: &FileMap, origin: &str) -> Result<Vec<String>, String> {
     let read = |name: &str| -> Result<Option<String>, String> {
         match chart.get(name) {
-            Some(data) => Ok(Some(String::from_utf8_lossy(data.bytes()?).into_owned())),
+            Some(data) => Ok(Some(
+                String::from_utf8_lossy(data.bytes().map_err(|e| e.to_string())?).into_owned(),
+            )),
             None => Ok(None),
         }
     };
@@ -260,11 +262,14 @@ pub fn missing(chart: &FileMap, origin: &str) -> Result<Vec<String>, String> {
         };
         match rest.split_once('/') {
             Some((_, "Chart.yaml")) => {
-                let text = String::from_utf8_lossy(data.bytes()?).into_owned();
+                let text =
+                    String::from_utf8_lossy(data.bytes().map_err(|e| e.to_string())?).into_owned();
                 present.insert(chart_name(&text, name).map_err(|err| err.to_string())?);
             }
             None if rest.ends_with(".tgz") || rest.ends_with(".tar.gz") => {
-                if let Some(found) = archive_chart_name(name, data.bytes()?) {
+                if let Some(found) =
+                    archive_chart_name(name, data.bytes().map_err(|e| e.to_string())?)
+                {
                     present.insert(found);
                 }
             }

@@ -24,9 +24,9 @@ impl Constraint {
         let constraint = if trimmed.is_empty() { "*" } else { trimmed };
         semver::Constraint::parse(constraint)
             .map(Constraint)
-            .map_err(|message| ConstraintError {
+            .map_err(|improper| ConstraintError {
                 constraint: text.to_string(),
-                message,
+                message: improper.to_string(),
             })
     }
 

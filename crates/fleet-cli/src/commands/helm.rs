@@ -187,9 +187,7 @@ fn read_tree(root: &Path) -> anyhow::Result<FileMap> {
                     .with_context(|| format!("reading {}", path.display()))?
                     .into()
             } else {
-                FileData::deferred(move || {
-                    std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))
-                })
+                FileData::deferred(path.display().to_string(), move || std::fs::read(&path))
             };
             Ok((rel, data))
         })

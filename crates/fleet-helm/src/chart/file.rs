@@ -4,38 +4,62 @@
 
 use std::sync::{Arc, OnceLock};
 
-/// Produces a deferred file's contents, or an error that names the file and the reason.
-type Reader = Box<dyn Fn() -> Result<Vec<u8>, String> + Send + Sync>;
+/// Produces a deferred file's contents.
+type Reader = Box<dyn Fn() -> std::io::Result<Vec<u8>> + Send + Sync>;
+
+/// A deferred file that could not be read: the file as the caller names it (e.g. its path on disk) and the
+/// I/O error. Shared by the clones of the file, which keep it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("reading {file}: {source}")]
+pub struct ReadError {
+    pub file: String,
+    pub source: Arc<std::io::Error>,
+}
+
+/// Two read errors are equal when they name the same file and say the same.
+impl PartialEq for ReadError {
+    fn eq(&self, other: &Self) -> bool {
+        self.file == other.file
+            && self.source.kind() == other.source.kind()
+            && self.source.to_string() == other.source.to_string()
+    }
+}
 
 /// The contents of one chart file. Clones share them, and a deferred file is read at most once.
 #[derive(Clone)]
 pub struct FileData(Arc<Inner>);
 
 struct Inner {
-    /// How a deferred file is read; `None` for contents given in memory.
-    reader: Option<Reader>,
-    contents: OnceLock<Result<Vec<u8>, String>>,
+    /// How a deferred file is read, and what it is called in a read error; `None` for contents given in memory.
+    reader: Option<(String, Reader)>,
+    contents: OnceLock<Result<Vec<u8>, ReadError>>,
 }
 
 impl FileData {
-    /// A file whose contents `read` produces when they are first asked for.
-    pub fn deferred(read: impl Fn() -> Result<Vec<u8>, String> + Send + Sync + 'static) -> Self {
+    /// A file whose contents `read` produces when they are first asked for; `file` names it in a read error.
+    pub fn deferred(
+        file: impl Into<String>,
+        read: impl Fn() -> std::io::Result<Vec<u8>> + Send + Sync + 'static,
+    ) -> Self {
         FileData(Arc::new(Inner {
-            reader: Some(Box::new(read)),
+            reader: Some((file.into(), Box::new(read))),
             contents: OnceLock::new(),
         }))
     }
 
     /// The contents, read now if the file was deferred and not read yet.
-    pub fn bytes(&self) -> Result<&[u8], String> {
+    pub fn bytes(&self) -> Result<&[u8], ReadError> {
         self.0
             .contents
             .get_or_init(|| match &self.0.reader {
-                Some(read) => read(),
+                Some((file, read)) => read().map_err(|source| ReadError {
+                    file: file.clone(),
+                    source: Arc::new(source),
+                }),
                 None => Ok(Vec::new()),
             })
             .as_deref()
-            .map_err(String::clone)
+            .map_err(ReadError::clone)
     }
 }
 
@@ -84,7 +108,7 @@ mod tests {
     fn a_deferred_file_is_read_on_first_use_once_and_its_clones_share_the_contents() {
         let reads = Arc::new(AtomicUsize::new(0));
         let counter = reads.clone();
-        let file = FileData::deferred(move || {
+        let file = FileData::deferred("README.md", move || {
             counter.fetch_add(1, Ordering::SeqCst);
             Ok(b"# README".to_vec())
         });
@@ -97,11 +121,15 @@ mod tests {
 
     #[test]
     fn a_deferred_file_that_cannot_be_read_keeps_its_error() {
-        let file = FileData::deferred(|| Err("reading crds/a.yaml: permission denied".into()));
-        assert_eq!(
-            file.bytes().unwrap_err(),
-            "reading crds/a.yaml: permission denied"
-        );
+        let file = FileData::deferred("crds/a.yaml", || {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "permission denied",
+            ))
+        });
+        let err = file.bytes().unwrap_err();
+        assert_eq!(err.source.kind(), std::io::ErrorKind::PermissionDenied);
+        assert_eq!(err.to_string(), "reading crds/a.yaml: permission denied");
         assert_eq!(
             format!("{file:?}"),
             "FileData(unreadable: reading crds/a.yaml: permission denied)"

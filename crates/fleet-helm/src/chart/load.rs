@@ -48,9 +48,9 @@ pub struct Chart {
 
 /// A file's contents (read now if it was deferred), or a load error naming `path`.
 pub(super) fn contents<'a>(path: &str, data: &'a FileData) -> Result<&'a [u8], ChartError> {
-    data.bytes().map_err(|message| ChartError::Load {
+    data.bytes().map_err(|source| ChartError::Read {
         path: path.to_string(),
-        message,
+        source,
     })
 }
 
@@ -371,10 +371,10 @@ fn load_depth(files: FileMap, origin: &str, depth: usize) -> Result<Chart, Chart
         message: "Chart.yaml file is missing".into(),
     })?;
     let chart_path = format!("{origin}/Chart.yaml");
-    let metadata = crate::yaml::parse_json(text(&chart_path, chart_yaml)?).map_err(|message| {
-        ChartError::Load {
+    let metadata = crate::yaml::parse_json(text(&chart_path, chart_yaml)?).map_err(|source| {
+        ChartError::Yaml {
             path: chart_path.clone(),
-            message,
+            source,
         }
     })?;
     if !metadata.is_object() {
@@ -397,7 +397,7 @@ fn load_depth(files: FileMap, origin: &str, depth: usize) -> Result<Chart, Chart
     {
         let path = format!("{origin}/requirements.yaml");
         let r = crate::yaml::parse_json(text(&path, req)?)
-            .map_err(|message| ChartError::Load { path, message })?;
+            .map_err(|source| ChartError::Yaml { path, source })?;
         dependencies = parse_dependencies(r.get("dependencies"));
     }
     // Helm applies only the top chart's `.helmignore` (to every path, subcharts included).
@@ -412,7 +412,7 @@ fn load_depth(files: FileMap, origin: &str, depth: usize) -> Result<Chart, Chart
         Some(v) => {
             let path = format!("{origin}/values.yaml");
             let parsed = crate::yaml::parse_value(text(&path, v)?)
-                .map_err(|message| ChartError::Load { path, message })?;
+                .map_err(|source| ChartError::Yaml { path, source })?;
             if crate::value::is_nil(&parsed) {
                 crate::value::map_value(Default::default())
             } else {

@@ -18,6 +18,18 @@ pub enum ChartError {
     /// A chart file is missing or malformed.
     #[error("{path}: {message}")]
     Load { path: String, message: String },
+    /// A chart file could not be read.
+    #[error("{path}: {source}")]
+    Read {
+        path: String,
+        source: file::ReadError,
+    },
+    /// A chart file is not YAML (the inner error names the line and column).
+    #[error("{path}: {source}")]
+    Yaml {
+        path: String,
+        source: crate::yaml::YamlError,
+    },
     /// A values source (`-f` file or `--set` flag) is malformed.
     #[error("{origin}: {message}")]
     Values { origin: String, message: String },

@@ -28,7 +28,7 @@ impl Files {
 /// A file's contents, or the template error of a file that could not be read.
 fn read(file: &FileData) -> Result<&[u8], Error> {
     file.bytes()
-        .map_err(|message| Error::new(ErrorKind::InvalidOperation, message))
+        .map_err(|e| Error::new(ErrorKind::InvalidOperation, e.to_string()))
 }
 
 fn arg_str(args: &[Value], i: usize) -> String {
@@ -105,7 +105,7 @@ impl Object for Files {
                     })
                     .collect::<Result<BTreeMap<String, Value>, Error>>()?;
                 let y = crate::yaml::to_yaml(&map_value(m))
-                    .map_err(|e| Error::new(ErrorKind::InvalidOperation, e))?;
+                    .map_err(|e| Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
                 Ok(Value::from(y.trim_end_matches('\n').to_string()))
             }
             _ => Err(Error::from(ErrorKind::UnknownMethod)),

@@ -262,7 +262,7 @@ pub fn validate(chart: &str, schema: &str, values: &Value) -> Result<(), ChartEr
     let mut budget = MAX_JSON_NODES;
     if !plainly_json(values, 0, &mut budget, &mut Vec::new()) {
         // Values JSON cannot carry fail as encoding them fails.
-        crate::value::to_json(values).map_err(ChartError::Schema)?;
+        crate::value::to_json(values).map_err(|e| ChartError::Schema(e.to_string()))?;
     }
     let mut check = Check {
         schema: &schema,

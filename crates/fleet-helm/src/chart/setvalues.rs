@@ -158,18 +158,31 @@ pub fn apply_set(into: &Value, arg: &str, kind: SetKind) -> Result<(), ChartErro
                 Value::from(s)
             }
         };
-        set_path(into, &segs, value).map_err(|m| err(&m))?;
+        set_path(into, &segs, value).map_err(|e| err(&e.to_string()))?;
     }
     Ok(())
 }
 
-fn set_path(root: &Value, segs: &[Seg], value: Value) -> Result<(), String> {
+/// Why a parsed `--set` path cannot be set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum PathError {
+    #[error("empty key")]
+    EmptyKey,
+    #[error("not a map")]
+    NotAMap,
+    #[error("index without a key")]
+    IndexWithoutKey,
+    #[error("expected index")]
+    ExpectedIndex,
+}
+
+fn set_path(root: &Value, segs: &[Seg], value: Value) -> Result<(), PathError> {
     let Some((first, rest)) = segs.split_first() else {
-        return Err("empty key".into());
+        return Err(PathError::EmptyKey);
     };
     match first {
         Seg::Key(k) => {
-            let m = as_map(root).ok_or("not a map")?;
+            let m = as_map(root).ok_or(PathError::NotAMap)?;
             if rest.is_empty() {
                 m.insert(k.clone(), value);
                 return Ok(());
@@ -192,13 +205,13 @@ fn set_path(root: &Value, segs: &[Seg], value: Value) -> Result<(), String> {
                 set_path(&child, rest, value)
             }
         }
-        Seg::Index(_) => Err("index without a key".into()),
+        Seg::Index(_) => Err(PathError::IndexWithoutKey),
     }
 }
 
-fn set_in_list(list: &Value, segs: &[Seg], value: Value) -> Result<Value, String> {
+fn set_in_list(list: &Value, segs: &[Seg], value: Value) -> Result<Value, PathError> {
     let Some((Seg::Index(n), rest)) = segs.split_first() else {
-        return Err("expected index".into());
+        return Err(PathError::ExpectedIndex);
     };
     let mut items = as_list(list).unwrap_or_default();
     while items.len() <= *n {

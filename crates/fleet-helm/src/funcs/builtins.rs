@@ -6,8 +6,8 @@ use std::cmp::Ordering;
 use minijinja::value::ValueKind;
 
 use super::{FuncError, FuncResult, Table, arity, at_least, err, strval};
+use crate::call::Call;
 use crate::gofmt::{sprint, sprintf, sprintln};
-use crate::template::exec::Exec;
 use crate::value::{
     Value, as_f64, as_list, as_map, is_nil, list_value, map_value, truthy, type_name,
 };
@@ -54,7 +54,7 @@ fn sprint_args(a: &[Value]) -> String {
     sprint(a)
 }
 
-fn not(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn not(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     arity("not", a, 1)?;
     Ok(Value::from(!truthy(&a[0])))
 }
@@ -108,7 +108,7 @@ fn eq_values(a: &Value, b: &Value) -> Result<bool, FuncError> {
     })
 }
 
-fn eq(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn eq(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     if a.len() < 2 {
         return err("missing argument for comparison");
     }
@@ -120,7 +120,7 @@ fn eq(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
     Ok(Value::from(false))
 }
 
-fn ne(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn ne(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     arity("ne", a, 2)?;
     Ok(Value::from(!eq_values(&a[0], &a[1])?))
 }
@@ -143,20 +143,20 @@ fn cmp_fn(name: &str, a: &[Value], pred: fn(Ordering) -> bool) -> FuncResult {
     Ok(Value::from(pred(compare(&a[0], &a[1])?)))
 }
 
-fn lt(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn lt(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     cmp_fn("lt", a, |o| o == Ordering::Less)
 }
-fn le(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn le(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     cmp_fn("le", a, |o| o != Ordering::Greater)
 }
-fn gt(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn gt(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     cmp_fn("gt", a, |o| o == Ordering::Greater)
 }
-fn ge(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn ge(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     cmp_fn("ge", a, |o| o != Ordering::Less)
 }
 
-fn len(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn len(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     arity("len", a, 1)?;
     let v = &a[0];
     if let Some(s) = v.downcast_object_ref::<crate::value::GoByteString>() {
@@ -185,7 +185,7 @@ fn index_of(v: &Value, len: usize, name: &str) -> Result<usize, FuncError> {
     Ok(i as usize)
 }
 
-fn index(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn index(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     at_least("index", a, 1)?;
     let mut item = a[0].clone();
     for key in &a[1..] {
@@ -216,7 +216,7 @@ fn index(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
     Ok(item)
 }
 
-fn slice(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn slice(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     at_least("slice", a, 1)?;
     let item = &a[0];
     // Helm registers Sprig's `slice`, which replaces Go's builtin and only takes lists.
@@ -252,13 +252,13 @@ fn slice(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
     }
 }
 
-fn printf(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn printf(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     at_least("printf", a, 1)?;
     let format = strval(&a[0]);
     Ok(Value::from(sprintf(&format, &a[1..])))
 }
 
-fn required(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn required(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     arity("required", a, 2)?;
     let v = &a[1];
     let missing =

@@ -5,7 +5,7 @@
 use minijinja::value::ValueKind;
 
 use super::{FuncError, FuncResult, Table, arity, at_least, err, is_empty, strval, to_i64};
-use crate::template::exec::Exec;
+use crate::call::Call;
 use crate::value::{
     GoMap, Value, as_list, as_map, deep_copy, is_nil, kind_name, list_value, map_value, nil,
     type_name,
@@ -357,7 +357,7 @@ fn until_step(start: i64, stop: i64, step: i64) -> FuncResult {
     Ok(list_value(out))
 }
 
-fn seq(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn seq(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     let n: Vec<i64> = a.iter().map(to_i64).collect();
     let (start, step, end) = match n.as_slice() {
         [] => return Ok(Value::from("")),

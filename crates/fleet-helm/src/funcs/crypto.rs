@@ -60,6 +60,75 @@ impl Object for Certificate {
     }
 }
 
+/// Why a key, certificate or cipher function failed; worded as Sprig and Go's crypto packages word it, since
+/// templates may show it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CryptoError {
+    #[error(transparent)]
+    KeyGen(#[from] super::primes::KeyGenError),
+    #[error("DSA keys are not supported by fleet's Helm engine")]
+    DsaUnsupported,
+    #[error("unsupported key type {0}")]
+    UnsupportedKeyType(String),
+    #[error("invalid private key type {0}")]
+    InvalidKeyType(String),
+    #[error("no PEM data in input")]
+    NoPem,
+    #[error("no private key data in PEM block of type {0}")]
+    NotAPrivateKey(String),
+    #[error("decoding PEM as PKCS#8: {0}")]
+    Pkcs8(Box<CryptoError>),
+    #[error("x509: unsupported private key type (RSA, P-256 and Ed25519 are supported)")]
+    UnsupportedPkcs8,
+    #[error("parsing RSA private key from PEM: {0}")]
+    BadRsaKey(String),
+    #[error("parsing EC private key from PEM: {0} (only P-256 keys are supported)")]
+    BadEcKey(String),
+    /// A key given as an argument does not parse.
+    #[error("parsing private key: {0}")]
+    KeyArg(Box<CryptoError>),
+    /// A CA's (or `buildCustomCert`'s) key does not parse.
+    #[error("error parsing private key: {0}")]
+    CaKey(Box<CryptoError>),
+    #[error("error generating rsa key: {0}")]
+    GenerateRsa(Box<CryptoError>),
+    #[error("unable to decode base64 {0}")]
+    NotBase64(&'static str),
+    #[error("error parsing ip: {0} is not a string")]
+    IpNotString(String),
+    #[error("error parsing ip: {0}")]
+    BadIp(String),
+    #[error("error processing alternate dns name: {0} is not a string")]
+    DnsNotString(String),
+    #[error("x509: {0:?} cannot be encoded as an IA5String")]
+    NotIa5(String),
+    #[error("error creating certificate: {0}")]
+    Create(Box<CryptoError>),
+    #[error("unable to decode certificate")]
+    UndecodableCert,
+    #[error("error parsing certificate: decodedSignerCert.Bytes: {0}")]
+    SignerCert(String),
+    #[error("error parsing certificate: {0}")]
+    ParseCert(String),
+    #[error("illegal base64 data: {0}")]
+    Base64(String),
+    #[error("crypto/cipher: input not full blocks")]
+    NotFullBlocks,
+    #[error("runtime error: slice bounds out of range")]
+    BadPadding,
+    /// An encoding, signing or clock library refused (its message).
+    #[error("{0}")]
+    Library(String),
+}
+
+fn lib(e: impl std::fmt::Display) -> CryptoError {
+    CryptoError::Library(e.to_string())
+}
+
+fn create(e: CryptoError) -> CryptoError {
+    CryptoError::Create(Box::new(e))
+}
+
 /// A private key of one of the kinds Sprig generates and parses (DSA is not supported).
 enum PrivateKey {
     Rsa(Box<rsa::RsaPrivateKey>),
@@ -73,11 +142,13 @@ const ED25519_PKCS8_PREFIX: [u8; 16] = [
 ];
 
 impl PrivateKey {
-    fn generate_rsa(bits: usize, rng: &mut Rng) -> Result<Self, String> {
-        super::primes::generate_rsa_key(bits, rng).map(|k| PrivateKey::Rsa(Box::new(k)))
+    fn generate_rsa(bits: usize, rng: &mut Rng) -> Result<Self, CryptoError> {
+        Ok(PrivateKey::Rsa(Box::new(super::primes::generate_rsa_key(
+            bits, rng,
+        )?)))
     }
 
-    fn generate(kind: &str, rng: &mut Rng) -> Result<Self, String> {
+    fn generate(kind: &str, rng: &mut Rng) -> Result<Self, CryptoError> {
         match kind {
             "" | "rsa" => Self::generate_rsa(4096, rng),
             "ecdsa" => Ok(PrivateKey::Ec(p256::SecretKey::random(rng))),
@@ -86,82 +157,65 @@ impl PrivateKey {
                 rsa::rand_core::RngCore::fill_bytes(rng, &mut seed);
                 Ok(PrivateKey::Ed25519(seed))
             }
-            "dsa" => Err("DSA keys are not supported by fleet's Helm engine".into()),
-            _ => Err(format!("unsupported key type {kind}")),
+            "dsa" => Err(CryptoError::DsaUnsupported),
+            _ => Err(CryptoError::UnsupportedKeyType(kind.to_string())),
         }
     }
 
     /// The PEM block Sprig's `pemBlockForKey` writes.
-    fn to_pem(&self) -> Result<String, String> {
+    fn to_pem(&self) -> Result<String, CryptoError> {
         let (label, der) = match self {
             PrivateKey::Rsa(k) => (
                 "RSA PRIVATE KEY",
-                k.to_pkcs1_der()
-                    .map_err(|e| e.to_string())?
-                    .as_bytes()
-                    .to_vec(),
+                k.to_pkcs1_der().map_err(lib)?.as_bytes().to_vec(),
             ),
-            PrivateKey::Ec(k) => (
-                "EC PRIVATE KEY",
-                k.to_sec1_der().map_err(|e| e.to_string())?.to_vec(),
-            ),
+            PrivateKey::Ec(k) => ("EC PRIVATE KEY", k.to_sec1_der().map_err(lib)?.to_vec()),
             PrivateKey::Ed25519(_) => ("PRIVATE KEY", self.to_pkcs8()?),
         };
         Ok(pem_encode(label, &der))
     }
 
-    fn to_pkcs8(&self) -> Result<Vec<u8>, String> {
+    fn to_pkcs8(&self) -> Result<Vec<u8>, CryptoError> {
         Ok(match self {
-            PrivateKey::Rsa(k) => k
-                .to_pkcs8_der()
-                .map_err(|e| e.to_string())?
-                .as_bytes()
-                .to_vec(),
-            PrivateKey::Ec(k) => k
-                .to_pkcs8_der()
-                .map_err(|e| e.to_string())?
-                .as_bytes()
-                .to_vec(),
+            PrivateKey::Rsa(k) => k.to_pkcs8_der().map_err(lib)?.as_bytes().to_vec(),
+            PrivateKey::Ec(k) => k.to_pkcs8_der().map_err(lib)?.as_bytes().to_vec(),
             PrivateKey::Ed25519(seed) => [&ED25519_PKCS8_PREFIX[..], seed].concat(),
         })
     }
 
     /// The key as rcgen's signer, with the signature algorithm Go picks for the key type.
-    fn key_pair(&self) -> Result<KeyPair, String> {
+    fn key_pair(&self) -> Result<KeyPair, CryptoError> {
         let alg = match self {
             PrivateKey::Rsa(_) => &rcgen::PKCS_RSA_SHA256,
             PrivateKey::Ec(_) => &rcgen::PKCS_ECDSA_P256_SHA256,
             PrivateKey::Ed25519(_) => &rcgen::PKCS_ED25519,
         };
         let der = self.to_pkcs8()?;
-        KeyPair::from_pkcs8_der_and_sign_algo(&der.as_slice().into(), alg)
-            .map_err(|e| e.to_string())
+        KeyPair::from_pkcs8_der_and_sign_algo(&der.as_slice().into(), alg).map_err(lib)
     }
 
     /// Sprig's `parsePrivateKeyPEM`.
-    fn parse_pem(text: &str) -> Result<Self, String> {
-        let (label, der) = pem_decode(text).ok_or("no PEM data in input")?;
+    fn parse_pem(text: &str) -> Result<Self, CryptoError> {
+        let (label, der) = pem_decode(text).ok_or(CryptoError::NoPem)?;
         if label == "PRIVATE KEY" {
-            return Self::from_pkcs8(&der).map_err(|e| format!("decoding PEM as PKCS#8: {e}"));
+            return Self::from_pkcs8(&der).map_err(|e| CryptoError::Pkcs8(Box::new(e)));
         }
         let Some(kind) = label.strip_suffix(" PRIVATE KEY") else {
-            return Err(format!("no private key data in PEM block of type {label}"));
+            return Err(CryptoError::NotAPrivateKey(label));
         };
         match kind {
             "RSA" => rsa::RsaPrivateKey::from_pkcs1_der(&der)
                 .map(|k| PrivateKey::Rsa(Box::new(k)))
-                .map_err(|e| format!("parsing RSA private key from PEM: {e}")),
+                .map_err(|e| CryptoError::BadRsaKey(e.to_string())),
             "EC" => p256::SecretKey::from_sec1_der(&der)
                 .map(PrivateKey::Ec)
-                .map_err(|e| {
-                    format!("parsing EC private key from PEM: {e} (only P-256 keys are supported)")
-                }),
-            "DSA" => Err("DSA keys are not supported by fleet's Helm engine".into()),
-            _ => Err(format!("invalid private key type {label}")),
+                .map_err(|e| CryptoError::BadEcKey(e.to_string())),
+            "DSA" => Err(CryptoError::DsaUnsupported),
+            _ => Err(CryptoError::InvalidKeyType(label)),
         }
     }
 
-    fn from_pkcs8(der: &[u8]) -> Result<Self, String> {
+    fn from_pkcs8(der: &[u8]) -> Result<Self, CryptoError> {
         if der.len() == 48 && der[..16] == ED25519_PKCS8_PREFIX {
             let mut seed = [0u8; 32];
             seed.copy_from_slice(&der[16..]);
@@ -172,9 +226,7 @@ impl PrivateKey {
         }
         p256::SecretKey::from_pkcs8_der(der)
             .map(PrivateKey::Ec)
-            .map_err(|_| {
-                "x509: unsupported private key type (RSA, P-256 and Ed25519 are supported)".into()
-            })
+            .map_err(|_| CryptoError::UnsupportedPkcs8)
     }
 }
 
@@ -222,7 +274,7 @@ impl CertTemplate {
         ips: Option<&Value>,
         dns: Option<&Value>,
         days: &Value,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, CryptoError> {
         Ok(CertTemplate {
             cn: str_arg(cn),
             ips: ips.map(net_ips).transpose()?.unwrap_or_default(),
@@ -241,7 +293,7 @@ impl CertTemplate {
         rng: &mut Rng,
         public_key: &[u8],
         issuer_key_id: Option<&[u8]>,
-    ) -> Result<CertificateParams, String> {
+    ) -> Result<CertificateParams, CryptoError> {
         let mut p = CertificateParams::default();
         let mut serial = [0u8; 16];
         rsa::rand_core::RngCore::fill_bytes(rng, &mut serial);
@@ -249,7 +301,7 @@ impl CertTemplate {
         p.serial_number = Some(SerialNumber::from_slice(&serial[first..]));
         let now = time::OffsetDateTime::now_utc()
             .replace_nanosecond(0)
-            .map_err(|e| e.to_string())?;
+            .map_err(lib)?;
         p.not_before = now;
         p.not_after = now + time::Duration::days(self.days);
         let mut dn = DistinguishedName::new();
@@ -301,9 +353,7 @@ impl CertTemplate {
         let mut names = Vec::new();
         for name in &self.dns {
             if !name.is_ascii() {
-                return Err(format!(
-                    "error creating certificate: x509: {name:?} cannot be encoded as an IA5String"
-                ));
+                return Err(create(CryptoError::NotIa5(name.clone())));
             }
             names.extend(der(0x82, name.as_bytes()));
         }
@@ -341,33 +391,27 @@ fn der(tag: u8, content: &[u8]) -> Vec<u8> {
 }
 
 /// Sprig's `getNetIPs`.
-fn net_ips(v: &Value) -> Result<Vec<IpAddr>, String> {
+fn net_ips(v: &Value) -> Result<Vec<IpAddr>, CryptoError> {
     list_items(v)
         .into_iter()
         .map(|ip| {
             let Some(s) = ip.as_str() else {
-                return Err(format!(
-                    "error parsing ip: {} is not a string",
-                    crate::gofmt::to_go_string(&ip)
-                ));
+                return Err(CryptoError::IpNotString(crate::gofmt::to_go_string(&ip)));
             };
             s.parse::<IpAddr>()
                 .map(|ip| ip.to_canonical())
-                .map_err(|_| format!("error parsing ip: {s}"))
+                .map_err(|_| CryptoError::BadIp(s.to_string()))
         })
         .collect()
 }
 
 /// Sprig's `getAlternateDNSStrs`.
-fn dns_names(v: &Value) -> Result<Vec<String>, String> {
+fn dns_names(v: &Value) -> Result<Vec<String>, CryptoError> {
     list_items(v)
         .into_iter()
         .map(|d| match d.as_str() {
             Some(s) => Ok(s.to_string()),
-            None => Err(format!(
-                "error processing alternate dns name: {} is not a string",
-                crate::gofmt::to_go_string(&d)
-            )),
+            None => Err(CryptoError::DnsNotString(crate::gofmt::to_go_string(&d))),
         })
         .collect()
 }
@@ -386,21 +430,17 @@ fn issue(
     subject_key: &PrivateKey,
     issuer: Option<(&str, &PrivateKey)>,
     rng: &mut Rng,
-) -> Result<Certificate, String> {
-    let subject_pair = subject_key
-        .key_pair()
-        .map_err(|e| format!("error creating certificate: {e}"))?;
+) -> Result<Certificate, CryptoError> {
+    let subject_pair = subject_key.key_pair().map_err(create)?;
     let cert = match issuer {
         None => tpl
             .params(rng, subject_pair.public_key_raw(), None)?
             .self_signed(&subject_pair),
         Some((ca_pem, ca_key)) => {
-            let ca_pair = ca_key
-                .key_pair()
-                .map_err(|e| format!("error creating certificate: {e}"))?;
-            let (_, ca_der) = pem_decode(ca_pem).ok_or("unable to decode certificate")?;
+            let ca_pair = ca_key.key_pair().map_err(create)?;
+            let (_, ca_der) = pem_decode(ca_pem).ok_or(CryptoError::UndecodableCert)?;
             let (_, ca) = x509_parser::parse_x509_certificate(&ca_der)
-                .map_err(|e| format!("error parsing certificate: decodedSignerCert.Bytes: {e}"))?;
+                .map_err(|e| CryptoError::SignerCert(e.to_string()))?;
             // Go names the issuer's key when the issuer is another certificate with a key identifier.
             let ca_key_id = ca
                 .extensions()
@@ -415,11 +455,11 @@ fn issue(
             let aki = ca_key_id.as_deref().filter(|_| other_subject);
             let params = tpl.params(rng, subject_pair.public_key_raw(), aki)?;
             let issuer = Issuer::from_ca_cert_der(&ca_der.as_slice().into(), ca_pair)
-                .map_err(|e| format!("error parsing certificate: {e}"))?;
+                .map_err(|e| CryptoError::ParseCert(e.to_string()))?;
             params.signed_by(&subject_pair, &issuer)
         }
     }
-    .map_err(|e| format!("error creating certificate: {e}"))?;
+    .map_err(|e| create(lib(e)))?;
     let der = cert.der();
     Ok(Certificate {
         cert: pem_encode("CERTIFICATE", der),
@@ -427,10 +467,10 @@ fn issue(
     })
 }
 
-fn cert_value(r: Result<Certificate, String>) -> FuncResult {
+fn cert_value(r: Result<Certificate, CryptoError>) -> FuncResult {
     match r {
         Ok(c) => Ok(Value::from_object(c)),
-        Err(e) => err(e),
+        Err(e) => Err(super::FuncError::msg(e)),
     }
 }
 
@@ -444,8 +484,8 @@ fn cert_arg(v: &Value, name: &str) -> Result<Certificate, super::FuncError> {
     }
 }
 
-fn parse_key_arg(v: &Value) -> Result<PrivateKey, String> {
-    PrivateKey::parse_pem(&str_arg(v)).map_err(|e| format!("parsing private key: {e}"))
+fn parse_key_arg(v: &Value) -> Result<PrivateKey, CryptoError> {
+    PrivateKey::parse_pem(&str_arg(v)).map_err(|e| CryptoError::KeyArg(Box::new(e)))
 }
 
 /// Signs a leaf with the CA's certificate and key (Sprig's `generateSignedCertificateWithKeyInternal`).
@@ -454,13 +494,12 @@ fn signed_by_ca(
     key: &PrivateKey,
     ca: &Certificate,
     rng: &mut Rng,
-) -> Result<Certificate, String> {
-    let (label, _) = pem_decode(&ca.cert).ok_or("unable to decode certificate")?;
+) -> Result<Certificate, CryptoError> {
+    let (label, _) = pem_decode(&ca.cert).ok_or(CryptoError::UndecodableCert)?;
     if label != "CERTIFICATE" {
-        return Err("unable to decode certificate".into());
+        return Err(CryptoError::UndecodableCert);
     }
-    let ca_key =
-        PrivateKey::parse_pem(&ca.key).map_err(|e| format!("error parsing private key: {e}"))?;
+    let ca_key = PrivateKey::parse_pem(&ca.key).map_err(|e| CryptoError::CaKey(Box::new(e)))?;
     issue(tpl, key, Some((&ca.cert, &ca_key)), rng)
 }
 
@@ -510,10 +549,8 @@ pub(crate) fn derive_password(
     salt.extend_from_slice(user.as_bytes());
     let mut key = [0u8; 64];
     let derived = scrypt::Params::new(15, 8, 2, 64)
-        .map_err(|e| e.to_string())
-        .and_then(|p| {
-            scrypt::scrypt(password.as_bytes(), &salt, &p, &mut key).map_err(|e| e.to_string())
-        });
+        .map_err(lib)
+        .and_then(|p| scrypt::scrypt(password.as_bytes(), &salt, &p, &mut key).map_err(lib));
     if let Err(e) = derived {
         return format!("failed to derive password: {e}");
     }
@@ -582,28 +619,26 @@ pub(crate) fn encrypt_aes(password: &str, plaintext: &str, rng: &mut Rng) -> Str
 }
 
 /// Sprig's `decryptAES`.
-pub(crate) fn decrypt_aes(password: &str, encoded: &str) -> Result<String, String> {
+pub(crate) fn decrypt_aes(password: &str, encoded: &str) -> Result<String, CryptoError> {
     use cbc::cipher::{BlockDecryptMut, KeyIvInit, block_padding::NoPadding};
     if encoded.is_empty() {
         return Ok(String::new());
     }
     let data = B64
         .decode(encoded)
-        .map_err(|e| format!("illegal base64 data: {e}"))?;
+        .map_err(|e| CryptoError::Base64(e.to_string()))?;
     if data.len() < 32 || data.len() % 16 != 0 {
-        return Err("crypto/cipher: input not full blocks".into());
+        return Err(CryptoError::NotFullBlocks);
     }
     let (iv, ct) = data.split_at(16);
     let dec = cbc::Decryptor::<aes::Aes256>::new(&aes_key(password).into(), iv.into());
-    let plain = dec
-        .decrypt_padded_vec_mut::<NoPadding>(ct)
-        .map_err(|e| e.to_string())?;
+    let plain = dec.decrypt_padded_vec_mut::<NoPadding>(ct).map_err(lib)?;
     // Sprig strips as many bytes as the last byte says, without checking the padding.
     let pad = plain[plain.len() - 1] as usize;
     let keep = plain
         .len()
         .checked_sub(pad)
-        .ok_or("runtime error: slice bounds out of range")?;
+        .ok_or(CryptoError::BadPadding)?;
     Ok(String::from_utf8_lossy(&plain[..keep]).into_owned())
 }
 
@@ -614,32 +649,32 @@ pub(super) fn register(t: &mut Table) {
         if !matches!(kind.as_str(), "" | "rsa" | "ecdsa" | "ed25519" | "dsa") {
             return Ok(Value::from(format!("Unknown type {kind}")));
         }
-        let key = PrivateKey::generate(&kind, &mut ex.rng).and_then(|k| k.to_pem());
+        let key = PrivateKey::generate(&kind, ex.rng).and_then(|k| k.to_pem());
         Ok(Value::from(key.unwrap_or_else(|e| {
             format!("failed to generate private key: {e}")
         })))
     });
     t.insert("genCA", |ex, a| {
         arity("genCA", a, 2)?;
-        let mut tpl = CertTemplate::new(&a[0], None, None, &a[1]).map_err(super::FuncError::Msg)?;
+        let mut tpl = CertTemplate::new(&a[0], None, None, &a[1]).map_err(super::FuncError::msg)?;
         tpl.is_ca = true;
-        let r = PrivateKey::generate_rsa(2048, &mut ex.rng)
-            .map_err(|e| format!("error generating rsa key: {e}"))
-            .and_then(|k| issue(&tpl, &k, None, &mut ex.rng));
+        let r = PrivateKey::generate_rsa(2048, ex.rng)
+            .map_err(|e| CryptoError::GenerateRsa(Box::new(e)))
+            .and_then(|k| issue(&tpl, &k, None, ex.rng));
         cert_value(r)
     });
     t.insert("genCAWithKey", |ex, a| {
         arity("genCAWithKey", a, 3)?;
-        let mut tpl = CertTemplate::new(&a[0], None, None, &a[1]).map_err(super::FuncError::Msg)?;
+        let mut tpl = CertTemplate::new(&a[0], None, None, &a[1]).map_err(super::FuncError::msg)?;
         tpl.is_ca = true;
-        cert_value(parse_key_arg(&a[2]).and_then(|k| issue(&tpl, &k, None, &mut ex.rng)))
+        cert_value(parse_key_arg(&a[2]).and_then(|k| issue(&tpl, &k, None, ex.rng)))
     });
     t.insert("genSelfSignedCert", |ex, a| {
         arity("genSelfSignedCert", a, 4)?;
         let r = CertTemplate::new(&a[0], Some(&a[1]), Some(&a[2]), &a[3]).and_then(|tpl| {
-            let key = PrivateKey::generate_rsa(2048, &mut ex.rng)
-                .map_err(|e| format!("error generating rsa key: {e}"))?;
-            issue(&tpl, &key, None, &mut ex.rng)
+            let key = PrivateKey::generate_rsa(2048, ex.rng)
+                .map_err(|e| CryptoError::GenerateRsa(Box::new(e)))?;
+            issue(&tpl, &key, None, ex.rng)
         });
         cert_value(r)
     });
@@ -647,7 +682,7 @@ pub(super) fn register(t: &mut Table) {
         arity("genSelfSignedCertWithKey", a, 5)?;
         let r = CertTemplate::new(&a[0], Some(&a[1]), Some(&a[2]), &a[3]).and_then(|tpl| {
             let key = parse_key_arg(&a[4])?;
-            issue(&tpl, &key, None, &mut ex.rng)
+            issue(&tpl, &key, None, ex.rng)
         });
         cert_value(r)
     });
@@ -655,9 +690,9 @@ pub(super) fn register(t: &mut Table) {
         arity("genSignedCert", a, 5)?;
         let ca = cert_arg(&a[4], "genSignedCert")?;
         let r = CertTemplate::new(&a[0], Some(&a[1]), Some(&a[2]), &a[3]).and_then(|tpl| {
-            let key = PrivateKey::generate_rsa(2048, &mut ex.rng)
-                .map_err(|e| format!("error generating rsa key: {e}"))?;
-            signed_by_ca(&tpl, &key, &ca, &mut ex.rng)
+            let key = PrivateKey::generate_rsa(2048, ex.rng)
+                .map_err(|e| CryptoError::GenerateRsa(Box::new(e)))?;
+            signed_by_ca(&tpl, &key, &ca, ex.rng)
         });
         cert_value(r)
     });
@@ -666,25 +701,25 @@ pub(super) fn register(t: &mut Table) {
         let ca = cert_arg(&a[4], "genSignedCertWithKey")?;
         let r = CertTemplate::new(&a[0], Some(&a[1]), Some(&a[2]), &a[3]).and_then(|tpl| {
             let key = parse_key_arg(&a[5])?;
-            signed_by_ca(&tpl, &key, &ca, &mut ex.rng)
+            signed_by_ca(&tpl, &key, &ca, ex.rng)
         });
         cert_value(r)
     });
     t.insert("buildCustomCert", |_, a| {
         arity("buildCustomCert", a, 2)?;
-        let decode = |v: &Value, what: &str| {
+        let decode = |v: &Value, what: &'static str| {
             B64.decode(str_arg(v))
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .map_err(|_| format!("unable to decode base64 {what}"))
+                .map_err(|_| CryptoError::NotBase64(what))
         };
         let r = (|| {
             let cert = decode(&a[0], "certificate")?;
             let key = decode(&a[1], "private key")?;
             match pem_decode(&cert) {
                 Some((label, _)) if label == "CERTIFICATE" => {}
-                _ => return Err("unable to decode certificate".to_string()),
+                _ => return Err(CryptoError::UndecodableCert),
             }
-            PrivateKey::parse_pem(&key).map_err(|e| format!("error parsing private key: {e}"))?;
+            PrivateKey::parse_pem(&key).map_err(|e| CryptoError::CaKey(Box::new(e)))?;
             Ok(Certificate { cert, key })
         })();
         cert_value(r)
@@ -702,19 +737,19 @@ pub(super) fn register(t: &mut Table) {
         Ok(Value::from(encrypt_aes(
             &str_arg(&a[0]),
             &str_arg(&a[1]),
-            &mut ex.rng,
+            ex.rng,
         )))
     });
     t.insert("decryptAES", |_, a| {
         arity("decryptAES", a, 2)?;
         match decrypt_aes(&str_arg(&a[0]), &str_arg(&a[1])) {
             Ok(s) => Ok(Value::from(s)),
-            Err(e) => err(e),
+            Err(e) => Err(super::FuncError::msg(e)),
         }
     });
     t.insert("bcrypt", |ex, a| {
         arity("bcrypt", a, 1)?;
-        Ok(Value::from(bcrypt_hash(&str_arg(&a[0]), &mut ex.rng)))
+        Ok(Value::from(bcrypt_hash(&str_arg(&a[0]), ex.rng)))
     });
     t.insert("htpasswd", |ex, a| {
         arity("htpasswd", a, 2)?;
@@ -724,7 +759,7 @@ pub(super) fn register(t: &mut Table) {
         }
         Ok(Value::from(format!(
             "{user}:{}",
-            bcrypt_hash(&str_arg(&a[1]), &mut ex.rng)
+            bcrypt_hash(&str_arg(&a[1]), ex.rng)
         )))
     });
     t.insert("randBytes", |ex, a| {
@@ -734,7 +769,7 @@ pub(super) fn register(t: &mut Table) {
             return err(format!("randBytes: invalid length {n}"));
         }
         let mut buf = vec![0u8; n as usize];
-        rsa::rand_core::RngCore::fill_bytes(&mut ex.rng, &mut buf);
+        rsa::rand_core::RngCore::fill_bytes(ex.rng, &mut buf);
         Ok(Value::from(B64.encode(buf)))
     });
 }

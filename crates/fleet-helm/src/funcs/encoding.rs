@@ -34,7 +34,7 @@ pub(super) fn register(t: &mut Table) {
     });
     t.insert("mustToYaml", |_, a| {
         arity("mustToYaml", a, 1)?;
-        let y = crate::yaml::to_yaml(&a[0]).map_err(FuncError::Msg)?;
+        let y = crate::yaml::to_yaml(&a[0]).map_err(FuncError::msg)?;
         Ok(Value::from(y.trim_end_matches('\n')))
     });
     t.insert("toYamlPretty", |_, a| {
@@ -48,7 +48,7 @@ pub(super) fn register(t: &mut Table) {
             Ok(v) if v.kind() == ValueKind::Map => v,
             Ok(v) if is_nil(&v) => map_value(Default::default()),
             Ok(_) => error_map("error unmarshaling JSON: json: cannot unmarshal into Go value of type map[string]interface {}"),
-            Err(e) => error_map(&e),
+            Err(e) => error_map(&e.to_string()),
         })
     });
     t.insert("fromYamlArray", |_, a| {
@@ -59,7 +59,7 @@ pub(super) fn register(t: &mut Table) {
             Ok(_) => list_value(vec![Value::from(
                 "error unmarshaling JSON: cannot unmarshal into []interface {}",
             )]),
-            Err(e) => list_value(vec![Value::from(e)]),
+            Err(e) => list_value(vec![Value::from(e.to_string())]),
         })
     });
     t.insert("toJson", |_, a| json_fn("toJson", a, true, false, false));
@@ -219,7 +219,7 @@ fn json_fn(name: &str, a: &[Value], escape_html: bool, pretty: bool, must: bool)
         Ok(json) => Ok(Value::from(fleet_yaml::gojson::to_json_go_styled(
             &json, style,
         ))),
-        Err(e) if must => err(e),
+        Err(e) if must => Err(FuncError::msg(e)),
         Err(_) => Ok(Value::from("")),
     }
 }

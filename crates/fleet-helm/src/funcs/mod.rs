@@ -18,28 +18,13 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
 
-pub use random::Rng;
+pub use crate::call::{Call, Func, FuncError, FuncResult};
+pub use crate::rng::Rng;
 pub(crate) use semver::parse_version;
 
 use crate::gofmt::to_go_string;
-use crate::template::TemplateError;
-use crate::template::exec::Exec;
 use crate::value::{Value, as_f64};
 use minijinja::value::ValueKind;
-
-/// Why a function failed.
-#[derive(Debug)]
-pub enum FuncError {
-    /// An ordinary error: reported as `error calling NAME: MESSAGE`.
-    Msg(String),
-    /// `fail`/`required`: reported by Helm as `execution error at (LOCATION): MESSAGE`.
-    Fail(String),
-    /// An error from a nested template execution (`include`, `tpl`), passed through unchanged.
-    Nested(TemplateError),
-}
-
-pub type FuncResult = Result<Value, FuncError>;
-pub type Func = fn(&mut Exec<'_>, &[Value]) -> FuncResult;
 
 /// The table of functions by name, and the names the evaluator binds itself.
 pub struct Funcs {

@@ -213,6 +213,14 @@ impl Comparator {
     }
 }
 
+/// A constraint Masterminds' `NewConstraint` refuses (worded as it words it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("improper constraint: {constraint}")]
+pub struct ImproperConstraint {
+    /// The constraint as written.
+    pub constraint: String,
+}
+
 /// A version constraint as Masterminds' `NewConstraint` reads it: alternatives separated by `||`, each a list of
 /// comparators (separated by commas or spaces) that must all hold, hyphen ranges (`1.2 - 1.4.5`) among them.
 pub struct Constraint {
@@ -225,8 +233,10 @@ fn is_operator(token: &str) -> bool {
 
 impl Constraint {
     /// Parses every alternative; an unparsable one is an error even when an earlier one would match.
-    pub fn parse(constraint: &str) -> Result<Constraint, String> {
-        let improper = || format!("improper constraint: {constraint}");
+    pub fn parse(constraint: &str) -> Result<Constraint, ImproperConstraint> {
+        let improper = || ImproperConstraint {
+            constraint: constraint.to_string(),
+        };
         let mut alternatives = Vec::new();
         for alt in constraint.split("||") {
             // An operator written apart from its version belongs to the version that follows it.
@@ -270,7 +280,7 @@ impl Constraint {
 }
 
 /// Does `version` satisfy `constraint`? Errors on unparsable constraints.
-pub fn satisfies(constraint: &str, version: &Version) -> Result<bool, String> {
+pub fn satisfies(constraint: &str, version: &Version) -> Result<bool, ImproperConstraint> {
     Ok(Constraint::parse(constraint)?.matches(version))
 }
 
@@ -303,7 +313,7 @@ fn semver_compare(name: &str, a: &[Value]) -> FuncResult {
     };
     satisfies(&str_arg(&a[0]), &v)
         .map(Value::from)
-        .map_err(super::FuncError::Msg)
+        .map_err(super::FuncError::msg)
 }
 
 #[cfg(test)]
@@ -341,7 +351,15 @@ mod tests {
         let version = parse_version("1.2.3").unwrap();
         assert_eq!(
             satisfies("1.2.3 || >=banana", &version),
-            Err("improper constraint: 1.2.3 || >=banana".into())
+            Err(ImproperConstraint {
+                constraint: "1.2.3 || >=banana".into()
+            })
+        );
+        assert_eq!(
+            satisfies("1.2.3 || >=banana", &version)
+                .unwrap_err()
+                .to_string(),
+            "improper constraint: 1.2.3 || >=banana"
         );
         assert!(satisfies("1 || ", &version).is_err());
         assert!(satisfies("1.0 -", &version).is_err());

@@ -5,8 +5,8 @@ use minijinja::value::ValueKind;
 
 use super::regexp::{compile, literal_pattern};
 use super::{FuncResult, Table, arity, err, str_arg, str_ref, strval, to_i64};
+use crate::call::Call;
 use crate::gofmt::go_quote;
-use crate::template::exec::Exec;
 use crate::value::{Value, as_list, is_nil, list_value, map_value};
 
 pub(super) fn register(t: &mut Table) {
@@ -401,7 +401,7 @@ fn camelcase(s: String) -> String {
         .collect()
 }
 
-fn repeat(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn repeat(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     arity("repeat", a, 2)?;
     let n = to_i64(&a[0]);
     let s = str_arg(&a[1]);
@@ -414,7 +414,7 @@ fn repeat(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
     Ok(Value::from(s.repeat(n as usize)))
 }
 
-fn substr(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn substr(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     arity("substr", a, 3)?;
     let (start, end, s) = (to_i64(&a[0]), to_i64(&a[1]), str_arg(&a[2]));
     let bytes = s.as_bytes();
@@ -436,7 +436,7 @@ fn substr(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
     Ok(Value::from(String::from_utf8_lossy(out).into_owned()))
 }
 
-fn trunc(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn trunc(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     arity("trunc", a, 2)?;
     let (c, s) = (to_i64(&a[0]), str_arg(&a[1]));
     let len = s.len() as i64;
@@ -450,7 +450,7 @@ fn trunc(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
     Ok(Value::from(String::from_utf8_lossy(out).into_owned()))
 }
 
-fn abbrev(_: &mut Exec<'_>, a: &[Value]) -> FuncResult {
+fn abbrev(_: &mut Call<'_>, a: &[Value]) -> FuncResult {
     arity("abbrev", a, 2)?;
     let (w, s) = (to_i64(&a[0]), str_arg(&a[1]));
     if w < 4 || s.chars().count() as i64 <= w {

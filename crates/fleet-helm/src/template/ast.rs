@@ -197,7 +197,7 @@ pub enum Arg {
     Identifier {
         pos: usize,
         name: &'static str,
-        func: Option<crate::funcs::Func>,
+        func: Option<crate::call::Func>,
     },
     /// `(pipeline).A.B`.
     Chain {

@@ -12,7 +12,8 @@ use minijinja::value::ValueKind;
 use super::ast::{Arg, Branch, Code, Command, FieldPath, List, Node, Number, Pipeline};
 use super::parse::DOLLAR;
 use super::{TemplateError, TemplateSet, Tmpl, line_col, parse};
-use crate::funcs::{Func, FuncError, Funcs};
+use crate::call::{Call, Func, FuncError};
+use crate::funcs::Funcs;
 use crate::gofmt::to_go_string;
 use crate::value::{Value, as_map, is_nil, nil, truthy};
 
@@ -45,7 +46,7 @@ pub struct Exec<'a> {
     fuel: u64,
     depth: usize,
     /// Seedable randomness for `rand*`, `uuidv4` and key generators.
-    pub rng: crate::funcs::Rng,
+    pub rng: crate::rng::Rng,
     /// Set when a string that is not UTF-8 was printed: what Helm's YAML parser will say about the output.
     pub invalid_utf8: Option<&'static str>,
     missing_key: MissingKey,
@@ -142,7 +143,7 @@ impl<'a> Exec<'a> {
             spare: Spare::default(),
             fuel: DEFAULT_FUEL,
             depth: 0,
-            rng: crate::funcs::Rng::default(),
+            rng: crate::rng::Rng::default(),
             invalid_utf8: None,
             missing_key: MissingKey::Zero,
         }
@@ -675,34 +676,41 @@ impl<'a> Exec<'a> {
             values.push(f);
         }
         let result = match (func, name) {
-            (Some(f), _) => f(self, &values),
+            (Some(f), _) => self.call(f, &values),
             (None, "include") => self.include(&values),
             (None, "tpl") => self.tpl(scope, &values),
             (None, _) => match self.funcs.get(name) {
-                Some(f) => f(self, &values),
-                None => Err(FuncError::Msg(format!("function {name:?} not defined"))),
+                Some(f) => self.call(f, &values),
+                None => Err(CallError::Func(FuncError::Msg(format!(
+                    "function {name:?} not defined"
+                )))),
             },
         };
         self.spare.keep_args(values);
         result.map_err(|e| match e {
-            FuncError::Msg(m) => self.error(
+            CallError::Func(FuncError::Msg(m)) => self.error(
                 scope,
                 cmd_pos,
                 &scope.code.show(call).to_string(),
                 format!("error calling {name}: {m}"),
             ),
-            FuncError::Fail(m) => TemplateError::Fail {
+            CallError::Func(FuncError::Fail(m)) => TemplateError::Fail {
                 location: self.location(scope, cmd_pos),
                 message: m,
             },
-            FuncError::Nested(e) => e,
+            CallError::Nested(e) => e,
         })
     }
 
+    /// Calls a function of the table with what it may use of this render.
+    fn call(&mut self, f: Func, args: &[Value]) -> Result<Value, CallError> {
+        Ok(f(&mut Call { rng: &mut self.rng }, args)?)
+    }
+
     /// Helm's `include NAME DATA`: renders a named template to a string.
-    fn include(&mut self, args: &[Value]) -> Result<Value, FuncError> {
+    fn include(&mut self, args: &[Value]) -> Result<Value, CallError> {
         let [name, data] = args else {
-            return Err(FuncError::Msg(format!(
+            return Err(CallError::msg(format!(
                 "wrong number of args for include: want 2 got {}",
                 args.len()
             )));
@@ -716,7 +724,7 @@ impl<'a> Exec<'a> {
             }
         };
         let Some(t) = self.lookup(name) else {
-            return Err(FuncError::Msg(format!(
+            return Err(CallError::msg(format!(
                 "template: no template {name:?} associated with template \"gotpl\""
             )));
         };
@@ -724,14 +732,14 @@ impl<'a> Exec<'a> {
         let r = self.run(t, data, &mut out);
         let value = Value::from(out.as_str());
         self.spare.keep_buffer(out);
-        r.map_err(FuncError::Nested)?;
+        r.map_err(CallError::Nested)?;
         Ok(value)
     }
 
     /// Helm's `tpl TEXT DATA`: parses TEXT as a template (seeing the chart's named templates) and renders it.
-    fn tpl(&mut self, scope: &Scope<'_>, args: &[Value]) -> Result<Value, FuncError> {
+    fn tpl(&mut self, scope: &Scope<'_>, args: &[Value]) -> Result<Value, CallError> {
         let [text, data] = args else {
-            return Err(FuncError::Msg(format!(
+            return Err(CallError::msg(format!(
                 "wrong number of args for tpl: want 2 got {}",
                 args.len()
             )));
@@ -775,8 +783,26 @@ impl<'a> Exec<'a> {
             None => Value::from(out.as_str()),
         };
         self.spare.keep_buffer(out);
-        r.map_err(FuncError::Nested)?;
+        r.map_err(CallError::Nested)?;
         Ok(value)
+    }
+}
+
+/// Why a call failed: the function's own error, or (`include`, `tpl`) the nested template's, passed on unchanged.
+enum CallError {
+    Func(FuncError),
+    Nested(TemplateError),
+}
+
+impl CallError {
+    fn msg(message: String) -> CallError {
+        CallError::Func(FuncError::Msg(message))
+    }
+}
+
+impl From<FuncError> for CallError {
+    fn from(e: FuncError) -> CallError {
+        CallError::Func(e)
     }
 }
 

@@ -34,7 +34,7 @@ pub enum Tok {
     /// A name that is not a known function (the token's source text; the parser reports it).
     Identifier,
     /// A known function.
-    Function(super::parse::FunctionRef),
+    Function(FunctionRef),
     /// `.Field` (the name is the token's source text after the dot).
     Field,
     /// `$name` or `$` (the token's source text).
@@ -486,7 +486,7 @@ impl<'a, D: Delims> Lexer<'a, D> {
                         "nil" => Tok::Nil,
                         w => match Keyword::from_word(w) {
                             Some(k) => Tok::Keyword(k),
-                            None => match super::parse::function_name(w, self.funcs) {
+                            None => match function_name(w, self.funcs) {
                                 Some(f) => Tok::Function(f),
                                 None => Tok::Identifier,
                             },
@@ -655,4 +655,33 @@ impl<'a, D: Delims> Lexer<'a, D> {
         self.pos += end + 2;
         Ok(ch)
     }
+}
+
+/// A function named in a template, resolved while lexing (Go resolves it while parsing): the function table's own spelling of the
+/// name, and the function unless the evaluator binds it itself ([`crate::funcs::Funcs::late_bound`]).
+#[derive(Debug, Clone, Copy)]
+pub struct FunctionRef {
+    pub name: &'static str,
+    pub func: Option<crate::call::Func>,
+}
+
+/// Function references are equal when they name the same function (one name, one function).
+impl PartialEq for FunctionRef {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+/// `name` resolved against `funcs`, if it is a function there.
+pub fn function_name(name: &str, funcs: &'static Funcs) -> Option<FunctionRef> {
+    if let Some(late) = funcs.late_bound(name) {
+        return Some(FunctionRef {
+            name: late,
+            func: None,
+        });
+    }
+    funcs.resolve(name).map(|(name, func)| FunctionRef {
+        name,
+        func: Some(func),
+    })
 }

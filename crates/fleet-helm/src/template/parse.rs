@@ -96,35 +96,6 @@ fn parse_tokens(
     })
 }
 
-/// A function named in a template, resolved while parsing (as Go does): the function table's own spelling of the
-/// name, and the function unless the evaluator binds it itself ([`crate::funcs::Funcs::late_bound`]).
-#[derive(Debug, Clone, Copy)]
-pub struct FunctionRef {
-    pub name: &'static str,
-    pub func: Option<crate::funcs::Func>,
-}
-
-/// Function references are equal when they name the same function (one name, one function).
-impl PartialEq for FunctionRef {
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
-    }
-}
-
-/// `name` resolved against `funcs`, if it is a function there.
-pub fn function_name(name: &str, funcs: &'static crate::funcs::Funcs) -> Option<FunctionRef> {
-    if let Some(late) = funcs.late_bound(name) {
-        return Some(FunctionRef {
-            name: late,
-            func: None,
-        });
-    }
-    funcs.resolve(name).map(|(name, func)| FunctionRef {
-        name,
-        func: Some(func),
-    })
-}
-
 fn keyword_name(k: Keyword) -> &'static str {
     match k {
         Keyword::Block => "block",

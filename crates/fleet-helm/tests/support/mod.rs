@@ -26,7 +26,7 @@ pub fn read_tree(root: &Path) -> FileMap {
                 let data = if read_at_load(&rel) {
                     std::fs::read(&p).unwrap().into()
                 } else {
-                    FileData::deferred(move || std::fs::read(&p).map_err(|e| e.to_string()))
+                    FileData::deferred(p.display().to_string(), move || std::fs::read(&p))
                 };
                 out.insert(rel, data);
             }

@@ -49,15 +49,16 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    /// A boolean as go-yaml reads it: the value, or the source text when the spelling is not one go-yaml knows.
-    fn boolean(&self, value: bool, at: &serde_saphyr::Location) -> Result<bool, String> {
+    /// A boolean as go-yaml reads it: the value, or (`None`) a string when the spelling is not one go-yaml knows
+    /// (then the source text is the value).
+    fn boolean(&self, value: bool, at: &serde_saphyr::Location) -> Option<bool> {
         let known: &[&str] = match self.schema {
             Schema::GoYamlV2 => &resolve::V2_BOOLEANS,
             Schema::GoYamlV3 => &resolve::V3_BOOLEANS,
         };
         match self.text(at) {
-            Some(t) if !known.contains(&t) && bool_word(t) => Err(t.to_string()),
-            _ => Ok(value),
+            Some(t) if !known.contains(&t) && bool_word(t) => None,
+            _ => Some(value),
         }
     }
 
@@ -229,8 +230,8 @@ impl Walk<'_> {
         match node.value {
             Kind::Null => Value::Null,
             Kind::Bool(b) => match self.boolean(b, &node.referenced) {
-                Ok(b) => Value::Bool(b),
-                Err(text) => Value::String(text),
+                Some(b) => Value::Bool(b),
+                None => Value::String(self.text(&node.referenced).unwrap_or_default().to_string()),
             },
             Kind::Number(n) => Value::Number(n),
             Kind::String(s) => self.string(s, &node.referenced),
@@ -252,8 +253,8 @@ impl Walk<'_> {
                     let key_text = match key.value {
                         KeyText::Text(t) => self.key(t, &key.referenced),
                         KeyText::Bool(b) => match self.boolean(b, &key.referenced) {
-                            Ok(b) => b.to_string(),
-                            Err(text) => text,
+                            Some(b) => b.to_string(),
+                            None => self.text(&key.referenced).unwrap_or_default().to_string(),
                         },
                     };
                     let len = self.pointer.len();

@@ -20,7 +20,7 @@ pub enum PatchError {
         /// The operation's `path` pointer, as written.
         path: String,
         /// What went wrong.
-        reason: String,
+        reason: super::json_patch::OperationError,
     },
     /// A strategic merge patch is malformed or does not fit the document.
     #[error("strategic merge patch at {path}: {reason}")]
@@ -28,6 +28,68 @@ pub enum PatchError {
         /// Dotted path of the field that failed, e.g. `spec.template.spec.containers`.
         path: String,
         /// What went wrong.
-        reason: String,
+        reason: MergeProblem,
     },
+}
+
+/// What is wrong at one path of a strategic merge patch (or a diff) and its document.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MergeProblem {
+    #[error("the document to patch must be a JSON object")]
+    DocumentNotObject,
+    #[error("a strategic merge patch must be a JSON object")]
+    PatchNotObject,
+    #[error("both documents to compare must be JSON objects")]
+    DiffNotObjects,
+    #[error("the document nests deeper than {max} levels")]
+    TooDeep { max: usize },
+    /// The patch and the document hold different kinds of node here (kustomize's wording).
+    #[error("wrong node kind: expected {expected} but got {got}")]
+    WrongNodeKind {
+        expected: &'static str,
+        got: &'static str,
+    },
+    #[error("unknown patch strategy '{strategy}'")]
+    UnknownStrategy { strategy: String },
+    #[error("unknown patch type {directive:?} in a map (expected replace or delete)")]
+    UnknownMapDirective { directive: String },
+    #[error("$patch must be a string")]
+    DirectiveNotString,
+    #[error("$patch: merge is not supported in lists")]
+    MergeInList,
+    #[error("unknown $patch directive in a list item (expected delete or replace)")]
+    UnknownListDirective,
+    #[error("a $patch: delete item has no merge key {key:?}")]
+    DeleteWithoutKey { key: String },
+    #[error("$retainKeys must be a list of field names")]
+    RetainKeysNotList,
+    #[error("the patch sets {key:?}, which $retainKeys does not list")]
+    NotRetained { key: String },
+    /// A `$setElementOrder/…` or `$deleteFromPrimitiveList/…` key names no list.
+    #[error("{key:?} must have the form {directive}/<list>")]
+    BadDirectiveKey {
+        key: String,
+        directive: &'static str,
+    },
+    #[error("{key} must be a list")]
+    OrderNotList { key: String },
+    /// `side` is "the original" or "the patch".
+    #[error("{side} holds no list here, but $setElementOrder orders one")]
+    OrderedNotList { side: &'static str },
+    #[error("the order of the patch list does not match its $setElementOrder list")]
+    OrderMismatch,
+    #[error("cannot merge a list of objects: the field declares no merge key")]
+    NoMergeKey,
+    #[error("cannot diff a list of objects: the field declares no merge key")]
+    NoMergeKeyToDiff,
+    #[error("a list item has no merge key {key:?}")]
+    ItemWithoutKey { key: String },
+    #[error("a list item is not an object with merge key {key:?}")]
+    ItemNotKeyed { key: String },
+    #[error("a list item is not an object")]
+    ItemNotObject,
+    #[error("lists of lists cannot be merged")]
+    ListsOfLists,
+    #[error("the items of a merged list must all have the same type")]
+    MixedItems,
 }

@@ -3,7 +3,48 @@
 use serde_json::Value;
 
 use super::PatchError;
-use super::pointer::{ArrayIndex, Pointer, parse_array_index};
+use super::pointer::{ArrayIndex, Pointer, PointerError, parse_array_index};
+
+/// Why one operation is malformed or cannot be applied (the patch error adds its index, name and path).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OperationError {
+    #[error("an operation must be an object, found {found}")]
+    NotAnObject { found: &'static str },
+    #[error("missing string member {member:?}")]
+    MissingString { member: &'static str },
+    #[error("missing member \"value\"")]
+    MissingValue,
+    #[error("unknown operation {op:?}")]
+    UnknownOp { op: String },
+    /// A pointer member (`path`, `from`) is malformed.
+    #[error("{member}: {error}")]
+    BadPointer {
+        member: &'static str,
+        error: PointerError,
+    },
+    /// An array index in the path is malformed.
+    #[error(transparent)]
+    Index(#[from] PointerError),
+    #[error("cannot move a value into one of its own children")]
+    MoveIntoChild,
+    /// The `from` location of `move` or `copy` failed.
+    #[error("from: {0}")]
+    From(Box<OperationError>),
+    #[error("test failed: the value differs")]
+    TestDiffers,
+    #[error("test failed: no value at this location")]
+    TestNoValue,
+    #[error("index {index} is out of bounds (array length {len})")]
+    OutOfBounds { index: String, len: usize },
+    #[error("cannot add a member to {found}")]
+    NotAContainer { found: &'static str },
+    #[error("the parent of the target location does not exist")]
+    NoParent,
+    #[error("cannot remove the whole document")]
+    RemoveRoot,
+    #[error("no value at this location")]
+    NoValue,
+}
 
 /// Applies the RFC 6902 patch `patch` (a JSON array of operations) to `doc`. Atomic: when any operation fails, `doc`
 /// is left exactly as it was and the error names the failing operation's index, name and path.
@@ -35,14 +76,13 @@ pub fn apply(doc: &mut Value, patch: &Value) -> Result<(), PatchError> {
     Ok(())
 }
 
-fn apply_operation(doc: &mut Value, operation: &Value) -> Result<(), String> {
+fn apply_operation(doc: &mut Value, operation: &Value) -> Result<(), OperationError> {
     if !operation.is_object() {
-        return Err(format!(
-            "an operation must be an object, found {}",
-            type_name(operation)
-        ));
+        return Err(OperationError::NotAnObject {
+            found: type_name(operation),
+        });
     }
-    let op = member_str(operation, "op").ok_or("missing string member \"op\"")?;
+    let op = member_str(operation, "op").ok_or(OperationError::MissingString { member: "op" })?;
     let path = pointer_member(operation, "path")?;
     match op {
         "add" => add(doc, &path, required_value(operation)?.clone()),
@@ -51,32 +91,34 @@ fn apply_operation(doc: &mut Value, operation: &Value) -> Result<(), String> {
         "move" => {
             let from = pointer_member(operation, "from")?;
             if from.is_proper_prefix_of(&path) {
-                return Err("cannot move a value into one of its own children".to_owned());
+                return Err(OperationError::MoveIntoChild);
             }
-            let value = remove(doc, &from).map_err(|e| format!("from: {e}"))?;
+            let value = remove(doc, &from).map_err(|e| OperationError::From(Box::new(e)))?;
             add(doc, &path, value)
         }
         "copy" => {
             let from = pointer_member(operation, "from")?;
             let value = from
                 .get(doc)
-                .ok_or("from: no value at this location")?
+                .ok_or(OperationError::From(Box::new(OperationError::NoValue)))?
                 .clone();
             add(doc, &path, value)
         }
         "test" => test(doc, &path, operation.get("value").unwrap_or(&Value::Null)),
-        other => Err(format!("unknown operation {other:?}")),
+        other => Err(OperationError::UnknownOp {
+            op: other.to_owned(),
+        }),
     }
 }
 
 /// `test` as Kubernetes runs it: besides RFC 6902 equality, testing for `null` (or with no `value`) passes when
 /// the member is missing from an existing object, which kube-runtime's finalizer helper relies on.
-fn test(doc: &Value, path: &Pointer, expected: &Value) -> Result<(), String> {
+fn test(doc: &Value, path: &Pointer, expected: &Value) -> Result<(), OperationError> {
     match path.get(doc) {
         Some(actual) if json_equal(actual, expected) => Ok(()),
-        Some(_) => Err("test failed: the value differs".to_owned()),
+        Some(_) => Err(OperationError::TestDiffers),
         None if expected.is_null() && parent_is_object(doc, path) => Ok(()),
-        None => Err("test failed: no value at this location".to_owned()),
+        None => Err(OperationError::TestNoValue),
     }
 }
 
@@ -86,7 +128,7 @@ fn parent_is_object(doc: &Value, path: &Pointer) -> bool {
         .is_some_and(Value::is_object)
 }
 
-fn add(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), String> {
+fn add(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), OperationError> {
     let Some((parent, last)) = path.split_last() else {
         *doc = value;
         return Ok(());
@@ -101,41 +143,39 @@ fn add(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), String> {
                 ArrayIndex::End => items.push(value),
                 ArrayIndex::At(i) if i <= items.len() => items.insert(i, value),
                 ArrayIndex::At(i) => {
-                    return Err(format!(
-                        "index {i} is out of bounds (array length {})",
-                        items.len()
-                    ));
+                    return Err(OperationError::OutOfBounds {
+                        index: i.to_string(),
+                        len: items.len(),
+                    });
                 }
             }
             Ok(())
         }
-        Some(other) => Err(format!("cannot add a member to {}", type_name(other))),
-        None => Err("the parent of the target location does not exist".to_owned()),
+        Some(other) => Err(OperationError::NotAContainer {
+            found: type_name(other),
+        }),
+        None => Err(OperationError::NoParent),
     }
 }
 
-fn remove(doc: &mut Value, path: &Pointer) -> Result<Value, String> {
-    let (parent, last) = path
-        .split_last()
-        .ok_or("cannot remove the whole document")?;
+fn remove(doc: &mut Value, path: &Pointer) -> Result<Value, OperationError> {
+    let (parent, last) = path.split_last().ok_or(OperationError::RemoveRoot)?;
     match parent.get_mut(doc) {
-        Some(Value::Object(map)) => map
-            .shift_remove(last)
-            .ok_or_else(|| "no value at this location".to_owned()),
+        Some(Value::Object(map)) => map.shift_remove(last).ok_or(OperationError::NoValue),
         Some(Value::Array(items)) => match parse_array_index(last)? {
             ArrayIndex::At(i) if i < items.len() => Ok(items.remove(i)),
-            _ => Err(format!(
-                "index {last} is out of bounds (array length {})",
-                items.len()
-            )),
+            _ => Err(OperationError::OutOfBounds {
+                index: last.to_owned(),
+                len: items.len(),
+            }),
         },
-        _ => Err("no value at this location".to_owned()),
+        _ => Err(OperationError::NoValue),
     }
 }
 
 /// `replace` as Kubernetes applies it (evanphx/json-patch v4, used by kube-apiserver and kubectl): the target must
 /// exist, except that a missing member of an existing object is added, where RFC 6902 would fail.
-fn replace(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), String> {
+fn replace(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), OperationError> {
     if let Some(target) = path.get_mut(doc) {
         *target = value;
         return Ok(());
@@ -146,9 +186,9 @@ fn replace(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), String> 
                 map.insert(last.to_owned(), value);
                 Ok(())
             }
-            _ => Err("no value at this location".to_owned()),
+            _ => Err(OperationError::NoValue),
         },
-        None => Err("no value at this location".to_owned()),
+        None => Err(OperationError::NoValue),
     }
 }
 
@@ -181,16 +221,16 @@ fn member_str<'v>(operation: &'v Value, name: &str) -> Option<&'v str> {
     operation.get(name).and_then(Value::as_str)
 }
 
-fn pointer_member(operation: &Value, name: &str) -> Result<Pointer, String> {
-    let text =
-        member_str(operation, name).ok_or_else(|| format!("missing string member {name:?}"))?;
-    Pointer::parse(text).map_err(|e| format!("{name}: {e}"))
+fn pointer_member(operation: &Value, name: &'static str) -> Result<Pointer, OperationError> {
+    let text = member_str(operation, name).ok_or(OperationError::MissingString { member: name })?;
+    Pointer::parse(text).map_err(|error| OperationError::BadPointer {
+        member: name,
+        error,
+    })
 }
 
-fn required_value(operation: &Value) -> Result<&Value, String> {
-    operation
-        .get("value")
-        .ok_or_else(|| "missing member \"value\"".to_owned())
+fn required_value(operation: &Value) -> Result<&Value, OperationError> {
+    operation.get("value").ok_or(OperationError::MissingValue)
 }
 
 /// The JSON type name of a value, for error messages.

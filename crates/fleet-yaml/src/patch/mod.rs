@@ -8,4 +8,4 @@ pub mod merge_patch;
 pub mod pointer;
 pub mod strategic;
 
-pub use error::PatchError;
+pub use error::{MergeProblem, PatchError};

@@ -4,6 +4,23 @@
 use serde_json::Value;
 
 /// A parsed JSON pointer: the sequence of unescaped reference tokens. The empty pointer `""` is the whole document.
+/// Why a JSON pointer, or one of its tokens as an array index, is malformed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PointerError {
+    /// A non-empty pointer must start with `/`.
+    #[error("a JSON pointer must be empty or start with '/'")]
+    NoLeadingSlash,
+    /// `~` must be followed by `0` or `1`.
+    #[error("'~' must be followed by '0' or '1' in a JSON pointer")]
+    BadEscape,
+    /// The token is not `-` or a decimal index without leading zeros.
+    #[error("{token:?} is not an array index")]
+    NotAnIndex { token: String },
+    /// The index does not fit in memory's address range.
+    #[error("array index {token} is too large")]
+    IndexTooLarge { token: String },
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pointer {
     tokens: Vec<String>,
@@ -21,12 +38,12 @@ pub enum ArrayIndex {
 impl Pointer {
     /// Parses a pointer such as `/a~1b/0/-`. It must be empty or start with `/`, and `~` must be followed by `0`
     /// or `1`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, PointerError> {
         if text.is_empty() {
             return Ok(Self { tokens: Vec::new() });
         }
         let Some(rest) = text.strip_prefix('/') else {
-            return Err("a JSON pointer must be empty or start with '/'".to_owned());
+            return Err(PointerError::NoLeadingSlash);
         };
         let tokens = rest.split('/').map(unescape).collect::<Result<_, _>>()?;
         Ok(Self { tokens })
@@ -84,7 +101,7 @@ impl Pointer {
 }
 
 /// Parses an array reference token: `-`, or a decimal index without leading zeros.
-pub fn parse_array_index(token: &str) -> Result<ArrayIndex, String> {
+pub fn parse_array_index(token: &str) -> Result<ArrayIndex, PointerError> {
     if token == "-" {
         return Ok(ArrayIndex::End);
     }
@@ -92,15 +109,19 @@ pub fn parse_array_index(token: &str) -> Result<ArrayIndex, String> {
         && token.bytes().all(|b| b.is_ascii_digit())
         && (token == "0" || !token.starts_with('0'));
     if !well_formed {
-        return Err(format!("{token:?} is not an array index"));
+        return Err(PointerError::NotAnIndex {
+            token: token.to_owned(),
+        });
     }
     token
         .parse()
         .map(ArrayIndex::At)
-        .map_err(|_| format!("array index {token} is too large"))
+        .map_err(|_| PointerError::IndexTooLarge {
+            token: token.to_owned(),
+        })
 }
 
-fn unescape(token: &str) -> Result<String, String> {
+fn unescape(token: &str) -> Result<String, PointerError> {
     if !token.contains('~') {
         return Ok(token.to_owned());
     }
@@ -114,7 +135,7 @@ fn unescape(token: &str) -> Result<String, String> {
         match chars.next() {
             Some('0') => out.push('~'),
             Some('1') => out.push('/'),
-            _ => return Err("'~' must be followed by '0' or '1' in a JSON pointer".to_owned()),
+            _ => return Err(PointerError::BadEscape),
         }
     }
     Ok(out)

@@ -28,25 +28,37 @@ const EXTRA_ROUNDS: usize = 5;
 /// The public exponent Go uses.
 pub const PUBLIC_EXPONENT: u64 = 65537;
 
+/// Why no RSA key was generated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyGenError {
+    #[error("unsupported RSA key size {bits}")]
+    UnsupportedSize { bits: usize },
+    #[error("the prime search ended without a prime")]
+    NoPrime,
+    /// The `rsa` crate refused the primes (its message).
+    #[error("{0}")]
+    Rsa(String),
+}
+
 /// Generates an RSA private key of `bits` bits (1024, 2048, 3072 or 4096; Sprig asks for 2048 and 4096) with exponent
 /// 65537.
-pub fn generate_rsa_key(bits: usize, rng: &mut Rng) -> Result<rsa::RsaPrivateKey, String> {
+pub fn generate_rsa_key(bits: usize, rng: &mut Rng) -> Result<rsa::RsaPrivateKey, KeyGenError> {
     match bits {
         1024 => generate::<8>(rng),
         2048 => generate::<16>(rng),
         3072 => generate::<24>(rng),
         4096 => generate::<32>(rng),
-        _ => Err(format!("unsupported RSA key size {bits}")),
+        _ => Err(KeyGenError::UnsupportedSize { bits }),
     }
 }
 
 /// A key whose primes have L limbs each.
-fn generate<const L: usize>(rng: &mut Rng) -> Result<rsa::RsaPrivateKey, String> {
+fn generate<const L: usize>(rng: &mut Rng) -> Result<rsa::RsaPrivateKey, KeyGenError> {
     loop {
         let searches = [PrimeSearch::<L>::new(rng), PrimeSearch::<L>::new(rng)];
         search_together(&searches);
         let [Some(p), Some(q)] = searches.map(PrimeSearch::prime) else {
-            return Err("the prime search ended without a prime".into());
+            return Err(KeyGenError::NoPrime);
         };
         // FIPS 186-5 asks |p − q| > 2^(half − 100); equal top limbs are as good as impossible, but cheap to rule out.
         if p[L - 1] == q[L - 1] {
@@ -57,7 +69,7 @@ fn generate<const L: usize>(rng: &mut Rng) -> Result<rsa::RsaPrivateKey, String>
             to_biguint(&q),
             BigUint::from(PUBLIC_EXPONENT),
         )
-        .map_err(|e| e.to_string());
+        .map_err(|e| KeyGenError::Rsa(e.to_string()));
     }
 }
 
@@ -285,10 +297,9 @@ mod tests {
             key.validate().unwrap();
         }
         for bits in [0, 512, 1000, 8192] {
-            assert_eq!(
-                generate_rsa_key(bits, &mut Rng::seeded(1)).unwrap_err(),
-                format!("unsupported RSA key size {bits}")
-            );
+            let err = generate_rsa_key(bits, &mut Rng::seeded(1)).unwrap_err();
+            assert_eq!(err, KeyGenError::UnsupportedSize { bits });
+            assert_eq!(err.to_string(), format!("unsupported RSA key size {bits}"));
         }
     }
 }

@@ -4,6 +4,7 @@
 //! `$deleteFromPrimitiveList/<list>` for removed primitives and `$setElementOrder/<list>` whenever their content or
 //! order changed; unions (`retainKeys`) get `$retainKeys`; removed members become `null`.
 
+use crate::patch::MergeProblem;
 use serde_json::{Map, Value, json};
 
 use super::directives::{DELETE_FROM_PRIMITIVE_LIST, PATCH, RETAIN_KEYS, SET_ELEMENT_ORDER};
@@ -23,7 +24,7 @@ pub fn diff(
 ) -> Result<Value, PatchError> {
     let root = Path::root();
     let (Value::Object(original), Value::Object(modified)) = (original, modified) else {
-        return Err(root.error("both documents to compare must be JSON objects"));
+        return Err(root.error(MergeProblem::DiffNotObjects));
     };
     diff_maps(original, modified, schema, false, &root).map(Value::Object)
 }
@@ -151,9 +152,10 @@ fn diff_lists(
         });
     }
     if items_are_objects(original, modified).map_err(|reason| path.error(reason))? {
-        let key = field.meta.merge_key.ok_or_else(|| {
-            path.error("cannot diff a list of objects: the field declares no merge key")
-        })?;
+        let key = field
+            .meta
+            .merge_key
+            .ok_or_else(|| path.error(MergeProblem::NoMergeKeyToDiff))?;
         diff_lists_of_objects(original, modified, key, field, path)
     } else {
         Ok(diff_lists_of_primitives(original, modified))
@@ -168,9 +170,11 @@ fn diff_lists_of_objects(
     path: &Path<'_>,
 ) -> Result<ListDiff, PatchError> {
     let id_of = |item: &Value| -> Result<Value, PatchError> {
-        item.get(key)
-            .cloned()
-            .ok_or_else(|| path.error(format!("a list item has no merge key {key:?}")))
+        item.get(key).cloned().ok_or_else(|| {
+            path.error(MergeProblem::ItemWithoutKey {
+                key: key.to_string(),
+            })
+        })
     };
     let original_ids = original.iter().map(id_of).collect::<Result<Vec<_>, _>>()?;
     let modified_ids = modified.iter().map(id_of).collect::<Result<Vec<_>, _>>()?;

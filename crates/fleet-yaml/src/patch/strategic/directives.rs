@@ -1,6 +1,7 @@
 //! The strategic-merge directives a patch may carry, and the handling that does not need list merging:
 //! `$patch` in maps, `$retainKeys`, and the clean-up of values inserted without merging.
 
+use crate::patch::MergeProblem;
 use serde_json::{Map, Value};
 
 /// `$patch: replace | delete | merge`, in a map or as a list item.
@@ -28,17 +29,19 @@ pub enum MapDirective {
 
 /// Removes and interprets `$patch` in a patch map: `None` when absent, an error for anything but `replace` or
 /// `delete`.
-pub fn take_map_directive(patch: &mut Map<String, Value>) -> Result<Option<MapDirective>, String> {
+pub fn take_map_directive(
+    patch: &mut Map<String, Value>,
+) -> Result<Option<MapDirective>, MergeProblem> {
     let Some(directive) = patch.shift_remove(PATCH) else {
         return Ok(None);
     };
     match directive.as_str() {
         Some("replace") => Ok(Some(MapDirective::Replace)),
         Some("delete") => Ok(Some(MapDirective::Delete)),
-        Some(other) => Err(format!(
-            "unknown patch type {other:?} in a map (expected replace or delete)"
-        )),
-        None => Err("$patch must be a string".to_owned()),
+        Some(other) => Err(MergeProblem::UnknownMapDirective {
+            directive: other.to_string(),
+        }),
+        None => Err(MergeProblem::DirectiveNotString),
     }
 }
 
@@ -47,12 +50,12 @@ pub fn take_map_directive(patch: &mut Map<String, Value>) -> Result<Option<MapDi
 pub fn apply_retain_keys(
     original: &mut Map<String, Value>,
     patch: &mut Map<String, Value>,
-) -> Result<(), String> {
+) -> Result<(), MergeProblem> {
     let Some(retained) = patch.shift_remove(RETAIN_KEYS) else {
         return Ok(());
     };
     let Value::Array(retained) = retained else {
-        return Err("$retainKeys must be a list of field names".to_owned());
+        return Err(MergeProblem::RetainKeysNotList);
     };
     let is_retained = |key: &str| retained.iter().any(|name| name.as_str() == Some(key));
     for (key, value) in patch.iter() {
@@ -60,9 +63,7 @@ pub fn apply_retain_keys(
             || directive_target(key, DELETE_FROM_PRIMITIVE_LIST).is_some()
             || directive_target(key, SET_ELEMENT_ORDER).is_some();
         if !exempt && !is_retained(key) {
-            return Err(format!(
-                "the patch sets {key:?}, which $retainKeys does not list"
-            ));
+            return Err(MergeProblem::NotRetained { key: key.clone() });
         }
     }
     original.retain(|key, _| is_retained(key));
@@ -143,7 +144,11 @@ mod tests {
         let mut original = Map::new();
         let mut patch = map(json!({"$retainKeys": ["a"], "b": 1, "c": null}));
         let err = apply_retain_keys(&mut original, &mut patch).unwrap_err();
-        assert_eq!(err, "the patch sets \"b\", which $retainKeys does not list");
+        assert_eq!(err, MergeProblem::NotRetained { key: "b".into() });
+        assert_eq!(
+            err.to_string(),
+            "the patch sets \"b\", which $retainKeys does not list"
+        );
         let mut patch = map(json!({"$retainKeys": "a"}));
         assert!(apply_retain_keys(&mut original, &mut patch).is_err());
     }
@@ -152,7 +157,7 @@ mod tests {
     fn unknown_map_directive_is_an_error() {
         let err = take_map_directive(&mut map(json!({"$patch": "merge", "a": 1}))).unwrap_err();
         assert_eq!(
-            err,
+            err.to_string(),
             "unknown patch type \"merge\" in a map (expected replace or delete)"
         );
         let mut patch = map(json!({"$patch": "replace", "a": 1}));

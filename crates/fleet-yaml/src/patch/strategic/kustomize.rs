@@ -21,6 +21,7 @@
 //! ones go first; otherwise a patch item whose first field matches an item with a different second field is
 //! dropped, and the rest merge as for one key.
 
+use crate::patch::MergeProblem;
 use serde_json::{Map, Value};
 
 use super::directives::PATCH;
@@ -37,10 +38,10 @@ pub fn apply(
 ) -> Result<Option<Value>, PatchError> {
     let root = Path::root();
     if !original.is_object() {
-        return Err(root.error("the document to patch must be a JSON object"));
+        return Err(root.error(MergeProblem::DocumentNotObject));
     }
     if !patch.is_object() {
-        return Err(root.error("a strategic merge patch must be a JSON object"));
+        return Err(root.error(MergeProblem::PatchNotObject));
     }
     merge_value(
         Some(original.clone()),
@@ -121,11 +122,10 @@ fn merge_value(
     if let Some(dest_value) = &dest
         && kind_of(dest_value) != kind_of(&patch)
     {
-        return Err(path.error(format!(
-            "wrong node kind: expected {} but got {}",
-            kind_of(dest_value),
-            kind_of(&patch)
-        )));
+        return Err(path.error(MergeProblem::WrongNodeKind {
+            expected: kind_of(dest_value),
+            got: kind_of(&patch),
+        }));
     }
     match patch {
         Value::Object(patch) => {
@@ -235,10 +235,9 @@ fn parse_directive(value: &Value) -> Option<Directive> {
 }
 
 fn unknown_directive(value: &Value, path: &Path<'_>) -> PatchError {
-    path.error(format!(
-        "unknown patch strategy '{}'",
-        value.as_str().unwrap_or_default()
-    ))
+    path.error(MergeProblem::UnknownStrategy {
+        strategy: value.as_str().unwrap_or_default().to_string(),
+    })
 }
 
 fn merge_list(

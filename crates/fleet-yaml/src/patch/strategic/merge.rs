@@ -2,6 +2,7 @@
 //! key, merged as sets, or replaced), and the directives are honoured. Follows k8s.io/apimachinery `strategicpatch`
 //! as kube-apiserver and `kubectl patch` run it (parallel deletion lists merged, unmatched nulls ignored).
 
+use crate::patch::MergeProblem;
 use serde_json::{Map, Value};
 
 use super::directives::{
@@ -33,9 +34,10 @@ pub fn merge_map(
         let (key, is_deletion_list) = match directive_target(&key, DELETE_FROM_PRIMITIVE_LIST) {
             Some(target) => (target.to_owned(), true),
             None if key.starts_with(DELETE_FROM_PRIMITIVE_LIST) => {
-                return Err(path.error(format!(
-                    "{key:?} must have the form {DELETE_FROM_PRIMITIVE_LIST}/<list>"
-                )));
+                return Err(path.error(MergeProblem::BadDirectiveKey {
+                    key,
+                    directive: DELETE_FROM_PRIMITIVE_LIST,
+                }));
             }
             None => (key, false),
         };
@@ -143,9 +145,10 @@ pub fn merge_list(
         return order_merged(merged, &patch, &original, Identity::Value)
             .map_err(|reason| path.error(reason));
     }
-    let key = field.meta.merge_key.ok_or_else(|| {
-        path.error("cannot merge a list of objects: the field declares no merge key")
-    })?;
+    let key = field
+        .meta
+        .merge_key
+        .ok_or_else(|| path.error(MergeProblem::NoMergeKey))?;
     let identity = Identity::Key(key);
     let (original, patch) =
         apply_item_directives(original, patch, key).map_err(|reason| path.error(reason))?;
@@ -156,7 +159,7 @@ pub fn merge_list(
     let mut merged = original;
     for (item, id) in patch.into_iter().zip(&patch_ids) {
         let Value::Object(item) = item else {
-            return Err(path.error("a list item is not an object"));
+            return Err(path.error(MergeProblem::ItemNotObject));
         };
         let found = merged.iter().position(|candidate| {
             candidate
@@ -185,7 +188,7 @@ fn order_merged(
     order_ids: &[Value],
     original_ids: &[Value],
     identity: Identity<'_>,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, MergeProblem> {
     let (ordered_items, server_only) = partition(merged, order_ids, identity)?;
     normalize(
         ordered_items,
@@ -202,7 +205,7 @@ fn apply_item_directives(
     mut original: Vec<Value>,
     patch: Vec<Value>,
     key: &str,
-) -> Result<(Vec<Value>, Vec<Value>), String> {
+) -> Result<(Vec<Value>, Vec<Value>), MergeProblem> {
     let mut plain = Vec::with_capacity(patch.len());
     let mut replace = false;
     for item in patch {
@@ -214,7 +217,9 @@ fn apply_item_directives(
             Some("delete") => {
                 let id = item
                     .get(key)
-                    .ok_or_else(|| format!("a $patch: delete item has no merge key {key:?}"))?;
+                    .ok_or_else(|| MergeProblem::DeleteWithoutKey {
+                        key: key.to_string(),
+                    })?;
                 original.retain(|candidate| {
                     !candidate
                         .get(key)
@@ -222,13 +227,8 @@ fn apply_item_directives(
                 });
             }
             Some("replace") => replace = true,
-            Some("merge") => return Err("$patch: merge is not supported in lists".to_owned()),
-            _ => {
-                return Err(
-                    "unknown $patch directive in a list item (expected delete or replace)"
-                        .to_owned(),
-                );
-            }
+            Some("merge") => return Err(MergeProblem::MergeInList),
+            _ => return Err(MergeProblem::UnknownListDirective),
         }
     }
     if replace {
@@ -252,20 +252,23 @@ fn apply_element_orders(
         .collect();
     for directive_key in directive_keys {
         let Some(name) = directive_target(&directive_key, SET_ELEMENT_ORDER) else {
-            return Err(path.error(format!(
-                "{directive_key:?} must have the form {SET_ELEMENT_ORDER}/<list>"
-            )));
+            return Err(path.error(MergeProblem::BadDirectiveKey {
+                key: directive_key,
+                directive: SET_ELEMENT_ORDER,
+            }));
         };
         let field_path = path.field(name);
         let Some(Value::Array(order)) = patch.shift_remove(&directive_key) else {
-            return Err(field_path.error(format!("{directive_key} must be a list")));
+            return Err(field_path.error(MergeProblem::OrderNotList {
+                key: directive_key.clone(),
+            }));
         };
         let original_list = take_list(original.get_mut(name), &field_path, "the original")?;
         let patch_list = take_list(patch.get_mut(name), &field_path, "the patch")?;
         patch.shift_remove(name);
         let field = field_of(schema, name);
         let identity = field.meta.merge_key.map_or(Identity::Value, Identity::Key);
-        let to_error = |reason: String| field_path.error(reason);
+        let to_error = |reason: MergeProblem| field_path.error(reason);
         check_patch_follows_order(patch_list.as_deref().unwrap_or_default(), &order, identity)
             .map_err(to_error)?;
         let order_ids = identity.ids(&order).map_err(to_error)?;
@@ -293,7 +296,7 @@ fn check_patch_follows_order(
     patch: &[Value],
     order: &[Value],
     identity: Identity<'_>,
-) -> Result<(), String> {
+) -> Result<(), MergeProblem> {
     if patch.is_empty() || order.is_empty() {
         return Ok(());
     }
@@ -308,9 +311,7 @@ fn check_patch_follows_order(
             }
         }
         if !found {
-            return Err(
-                "the order of the patch list does not match its $setElementOrder list".to_owned(),
-            );
+            return Err(MergeProblem::OrderMismatch);
         }
     }
     Ok(())
@@ -320,29 +321,27 @@ fn check_patch_follows_order(
 fn take_list(
     value: Option<&mut Value>,
     path: &Path<'_>,
-    side: &str,
+    side: &'static str,
 ) -> Result<Option<Vec<Value>>, PatchError> {
     match value {
         None => Ok(None),
         Some(Value::Array(items)) => Ok(Some(std::mem::take(items))),
-        Some(_) => Err(path.error(format!(
-            "{side} holds no list here, but $setElementOrder orders one"
-        ))),
+        Some(_) => Err(path.error(MergeProblem::OrderedNotList { side })),
     }
 }
 
 /// Whether the items of two lists are objects (`true`) or primitives (`false`); lists of lists and lists mixing
 /// types cannot be merged.
-pub(super) fn items_are_objects(original: &[Value], patch: &[Value]) -> Result<bool, String> {
+pub(super) fn items_are_objects(original: &[Value], patch: &[Value]) -> Result<bool, MergeProblem> {
     let mut items = original.iter().chain(patch);
     let Some(first) = items.next() else {
         return Ok(false);
     };
     if first.is_array() {
-        return Err("lists of lists cannot be merged".to_owned());
+        return Err(MergeProblem::ListsOfLists);
     }
     if items.any(|item| !same_type(first, item)) {
-        return Err("the items of a merged list must all have the same type".to_owned());
+        return Err(MergeProblem::MixedItems);
     }
     Ok(first.is_object())
 }

@@ -23,6 +23,7 @@ mod order;
 mod path;
 mod schema;
 
+use crate::patch::MergeProblem;
 use serde_json::Value;
 
 pub use builtin::{BuiltinSchema, builtin_schema_for};
@@ -42,10 +43,10 @@ pub fn apply(
 ) -> Result<Value, PatchError> {
     let root = Path::root();
     let Value::Object(original) = original else {
-        return Err(root.error("the document to patch must be a JSON object"));
+        return Err(root.error(MergeProblem::DocumentNotObject));
     };
     let Value::Object(patch) = patch else {
-        return Err(root.error("a strategic merge patch must be a JSON object"));
+        return Err(root.error(MergeProblem::PatchNotObject));
     };
     merge::merge_map(original.clone(), patch.clone(), schema, &root).map(Value::Object)
 }

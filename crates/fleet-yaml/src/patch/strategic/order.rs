@@ -2,6 +2,7 @@
 //! interleaved with the items only the original has, which keep their original relative order. New items come
 //! before the original items they are not anchored to, as in Kubernetes.
 
+use crate::patch::MergeProblem;
 use serde_json::Value;
 
 use super::directives::PATCH;
@@ -18,21 +19,21 @@ pub enum Identity<'k> {
 
 impl Identity<'_> {
     /// The identity of every item of `list`; each must be an object holding the merge key when there is one.
-    pub fn ids(self, list: &[Value]) -> Result<Vec<Value>, String> {
+    pub fn ids(self, list: &[Value]) -> Result<Vec<Value>, MergeProblem> {
         list.iter().map(|item| self.id(item).cloned()).collect()
     }
 
     /// The identity of one item.
-    pub fn id(self, item: &Value) -> Result<&Value, String> {
+    pub fn id(self, item: &Value) -> Result<&Value, MergeProblem> {
         match self {
             Identity::Value => Ok(item),
             Identity::Key(key) => match item {
-                Value::Object(map) => map
-                    .get(key)
-                    .ok_or_else(|| format!("a list item has no merge key {key:?}")),
-                _ => Err(format!(
-                    "a list item is not an object with merge key {key:?}"
-                )),
+                Value::Object(map) => map.get(key).ok_or_else(|| MergeProblem::ItemWithoutKey {
+                    key: key.to_string(),
+                }),
+                _ => Err(MergeProblem::ItemNotKeyed {
+                    key: key.to_string(),
+                }),
             },
         }
     }
@@ -48,7 +49,7 @@ pub fn partition(
     merged: Vec<Value>,
     patch_ids: &[Value],
     identity: Identity<'_>,
-) -> Result<(Vec<Value>, Vec<Value>), String> {
+) -> Result<(Vec<Value>, Vec<Value>), MergeProblem> {
     let mut patch_items = Vec::new();
     let mut server_only = Vec::new();
     for item in merged {
@@ -69,7 +70,7 @@ pub fn normalize(
     patch_order: &[Value],
     server_order: &[Value],
     identity: Identity<'_>,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, MergeProblem> {
     let patch_items = sort_by_order(patch_items, patch_order, identity)?;
     let server_only = sort_by_order(server_only, server_order, identity)?;
     let server_index = |item: &Value| {
@@ -107,7 +108,7 @@ fn sort_by_order(
     items: Vec<Value>,
     order: &[Value],
     identity: Identity<'_>,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, MergeProblem> {
     let (mut kept, deletions): (Vec<Value>, Vec<Value>) = items
         .into_iter()
         .partition(|item| item.get(PATCH).and_then(Value::as_str) != Some("delete"));
@@ -172,7 +173,8 @@ mod tests {
         let err = Identity::Key("name")
             .ids(&[json!({"image": "x"})])
             .unwrap_err();
-        assert_eq!(err, "a list item has no merge key \"name\"");
+        assert_eq!(err, MergeProblem::ItemWithoutKey { key: "name".into() });
+        assert_eq!(err.to_string(), "a list item has no merge key \"name\"");
         assert!(Identity::Key("name").ids(&[json!("x")]).is_err());
     }
 

@@ -1,5 +1,6 @@
 //! The location inside the document that strategic merge is working on, for error messages and the depth limit.
 
+use crate::patch::MergeProblem;
 use serde_json::Value;
 
 use crate::patch::PatchError;
@@ -53,16 +54,16 @@ impl<'a> Path<'a> {
     /// An error at this path, or a nesting error when the path is deeper than [`MAX_DEPTH`].
     pub fn check_depth(&self) -> Result<(), PatchError> {
         if self.depth > MAX_DEPTH {
-            return Err(self.error(format!("the document nests deeper than {MAX_DEPTH} levels")));
+            return Err(self.error(MergeProblem::TooDeep { max: MAX_DEPTH }));
         }
         Ok(())
     }
 
     /// A [`PatchError::StrategicMerge`] at this path.
-    pub fn error(&self, reason: impl Into<String>) -> PatchError {
+    pub fn error(&self, reason: MergeProblem) -> PatchError {
         PatchError::StrategicMerge {
             path: self.to_string(),
-            reason: reason.into(),
+            reason,
         }
     }
 }
