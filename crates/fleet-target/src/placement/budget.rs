@@ -20,7 +20,7 @@ use crate::error::TargetError;
 use crate::intstr::{IntOrPercent, IntOrPercentExt};
 use crate::model::{ClusterKey, UnixSeconds};
 
-use super::PlacementState;
+use super::input::PlacementState;
 use fleet_api::PlacementStrategy;
 
 const DEFAULT_UNAVAILABLE_PERIOD: i64 = 60;

@@ -19,6 +19,7 @@
 pub mod budget;
 pub mod filter;
 pub mod from_api;
+pub mod input;
 pub mod membership;
 pub mod pick;
 pub mod policy;
@@ -28,53 +29,16 @@ pub mod status;
 pub mod taint;
 pub mod unfit;
 
-use serde::{Deserialize, Serialize};
 
 use crate::error::TargetError;
-use crate::model::{ClusterInfo, ClusterKey, UnixSeconds};
+use crate::model::{ClusterKey, UnixSeconds};
 
 pub use filter::EligibilityConfig;
+pub use input::{ExistingPlacement, PlacementState, ScheduleInput};
 pub use policy::{PlacementPolicy, PlacementType};
 pub use score::ClusterScore;
 pub use status::{ScheduledCondition, Unselected, UnselectedReason};
 pub use unfit::Unfit;
-
-/// The lifecycle state of an existing placement (a BundleDeployment the scheduler made).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum PlacementState {
-    /// Chosen but not rolled out yet.
-    Scheduled,
-    /// Rolled out.
-    Bound,
-    /// Marked for removal but not removed yet; picking its cluster again restores it.
-    Unscheduled,
-}
-
-/// A placement that exists before this scheduling decision.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ExistingPlacement {
-    pub cluster: ClusterKey,
-    pub state: PlacementState,
-    /// Made under an older policy (see [`scheduling_fingerprint`]).
-    #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub obsolete: bool,
-    /// The score recorded when it was made.
-    #[serde(default)]
-    pub score: Option<ClusterScore>,
-}
-
-/// Everything one scheduling decision reads.
-#[derive(Debug, Clone)]
-pub struct ScheduleInput<'a> {
-    pub policy: &'a PlacementPolicy,
-    /// The clusters Fleet targeting allows (their properties define sorter ranges and spread
-    /// domains, ineligible ones included).
-    pub candidates: &'a [&'a ClusterInfo],
-    pub existing: &'a [ExistingPlacement],
-    pub now: UnixSeconds,
-    pub eligibility: EligibilityConfig,
-}
 
 /// How a selected cluster came to be selected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

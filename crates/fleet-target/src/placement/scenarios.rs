@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::model::{ClusterHealth, HealthCondition, TaintEffect, time};
+use crate::model::{ClusterHealth, ClusterInfo, HealthCondition, TaintEffect, time};
 use fleet_api::{ClusterScore as CustomScore, ClusterTaint};
 
 const NOW: i64 = 1_000_000;

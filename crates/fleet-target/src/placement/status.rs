@@ -9,7 +9,7 @@ use std::fmt;
 
 use crate::model::ClusterKey;
 
-use super::ScheduleInput;
+use super::input::ScheduleInput;
 use super::score::ClusterScore;
 
 /// At most this many unselected clusters are reported.

@@ -22,8 +22,7 @@ use crate::rollout::RolloutStrategy;
 use crate::selector::LabelSelector;
 use crate::targeting::{Target, TargetingContext, compute_targets};
 
-use super::Hashes;
-use super::options::{OptionSets, TypedOptions};
+use super::options::{Hashes, OptionSets, TypedOptions};
 use super::state::{BundleKey, FleetState};
 
 /// The guarded value, also when another thread panicked holding the lock.

@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fleet_api::{Bundle, BundleDeployment, BundleDeploymentOptions, BundleResource};
+use fleet_api::{Bundle, BundleDeployment, BundleDeploymentOptions};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::TargetError;
@@ -42,21 +42,13 @@ use crate::targeting::Target;
 pub use cache::TargetingCache;
 pub use desired::DesiredSpec;
 pub use existing::{ExistingDeployment, deployment_state};
-pub use options::{OptionSets, TypedOptions};
+pub use options::{Hashes, OptionSets, TypedOptions};
 pub use placement::Outcome as PlacementOutcome;
 pub use state::{BundleKey, ClusterChange, FleetState};
 
 use cache::{Targeted, context_with, parts_of};
 use desired::labels_match;
 use max_new::through_max_new;
-
-/// The hashes of the bundle crate (Go-JSON rules): a Bundle's manifest ID from its resources, and a
-/// BundleDeployment's deploymentID from the manifest ID and its options.
-#[derive(Debug, Clone, Copy)]
-pub struct Hashes {
-    pub manifest_id: fn(&[BundleResource]) -> String,
-    pub deployment_id: fn(&str, &BundleDeploymentOptions) -> String,
-}
 
 /// Everything one plan reads.
 pub struct PlanInput<'a, D> {

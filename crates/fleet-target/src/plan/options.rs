@@ -4,10 +4,18 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use fleet_api::BundleDeploymentOptions;
+use fleet_api::{BundleDeploymentOptions, BundleResource};
 
 use crate::TargetError;
 use crate::targeting::Target;
+
+/// The hashes of the bundle crate (Go-JSON rules): a Bundle's manifest ID from its resources, and a
+/// BundleDeployment's deploymentID from the manifest ID and its options.
+#[derive(Debug, Clone, Copy)]
+pub struct Hashes {
+    pub manifest_id: fn(&[BundleResource]) -> String,
+    pub deployment_id: fn(&str, &BundleDeploymentOptions) -> String,
+}
 
 /// A target's merged, templated options as Fleet's type.
 fn options_of(target: &Target) -> Result<BundleDeploymentOptions, TargetError> {
