@@ -20,7 +20,7 @@ use crate::error::GitError;
 use crate::local::{local_path, open_source};
 use crate::source::{DEFAULT_BRANCH, GitSource};
 use pack::PackObject;
-use protocol::Report;
+use protocol::{Advertisement, Report};
 
 /// A commit to make: files to write (path relative to the repository root, `/`-separated → new content) and
 /// who makes it.
@@ -118,9 +118,17 @@ pub(crate) fn push(
             &objects,
         )?;
     } else if is_http(&source.url) {
-        push_http(source, &reference, base, id, &objects)?;
+        push_to(
+            http::HttpRemote::new(source)?,
+            source,
+            &reference,
+            base,
+            id,
+            &objects,
+        )?;
     } else {
-        push_ssh(ssh_program, source, &reference, base, id, &objects)?;
+        let remote = ssh::SshRemote::connect(source, ssh_program)?;
+        push_to(remote, source, &reference, base, id, &objects)?;
     }
     let commit = id.to_hex().to_string();
     repo.reference(
@@ -235,14 +243,43 @@ fn check_fast_forward(
     }
 }
 
-fn push_http(
+/// A remote's receive-pack service, over smart HTTP(S) or ssh: what it advertises, then its report on the
+/// pushed pack.
+trait ReceivePack {
+    fn advertisement(&mut self) -> Result<Advertisement, GitError>;
+    fn receive_pack(self, body: Vec<u8>, reference: &str) -> Result<Report, GitError>;
+}
+
+impl ReceivePack for http::HttpRemote<'_> {
+    fn advertisement(&mut self) -> Result<Advertisement, GitError> {
+        http::HttpRemote::advertisement(self)
+    }
+
+    fn receive_pack(self, body: Vec<u8>, reference: &str) -> Result<Report, GitError> {
+        http::HttpRemote::receive_pack(&self, body, reference)
+    }
+}
+
+impl ReceivePack for ssh::SshRemote<'_> {
+    fn advertisement(&mut self) -> Result<Advertisement, GitError> {
+        ssh::SshRemote::advertisement(self)
+    }
+
+    fn receive_pack(self, body: Vec<u8>, reference: &str) -> Result<Report, GitError> {
+        ssh::SshRemote::receive_pack(self, &body, reference)
+    }
+}
+
+/// Sends the objects as one pack with the command moving `reference` from `base` to `new`, as `git push`
+/// does: only while the remote's branch still points at `base`.
+fn push_to(
+    mut remote: impl ReceivePack,
     source: &GitSource,
     reference: &str,
     base: gix::ObjectId,
     new: gix::ObjectId,
     objects: &[PackObject],
 ) -> Result<(), GitError> {
-    let remote = http::HttpRemote::new(source)?;
     let advertisement = remote.advertisement()?;
     check_fast_forward(source, reference, base, advertisement.get(reference))?;
     let pack = pack::write_pack(objects).map_err(|err| GitError::Other {
@@ -256,37 +293,6 @@ fn push_http(
         &pack,
     );
     match remote.receive_pack(body, reference)? {
-        Report::Ok => Ok(()),
-        Report::Rejected(reason) => Err(rejected(source, reference, reason)),
-        Report::UnpackFailed(reason) => Err(GitError::Other {
-            url: source.display_url(),
-            reason: format!("the server could not unpack the pushed objects: {reason}"),
-        }),
-    }
-}
-
-fn push_ssh(
-    ssh_program: &std::ffi::OsString,
-    source: &GitSource,
-    reference: &str,
-    base: gix::ObjectId,
-    new: gix::ObjectId,
-    objects: &[PackObject],
-) -> Result<(), GitError> {
-    let mut remote = ssh::SshRemote::connect(source, ssh_program)?;
-    let advertisement = remote.advertisement()?;
-    check_fast_forward(source, reference, base, advertisement.get(reference))?;
-    let pack = pack::write_pack(objects).map_err(|err| GitError::Other {
-        url: source.display_url(),
-        reason: format!("writing the pack: {err}"),
-    })?;
-    let body = protocol::request(
-        &base.to_hex().to_string(),
-        &new.to_hex().to_string(),
-        reference,
-        &pack,
-    );
-    match remote.receive_pack(&body, reference)? {
         Report::Ok => Ok(()),
         Report::Rejected(reason) => Err(rejected(source, reference, reason)),
         Report::UnpackFailed(reason) => Err(GitError::Other {

@@ -29,7 +29,6 @@ pub mod status;
 pub mod taint;
 pub mod unfit;
 
-
 use crate::error::TargetError;
 use crate::model::{ClusterKey, UnixSeconds};
 
