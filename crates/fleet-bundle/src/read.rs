@@ -196,6 +196,22 @@ pub fn read_bundle(
     read_bundle_with_charts(tree, location, options, &Offline)
 }
 
+/// The bundle's options file: the one its location names (inside the repository), else the fleet.yaml found
+/// in its directory, if any.
+fn options_file(
+    tree: &dyn FileTree,
+    location: &BundleLocation,
+) -> Result<Option<TreePath>, ReadError> {
+    match &location.options_file {
+        Some(file) => location
+            .dir
+            .join_relative(file)
+            .map(Some)
+            .ok_or_else(|| ReadError::PathOutsideRoot { path: file.clone() }),
+        None => discover::find_fleet_yaml(tree, &location.dir),
+    }
+}
+
 /// [`read_bundle`], downloading charts that are not in the tree through `charts` and storing their files under
 /// Fleet's `.chart/<checksum>/` prefix.
 pub fn read_bundle_with_charts(
@@ -205,13 +221,7 @@ pub fn read_bundle_with_charts(
     charts: &dyn ChartFetcher,
 ) -> Result<Option<Bundle>, ReadError> {
     let dir = &location.dir;
-    let options_path = match &location.options_file {
-        Some(file) => Some(
-            dir.join_relative(file)
-                .ok_or_else(|| ReadError::PathOutsideRoot { path: file.clone() })?,
-        ),
-        None => discover::find_fleet_yaml(tree, dir)?,
-    };
+    let options_path = options_file(tree, location)?;
     let mut fleet_yaml = match &options_path {
         Some(path) => FleetYaml::parse(&read_text(tree, path)?, path.as_str())?,
         None => FleetYaml::default(),
@@ -330,14 +340,7 @@ pub fn read_image_scans(
     location: &BundleLocation,
     options: &ReadOptions,
 ) -> Result<(String, Vec<(usize, ImageScanEntry)>), ReadError> {
-    let dir = &location.dir;
-    let options_path = match &location.options_file {
-        Some(file) => Some(
-            dir.join_relative(file)
-                .ok_or_else(|| ReadError::PathOutsideRoot { path: file.clone() })?,
-        ),
-        None => discover::find_fleet_yaml(tree, dir)?,
-    };
+    let options_path = options_file(tree, location)?;
     let fleet_yaml = match &options_path {
         Some(path) => FleetYaml::parse(&read_text(tree, path)?, path.as_str())?,
         None => FleetYaml::default(),
