@@ -4,11 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use fleet_api::{Bundle, BundleDeploymentOptions};
+use fleet_api::{Bundle, BundleDeploymentOptions, BundleTarget};
 use fleet_target::index::ClusterIndex;
 use fleet_target::model::{ClusterGroupInfo, ClusterInfo};
 use fleet_target::targeting::{self, CustomizationMode, TargetingBundle, TargetingContext};
-use serde_json::{Map, Value};
 
 /// The imaginary cluster `fleet test` matches against.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,7 +46,7 @@ pub enum MatchError {
     #[error("no target named {0:?} in the bundle")]
     UnknownTarget(String),
     #[error("targeting: {0}")]
-    Targeting(String),
+    Targeting(#[from] fleet_target::TargetError),
     #[error("the cluster matches target {target:?}, but {reason}")]
     DoNotDeploy { target: String, reason: String },
 }
@@ -56,13 +55,13 @@ fn targeting_bundle(
     bundle: &Bundle,
     only_target: Option<&str>,
 ) -> Result<TargetingBundle, MatchError> {
-    let targeting = |err: fleet_target::TargetError| MatchError::Targeting(err.to_string());
-    let mut targets: Vec<targeting::BundleTarget> = Vec::new();
-    for target in &bundle.spec.targets {
-        if only_target.is_none_or(|name| name == target.name) {
-            targets.push(targeting::BundleTarget::try_from(target.clone()).map_err(targeting)?);
-        }
-    }
+    let targets: Vec<BundleTarget> = bundle
+        .spec
+        .targets
+        .iter()
+        .filter(|target| only_target.is_none_or(|name| name == target.name))
+        .cloned()
+        .collect();
     if let Some(name) = only_target
         && targets.is_empty()
     {
@@ -73,7 +72,6 @@ fn targeting_bundle(
     } else {
         bundle.spec.target_restrictions.clone()
     };
-    let options = targeting::options_map(&bundle.spec.options, "spec").map_err(targeting)?;
     Ok(TargetingBundle {
         name: bundle.metadata.name.clone().unwrap_or_default(),
         namespace: TEST_NAMESPACE.to_string(),
@@ -84,7 +82,7 @@ fn targeting_bundle(
             .unwrap_or_default()
             .into_iter()
             .collect(),
-        options,
+        options: bundle.spec.options.clone(),
         targets,
         target_restrictions: restrictions,
         target_customization_mode: if bundle.spec.target_customization_mode == "AllMatches" {
@@ -122,17 +120,12 @@ pub fn match_cluster(
         &targeting_bundle,
         &[TEST_NAMESPACE.to_string()],
         &TargetingContext::default(),
-    )
-    .map_err(|err| MatchError::Targeting(err.to_string()))?;
+    )?;
     if let Some(skipped) = result.skipped.first() {
-        let target = targeting_bundle
-            .matching_target(
-                index
-                    .clusters()
-                    .next()
-                    .ok_or_else(|| MatchError::Targeting("no cluster".into()))?,
-            )
-            .map(|t| t.spec.name.clone())
+        let target = index
+            .get(&skipped.cluster)
+            .and_then(|cluster| targeting_bundle.matching_target(cluster))
+            .map(|t| t.name.clone())
             .unwrap_or_default();
         return Err(MatchError::DoNotDeploy {
             target,
@@ -142,18 +135,11 @@ pub fn match_cluster(
     let Some(found) = result.targets.into_iter().next() else {
         return Ok(None);
     };
-    let options: BundleDeploymentOptions =
-        serde_json::from_value(Value::Object(strip_nulls(found.options)))
-            .map_err(|err| MatchError::Targeting(err.to_string()))?;
     Ok(Some(Matched {
         target: found.target_name,
         customizations: found.customizations,
-        options,
+        options: found.options,
     }))
-}
-
-fn strip_nulls(map: Map<String, Value>) -> Map<String, Value> {
-    map.into_iter().filter(|(_, v)| !v.is_null()).collect()
 }
 
 #[cfg(test)]

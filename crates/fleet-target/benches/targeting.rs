@@ -84,10 +84,8 @@ fn main() {
                 paused: false,
                 deployments: &deployments,
             };
-            let plan = plan_bundle(&index, &input, &|t| {
-                Ok(format!("s-manifest:{}", t.options.len()))
-            })
-            .expect("plan");
+            let plan = plan_bundle(&index, &input, &|t| format!("s-manifest:{}", t.target_name))
+                .expect("plan");
             targets += black_box(plan).targets.len();
         }
         targets

@@ -1,6 +1,6 @@
 //! Splits a Bundle's `spec` (fleet-api's `BundleSpec`) into what this crate uses: the targeting
-//! input (targets, targetRestrictions, targetCustomizationMode, and the inline
-//! BundleDeploymentOptions as JSON for merging), `rolloutStrategy`, `paused`, and our optional
+//! input (targets, targetRestrictions, targetCustomizationMode and the inline
+//! BundleDeploymentOptions), `rolloutStrategy`, `paused`, and our optional
 //! `placement` block. Errors name the field (`spec.targetCustomizationMode: ...`).
 
 use fleet_api::BundleSpec;
@@ -9,7 +9,7 @@ use crate::error::TargetError;
 use crate::placement::PlacementPolicy;
 use crate::rollout::RolloutStrategy;
 use crate::selector::Labels;
-use crate::targeting::{BundleTarget, CustomizationMode, TargetingBundle, options_map};
+use crate::targeting::{CustomizationMode, TargetingBundle};
 
 /// A Bundle spec, split for targeting, placement and rollout.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,26 +27,13 @@ pub fn read_bundle_spec(
     labels: &Labels,
     spec: &BundleSpec,
 ) -> Result<BundleSpecParts, TargetError> {
-    let targets = spec
-        .targets
-        .iter()
-        .enumerate()
-        .map(|(i, target)| {
-            let mut target = target.clone();
-            let options = std::mem::take(&mut target.options);
-            Ok(BundleTarget {
-                options: options_map(&options, &format!("spec.targets[{i}]"))?,
-                spec: target,
-            })
-        })
-        .collect::<Result<Vec<_>, TargetError>>()?;
     Ok(BundleSpecParts {
         targeting: TargetingBundle {
             name: name.to_string(),
             namespace: namespace.to_string(),
             labels: labels.clone(),
-            options: options_map(&spec.options, "spec")?,
-            targets,
+            options: spec.options.clone(),
+            targets: spec.targets.clone(),
             target_restrictions: spec.target_restrictions.clone(),
             target_customization_mode: customization_mode(&spec.target_customization_mode)?,
         },
@@ -77,7 +64,6 @@ mod tests {
     use super::*;
     use crate::intstr::IntOrPercent;
     use crate::placement::PlacementType;
-    use serde_json::Value;
     use serde_json::json;
 
     #[test]
@@ -100,17 +86,14 @@ mod tests {
         let spec: BundleSpec = serde_json::from_value(spec).unwrap();
         let parts = read_bundle_spec("fleet-default", "app", &Labels::new(), &spec).unwrap();
         assert_eq!(
-            Value::Object(parts.targeting.options.clone()),
+            serde_json::to_value(&parts.targeting.options).unwrap(),
             // As fleet-api's options serialize (an empty `ignore` included).
             json!({"defaultNamespace": "app", "helm": {"chart": "c", "values": {"a": 1}}, "ignore": {}})
         );
         assert_eq!(parts.targeting.targets.len(), 2);
         assert_eq!(
-            parts.targeting.targets[0].options,
+            serde_json::to_value(&parts.targeting.targets[0].options).unwrap(),
             json!({"helm": {"values": {"b": 2}}, "ignore": {}})
-                .as_object()
-                .cloned()
-                .unwrap()
         );
         assert_eq!(parts.targeting.target_restrictions[0].name, "all");
         assert_eq!(

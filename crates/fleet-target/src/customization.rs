@@ -1,109 +1,108 @@
 //! Merging BundleDeploymentOptions the way Fleet merges a target customization onto the bundle's
-//! options (`options.Merge`): non-empty strings override, `helm.values` deep-merge (custom wins),
-//! `templateValues`, `namespaceLabels` and `namespaceAnnotations` are key-copied, `valuesFrom`,
-//! `diff.comparePatches` and `downstreamResources` merge by identity, booleans are sticky ORs,
-//! `yaml.overlays` append, a negative `helm.timeoutSeconds` resets it and `correctDrift` is
-//! replaced wholesale. Options are JSON objects in the CRD's field names, so the controller can
-//! deserialize the result into its typed options.
+//! options (`options.Merge` in Fleet's controller), field by field on fleet-api's types: non-empty
+//! strings override, `helm.values` deep-merge (custom wins), `templateValues` are key-copied,
+//! `valuesFrom`, `diff.comparePatches` and `downstreamResources` merge by identity, booleans are
+//! sticky ORs, `yaml.overlays` append, a negative `helm.timeoutSeconds` resets it and
+//! `correctDrift` is replaced wholesale. A `helm`, `kustomize`, `diff` or `yaml` block in the
+//! customization creates an empty one in the result, as Fleet's pointers do (it changes the
+//! deploymentID).
 //!
-//! Fleet documents `"-"` as a way to reset a string option, but its code never reaches that branch
-//! (a non-empty `"-"` simply overrides); we follow the documentation (DECISIONS 1): `"-"` clears.
+//! Two differences from Fleet's code, both deliberate:
+//! - Fleet documents `"-"` as a way to reset a string option, but its code never reaches that
+//!   branch (a non-empty `"-"` simply overrides); we follow the documentation (DECISIONS 1): `"-"`
+//!   clears.
+//! - Fleet's merge leaves `namespaceLabels` and `namespaceAnnotations` of a customization unused;
+//!   ours key-copies them onto the bundle's, so a customization that sets them takes effect.
 
+use std::collections::BTreeMap;
+
+use fleet_api::{
+    BundleDeploymentOptions, ComparePatch, DownstreamResource, HelmOptions, ValuesFrom,
+};
 use serde_json::{Map, Value};
-
-type Object = Map<String, Value>;
 
 const RESET: &str = "-";
 
 /// Merges `custom` onto `base` and returns the result; neither input is changed.
-pub fn merge_options(base: &Object, custom: &Object) -> Object {
+pub fn merge_options(
+    base: &BundleDeploymentOptions,
+    custom: &BundleDeploymentOptions,
+) -> BundleDeploymentOptions {
     let mut result = base.clone();
-    for key in ["defaultNamespace", "namespace", "serviceAccount"] {
-        merge_string(&mut result, custom, key);
+    merge_string(&mut result.default_namespace, &custom.default_namespace);
+    merge_string(&mut result.target_namespace, &custom.target_namespace);
+    merge_string(&mut result.service_account, &custom.service_account);
+    if let Some(custom_helm) = &custom.helm {
+        merge_helm(result.helm.get_or_insert_default(), custom_helm);
     }
-    if let Some(Value::Object(custom_helm)) = custom.get("helm") {
-        let helm = object_entry(&mut result, "helm");
-        merge_helm(helm, custom_helm);
+    if let Some(custom_kustomize) = &custom.kustomize {
+        let kustomize = result.kustomize.get_or_insert_default();
+        merge_string(&mut kustomize.dir, &custom_kustomize.dir);
     }
-    if let Some(Value::Object(custom_kustomize)) = custom.get("kustomize") {
-        let kustomize = object_entry(&mut result, "kustomize");
-        merge_string(kustomize, custom_kustomize, "dir");
+    if let Some(custom_diff) = &custom.diff {
+        let diff = result.diff.get_or_insert_default();
+        merge_by_key(
+            &mut diff.compare_patches,
+            &custom_diff.compare_patches,
+            compare_patch_key,
+        );
     }
-    if let Some(Value::Object(custom_diff)) = custom.get("diff") {
-        let diff = object_entry(&mut result, "diff");
-        merge_by_key(diff, custom_diff, "comparePatches", compare_patch_key);
+    if let Some(custom_yaml) = &custom.yaml {
+        let yaml = result.yaml.get_or_insert_default();
+        yaml.overlays.extend(custom_yaml.overlays.iter().cloned());
     }
-    if let Some(Value::Object(custom_yaml)) = custom.get("yaml") {
-        let yaml = object_entry(&mut result, "yaml");
-        if let Some(Value::Array(extra)) = custom_yaml.get("overlays") {
-            match yaml.get_mut("overlays") {
-                Some(Value::Array(overlays)) => overlays.extend(extra.iter().cloned()),
-                _ => {
-                    yaml.insert("overlays".into(), Value::Array(extra.clone()));
-                }
-            }
-        }
+    if custom.force_sync_generation > 0 {
+        result.force_sync_generation = custom.force_sync_generation;
     }
-    if let Some(n) = custom.get("forceSyncGeneration").and_then(Value::as_i64)
-        && n > 0
-    {
-        result.insert("forceSyncGeneration".into(), n.into());
-    }
-    sticky_or(&mut result, custom, "keepResources");
-    if let Some(drift) = custom.get("correctDrift")
-        && !drift.is_null()
-    {
-        result.insert("correctDrift".into(), drift.clone());
+    result.keep_resources |= custom.keep_resources;
+    if custom.correct_drift.is_some() {
+        result.correct_drift = custom.correct_drift.clone();
     }
     merge_by_key(
-        &mut result,
-        custom,
-        "downstreamResources",
+        &mut result.downstream_resources,
+        &custom.downstream_resources,
         downstream_resource_key,
     );
-    for key in ["namespaceLabels", "namespaceAnnotations"] {
-        copy_keys(&mut result, custom, key);
-    }
+    copy_keys(&mut result.namespace_labels, &custom.namespace_labels);
+    copy_keys(
+        &mut result.namespace_annotations,
+        &custom.namespace_annotations,
+    );
     result
 }
 
-fn merge_helm(helm: &mut Object, custom: &Object) {
-    match custom.get("timeoutSeconds").and_then(Value::as_i64) {
-        Some(t) if t > 0 => {
-            helm.insert("timeoutSeconds".into(), t.into());
-        }
-        Some(t) if t < 0 => {
-            helm.remove("timeoutSeconds");
-        }
+fn merge_helm(helm: &mut HelmOptions, custom: &HelmOptions) {
+    match custom.timeout_seconds {
+        t if t > 0 => helm.timeout_seconds = t,
+        t if t < 0 => helm.timeout_seconds = 0,
         _ => {}
     }
-    if let Some(Value::Object(custom_values)) = custom.get("values") {
-        match helm.get_mut("values") {
-            Some(Value::Object(values)) => deep_merge(values, custom_values),
-            _ => {
-                helm.insert("values".into(), Value::Object(custom_values.clone()));
-            }
-        }
+    match (&mut helm.values, &custom.values) {
+        (Some(values), Some(custom_values)) => deep_merge(values, custom_values),
+        (values @ None, custom_values) => values.clone_from(custom_values),
+        (Some(_), None) => {}
     }
-    copy_keys(helm, custom, "templateValues");
-    merge_by_key(helm, custom, "valuesFrom", values_from_key);
-    for key in ["repo", "chart", "version", "releaseName"] {
-        merge_string(helm, custom, key);
-    }
-    for key in [
-        "force",
-        "atomic",
-        "takeOwnership",
-        "disablePreProcess",
-        "waitForJobs",
-        "disableDNS",
-    ] {
-        sticky_or(helm, custom, key);
-    }
+    helm.template_values.extend(
+        custom
+            .template_values
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
+    merge_by_key(&mut helm.values_from, &custom.values_from, values_from_key);
+    merge_string(&mut helm.repo, &custom.repo);
+    merge_string(&mut helm.chart, &custom.chart);
+    merge_string(&mut helm.version, &custom.version);
+    merge_string(&mut helm.release_name, &custom.release_name);
+    helm.force |= custom.force;
+    helm.atomic |= custom.atomic;
+    helm.take_ownership |= custom.take_ownership;
+    helm.disable_pre_process |= custom.disable_pre_process;
+    helm.wait_for_jobs |= custom.wait_for_jobs;
+    helm.disable_dns |= custom.disable_dns;
 }
 
 /// Wrangler's `data.MergeMaps`: nested objects merge recursively, anything else is replaced.
-pub fn deep_merge(base: &mut Object, overlay: &Object) {
+pub fn deep_merge(base: &mut Map<String, Value>, overlay: &Map<String, Value>) {
     for (key, value) in overlay {
         match (base.get_mut(key), value) {
             (Some(Value::Object(b)), Value::Object(o)) => deep_merge(b, o),
@@ -114,62 +113,29 @@ pub fn deep_merge(base: &mut Object, overlay: &Object) {
     }
 }
 
-fn object_entry<'a>(obj: &'a mut Object, key: &str) -> &'a mut Object {
-    if !matches!(obj.get(key), Some(Value::Object(_))) {
-        obj.insert(key.to_string(), Value::Object(Object::new()));
-    }
-    match obj.get_mut(key) {
-        Some(Value::Object(o)) => o,
-        _ => unreachable!("inserted an object above"),
-    }
-}
-
-fn merge_string(result: &mut Object, custom: &Object, key: &str) {
-    match custom.get(key).and_then(Value::as_str) {
-        Some(RESET) => {
-            result.remove(key);
-        }
-        Some(s) if !s.is_empty() => {
-            result.insert(key.to_string(), s.into());
-        }
-        _ => {}
+/// A non-empty custom string overrides; `"-"` clears.
+fn merge_string(result: &mut String, custom: &str) {
+    match custom {
+        RESET => result.clear(),
+        "" => {}
+        s => *result = s.to_string(),
     }
 }
 
-fn sticky_or(result: &mut Object, custom: &Object, key: &str) {
-    if custom.get(key).and_then(Value::as_bool) == Some(true) {
-        result.insert(key.to_string(), true.into());
-    }
-}
-
-fn copy_keys(result: &mut Object, custom: &Object, key: &str) {
-    let Some(Value::Object(extra)) = custom.get(key) else {
-        return;
-    };
-    if !matches!(result.get(key), Some(Value::Object(_))) {
-        result.insert(key.to_string(), Value::Object(extra.clone()));
-        return;
-    }
-    let target = object_entry(result, key);
-    for (k, v) in extra {
-        target.insert(k.clone(), v.clone());
+fn copy_keys(
+    result: &mut Option<BTreeMap<String, String>>,
+    custom: &Option<BTreeMap<String, String>>,
+) {
+    if let Some(extra) = custom {
+        let target = result.get_or_insert_default();
+        target.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
 }
 
 /// Custom entries replace base entries with the same identity (in the base's position); new
 /// entries are appended in order; entries without an identity are always appended.
-fn merge_by_key(result: &mut Object, custom: &Object, key: &str, identity: fn(&Value) -> String) {
-    let Some(Value::Array(extra)) = custom.get(key) else {
-        return;
-    };
-    if extra.is_empty() {
-        return;
-    }
-    let mut merged = match result.get(key) {
-        Some(Value::Array(items)) => items.clone(),
-        _ => Vec::new(),
-    };
-    for item in extra {
+fn merge_by_key<T: Clone>(merged: &mut Vec<T>, custom: &[T], identity: fn(&T) -> String) {
+    for item in custom {
         let id = identity(item);
         match merged
             .iter_mut()
@@ -179,42 +145,27 @@ fn merge_by_key(result: &mut Object, custom: &Object, key: &str, identity: fn(&V
             None => merged.push(item.clone()),
         }
     }
-    result.insert(key.to_string(), Value::Array(merged));
 }
 
-fn field<'a>(v: &'a Value, path: &[&str]) -> &'a str {
-    path.iter()
-        .try_fold(v, |v, k| v.get(*k))
-        .and_then(Value::as_str)
-        .unwrap_or("")
+fn values_from_key(v: &ValuesFrom) -> String {
+    let refs = [
+        ("configmap", &v.config_map_key_ref),
+        ("secret", &v.secret_key_ref),
+    ];
+    refs.into_iter()
+        .find_map(|(label, r)| {
+            r.as_ref()
+                .map(|r| format!("{label}|{}|{}|{}", r.namespace, r.name, r.key))
+        })
+        .unwrap_or_default()
 }
 
-fn values_from_key(v: &Value) -> String {
-    for (kind, label) in [("configMapKeyRef", "configmap"), ("secretKeyRef", "secret")] {
-        if v.get(kind).is_some_and(|r| !r.is_null()) {
-            return format!(
-                "{label}|{}|{}|{}",
-                field(v, &[kind, "namespace"]),
-                field(v, &[kind, "name"]),
-                field(v, &[kind, "key"])
-            );
-        }
-    }
-    String::new()
+fn compare_patch_key(p: &ComparePatch) -> String {
+    format!("{}|{}|{}|{}", p.api_version, p.kind, p.namespace, p.name)
 }
 
-fn compare_patch_key(v: &Value) -> String {
-    ["apiVersion", "kind", "namespace", "name"]
-        .map(|k| field(v, &[k]))
-        .join("|")
-}
-
-fn downstream_resource_key(v: &Value) -> String {
-    format!(
-        "{}|{}",
-        field(v, &["kind"]).to_lowercase(),
-        field(v, &["name"])
-    )
+fn downstream_resource_key(r: &DownstreamResource) -> String {
+    format!("{}|{}", r.kind.to_lowercase(), r.name)
 }
 
 #[cfg(test)]
@@ -222,15 +173,12 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn obj(v: Value) -> Object {
-        match v {
-            Value::Object(o) => o,
-            _ => panic!("not an object"),
-        }
+    fn options(v: Value) -> BundleDeploymentOptions {
+        serde_json::from_value(v).expect("BundleDeploymentOptions")
     }
 
-    fn merged(base: Value, custom: Value) -> Value {
-        Value::Object(merge_options(&obj(base), &obj(custom)))
+    fn merged(base: Value, custom: Value) -> BundleDeploymentOptions {
+        merge_options(&options(base), &options(custom))
     }
 
     #[test]
@@ -241,9 +189,9 @@ mod tests {
                 base.clone(),
                 json!({"defaultNamespace": "b", "namespace": "", "serviceAccount": "-"})
             ),
-            json!({"defaultNamespace": "b", "namespace": "t"})
+            options(json!({"defaultNamespace": "b", "namespace": "t"}))
         );
-        assert_eq!(merged(base.clone(), json!({})), base);
+        assert_eq!(merged(base.clone(), json!({})), options(base));
     }
 
     #[test]
@@ -259,21 +207,35 @@ mod tests {
             "values": {"a": {"y": 3, "z": 4}, "list": [9]},
             "templateValues": {"k2": "v2"},
             "valuesFrom": [
-                {"configMapKeyRef": {"name": "cm", "namespace": "n", "key": "k"}, "note": "replaced"},
+                {"configMapKeyRef": {"name": "cm", "namespace": "n", "key": "k"}, "secretKeyRef": {"name": "replaced"}},
                 {"secretKeyRef": {"name": "s", "namespace": "n", "key": "k"}}
             ]
         }});
         assert_eq!(
             merged(base, custom),
-            json!({"helm": {
+            options(json!({"helm": {
                 "chart": "c", "version": "2.0.0", "force": true, "atomic": true,
                 "values": {"a": {"x": 1, "y": 3, "z": 4}, "list": [9]},
                 "templateValues": {"k1": "v1", "k2": "v2"},
                 "valuesFrom": [
-                    {"configMapKeyRef": {"name": "cm", "namespace": "n", "key": "k"}, "note": "replaced"},
+                    {"configMapKeyRef": {"name": "cm", "namespace": "n", "key": "k"}, "secretKeyRef": {"name": "replaced"}},
                     {"secretKeyRef": {"name": "s", "namespace": "n", "key": "k"}}
                 ]
-            }})
+            }}))
+        );
+    }
+
+    #[test]
+    fn empty_blocks_are_created_and_unmerged_fields_are_not_taken() {
+        let result = merged(
+            json!({"helm": {"maxHistory": 3}}),
+            json!({"kustomize": {}, "diff": {}, "yaml": {},
+                   "helm": {"maxHistory": 9, "valuesFiles": ["v.yaml"], "skipSchemaValidation": true},
+                   "deleteNamespace": true, "serviceAccount": ""}),
+        );
+        assert_eq!(
+            serde_json::to_value(&result).unwrap(),
+            json!({"kustomize": {}, "helm": {"maxHistory": 3}, "diff": {}, "yaml": {}, "ignore": {}})
         );
     }
 
@@ -281,7 +243,7 @@ mod tests {
     fn helm_created_when_base_has_none() {
         assert_eq!(
             merged(json!({}), json!({"helm": {"values": {"a": 1}}})),
-            json!({"helm": {"values": {"a": 1}}})
+            options(json!({"helm": {"values": {"a": 1}}}))
         );
     }
 
@@ -299,20 +261,20 @@ mod tests {
             "yaml": {"overlays": ["b"]}, "keepResources": false,
             "correctDrift": {"enabled": false},
             "namespaceLabels": {"b": "2"},
-            "downstreamResources": [{"kind": "secret", "name": "s1", "v": 2}, {"kind": "ConfigMap", "name": "c"}],
+            "downstreamResources": [{"kind": "secret", "name": "s1"}, {"kind": "ConfigMap", "name": "c"}],
             "diff": {"comparePatches": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "jsonPointers": ["/b"]}]},
             "forceSyncGeneration": 0
         });
         assert_eq!(
             merged(base, custom),
-            json!({
+            options(json!({
                 "yaml": {"overlays": ["a", "b"]}, "keepResources": true,
                 "correctDrift": {"enabled": false},
                 "namespaceLabels": {"a": "1", "b": "2"},
-                "downstreamResources": [{"kind": "secret", "name": "s1", "v": 2}, {"kind": "ConfigMap", "name": "c"}],
+                "downstreamResources": [{"kind": "secret", "name": "s1"}, {"kind": "ConfigMap", "name": "c"}],
                 "diff": {"comparePatches": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "jsonPointers": ["/b"]}]},
                 "forceSyncGeneration": 1
-            })
+            }))
         );
     }
 }

@@ -48,9 +48,6 @@ pub enum TemplateProblem {
     /// `helm.values` rendered to something other than a map.
     #[error("the rendered values are not a map")]
     NotAMap,
-    /// A `templateValues` entry is not a string.
-    #[error("must be a string")]
-    NotAString,
     /// `global.fleet.clusterLabels.` substitution met values nested deeper than Fleet allows.
     #[error(
         "maximum recursion depth of {0} exceeded for cluster label prefix processing, too many nested values"

@@ -210,7 +210,7 @@ mod tests {
             paused: false,
             deployments: &deployments,
         };
-        let plan = plan_bundle(&index, &input, &|_| Ok("id".into())).unwrap();
+        let plan = plan_bundle(&index, &input, &|_| "id".into()).unwrap();
         let lines: Vec<String> = explain(&index, &bundle, &ns, &plan)
             .iter()
             .map(ToString::to_string)

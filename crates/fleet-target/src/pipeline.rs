@@ -88,7 +88,7 @@ pub struct BundlePlan {
 pub fn plan_bundle(
     index: &ClusterIndex,
     input: &BundlePlanInput<'_>,
-    deployment_id: &dyn Fn(&Target) -> Result<String, TargetError>,
+    deployment_id: &dyn Fn(&Target) -> String,
 ) -> Result<BundlePlan, TargetError> {
     let targeting = compute_targets(index, input.bundle, input.namespaces, input.context)?;
     let (targets, schedule_result) = match &input.placement {
@@ -117,10 +117,7 @@ pub fn plan_bundle(
             (targets, Some(result))
         }
     };
-    let ids = targets
-        .iter()
-        .map(deployment_id)
-        .collect::<Result<Vec<String>, TargetError>>()?;
+    let ids: Vec<String> = targets.iter().map(deployment_id).collect();
     let mut orphaned = orphans(targets.iter().map(|t| &t.cluster), input.deployments);
     let mut orphans_held = Vec::new();
     let mut held = BTreeSet::new();
@@ -285,11 +282,8 @@ mod tests {
         .unwrap()
     }
 
-    fn id(t: &Target) -> Result<String, TargetError> {
-        Ok(format!(
-            "s-manifest:{}",
-            serde_json::Value::Object(t.options.clone())
-        ))
+    fn id(t: &Target) -> String {
+        format!("s-manifest:{}", serde_json::to_string(&t.options).unwrap())
     }
 
     fn plan_for(
@@ -350,7 +344,7 @@ mod tests {
             (ClusterKey::new(NS, "d"), DeploymentState::default()),
         ]);
         let full = plan_for(None, &deployments);
-        let ids: Vec<String> = full.targets.iter().map(|t| id(t).unwrap()).collect();
+        let ids: Vec<String> = full.targets.iter().map(id).collect();
         let kept: Vec<(&ClusterKey, &str)> = full
             .targets
             .iter()

@@ -17,8 +17,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use fleet_api::BundleDeploymentOptions;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use crate::customization::merge_options;
 use crate::error::TargetError;
@@ -34,42 +34,8 @@ pub use fleet_api::GitTarget;
 /// The `source` value Fleet's reader gives fleet.yaml `targetCustomizations` entries.
 pub const SOURCE_CUSTOMIZATION: &str = "customization";
 
-/// A bundle target: fleet-api's `BundleTarget` (name, criteria, `doNotDeploy`) with its inline
-/// BundleDeploymentOptions as JSON, the form option merging and `${ }` templating work on.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(try_from = "fleet_api::BundleTarget")]
-pub struct BundleTarget {
-    /// The target; its `options` are in [`BundleTarget::options`] (left default here).
-    pub spec: fleet_api::BundleTarget,
-    /// The target's BundleDeploymentOptions.
-    pub options: Map<String, Value>,
-}
-
-impl TryFrom<fleet_api::BundleTarget> for BundleTarget {
-    type Error = TargetError;
-
-    fn try_from(mut spec: fleet_api::BundleTarget) -> Result<Self, TargetError> {
-        let options = std::mem::take(&mut spec.options);
-        let field = format!("targets[{}]", spec.name);
-        Ok(BundleTarget {
-            options: options_map(&options, &field)?,
-            spec,
-        })
-    }
-}
-
-/// BundleDeploymentOptions as the JSON object option merging reads; `field` names them in the
-/// error.
-pub fn options_map(
-    options: &fleet_api::BundleDeploymentOptions,
-    field: &str,
-) -> Result<Map<String, Value>, TargetError> {
-    match serde_json::to_value(options) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(TargetError::invalid(field, "options must be an object")),
-        Err(e) => Err(TargetError::invalid(field, e.to_string())),
-    }
-}
+/// A bundle target: name, cluster criteria, `doNotDeploy` and its BundleDeploymentOptions.
+pub use fleet_api::BundleTarget;
 
 /// How matching customizations combine.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,7 +55,7 @@ pub struct TargetingBundle {
     pub labels: Labels,
     /// The bundle's own BundleDeploymentOptions.
     #[serde(default, deserialize_with = "crate::serde_util::null_default")]
-    pub options: Map<String, Value>,
+    pub options: BundleDeploymentOptions,
     #[serde(default, deserialize_with = "crate::serde_util::null_default")]
     pub targets: Vec<BundleTarget>,
     #[serde(default, deserialize_with = "crate::serde_util::null_default")]
@@ -116,7 +82,7 @@ pub struct Target {
     /// Names of the customizations whose options were applied, in order.
     pub customizations: Vec<String>,
     /// The final, templated BundleDeploymentOptions.
-    pub options: Map<String, Value>,
+    pub options: BundleDeploymentOptions,
 }
 
 /// A cluster a target matched but which gets nothing, and why.
@@ -167,7 +133,7 @@ impl TargetingBundle {
     /// Validates every selector, naming the offending field.
     pub fn validate(&self) -> Result<(), TargetError> {
         for (i, t) in self.targets.iter().enumerate() {
-            t.spec.matcher().validate(&format!("targets[{i}]"))?;
+            t.matcher().validate(&format!("targets[{i}]"))?;
         }
         for (i, t) in self.target_restrictions.iter().enumerate() {
             t.matcher().validate(&format!("targetRestrictions[{i}]"))?;
@@ -211,7 +177,7 @@ impl TargetingBundle {
         }
         prepared
             .iter()
-            .find(|p| !p.customization && p.target.spec.matcher().matches(cluster))
+            .find(|p| !p.customization && p.target.matcher().matches(cluster))
             .map(|p| p.target)
     }
 }
@@ -224,7 +190,7 @@ pub enum ClusterOutcome {
     /// A target matches but `doNotDeploy` applies.
     Skipped(String),
     /// The cluster gets a BundleDeployment.
-    Targeted(Target),
+    Targeted(Box<Target>),
 }
 
 /// Runs targeting for `bundle` over the clusters of `namespaces` in `index`.
@@ -245,7 +211,7 @@ pub fn compute_targets(
                     cluster: cluster.cluster.key(),
                     reason,
                 }),
-                ClusterOutcome::Targeted(target) => result.targets.push(target),
+                ClusterOutcome::Targeted(target) => result.targets.push(*target),
             }
         }
     }
@@ -342,25 +308,25 @@ fn outcome(
     else {
         return Ok(ClusterOutcome::NotTargeted);
     };
-    if target.spec.do_not_deploy {
+    if target.do_not_deploy {
         return Ok(ClusterOutcome::Skipped(format!(
             "doNotDeploy on target {:?}",
-            target.spec.name
+            target.name
         )));
     }
     let matching: Vec<&BundleTarget> = prepared
         .iter()
-        .filter(|p| p.customization && p.target.spec.matcher().matches(cluster))
+        .filter(|p| p.customization && p.target.matcher().matches(cluster))
         .map(|p| p.target)
         .collect();
     let chosen: &[&BundleTarget] = match bundle.target_customization_mode {
         CustomizationMode::FirstMatch => &matching[..matching.len().min(1)],
         CustomizationMode::AllMatches => &matching,
     };
-    if let Some(blocker) = chosen.iter().find(|c| c.spec.do_not_deploy) {
+    if let Some(blocker) = chosen.iter().find(|c| c.do_not_deploy) {
         return Ok(ClusterOutcome::Skipped(format!(
             "doNotDeploy on targetCustomization {:?}",
-            blocker.spec.name
+            blocker.name
         )));
     }
     let target_options = match bundle.target_customization_mode {
@@ -373,20 +339,18 @@ fn outcome(
     };
     let mut options = merge_options(&bundle.options, &target_options);
     if let Some(selector) = &context.allowed_target_namespace_selector {
-        let selector = serde_json::to_value(selector)
-            .map_err(|e| TargetError::invalid("allowedTargetNamespaceSelector", e.to_string()))?;
-        options.insert("allowedTargetNamespaceSelector".into(), selector);
+        options.allowed_target_namespace_selector = Some(selector.clone());
     }
     if let Some(create) = context.create_namespace {
-        options.insert("createNamespace".into(), create.into());
+        options.create_namespace = Some(create);
     }
     preprocess_helm_values(&mut options, &cluster.cluster)?;
-    Ok(ClusterOutcome::Targeted(Target {
+    Ok(ClusterOutcome::Targeted(Box::new(Target {
         cluster: cluster.cluster.key(),
-        target_name: target.spec.name.clone(),
-        customizations: chosen.iter().map(|c| c.spec.name.clone()).collect(),
+        target_name: target.name.clone(),
+        customizations: chosen.iter().map(|c| c.name.clone()).collect(),
         options,
-    }))
+    })))
 }
 
 #[cfg(test)]
@@ -394,7 +358,7 @@ mod tests {
     use super::*;
     use crate::model::{ClusterGroupInfo, ClusterInfo};
     use crate::selector::SelectorExt;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     const NS: &str = "fleet-default";
 
@@ -430,6 +394,13 @@ mod tests {
         )
     }
 
+    /// Options as their JSON, without the `ignore: {}` Go always writes.
+    fn json_of(options: &BundleDeploymentOptions) -> Value {
+        let mut value = serde_json::to_value(options).unwrap();
+        value.as_object_mut().unwrap().remove("ignore");
+        value
+    }
+
     fn target(v: Value) -> BundleTarget {
         serde_json::from_value(v).unwrap()
     }
@@ -447,10 +418,7 @@ mod tests {
         TargetingBundle {
             name: "b".into(),
             namespace: NS.into(),
-            options: json!({"helm": {"values": {"base": true}}})
-                .as_object()
-                .cloned()
-                .unwrap(),
+            options: serde_json::from_value(json!({"helm": {"values": {"base": true}}})).unwrap(),
             targets,
             target_restrictions: restrictions,
             ..TargetingBundle::default()
@@ -650,7 +618,7 @@ mod tests {
         assert_eq!(names(&t), ["three"]);
         assert_eq!(t.targets[0].customizations, ["production"]);
         assert_eq!(
-            t.targets[0].options["helm"]["values"]["custom"],
+            json_of(&t.targets[0].options)["helm"]["values"]["custom"],
             json!(true)
         );
     }
@@ -752,7 +720,7 @@ mod tests {
         let one = &t.targets[0];
         assert_eq!(one.customizations, ["dev"]);
         assert_eq!(
-            Value::Object(one.options.clone()),
+            json_of(&one.options),
             json!({"helm": {"values": {"base": true, "x": "dev"}}})
         );
         let three = t
@@ -761,7 +729,7 @@ mod tests {
             .find(|t| t.cluster.name == "three")
             .unwrap();
         assert_eq!(
-            Value::Object(three.options.clone()),
+            json_of(&three.options),
             json!({"helm": {"values": {"base": true, "y": "all"}}})
         );
     }
@@ -781,7 +749,7 @@ mod tests {
         assert_eq!(names(&t), ["one", "three"]);
         assert_eq!(t.targets[0].customizations, ["all", "dev"]);
         assert_eq!(
-            Value::Object(t.targets[0].options.clone()),
+            json_of(&t.targets[0].options),
             json!({"helm": {"values": {"base": true, "x": "dev", "y": "all"}}})
         );
         assert_eq!(
@@ -809,10 +777,7 @@ mod tests {
         let t = run(&b);
         assert_eq!(names(&t), ["one", "three", "two"]);
         assert_eq!(t.targets[0].target_name, "dev");
-        assert_eq!(
-            t.targets[0].options.get("namespace"),
-            Some(&json!("dev-ns"))
-        );
+        assert_eq!(t.targets[0].options.target_namespace, "dev-ns");
         assert_eq!(t.targets[1].target_name, "all");
     }
 
@@ -836,7 +801,7 @@ mod tests {
         .unwrap();
         assert_eq!(names(&t), ["four", "one", "three", "two"]);
         assert_eq!(
-            Value::Object(t.targets[0].options.clone()),
+            json_of(&t.targets[0].options),
             json!({
                 "helm": {"values": {"base": true, "env": "prod"}},
                 "allowedTargetNamespaceSelector": {"matchLabels": {"a": "b"}},

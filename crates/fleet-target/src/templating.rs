@@ -20,6 +20,7 @@
 //! Values without any `${` are not sent through the YAML round trip, whose output would mean the
 //! same to Helm.
 
+use fleet_api::{BundleDeploymentOptions, HelmOptions};
 use fleet_helm::{Funcs, MissingKey, Syntax, TemplateError, TextOptions, render_text};
 use serde_json::{Map, Value};
 
@@ -90,32 +91,19 @@ fn fleet_options() -> TextOptions<'static> {
 
 /// Applies label substitution and templating to `options.helm` for `cluster`.
 pub fn preprocess_helm_values(
-    options: &mut Map<String, Value>,
+    options: &mut BundleDeploymentOptions,
     cluster: &ClusterInfo,
 ) -> Result<(), TargetError> {
     let labels = export_labels(&cluster.labels);
     if labels.is_empty() {
         return Ok(());
     }
-    let helm = match options.get_mut("helm") {
-        Some(Value::Object(helm)) => helm,
-        _ => {
-            options.insert("helm".into(), Value::Object(Map::new()));
-            return Ok(());
-        }
-    };
-    if !matches!(helm.get("values"), Some(Value::Object(_))) {
-        helm.insert("values".into(), Value::Object(Map::new()));
-    }
-    let template_values = match helm.get("templateValues") {
-        Some(Value::Object(t)) => Some(t.clone()),
-        _ => None,
-    };
-    let disable_pre_process = helm.get("disablePreProcess").and_then(Value::as_bool) == Some(true);
-    let Some(Value::Object(values)) = helm.get_mut("values") else {
+    let Some(helm) = &mut options.helm else {
+        options.helm = Some(HelmOptions::default());
         return Ok(());
     };
-    if template_values.is_none() && values.is_empty() {
+    let values = helm.values.get_or_insert_default();
+    if helm.template_values.is_empty() && values.is_empty() {
         return Ok(());
     }
     let fail = |(field, problem): FieldError| TargetError::Template {
@@ -124,17 +112,13 @@ pub fn preprocess_helm_values(
         problem,
     };
     substitute_labels(values, &labels, 0, VALUES_FIELD).map_err(fail)?;
-    if disable_pre_process {
+    if helm.disable_pre_process {
         return Ok(());
     }
     let context = template_context(cluster);
-    let rendered = render_values(values, &context).map_err(fail)?;
-    *values = rendered;
-    for (key, template) in template_values.iter().flatten() {
+    values.0 = render_values(values, &context).map_err(fail)?;
+    for (key, template) in &helm.template_values {
         let field = format!("helm.templateValues.{key}");
-        let Some(template) = template.as_str() else {
-            return Err(fail((field, TemplateProblem::NotAString)));
-        };
         let value = render_template_value(&field, template, &context).map_err(fail)?;
         values.insert(key.clone(), value);
     }

@@ -151,17 +151,7 @@ impl FleetYaml {
         if !unknown.is_empty() {
             return Err(FleetYamlError::UnknownKeys(UnknownKeys(unknown)));
         }
-        match serde_json::from_value::<Self>(located.into_value()) {
-            Ok(parsed) => Ok(parsed),
-            // serde_json knows no positions: re-read with the YAML deserializer, whose errors carry them.
-            Err(json_err) => match fleet_yaml::parse::from_str::<Self>(text, file) {
-                Err(yaml_err) => Err(yaml_err.into()),
-                Ok(_) => Err(FleetYamlError::Invalid {
-                    file: file.to_string(),
-                    message: json_err.to_string(),
-                }),
-            },
-        }
+        Ok(located.deserialize::<Self>()?)
     }
 }
 
@@ -275,6 +265,30 @@ imageScans: [{tagName: t, image: nginx, interval: 5m, policy: {semver: {range: "
         let err = FleetYaml::parse("paused: [1]\n", "fleet.yaml").unwrap_err();
         let text = err.to_string();
         assert!(text.starts_with("fleet.yaml:1:"), "{text}");
+    }
+
+    /// Options are flattened into fleet.yaml (and into each targetCustomization), where serde loses the path; the
+    /// error still names the field and its line.
+    #[test]
+    fn wrong_types_in_options_name_the_field_and_line() {
+        let cases = [
+            (
+                "defaultNamespace: x\nhelm:\n  timeoutSeconds: soon\n",
+                "fleet.yaml:3:3: helm.timeoutSeconds: invalid type: string \"soon\", expected i64",
+            ),
+            (
+                "helm:\n  templateValues:\n    replicas: 3\n",
+                "fleet.yaml:3:5: helm.templateValues.replicas: invalid type: integer `3`, expected a string",
+            ),
+            (
+                "targetCustomizations:\n- name: a\n  clusterSelector: {}\n  helm:\n    values: [1]\n",
+                "fleet.yaml:5:5: targetCustomizations[0].helm.values: invalid type: sequence, expected a map",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = FleetYaml::parse(text, "fleet.yaml").unwrap_err();
+            assert_eq!(err.to_string(), want);
+        }
     }
 
     #[test]

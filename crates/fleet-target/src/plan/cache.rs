@@ -87,27 +87,23 @@ pub fn targeted(
     )?;
     let manifest_id = (hashes.manifest_id)(&bundle.spec.resources);
     let sets = OptionSets::new(&manifest_id, hashes.deployment_id);
-    Targeted::of(parts, &targeting.targets, sets)
+    Ok(Targeted::of(parts, &targeting.targets, sets))
 }
 
 impl Targeted {
     /// The Bundle's `targets` with their option sets (`sets` may know some already).
-    pub(super) fn of(
-        parts: BundleSpecParts,
-        targets: &[Target],
-        sets: OptionSets<'_>,
-    ) -> Result<Targeted, TargetError> {
+    pub(super) fn of(parts: BundleSpecParts, targets: &[Target], sets: OptionSets<'_>) -> Targeted {
         let chosen = targets
             .iter()
-            .map(|t| Ok((t.cluster.clone(), sets.index_of(t)?)))
-            .collect::<Result<Vec<_>, TargetError>>()?;
-        Ok(Targeted {
+            .map(|t| (t.cluster.clone(), sets.index_of(t)))
+            .collect();
+        Targeted {
             manifest_id: sets.manifest_id.to_string(),
             options: sets.into_typed(),
             rollout: parts.rollout,
             paused: parts.paused,
             chosen,
-        })
+        }
     }
 }
 

@@ -339,7 +339,7 @@ fn plan_placed<D: ExistingDeployment>(
     );
     let manifest_id = (hashes.manifest_id)(&bundle.spec.resources);
     let sets = OptionSets::new(&manifest_id, hashes.deployment_id);
-    let id_of = |target: &Target| -> Result<String, TargetError> { sets.deployment_id(target) };
+    let id_of = |target: &Target| sets.deployment_id(target);
     let input = BundlePlanInput {
         bundle: &parts.targeting,
         namespaces: &namespaces,
@@ -368,7 +368,7 @@ fn plan_placed<D: ExistingDeployment>(
         .flat_map(|b| b.stale.iter().cloned())
         .collect();
     let planned = Planned {
-        targeted: Arc::new(Targeted::of(parts, &planned.targets, sets)?),
+        targeted: Arc::new(Targeted::of(parts, &planned.targets, sets)),
         rollout: planned.rollout,
         orphaned: planned.orphaned,
         placement: planned.schedule.map(|schedule| Placed {

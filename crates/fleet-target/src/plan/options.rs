@@ -1,12 +1,11 @@
-//! Each target's options as Fleet's type with their deploymentID, converted and hashed once per
-//! distinct option set (most targets of a Bundle share a few).
+//! Each target's options with their deploymentID, hashed once per distinct option set (most
+//! targets of a Bundle share a few).
 
 use std::cell::RefCell;
 use std::sync::Arc;
 
 use fleet_api::{BundleDeploymentOptions, BundleResource};
 
-use crate::TargetError;
 use crate::targeting::Target;
 
 /// The hashes of the bundle crate (Go-JSON rules): a Bundle's manifest ID from its resources, and a
@@ -17,13 +16,6 @@ pub struct Hashes {
     pub deployment_id: fn(&str, &BundleDeploymentOptions) -> String,
 }
 
-/// A target's merged, templated options as Fleet's type.
-fn options_of(target: &Target) -> Result<BundleDeploymentOptions, TargetError> {
-    serde_json::from_value(serde_json::Value::Object(target.options.clone())).map_err(|e| {
-        TargetError::invalid(format!("targets[{}]", target.target_name), e.to_string())
-    })
-}
-
 /// A target's options as Fleet's type with their deploymentID.
 #[derive(Clone)]
 pub struct TypedOptions {
@@ -31,24 +23,18 @@ pub struct TypedOptions {
     pub deployment_id: String,
 }
 
-/// Distinct option sets recognised by comparison (most targets of a Bundle share a few); a target
-/// whose options are none of these gets a set of its own.
+/// How many of the first distinct option sets a target's options are compared with (most targets
+/// of a Bundle share a few); a target whose options are none of these gets a set of its own, so
+/// per-cluster templated options cost no quadratic comparison.
 const MEMO_LIMIT: usize = 16;
 
-/// The typed options and deploymentID of the option sets targeting produced, so that targets with the
-/// same options (most of them: options differ only by customization or templated values) are converted
-/// and hashed once, not once per cluster.
+/// The options and deploymentID of the option sets targeting produced, so that targets with the
+/// same options (most of them: options differ only by customization or templated values) are
+/// hashed once, not once per cluster.
 pub struct OptionSets<'a> {
     pub(super) manifest_id: &'a str,
     deployment_id: fn(&str, &BundleDeploymentOptions) -> String,
-    sets: RefCell<Sets>,
-}
-
-/// The typed sets, and the options of the first [`MEMO_LIMIT`] of them as targeting produced them.
-#[derive(Default)]
-struct Sets {
-    typed: Vec<TypedOptions>,
-    seen: Vec<serde_json::Map<String, serde_json::Value>>,
+    sets: RefCell<Vec<TypedOptions>>,
 }
 
 impl<'a> OptionSets<'a> {
@@ -65,30 +51,29 @@ impl<'a> OptionSets<'a> {
     }
 
     /// The index of `target`'s option set, added when new.
-    pub fn index_of(&self, target: &Target) -> Result<usize, TargetError> {
+    pub fn index_of(&self, target: &Target) -> usize {
         let mut sets = self.sets.borrow_mut();
-        let Sets { typed, seen } = &mut *sets;
-        if let Some(i) = seen.iter().position(|options| *options == target.options) {
-            return Ok(i);
+        if let Some(i) = sets
+            .iter()
+            .take(MEMO_LIMIT)
+            .position(|set| *set.options == target.options)
+        {
+            return i;
         }
-        let options = options_of(target)?;
-        typed.push(TypedOptions {
-            deployment_id: (self.deployment_id)(self.manifest_id, &options),
-            options: Arc::new(options),
+        sets.push(TypedOptions {
+            deployment_id: (self.deployment_id)(self.manifest_id, &target.options),
+            options: Arc::new(target.options.clone()),
         });
-        if seen.len() + 1 == typed.len() && seen.len() < MEMO_LIMIT {
-            seen.push(target.options.clone());
-        }
-        Ok(typed.len() - 1)
+        sets.len() - 1
     }
 
     /// `target`'s deploymentID.
-    pub fn deployment_id(&self, target: &Target) -> Result<String, TargetError> {
-        let i = self.index_of(target)?;
-        Ok(self.sets.borrow().typed[i].deployment_id.clone())
+    pub fn deployment_id(&self, target: &Target) -> String {
+        let i = self.index_of(target);
+        self.sets.borrow()[i].deployment_id.clone()
     }
 
     pub fn into_typed(self) -> Vec<TypedOptions> {
-        self.sets.into_inner().typed
+        self.sets.into_inner()
     }
 }

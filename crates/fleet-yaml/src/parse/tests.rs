@@ -386,6 +386,50 @@ fn typed_reading_follows_go_json_and_places_errors() {
     assert_eq!(located.deserialize::<Doc>().unwrap().spec.ports, vec![1]);
 }
 
+/// serde loses the path inside a `#[serde(flatten)]` struct; the failing node is still named and placed.
+#[test]
+fn errors_inside_flattened_fields_name_the_field_and_its_line() {
+    // The fields are only read by serde.
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Inner {
+        #[serde(default)]
+        timeout: i64,
+        #[serde(default)]
+        names: Vec<String>,
+    }
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Outer {
+        #[serde(default)]
+        name: String,
+        #[serde(flatten)]
+        inner: Inner,
+    }
+    let cases = [
+        (
+            "name: a\ntimeout: soon\n",
+            2,
+            1,
+            "timeout: invalid type: string \"soon\", expected i64",
+        ),
+        (
+            "name: a\nnames:\n- x\n- [y]\n",
+            4,
+            3,
+            "names[1]: invalid type: sequence, expected a string",
+        ),
+    ];
+    for (text, line, column, want) in cases {
+        let err = located(text, "f.yaml")
+            .unwrap()
+            .deserialize::<Outer>()
+            .unwrap_err();
+        assert_eq!(err.location, Some(Location { line, column }), "{err}");
+        assert_eq!(err.message, want);
+    }
+}
+
 #[test]
 fn crlf_line_ends_and_a_byte_order_mark_read_like_lf() {
     let lf = "a: 1_000.5\nb: yEs\nc: -.NaN\nd:\n  - x\n  - 'q'\ne: |\n  line\n";

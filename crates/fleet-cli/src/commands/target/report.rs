@@ -7,8 +7,7 @@
 use std::collections::BTreeMap;
 
 use anyhow::Context;
-use fleet_api::{Bundle, BundleDeploymentOptions};
-use fleet_target::TargetError;
+use fleet_api::Bundle;
 use fleet_target::bundle_spec::read_bundle_spec;
 use fleet_target::explain::{Verdict, explain};
 use fleet_target::mapping::bundle_namespaces;
@@ -121,7 +120,7 @@ pub fn report(bundle: &Bundle, fleet: &ClustersFile) -> anyhow::Result<BundleRep
         deployments: &deployments,
     };
     let manifest_id = fleet_bundle::hash::manifest_id(&bundle.spec.resources);
-    let id = |target: &Target| deployment_id(&manifest_id, target);
+    let id = |target: &Target| fleet_bundle::hash::deployment_id(&manifest_id, &target.options);
     let plan = plan_bundle(&fleet.index, &input, &id).with_context(|| format!("bundle {name}"))?;
 
     let targets: BTreeMap<&ClusterKey, &Target> =
@@ -146,7 +145,7 @@ pub fn report(bundle: &Bundle, fleet: &ClustersFile) -> anyhow::Result<BundleRep
             } => selected.push(Selected {
                 deployment_id: id(targets
                     .get(&key)
-                    .with_context(|| format!("no target planned for {key}"))?)?,
+                    .with_context(|| format!("no target planned for {key}"))?),
                 cluster: key,
                 line,
                 target,
@@ -188,15 +187,6 @@ pub fn report(bundle: &Bundle, fleet: &ClustersFile) -> anyhow::Result<BundleRep
         requeue_at: schedule.and_then(|s| s.requeue_at),
         warnings: schedule.map(|s| s.warnings.clone()).unwrap_or_default(),
     })
-}
-
-/// The deploymentID Fleet would give the target: manifest ID and options hash.
-fn deployment_id(manifest_id: &str, target: &Target) -> Result<String, TargetError> {
-    let options: BundleDeploymentOptions =
-        serde_json::from_value(serde_json::Value::Object(target.options.clone())).map_err(|e| {
-            TargetError::invalid(format!("targets.{}", target.target_name), e.to_string())
-        })?;
-    Ok(fleet_bundle::hash::deployment_id(manifest_id, &options))
 }
 
 /// How an existing placement came to be selected again, for the cluster's line.
