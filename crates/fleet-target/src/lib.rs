@@ -5,6 +5,7 @@
 //! evaluates at targeting too.
 //!
 //! Inputs are fleet-api's types (Bundles, selectors, targets, rollout strategies, BundleDeployments,
+//! BundleDeploymentOptions, which customizations merge and `${ }` templates fill as that type,
 //! GitRepoRestrictions; a Cluster's taints, custom scores and resource usage inside the cluster model
 //! [`model::ClusterInfo`], which is what targeting and the scheduler read of a Cluster). Where fleet-api
 //! keeps an enum as a string, it is checked once on the way in, with an error naming the field: the
