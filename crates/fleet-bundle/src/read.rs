@@ -6,14 +6,15 @@
 use std::collections::BTreeMap;
 
 use fleet_api::{
-    Bundle, BundleSpec, BundleTarget, CorrectDrift, GenericMap, GitTarget, HelmOptions, labels,
+    Bundle, BundleSpec, BundleTarget, CorrectDrift, GenericMap, GitTarget, HelmOptions, ImageScan,
+    labels,
 };
 use serde_json::Value;
 
 use crate::charts;
 use crate::discover::{self, BundleLocation};
 use crate::error::ReadError;
-use crate::fleetyaml::{FleetYaml, FleetYamlError, ImageScanEntry};
+use crate::fleetyaml::{FleetYaml, FleetYamlError};
 use crate::names;
 use crate::remote::{ChartFetcher, Offline};
 use crate::resources;
@@ -332,20 +333,21 @@ pub fn read_bundle_with_charts(
     Ok(Some(bundle))
 }
 
-/// The image scans of the bundle at `location`: its name (as [`read_bundle`] names it) and the `imageScans`
-/// entries of its fleet.yaml that name an image, with their positions (Fleet names an ImageScan
-/// `imagescan-<bundle>-<position>`).
+/// The ImageScans Fleet's reader makes of the `imageScans` entries of the bundle at `location`: those that name an
+/// image, each named `imagescan-<bundle>-<position>` (the bundle named as [`read_bundle`] names it) with the entry's
+/// spec, an unset interval written `0s` as Go writes a zero duration. Namespace, labels and `gitrepoName` are the
+/// writer's.
 pub fn read_image_scans(
     tree: &dyn FileTree,
     location: &BundleLocation,
     options: &ReadOptions,
-) -> Result<(String, Vec<(usize, ImageScanEntry)>), ReadError> {
+) -> Result<Vec<ImageScan>, ReadError> {
     let options_path = options_file(tree, location)?;
     let fleet_yaml = match &options_path {
         Some(path) => FleetYaml::parse(&read_text(tree, path)?, path.as_str())?,
         None => FleetYaml::default(),
     };
-    let name = if fleet_yaml.name.is_empty() {
+    let bundle = if fleet_yaml.name.is_empty() {
         bundle_id(&options.repo_name, location)
     } else {
         fleet_yaml.name.clone()
@@ -354,9 +356,17 @@ pub fn read_image_scans(
         .image_scans
         .into_iter()
         .enumerate()
-        .filter(|(_, scan)| !scan.image.is_empty() && !scan.tag_name.is_empty())
+        .filter(|(_, entry)| !entry.spec.image.is_empty() && !entry.spec.tag_name.is_empty())
+        .map(|(position, entry)| {
+            let name = names::safe_concat_name(&["imagescan", &bundle, &position.to_string()]);
+            let mut spec = entry.spec;
+            if spec.interval.is_empty() {
+                spec.interval = "0s".to_string();
+            }
+            ImageScan::new(&name, spec)
+        })
         .collect();
-    Ok((name, scans))
+    Ok(scans)
 }
 
 fn json_size(bundle: &Bundle) -> usize {
@@ -387,7 +397,7 @@ fn validate(fleet_yaml: &FleetYaml, file: &str) -> Result<(), ReadError> {
     if let Some(index) = fleet_yaml
         .image_scans
         .iter()
-        .position(|scan| !scan.image.is_empty() && scan.tag_name.is_empty())
+        .position(|entry| !entry.spec.image.is_empty() && entry.spec.tag_name.is_empty())
     {
         return Err(ReadError::ImageScanTagName {
             file: file.to_string(),
@@ -656,11 +666,15 @@ mod tests {
                 .unwrap()
                 .is_some()
         );
-        let (name, scans) = read_image_scans(&tree, &location, &options("repo")).unwrap();
-        assert_eq!(name, "repo-app");
+        let scans = read_image_scans(&tree, &location, &options("repo")).unwrap();
         assert_eq!(scans.len(), 1);
-        assert_eq!(scans[0].0, 1);
-        assert_eq!(scans[0].1.image, "reg.example/app");
+        assert_eq!(
+            scans[0].metadata.name.as_deref(),
+            Some("imagescan-repo-app-1")
+        );
+        assert_eq!(scans[0].spec.image, "reg.example/app");
+        assert_eq!(scans[0].spec.tag_name, "app");
+        assert_eq!(scans[0].spec.interval, "1m");
 
         let mut tree = MemoryTree::new();
         tree.add_file("fleet.yaml", "imageScans:\n- {image: reg.example/app}\n")

@@ -54,6 +54,31 @@ fn apply_prints_bundles_offline_and_deterministically() {
     insta::assert_snapshot!("apply_simple", first);
 }
 
+/// fleet.yaml `imageScans` become ImageScans printed after the Bundle, named `imagescan-<bundle>-<position>`
+/// (the entry without an image is skipped); without `--imagescan-enabled` they are refused, as Fleet's apply
+/// refuses them.
+#[test]
+fn apply_prints_image_scans_only_when_enabled() {
+    let mut args = vec![
+        "apply",
+        "-o",
+        "-",
+        "example",
+        "testdata/bundles/image-scans",
+        "--commit",
+        "abc123",
+        "-l",
+        "team=a",
+    ];
+    let refused = failure_of(&args);
+    assert!(
+        refused.contains("imagescan is disabled") && refused.contains("--imagescan-enabled"),
+        "{refused}"
+    );
+    args.push("--imagescan-enabled");
+    insta::assert_snapshot!("apply_image_scans", stdout_of(&args));
+}
+
 #[test]
 fn apply_shows_no_progress_when_stderr_is_not_a_terminal() {
     let output = fleet(&[

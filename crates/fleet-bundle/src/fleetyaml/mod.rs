@@ -52,50 +52,13 @@ pub struct FleetYaml {
     pub override_targets: Option<Vec<GitTarget>>,
 }
 
-/// One `imageScans` entry: a name plus Fleet's `ImageScanSpec`.
+/// One `imageScans` entry: a name plus fleet-api's `ImageScanSpec` inline, as Fleet's `ImageScanYAML` has it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
 pub struct ImageScanEntry {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub tag_name: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub image: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub interval: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub policy: Option<ImagePolicy>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub secret_ref: Option<SecretRef>,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub suspend: bool,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ImagePolicy {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub semver: Option<SemverPolicy>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alphabetical: Option<AlphabeticalPolicy>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct SemverPolicy {
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub range: String,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct AlphabeticalPolicy {
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub order: String,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct SecretRef {
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub name: String,
+    #[serde(flatten)]
+    pub spec: fleet_api::ImageScanSpec,
 }
 
 /// Why an options file could not be read.

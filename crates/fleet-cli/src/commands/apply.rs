@@ -11,7 +11,7 @@ use fleet_bundle::{ReadOptions, TargetsSpec};
 use serde_json::Value;
 
 use self::git_head::head_commit;
-use super::bundle_input::{parse_labels, read_paths};
+use super::bundle_input::{parse_labels, read_image_scans, read_paths};
 use super::yaml_out;
 
 #[derive(Debug, clap::Args)]
@@ -71,6 +71,10 @@ pub struct Args {
     /// Separator of `--driven-scan` entries.
     #[arg(long, default_value = ":")]
     pub driven_scan_sep: String,
+    /// Read fleet.yaml `imageScans` and print their ImageScans after the Bundles; without it, a bundle with image
+    /// scans is an error, as in Fleet.
+    #[arg(long)]
+    pub imagescan_enabled: bool,
     #[command(flatten)]
     pub charts: super::chart_source::ChartArgs,
 }
@@ -111,13 +115,31 @@ fn read_options(args: &Args) -> anyhow::Result<ReadOptions> {
     })
 }
 
-/// The Bundle as `fleet apply -o` exports it: no status, no server-side metadata.
-fn exported(bundle: &fleet_api::Bundle) -> anyhow::Result<Value> {
-    let mut value = serde_json::to_value(bundle)?;
+/// An object as `fleet apply -o` exports it: no status, no server-side metadata.
+fn exported(object: &impl serde::Serialize) -> anyhow::Result<Value> {
+    let mut value = serde_json::to_value(object)?;
     if let Some(map) = value.as_object_mut() {
         map.remove("status");
     }
     Ok(value)
+}
+
+/// The ImageScans of the bundles as Fleet's apply writes them (the Bundles' namespace and labels, the GitRepo's
+/// name as `gitrepoName`); an error when there are any and `--imagescan-enabled` is not given.
+fn image_scans(args: &Args, options: &ReadOptions) -> anyhow::Result<Vec<fleet_api::ImageScan>> {
+    let mut scans = read_image_scans(&args.paths, options)?;
+    if !scans.is_empty() && !args.imagescan_enabled {
+        bail!(
+            "imagescan is disabled; remove imageScans from fleet.yaml ({} found), or pass --imagescan-enabled",
+            scans.len()
+        );
+    }
+    for scan in &mut scans {
+        scan.metadata.namespace = Some(options.namespace.clone());
+        scan.metadata.labels = (!options.labels.is_empty()).then(|| options.labels.clone());
+        scan.spec.gitrepo_name = options.repo_name.clone();
+    }
+    Ok(scans)
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -128,9 +150,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let options = read_options(&args)?;
     let bundles = read_paths(&args.paths, &options, &args.charts)?;
+    let scans = image_scans(&args, &options)?;
     let values = bundles
         .iter()
         .map(exported)
+        .chain(scans.iter().map(exported))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let text = yaml_out::documents(&values);
     if output == "-" {

@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use fleet_api::Bundle;
+use fleet_api::{Bundle, ImageScan};
 use fleet_bundle::tree::{LocalTree, TreePath};
 use fleet_bundle::{ReadError, ReadOptions};
 
@@ -119,6 +119,36 @@ fn read_with_charts(
         });
     }
     Ok(bundles)
+}
+
+/// The ImageScans of the bundles under every PATH argument (`.` when there is none), as Fleet's reader makes them
+/// from each fleet.yaml's `imageScans`.
+pub fn read_image_scans(paths: &[String], options: &ReadOptions) -> anyhow::Result<Vec<ImageScan>> {
+    let paths = if paths.is_empty() {
+        vec![".".to_string()]
+    } else {
+        paths.to_vec()
+    };
+    let mut scans = Vec::new();
+    for path in &paths {
+        let (tree, inside) = locate(path)?;
+        let inside = [inside];
+        let locations = match &options.driven_scan_separator {
+            Some(separator) => fleet_bundle::discover::driven(&inside, separator),
+            None => fleet_bundle::discover::discover(&tree, &inside),
+        };
+        let locations = match locations {
+            Ok(locations) => locations,
+            Err(ReadError::NothingFound { .. }) => continue,
+            Err(err) => return Err(err.into()),
+        };
+        for location in &locations {
+            scans.extend(fleet_bundle::read::read_image_scans(
+                &tree, location, options,
+            )?);
+        }
+    }
+    Ok(scans)
 }
 
 /// A progress callback that redraws one stderr line when stderr is a terminal, and does nothing otherwise.

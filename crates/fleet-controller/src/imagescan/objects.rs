@@ -6,9 +6,8 @@
 
 use std::collections::BTreeSet;
 
-use fleet_api::{GitRepo, ImageScan, ImageScanSpec, labels};
+use fleet_api::{GitRepo, ImageScan, labels};
 use fleet_bundle::discover;
-use fleet_bundle::names::safe_concat_name;
 use fleet_bundle::read::read_image_scans;
 use fleet_git::GitSource;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
@@ -41,21 +40,12 @@ pub async fn apply(ctx: &Context, repo: &GitRepo, source: &GitSource, commit: &s
     let mut wanted = BTreeSet::new();
     for location in &locations {
         // A broken fleet.yaml is reported by the bundle read; it has no scans here.
-        let Ok((bundle, entries)) = read_image_scans(&tree, location, &options) else {
+        let Ok(scans) = read_image_scans(&tree, location, &options) else {
             continue;
         };
-        for (position, entry) in entries {
-            let name = safe_concat_name(&["imagescan", &bundle, &position.to_string()]);
-            // fleet.yaml's entry has the ImageScan spec's fields and JSON names.
-            let mut spec: ImageScanSpec = serde_json::to_value(&entry)
-                .and_then(serde_json::from_value)
-                .unwrap_or_default();
-            spec.gitrepo_name = repo.name_any();
-            // Go writes an unset duration as "0s" (the default interval).
-            if spec.interval.is_empty() {
-                spec.interval = "0s".to_string();
-            }
-            let mut scan = ImageScan::new(&name, spec);
+        for mut scan in scans {
+            let name = scan.name_any();
+            scan.spec.gitrepo_name = repo.name_any();
             scan.metadata = ObjectMeta {
                 name: Some(name.clone()),
                 namespace: Some(namespace.clone()),
