@@ -72,6 +72,19 @@ impl Funcs {
         &FUNCS
     }
 
+    /// Go `text/template`'s builtins alone: a template parsed without a function map (Fleet's image-scan commit
+    /// message).
+    pub fn go() -> &'static Funcs {
+        static FUNCS: LazyLock<Funcs> = LazyLock::new(|| Funcs {
+            table: helm_table()
+                .into_iter()
+                .filter(|(name, _)| GO_BUILTINS.contains(name))
+                .collect(),
+            late_bound: GO_LATE_BOUND,
+        });
+        &FUNCS
+    }
+
     /// The evaluator's own spelling of `name` when the evaluator binds it itself (lazy `and`/`or`; Helm's
     /// `include`/`tpl`).
     pub fn late_bound(&self, name: &str) -> Option<&'static str> {
@@ -721,6 +734,19 @@ mod tests {
             .collect();
         assert!(missing.is_empty(), "missing functions: {missing:?}");
         assert!(!Funcs::helm().contains("env") && !Funcs::helm().contains("expandenv"));
+    }
+
+    /// Go's map: the builtins and nothing else.
+    #[test]
+    fn go_function_map_is_the_builtins() {
+        let go = Funcs::go();
+        let mut names: Vec<&&str> = go.names().collect();
+        names.sort();
+        let mut builtins: Vec<&&str> = super::GO_BUILTINS.iter().collect();
+        builtins.sort();
+        assert_eq!(names, builtins);
+        assert_eq!(go.late_bound("and"), Some("and"));
+        assert!(!go.contains("upper") && !go.contains("include"));
     }
 
     /// Fleet's map: every Sprig v3.3.0 function and Go builtin but the three Fleet deletes, none of Helm's
