@@ -13,7 +13,7 @@ fn error(dir: &str, err: fleet_kustomize::Error) -> RenderError {
         } else {
             dir.into()
         },
-        source: err,
+        source: Box::new(err),
     }
 }
 

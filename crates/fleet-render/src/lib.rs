@@ -52,12 +52,12 @@ pub enum RenderError {
     #[error("helm chart {chart:?}: {source}")]
     Helm {
         chart: String,
-        source: helm::HelmProblem,
+        source: Box<helm::HelmProblem>,
     },
     #[error("kustomize {dir:?}: {source}")]
     Kustomize {
         dir: String,
-        source: fleet_kustomize::Error,
+        source: Box<fleet_kustomize::Error>,
     },
 }
 
@@ -353,13 +353,13 @@ mod tests {
         ]);
         let err = render(&res, &BundleDeploymentOptions::default()).unwrap_err();
         // The chart engine's own error, kept whole: a template that failed.
+        let RenderError::Helm { source, .. } = &err else {
+            panic!("{err:?}");
+        };
         assert!(
             matches!(
-                &err,
-                RenderError::Helm {
-                    source: helm::HelmProblem::Chart(fleet_helm::ChartError::Template(_)),
-                    ..
-                }
+                **source,
+                helm::HelmProblem::Chart(fleet_helm::ChartError::Template(_))
             ),
             "{err:?}"
         );
@@ -370,14 +370,11 @@ mod tests {
             &helm_options("oci://registry.example/chart", serde_json::json!({})),
         )
         .unwrap_err();
+        let RenderError::Helm { source, .. } = &err else {
+            panic!("{err:?}");
+        };
         assert!(
-            matches!(
-                &err,
-                RenderError::Helm {
-                    source: helm::HelmProblem::NotStored { .. },
-                    ..
-                }
-            ),
+            matches!(**source, helm::HelmProblem::NotStored { .. }),
             "{err:?}"
         );
         assert!(err.to_string().contains("needs the network"), "{err}");
@@ -430,11 +427,10 @@ mod tests {
         )
         .unwrap_err();
         // fleet-kustomize's error, kept whole: the missing resource is named.
-        let RenderError::Kustomize {
-            source: fleet_kustomize::Error::Missing { entry, .. },
-            ..
-        } = &err
-        else {
+        let RenderError::Kustomize { source, .. } = &err else {
+            panic!("{err:?}");
+        };
+        let fleet_kustomize::Error::Missing { entry, .. } = &**source else {
             panic!("{err:?}");
         };
         assert_eq!(entry, "missing.yaml");
