@@ -18,15 +18,26 @@ pub enum Error {
     /// A HelmOp's chart source could not be used.
     #[error(transparent)]
     ChartSource(#[from] SourceProblem),
-    #[error("finalizer on {object}: {message}")]
+    #[error("finalizer on {object}: {source}")]
     Finalizer {
         object: String,
-        message: String,
+        source: FinalizerFailure,
         /// The finalizer patch was refused because the object changed since it was read.
         stale_object: bool,
     },
     #[error("background task failed: {0}")]
     Task(String),
+}
+
+/// Why kube-runtime's finalizer helper could not add or remove the controller's finalizer.
+#[derive(Debug, thiserror::Error)]
+pub enum FinalizerFailure {
+    /// The finalizer patch was refused.
+    #[error(transparent)]
+    Patch(kube::Error),
+    /// The object or the finalizer cannot be used (no name, an invalid finalizer name).
+    #[error(transparent)]
+    Helper(Box<kube::runtime::finalizer::Error<Error>>),
 }
 
 /// Why the chart source could not be used. Never holds a credential.
@@ -114,11 +125,11 @@ impl Error {
             | kube::runtime::finalizer::Error::RemoveFinalizer(e) => Error::Finalizer {
                 object,
                 stale_object: is_conflict(&e) || is_refused_json_patch(&e),
-                message: e.to_string(),
+                source: FinalizerFailure::Patch(e),
             },
             other => Error::Finalizer {
                 object,
-                message: other.to_string(),
+                source: FinalizerFailure::Helper(Box::new(other)),
                 stale_object: false,
             },
         }
@@ -282,5 +293,14 @@ mod tests {
         let err = Error::from_finalizer("ConfigMap ns/c".into(), err);
         assert!(err.is_stale_object(), "{err}");
         assert_eq!(err.kind(), "conflict");
+        // The API server's answer is kept whole.
+        let Error::Finalizer {
+            source: FinalizerFailure::Patch(kube::Error::Api(status)),
+            ..
+        } = &err
+        else {
+            panic!("{err:?}");
+        };
+        assert_eq!(status.code, 422);
     }
 }
