@@ -379,10 +379,14 @@ impl Agent {
 
     /// Removes everything a deleted BundleDeployment deployed (as its inventory says); when it was orphaned
     /// (now, or as its inventory recorded), only forgets the inventory and leaves the objects in place. One that
-    /// fails is tried again on the retry tick, through the inventories left behind.
+    /// fails is tried again on the retry tick, through the inventories left behind. The callers have already
+    /// stopped tracking it.
     async fn uninstall(&mut self, name: &str, orphan: bool) {
+        debug_assert!(
+            !self.tracked.contains_key(name),
+            "{name} is uninstalled while still tracked"
+        );
         self.owners.remove(&self.config.scope.set_id(name));
-        self.tracked.remove(name);
         let inventory = match self.inventories.load(name).await {
             Ok(Some(inventory)) => inventory,
             Ok(None) => return,

@@ -67,14 +67,32 @@ pub enum Error {
     },
     /// A HelmOp's chart could not be downloaded (source down, wrong credentials, no matching version).
     /// Retried; what is deployed stays. Never holds a credential.
-    #[error("downloading chart {chart}: {message}")]
-    ChartDownload { chart: String, message: String },
+    #[error("downloading chart {chart}: {problem}")]
+    ChartDownload {
+        chart: String,
+        #[source]
+        problem: ChartDownloadProblem,
+    },
     /// A namespaced object without a namespace: no request is sent for it (kube-apiserver answers 400).
     #[error("{object} names no namespace, but {kind} is namespaced")]
     NoNamespace { object: String, kind: String },
     /// The inventory record is unreadable.
     #[error("inventory {name}: {message}")]
     Inventory { name: String, message: String },
+}
+
+/// Why a HelmOp's chart could not be downloaded. Never holds a credential.
+#[derive(Debug, thiserror::Error)]
+pub enum ChartDownloadProblem {
+    /// The options name no chart to download.
+    #[error("the options name no chart")]
+    NoChart,
+    /// The chart access Secret the BundleDeployment names is not there.
+    #[error("the access secret {namespace}/{name} does not exist (yet)")]
+    SecretMissing { namespace: String, name: String },
+    /// The access Secret could not be read as credentials, or the chart source failed.
+    #[error(transparent)]
+    Source(#[from] fleet_chart_source::SourceError),
 }
 
 impl Error {

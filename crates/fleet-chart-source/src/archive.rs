@@ -5,7 +5,7 @@ use std::io::Read;
 
 use sha2::{Digest, Sha256};
 
-use crate::error::SourceError;
+use crate::error::{ArchiveProblem, SourceError};
 
 /// Largest unpacked archive accepted.
 const MAX_UNPACKED: u64 = 512 << 20;
@@ -18,42 +18,41 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// The regular files of a gzipped tar archive, by path as in the archive (`chart/Chart.yaml`), in archive
 /// order. Paths that leave the archive are an error; hidden files and directories are skipped.
 pub fn unpack(origin: &str, data: &[u8]) -> Result<Vec<(String, Vec<u8>)>, SourceError> {
-    let error = |message: String| SourceError::Archive {
+    let error = |problem: ArchiveProblem| SourceError::Archive {
         origin: origin.to_string(),
-        message,
+        problem,
     };
+    let tar = |e: std::io::Error| error(ArchiveProblem::Tar(e.into()));
     let mut raw = Vec::new();
     flate2::read::GzDecoder::new(data)
         .take(MAX_UNPACKED)
         .read_to_end(&mut raw)
-        .map_err(|e| error(format!("gzip: {e}")))?;
+        .map_err(|e| error(ArchiveProblem::Gzip(e.into())))?;
     let mut archive = tar::Archive::new(raw.as_slice());
     let mut files = Vec::new();
-    for entry in archive.entries().map_err(|e| error(format!("tar: {e}")))? {
-        let mut entry = entry.map_err(|e| error(format!("tar: {e}")))?;
+    for entry in archive.entries().map_err(tar)? {
+        let mut entry = entry.map_err(tar)?;
         if !entry.header().entry_type().is_file() {
             continue;
         }
         let name = entry
             .path()
-            .map_err(|e| error(format!("tar: {e}")))?
+            .map_err(tar)?
             .to_string_lossy()
             .replace('\\', "/");
         let name = name.trim_start_matches("./").to_string();
         if name.starts_with('/') || name.split('/').any(|part| part == "..") {
-            return Err(error(format!("entry {name:?} leaves the archive")));
+            return Err(error(ArchiveProblem::LeavesArchive(name)));
         }
         if name.split('/').any(|part| part.starts_with('.')) {
             continue;
         }
         let mut bytes = Vec::new();
-        entry
-            .read_to_end(&mut bytes)
-            .map_err(|e| error(format!("tar: {e}")))?;
+        entry.read_to_end(&mut bytes).map_err(tar)?;
         files.push((name, bytes));
     }
     if files.is_empty() {
-        return Err(error("the archive holds no file".to_string()));
+        return Err(error(ArchiveProblem::Empty));
     }
     Ok(files)
 }
@@ -95,6 +94,35 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("x.tgz")
+        );
+    }
+
+    #[test]
+    fn what_is_wrong_with_an_archive_is_kept_as_its_kind() {
+        // The gzip reader's own error, whole: its kind, and the source of the chain.
+        let err = unpack("x.tgz", b"not gzip").unwrap_err();
+        let SourceError::Archive {
+            problem: ArchiveProblem::Gzip(cause),
+            ..
+        } = &err
+        else {
+            panic!("{err:?}");
+        };
+        // SourceError -> ArchiveProblem -> the io::Error itself.
+        let problem = std::error::Error::source(&err).unwrap();
+        let io = std::error::Error::source(problem).unwrap();
+        assert_eq!(io.to_string(), cause.to_string());
+        assert!(
+            err.to_string()
+                .starts_with("x.tgz: not a chart archive: gzip: "),
+            "{err}"
+        );
+        assert_eq!(
+            unpack("e.tgz", &tgz(&[(".hidden", "x")])).unwrap_err(),
+            SourceError::Archive {
+                origin: "e.tgz".into(),
+                problem: ArchiveProblem::Empty
+            }
         );
     }
 }

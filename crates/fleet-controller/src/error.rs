@@ -18,15 +18,26 @@ pub enum Error {
     /// A HelmOp's chart source could not be used.
     #[error(transparent)]
     ChartSource(#[from] SourceProblem),
-    #[error("finalizer on {object}: {message}")]
+    #[error("finalizer on {object}: {source}")]
     Finalizer {
         object: String,
-        message: String,
+        source: FinalizerFailure,
         /// The finalizer patch was refused because the object changed since it was read.
         stale_object: bool,
     },
     #[error("background task failed: {0}")]
     Task(String),
+}
+
+/// Why kube-runtime's finalizer helper could not add or remove the controller's finalizer.
+#[derive(Debug, thiserror::Error)]
+pub enum FinalizerFailure {
+    /// The finalizer patch was refused.
+    #[error(transparent)]
+    Patch(kube::Error),
+    /// The object or the finalizer cannot be used (no name, an invalid finalizer name).
+    #[error(transparent)]
+    Helper(Box<kube::runtime::finalizer::Error<Error>>),
 }
 
 /// Why the chart source could not be used. Never holds a credential.
@@ -113,12 +124,12 @@ impl Error {
             kube::runtime::finalizer::Error::AddFinalizer(e)
             | kube::runtime::finalizer::Error::RemoveFinalizer(e) => Error::Finalizer {
                 object,
-                stale_object: is_stale_object(&e),
-                message: e.to_string(),
+                stale_object: is_conflict(&e) || is_refused_json_patch(&e),
+                source: FinalizerFailure::Patch(e),
             },
             other => Error::Finalizer {
                 object,
-                message: other.to_string(),
+                source: FinalizerFailure::Helper(Box::new(other)),
                 stale_object: false,
             },
         }
@@ -129,7 +140,7 @@ impl Error {
     /// at once, not reported as a failure worth a warning.
     pub fn is_stale_object(&self) -> bool {
         match self {
-            Error::Kube(e) => is_stale_object(e),
+            Error::Kube(e) => is_conflict(e),
             Error::Finalizer { stale_object, .. } => *stale_object,
             _ => false,
         }
@@ -154,51 +165,142 @@ impl Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// A 409 Conflict, or a 422 for a failed JSON patch `test` (how the API server refuses a patch written
-/// against an older copy of the object).
-fn is_stale_object(error: &kube::Error) -> bool {
-    match error {
-        kube::Error::Api(status) => {
-            status.code == 409 || (status.code == 422 && status.message.contains("test failed"))
-        }
-        _ => false,
+/// A 409 Conflict: the object changed since the copy the write was based on.
+fn is_conflict(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.code == 409)
+}
+
+/// Whether the API server refused a JSON patch because it could not be applied to the object as stored.
+/// kube-runtime's finalizer helper sends a `test` of the finalizers it read before its `add` or `remove`, so
+/// for its patches this means the object changed since it was read.
+///
+/// kube-apiserver answers a JSON patch it cannot apply (a failed `test`, a path that is gone) with 422, reason
+/// `Invalid`, a generic message and no `details.causes` (its patch handler wraps the patch library's error in
+/// `NewGenericServerResponse` and keeps none of its text), while a patched object that fails validation gets
+/// 422 `Invalid` with one cause per invalid field: the missing causes tell the two apart. The embedded API
+/// server instead reports the failed operation as a `patch` field cause whose message says "test failed"; that
+/// text is matched here, in this one place, and only for it.
+fn is_refused_json_patch(error: &kube::Error) -> bool {
+    let kube::Error::Api(status) = error else {
+        return false;
+    };
+    if status.code != 422 {
+        return false;
     }
+    let causes = status
+        .details
+        .as_ref()
+        .map_or(&[][..], |details| details.causes.as_slice());
+    let kube_apiserver = status.reason == "Invalid" && causes.is_empty();
+    let embedded = causes
+        .iter()
+        .any(|cause| cause.field == "patch" && cause.message.contains("test failed"));
+    kube_apiserver || embedded
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
-    fn api_error(code: u16, message: &str) -> kube::Error {
-        kube::Error::Api(Box::new(
-            serde_json::from_value(serde_json::json!({
-                "status": "Failure", "code": code, "message": message, "reason": "Invalid",
-            }))
-            .unwrap(),
-        ))
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Api, Patch, PatchParams, PostParams};
+    use kube::runtime::controller::Action;
+    use serde_json::json;
+
+    fn api_error(status: serde_json::Value) -> kube::Error {
+        kube::Error::Api(Box::new(serde_json::from_value(status).unwrap()))
+    }
+
+    fn finalizer(e: kube::Error) -> Error {
+        Error::from_finalizer(
+            "Cluster ns/c".into(),
+            kube::runtime::finalizer::Error::AddFinalizer(e),
+        )
     }
 
     #[test]
     fn a_finalizer_patch_against_an_older_copy_is_a_stale_object_not_a_failure() {
-        let finalizer = |e| {
-            Error::from_finalizer(
-                "Cluster ns/c".into(),
-                kube::runtime::finalizer::Error::AddFinalizer(e),
-            )
-        };
-        let stale = finalizer(api_error(
-            422,
-            "Cluster.fleet.cattle.io \"c\" is invalid: patch: JSON patch operation 0 (test \"/metadata/finalizers\"): test failed: the value differs",
-        ));
+        // kube-apiserver's answer to a JSON patch whose `test` failed: 422 Invalid, a generic message, no causes.
+        let stale = finalizer(api_error(json!({
+            "status": "Failure", "code": 422, "reason": "Invalid",
+            "message": "the server rejected our request due to an error in our request", "details": {},
+        })));
         assert!(stale.is_stale_object());
         assert_eq!(stale.kind(), "conflict");
-        assert!(finalizer(api_error(409, "the object has been modified")).is_stale_object());
-        assert!(Error::Kube(api_error(409, "conflict")).is_stale_object());
+        let conflict = json!({"status": "Failure", "code": 409, "reason": "Conflict",
+                              "message": "the object has been modified"});
+        assert!(finalizer(api_error(conflict.clone())).is_stale_object());
+        assert!(Error::Kube(api_error(conflict)).is_stale_object());
 
-        let refused = finalizer(api_error(403, "forbidden"));
+        let refused = finalizer(api_error(json!({
+            "status": "Failure", "code": 403, "reason": "Forbidden", "message": "forbidden",
+        })));
         assert!(!refused.is_stale_object());
         assert_eq!(refused.kind(), "finalizer");
-        assert!(!finalizer(api_error(422, "metadata.finalizers: Invalid value")).is_stale_object());
+        // A patch that applied but made the object invalid lists its causes: not stale.
+        let invalid = json!({
+            "status": "Failure", "code": 422, "reason": "Invalid",
+            "message": "Cluster.fleet.cattle.io \"c\" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted",
+            "details": {"name": "c", "group": "fleet.cattle.io", "kind": "Cluster", "causes": [
+                {"reason": "FieldValueForbidden", "field": "metadata.finalizers",
+                 "message": "Forbidden: no new finalizers can be added if the object is being deleted"},
+            ]},
+        });
+        assert!(!finalizer(api_error(invalid)).is_stale_object());
         assert!(!Error::invalid("GitRepo ns/r", "bad").is_stale_object());
+    }
+
+    /// kube-runtime's finalizer helper run on a copy older than the stored object, against the embedded API
+    /// server: its JSON patch `test` fails there, and that is told apart as a stale object.
+    #[tokio::test]
+    async fn the_embedded_api_server_refusing_a_stale_finalizer_patch_is_a_stale_object() {
+        let hub = fleet_testing::TestCluster::empty();
+        let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(hub.client.clone());
+        let _ = namespaces
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(json!({"metadata": {"name": "ns"}})).unwrap(),
+            )
+            .await;
+        let api: Api<ConfigMap> = Api::namespaced(hub.client.clone(), "ns");
+        api.create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "c"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+        let older = api.get("c").await.unwrap();
+        api.patch(
+            "c",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": ["example.com/other"]}})),
+        )
+        .await
+        .unwrap();
+        let err = kube::runtime::finalizer::finalizer(
+            &api,
+            "example.com/ours",
+            Arc::new(older),
+            |_| async { Ok::<_, Error>(Action::await_change()) },
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(err, kube::runtime::finalizer::Error::AddFinalizer(_)),
+            "{err:?}"
+        );
+        let err = Error::from_finalizer("ConfigMap ns/c".into(), err);
+        assert!(err.is_stale_object(), "{err}");
+        assert_eq!(err.kind(), "conflict");
+        // The API server's answer is kept whole.
+        let Error::Finalizer {
+            source: FinalizerFailure::Patch(kube::Error::Api(status)),
+            ..
+        } = &err
+        else {
+            panic!("{err:?}");
+        };
+        assert_eq!(status.code, 422);
     }
 }

@@ -48,6 +48,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use fleet_api::{
     Bundle, Cluster, ClusterGroup, ClusterRegistration, ClusterRegistrationToken, GitRepo, HelmOp,
+    ImageScan,
 };
 use futures::{FutureExt, StreamExt};
 use kube::api::Api;
@@ -99,7 +100,7 @@ pub async fn run(
     let watches = tokio::spawn(watches::run(client.clone(), index, triggers.clone()));
     let collector = tokio::spawn(bundle::content::run_collector(ctx.clone()));
     let restrictions = tokio::spawn(gitrepo::restrict::watch(ctx.clone()));
-    let imagescans = tokio::spawn(imagescan::run(ctx.clone()));
+    let (write_backs, write_back_task) = imagescan::writeback::WriteBacks::start(ctx.clone());
     let later = tokio::spawn(async move {
         triggers.later.run(&triggers, STATUS_INTERVAL).await;
     });
@@ -199,6 +200,18 @@ pub async fn run(
         helmop::reconcile,
         Some(spec_or_metadata::<HelmOp>),
     );
+    // ImageScans: woken by their own spec changes, then by their per-object timers (requeues).
+    let (_imagescan_wake, imagescan_triggers) = tokio::sync::mpsc::unbounded_channel();
+    let scanner = imagescan::Scanner::new(write_backs);
+    let imagescans = controller::<ImageScan, _, _>(
+        &client,
+        "imagescan",
+        imagescan_triggers,
+        shutdown.clone(),
+        ctx.clone(),
+        move |scan, ctx| imagescan::reconcile(scan, ctx, scanner.clone()),
+        Some(spec_or_metadata::<ImageScan>),
+    );
     futures::join!(
         gitrepos,
         bundles,
@@ -207,10 +220,11 @@ pub async fn run(
         registrations,
         tokens,
         imports,
-        helmops
+        helmops,
+        imagescans
     );
     helmop_watch.abort();
-    imagescans.abort();
+    write_back_task.abort();
     watches.abort();
     import_watch.abort();
     collector.abort();

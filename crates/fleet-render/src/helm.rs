@@ -10,6 +10,34 @@ use serde_json::Value;
 
 use super::{Files, RenderError};
 
+/// Why a bundle's Helm chart did not render.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum HelmProblem {
+    /// Loading, valuing or rendering the chart failed (worded as `helm template` words it).
+    #[error(transparent)]
+    Chart(#[from] fleet_helm::ChartError),
+    /// The chart comes from a Helm repository or OCI registry and the Bundle does not hold it.
+    #[error(
+        "chart {chart:?} comes from a remote repository or OCI registry and is not stored in the Bundle; \
+         downloading it needs the network, and happens when the Bundle is read (fleet apply without \
+         --offline, or the controller)"
+    )]
+    NotStored { chart: String },
+    /// The bundle has no `Chart.yaml` where the chart should be.
+    #[error("chart {chart:?}: no Chart.yaml in the bundle at {chart}/Chart.yaml")]
+    NoChartYaml { chart: String },
+    /// `Chart.yaml` declares dependencies that `charts/` lacks (Helm's install refuses such a chart).
+    #[error(
+        "found in Chart.yaml, but missing in charts/ directory: {} (Fleet vendors file:// \
+         dependencies unless helm.disableDependencyUpdate is set; otherwise vendor them into charts/)",
+        .0.join(", ")
+    )]
+    MissingDependencies(Vec<String>),
+    /// The chart's dependency declarations could not be read (`fleet-bundle`'s message).
+    #[error("{0}")]
+    Dependencies(String),
+}
+
 /// Helm's release name when neither `helm.releaseName` nor a bundle name is known.
 const FALLBACK_RELEASE_NAME: &str = "release-name";
 
@@ -76,7 +104,7 @@ pub fn render_text(
         render_chart(chart, &fleet_helm::values_from_json(&values), &opts).map_err(|err| {
             RenderError::Helm {
                 chart: origin.to_string(),
-                message: err.to_string(),
+                source: Box::new(err.into()),
             }
         })?;
     if rendered.documents().next().is_none() {
@@ -107,25 +135,25 @@ pub fn render_bundle_chart(
             .helm
             .as_ref()
             .is_some_and(|helm| fleet_bundle::remote::ChartRef::of(helm).is_some());
-        let detail = if remote || files.keys().any(|n| n.starts_with(".chart/")) {
-            format!(
-                "chart {origin:?} comes from a remote repository or OCI registry and is not stored in the Bundle; \
-                 downloading it needs the network, and happens when the Bundle is read (fleet apply without \
-                 --offline, or the controller)"
-            )
+        let problem = if remote || files.keys().any(|n| n.starts_with(".chart/")) {
+            HelmProblem::NotStored {
+                chart: origin.clone(),
+            }
         } else {
-            format!("chart {origin:?}: no Chart.yaml in the bundle at {origin}/Chart.yaml")
+            HelmProblem::NoChartYaml {
+                chart: origin.clone(),
+            }
         };
         return Err(RenderError::Helm {
             chart: origin,
-            message: detail,
+            source: Box::new(problem),
         });
     }
     let missing =
         fleet_bundle::charts::dependencies::missing(&chart, &origin).map_err(|message| {
             RenderError::Helm {
                 chart: origin.clone(),
-                message,
+                source: Box::new(HelmProblem::Dependencies(message)),
             }
         })?;
     if !missing.is_empty() {
@@ -133,11 +161,7 @@ pub fn render_bundle_chart(
         // deploy an incomplete release and report it Ready.
         return Err(RenderError::Helm {
             chart: origin,
-            message: format!(
-                "found in Chart.yaml, but missing in charts/ directory: {} (Fleet vendors file:// \
-                 dependencies unless helm.disableDependencyUpdate is set; otherwise vendor them into charts/)",
-                missing.join(", ")
-            ),
+            source: Box::new(HelmProblem::MissingDependencies(missing)),
         });
     }
     render_text(chart, &origin, options, bundle_name)

@@ -13,7 +13,7 @@ fn error(dir: &str, err: fleet_kustomize::Error) -> RenderError {
         } else {
             dir.into()
         },
-        message: err.to_string(),
+        source: Box::new(err),
     }
 }
 

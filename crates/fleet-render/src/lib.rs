@@ -33,7 +33,7 @@ pub enum Style {
     RawYaml,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RenderError {
     #[error("{style} bundles are not supported by `fleet test` yet ({detail})")]
     NotSupportedYet { style: &'static str, detail: String },
@@ -49,10 +49,16 @@ pub enum RenderError {
     },
     #[error("{object}: {message}")]
     Namespace { object: String, message: String },
-    #[error("helm chart {chart:?}: {message}")]
-    Helm { chart: String, message: String },
-    #[error("kustomize {dir:?}: {message}")]
-    Kustomize { dir: String, message: String },
+    #[error("helm chart {chart:?}: {source}")]
+    Helm {
+        chart: String,
+        source: Box<helm::HelmProblem>,
+    },
+    #[error("kustomize {dir:?}: {source}")]
+    Kustomize {
+        dir: String,
+        source: Box<fleet_kustomize::Error>,
+    },
 }
 
 /// The bundle's files by name, decoded.
@@ -346,7 +352,17 @@ mod tests {
             ),
         ]);
         let err = render(&res, &BundleDeploymentOptions::default()).unwrap_err();
-        assert!(matches!(err, RenderError::Helm { .. }), "{err}");
+        // The chart engine's own error, kept whole: a template that failed.
+        let RenderError::Helm { source, .. } = &err else {
+            panic!("{err:?}");
+        };
+        assert!(
+            matches!(
+                **source,
+                helm::HelmProblem::Chart(fleet_helm::ChartError::Template(_))
+            ),
+            "{err:?}"
+        );
         assert!(err.to_string().contains("v is required"), "{err}");
         let res = resources(&[("a.yaml", "kind: A\n")]);
         let err = render(
@@ -354,6 +370,13 @@ mod tests {
             &helm_options("oci://registry.example/chart", serde_json::json!({})),
         )
         .unwrap_err();
+        let RenderError::Helm { source, .. } = &err else {
+            panic!("{err:?}");
+        };
+        assert!(
+            matches!(**source, helm::HelmProblem::NotStored { .. }),
+            "{err:?}"
+        );
         assert!(err.to_string().contains("needs the network"), "{err}");
     }
 
@@ -403,7 +426,15 @@ mod tests {
             &Default::default(),
         )
         .unwrap_err();
-        assert!(matches!(err, RenderError::Kustomize { .. }), "{err}");
+        // fleet-kustomize's error, kept whole: the missing resource is named.
+        let RenderError::Kustomize { source, .. } = &err else {
+            panic!("{err:?}");
+        };
+        let fleet_kustomize::Error::Missing { entry, .. } = &**source else {
+            panic!("{err:?}");
+        };
+        assert_eq!(entry, "missing.yaml");
+        assert!(err.to_string().starts_with("kustomize \".\": "), "{err}");
 
         let res = resources(&[
             ("a.yaml", "kind: Plain\nv: '{{ x }}'\n"),

@@ -2,7 +2,7 @@
 //! (shallow, into the controller's git cache), the markers of its `paths` (the whole repository by default)
 //! rewritten to the scans' latest images, and the changed files committed with the GitRepo's
 //! `imageScanCommit` author and message on top of the fetched commit and pushed to the branch. A branch that
-//! moved meanwhile refuses the push; the next round fetches it again. The GitRepo then reads the new commit
+//! moved meanwhile refuses the push; the next write-back fetches it again. The GitRepo then reads the new commit
 //! at once (as after a webhook). The outcome becomes the GitRepo's `ImageSynced` condition and
 //! `lastSyncedImageScanTime`.
 
@@ -32,10 +32,13 @@ pub enum SyncError {
     PathOutside(String),
     #[error(transparent)]
     Git(#[from] GitError),
-    #[error("{0}")]
-    Source(String),
+    /// The GitRepo's source (URL, credentials, CA) could not be set up.
+    #[error(transparent)]
+    Source(Box<crate::error::Error>),
     #[error("reading the repository: {0}")]
-    Read(String),
+    Read(#[from] fleet_bundle::tree::TreeError),
+    #[error("the write-back task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
 }
 
 /// Commits and pushes the scans' images into `repo`'s repository; the new commit, if any.
@@ -53,7 +56,7 @@ pub async fn sync(
     // pushes gets them, the others answer with an authentication error on the condition).
     let source = crate::gitrepo::fetch::source(ctx, repo)
         .await
-        .map_err(|err| SyncError::Source(err.to_string()))?;
+        .map_err(|err| SyncError::Source(Box::new(err)))?;
     let paths = if repo.spec.paths.is_empty() {
         vec![TreePath::root()]
     } else {
@@ -84,8 +87,7 @@ pub async fn sync(
             message: message.clone(),
         })
     })
-    .await
-    .map_err(|err| SyncError::Read(err.to_string()))?
+    .await?
 }
 
 fn write_back(
@@ -128,9 +130,7 @@ fn rewrite_under(
         match entry.kind {
             EntryKind::Dir => rewrite_under(tree, &path, setters, files)?,
             EntryKind::File if markers::is_yaml(&entry.name) => {
-                let bytes = tree
-                    .read_file(&path)
-                    .map_err(|err| SyncError::Read(format!("{path}: {err}")))?;
+                let bytes = tree.read_file(&path)?;
                 let Ok(text) = String::from_utf8(bytes) else {
                     continue;
                 };

@@ -4,15 +4,17 @@
 //! policy is semver `*`.
 
 use fleet_api::ImagePolicyChoice;
-use fleet_bundle::remote::version::{Constraint, compare, parse_version};
+use fleet_bundle::remote::version::{Constraint, ConstraintError, compare, parse_version};
 
 /// Why no tag could be chosen.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PolicyError {
     #[error("no tag found")]
     NoTags,
+    #[error("policy.semver.range: an empty range")]
+    EmptyRange,
     #[error("policy.semver.range: {0}")]
-    BadRange(String),
+    BadRange(#[from] ConstraintError),
     #[error("no available version matching {0}")]
     NoMatch(String),
 }
@@ -43,10 +45,9 @@ pub fn latest_tag(policy: &ImagePolicyChoice, tags: &[String]) -> Result<String,
 fn semver_latest(range: &str, tags: &[String]) -> Result<String, PolicyError> {
     // Masterminds refuses an empty constraint (Fleet passes the range as written).
     if range.trim().is_empty() {
-        return Err(PolicyError::BadRange("an empty range".to_string()));
+        return Err(PolicyError::EmptyRange);
     }
-    let constraint =
-        Constraint::parse(range).map_err(|err| PolicyError::BadRange(err.to_string()))?;
+    let constraint = Constraint::parse(range)?;
     tags.iter()
         .filter_map(|tag| parse_version(tag).map(|version| (version, tag)))
         .filter(|(version, _)| constraint.matches(version))
@@ -100,10 +101,14 @@ mod tests {
             latest_tag(&semver(">=3"), &all).unwrap_err(),
             PolicyError::NoMatch(">=3".into())
         );
-        assert!(matches!(
-            latest_tag(&semver("not a range"), &all),
-            Err(PolicyError::BadRange(_))
-        ));
+        let Err(PolicyError::BadRange(bad)) = latest_tag(&semver("not a range"), &all) else {
+            panic!("not a range is refused");
+        };
+        assert_eq!(bad.constraint, "not a range");
+        assert_eq!(
+            latest_tag(&semver(" "), &all).unwrap_err(),
+            PolicyError::EmptyRange
+        );
         assert_eq!(
             latest_tag(&semver("*"), &[]).unwrap_err(),
             PolicyError::NoTags

@@ -28,6 +28,11 @@ pub enum ScanError {
     Policy(#[from] PolicyError),
     #[error("secretRef: secret {name:?}: {reason}")]
     Secret { name: String, reason: String },
+    #[error("secretRef: secret {name:?}: .dockerconfigjson is not valid: {source}")]
+    SecretJson {
+        name: String,
+        source: serde_json::Error,
+    },
     #[error(transparent)]
     Kube(#[from] kube::Error),
 }
@@ -142,8 +147,11 @@ async fn registry_auth(
         .data
         .and_then(|mut data| data.remove(".dockerconfigjson"))
         .ok_or_else(|| failed("no .dockerconfigjson key".to_string()))?;
-    let config: DockerConfig = serde_json::from_slice(&data.0)
-        .map_err(|err| failed(format!(".dockerconfigjson is not valid: {err}")))?;
+    let config: DockerConfig =
+        serde_json::from_slice(&data.0).map_err(|source| ScanError::SecretJson {
+            name: name.to_string(),
+            source,
+        })?;
     let entry = config
         .auths
         .get(registry)
