@@ -23,6 +23,10 @@ use crate::status::conditions;
 /// Fleet's commit message when `imageScanCommit.messageTemplate` is empty.
 pub const DEFAULT_MESSAGE: &str = "Update from image update automation";
 
+/// What Fleet's commit job gives the message template as its data (dot): a placeholder string, nothing about
+/// the change yet.
+const MESSAGE_DATA: &str = "no data! yet";
+
 /// Why a write-back failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
@@ -39,6 +43,31 @@ pub enum SyncError {
     Read(#[from] fleet_bundle::tree::TreeError),
     #[error("the write-back task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
+    /// `imageScanCommit.messageTemplate` does not parse or execute as a Go template.
+    #[error("spec.imageScanCommit.messageTemplate: {0}")]
+    MessageTemplate(#[source] fleet_helm::TemplateError),
+}
+
+/// The commit message: `template` (Fleet's default when empty) executed as Fleet executes it, a Go text/template
+/// without a function map whose dot is [`MESSAGE_DATA`].
+pub fn commit_message(template: &str) -> Result<String, SyncError> {
+    let template = if template.is_empty() {
+        DEFAULT_MESSAGE
+    } else {
+        template
+    };
+    let options = fleet_helm::TextOptions {
+        syntax: fleet_helm::Syntax {
+            left: "{{",
+            right: "}}",
+            funcs: fleet_helm::Funcs::go(),
+        },
+        missing_key: fleet_helm::MissingKey::Zero,
+        fuel: fleet_helm::template::exec::DEFAULT_FUEL,
+    };
+    let data = fleet_helm::values_from_json(&serde_json::Value::from(MESSAGE_DATA));
+    fleet_helm::render_text("commit message", template, &data, &options)
+        .map_err(SyncError::MessageTemplate)
 }
 
 /// Commits and pushes the scans' images into `repo`'s repository; the new commit, if any.
@@ -73,11 +102,7 @@ pub async fn sync(
             .collect::<Result<Vec<_>, _>>()?
     };
     let setters = markers::setters(scans);
-    let message = if commit_spec.message_template.is_empty() {
-        DEFAULT_MESSAGE.to_string()
-    } else {
-        commit_spec.message_template.clone()
-    };
+    let message = commit_message(&commit_spec.message_template)?;
     let git = ctx.git.clone();
     tokio::task::spawn_blocking(move || {
         write_back(&git, &source, &paths, &setters, |files| Change {
@@ -197,4 +222,30 @@ pub async fn record(
         ctx.triggers.gitrepo(&namespace, &name);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fleet parses the message as a Go template with no functions and executes it on a placeholder string.
+    #[test]
+    fn the_message_template_runs_as_fleet_runs_it() {
+        assert_eq!(commit_message("").unwrap(), DEFAULT_MESSAGE);
+        assert_eq!(
+            commit_message("bump images\n\nby the scanner").unwrap(),
+            "bump images\n\nby the scanner"
+        );
+        assert_eq!(
+            commit_message("automation: {{ . }} {{ len . }}").unwrap(),
+            "automation: no data! yet 12"
+        );
+        let unknown = commit_message("{{ upper . }}").unwrap_err().to_string();
+        assert!(
+            unknown.starts_with("spec.imageScanCommit.messageTemplate: ")
+                && unknown.contains("function \"upper\" not defined"),
+            "{unknown}"
+        );
+        assert!(commit_message("{{ if . }}").is_err());
+    }
 }
