@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use fleet_bundle::tree::{DirEntry, EntryKind, FileTree, TreeError, TreePath};
+use fleet_bundle::tree::{DirEntry, FileTree, TreeError, TreePath};
 use gix::objs::tree::EntryKind as GitKind;
 
 use crate::error::GitError;
@@ -180,20 +180,10 @@ impl FileTree for GitTree {
 
 /// The listing entry for `node`, named `name`.
 fn dir_entry(name: &str, node: &Node) -> DirEntry {
-    let (kind, mode) = match node {
-        Node::Dir => (EntryKind::Dir, 0o755),
-        Node::File { mode, .. } => (EntryKind::File, *mode),
-        Node::Symlink { target } => (
-            EntryKind::Symlink {
-                target: target.clone(),
-            },
-            0o777,
-        ),
-    };
-    DirEntry {
-        name: name.to_string(),
-        kind,
-        mode,
+    match node {
+        Node::Dir => DirEntry::dir(name),
+        Node::File { mode, .. } => DirEntry::file(name, *mode),
+        Node::Symlink { target } => DirEntry::symlink(name, target),
     }
 }
 
