@@ -178,6 +178,23 @@ impl FileTree for GitTree {
     }
 }
 
+/// The kind and object id of each entry of the tree `id` (errors name the tree).
+pub(crate) fn tree_entries(
+    repo: &gix::Repository,
+    id: gix::ObjectId,
+) -> Result<Vec<(GitKind, gix::ObjectId)>, String> {
+    let tree = repo
+        .find_tree(id)
+        .map_err(|err| format!("tree {id}: {err}"))?;
+    Ok(tree
+        .decode()
+        .map_err(|err| format!("tree {id}: {err}"))?
+        .entries
+        .iter()
+        .map(|entry| (entry.mode.kind(), entry.oid.to_owned()))
+        .collect())
+}
+
 /// The listing entry for `node`, named `name`.
 fn dir_entry(name: &str, node: &Node) -> DirEntry {
     match node {
