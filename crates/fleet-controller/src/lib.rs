@@ -9,7 +9,8 @@
 //! [`server`] serves `/metrics` and the git push webhook ([`webhook`]).
 //!
 //! Layers (imports point down only, no module cycles): the reconcilers ([`gitrepo`], [`bundle`],
-//! [`cluster`], [`helmop`], [`placement`], [`status`]) and [`retry`], the error policy, use the [`context`];
+//! [`cluster`], [`helmop`], [`placement`], [`status`]) and [`retry`], the error policy, use the [`context`]
+//! (and the helper [`finalize`], running a reconcile under its finalizer);
 //! the context holds the [`index`] (fleet state, deployment store, summaries and tallies), the reconcile
 //! [`triggers`] and each reconciler's memory, which is a leaf module of its owner ([`bundle::cache`],
 //! [`helmop::state`], [`placement::decisions`], [`placement::limits`], [`retry::backoff`], and
@@ -22,6 +23,7 @@ pub mod cluster;
 pub mod context;
 pub mod error;
 pub mod events;
+pub mod finalize;
 pub mod gitrepo;
 pub mod helmop;
 pub mod imagescan;
