@@ -10,7 +10,7 @@
 //!
 //! Layers (imports point down only, no module cycles): the reconcilers ([`gitrepo`], [`bundle`],
 //! [`cluster`], [`helmop`], [`placement`], [`status`]) and [`retry`], the error policy, use the [`context`]
-//! (and the helper [`finalize`], running a reconcile under its finalizer);
+//! (and the helpers [`finalize`], running a reconcile under its finalizer, and [`secrets`]);
 //! the context holds the [`index`] (fleet state, deployment store, summaries and tallies), the reconcile
 //! [`triggers`] and each reconciler's memory, which is a leaf module of its owner ([`bundle::cache`],
 //! [`helmop::state`], [`placement::decisions`], [`placement::limits`], [`retry::backoff`], and
@@ -33,6 +33,7 @@ pub mod metrics;
 pub mod placement;
 pub mod process;
 pub mod retry;
+pub mod secrets;
 pub mod server;
 pub mod status;
 pub mod sync;
