@@ -10,7 +10,7 @@
 //!
 //! Layers (imports point down only, no module cycles): the reconcilers ([`gitrepo`], [`bundle`],
 //! [`cluster`], [`helmop`], [`placement`], [`status`]) and [`retry`], the error policy, use the [`context`]
-//! (and the helpers [`finalize`], running a reconcile under its finalizer, and [`secrets`]);
+//! (and the helpers [`finalize`], running a reconcile under its finalizer, [`delete`] and [`secrets`]);
 //! the context holds the [`index`] (fleet state, deployment store, summaries and tallies), the reconcile
 //! [`triggers`] and each reconciler's memory, which is a leaf module of its owner ([`bundle::cache`],
 //! [`helmop::state`], [`placement::decisions`], [`placement::limits`], [`retry::backoff`], and
@@ -21,6 +21,7 @@
 pub mod bundle;
 pub mod cluster;
 pub mod context;
+pub mod delete;
 pub mod error;
 pub mod events;
 pub mod finalize;

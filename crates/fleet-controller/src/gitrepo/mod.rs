@@ -24,13 +24,13 @@ use futures::future::BoxFuture;
 use fleet_api::{Bundle, GitRepo, GitRepoStatus, labels};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, DeleteParams, ListParams};
+use kube::api::Api;
 use kube::runtime::controller::Action;
 use kube::runtime::finalizer::Event;
 use kube::{Resource, ResourceExt};
 
-use crate::bundle::content::ignore_missing;
 use crate::context::{Context, lock};
+use crate::delete::delete_labelled;
 use crate::error::{Error, Result, Retry};
 use crate::events;
 use crate::finalize::with_finalizer;
@@ -326,16 +326,6 @@ async fn cleanup(repo: &GitRepo, ctx: &Context) -> Result<Action> {
     let api: Api<Bundle> =
         Api::namespaced(ctx.client.clone(), &repo.namespace().unwrap_or_default());
     let selector = format!("{}={}", labels::REPO_NAME, repo.name_any());
-    for bundle in api
-        .list_metadata(&ListParams::default().labels(&selector))
-        .await?
-        .items
-    {
-        ignore_missing(
-            api.delete(&bundle.name_any(), &DeleteParams::default())
-                .await
-                .map(|_| ()),
-        )?;
-    }
+    delete_labelled(&api, &selector).await?;
     Ok(Action::await_change())
 }
