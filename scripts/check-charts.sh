@@ -56,24 +56,23 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---- 1. lint -------------------------------------------------------------------------------------
-step "helm lint charts/fleet-crd"
-helm lint --strict "$root/charts/fleet-crd" >"$work/lint.log" 2>&1 || { cat "$work/lint.log" >&2; fail "helm lint charts/fleet-crd"; }
-step "helm lint charts/fleet"
-helm lint --strict "$root/charts/fleet" >"$work/lint.log" 2>&1 || { cat "$work/lint.log" >&2; fail "helm lint charts/fleet"; }
+lint() { # lint <chart dir> [<values file>]: helm lint --strict, with the values file when given
+  local what="helm lint ${1#"$root"/}${2:+ -f ${2#"$root"/}}"
+  step "$what"
+  helm lint --strict "$1" ${2:+-f "$2"} >"$work/lint.log" 2>&1 || { cat "$work/lint.log" >&2; fail "$what"; }
+}
+lint "$root/charts/fleet-crd"
+lint "$root/charts/fleet"
 ci_values=("$root"/charts/fleet/ci/*.yaml)
 [ -e "${ci_values[0]}" ] || fail "no values files in charts/fleet/ci/"
 for values in "${ci_values[@]}"; do
-  step "helm lint charts/fleet -f ${values#"$root"/}"
-  helm lint --strict "$root/charts/fleet" -f "$values" >"$work/lint.log" 2>&1 ||
-    { cat "$work/lint.log" >&2; fail "helm lint charts/fleet -f ${values#"$root"/}"; }
+  lint "$root/charts/fleet" "$values"
 done
 
 agent_values=("$root"/charts/fleet-agent/ci/*.yaml)
 [ -e "${agent_values[0]}" ] || fail "no values files in charts/fleet-agent/ci/"
 for values in "${agent_values[@]}"; do
-  step "helm lint charts/fleet-agent -f ${values#"$root"/}"
-  helm lint --strict "$root/charts/fleet-agent" -f "$values" >"$work/lint.log" 2>&1 ||
-    { cat "$work/lint.log" >&2; fail "helm lint charts/fleet-agent -f ${values#"$root"/}"; }
+  lint "$root/charts/fleet-agent" "$values"
 done
 step "helm template charts/fleet-agent without registration values fails, naming apiServerURL"
 if helm template fleet-agent "$root/charts/fleet-agent" >"$work/agent-none.yaml" 2>"$work/template.log"; then

@@ -7,29 +7,26 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dest="$root/.tools"
 pkg_version="${KUBECTL_LAYER_VERSION:-2.2.2}"
-# Debian's docker-registry: a real OCI distribution registry the remote-chart tests push charts to.
-if ! command -v docker-registry >/dev/null; then
+# Installs Debian package <package> with apt-get when <program> is not there (only as root; otherwise it fails,
+# saying what to install).
+install_deb() { # <program> <package>
+  if command -v "$1" >/dev/null; then
+    return
+  fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "installing docker-registry with apt-get" >&2
+    echo "installing $2 with apt-get" >&2
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-registry >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null
   else
-    echo "install-tools: docker-registry is missing; install Debian's docker-registry package (as root: apt-get install docker-registry)" >&2
+    echo "install-tools: $1 is missing; install Debian's $2 package (as root: apt-get install $2)" >&2
     exit 1
   fi
-fi
+}
+# Debian's docker-registry: a real OCI distribution registry the remote-chart tests push charts to.
+install_deb docker-registry docker-registry
 # Debian's openssh-server: the real sshd the ssh transport tests start on a loopback port. Run as root, sshd
 # wants its privilege-separation directory, which the package's service would create at boot.
-if [ ! -x /usr/sbin/sshd ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "installing openssh-server with apt-get" >&2
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server >/dev/null
-  else
-    echo "install-tools: /usr/sbin/sshd is missing; install Debian's openssh-server package (as root: apt-get install openssh-server)" >&2
-    exit 1
-  fi
-fi
+install_deb /usr/sbin/sshd openssh-server
 if [ "$(id -u)" = 0 ]; then
   mkdir -p -m 0755 /run/sshd
 fi

@@ -84,20 +84,32 @@ fn secret_error(name: &str, message: &str) -> Error {
     }
 }
 
+/// The data of the Secret `name` in the agent's namespace downstream, `None` when there is none; errors call
+/// it the `what` secret.
+async fn read_secret(
+    downstream: &kube::Client,
+    agent_namespace: &str,
+    name: &str,
+    what: &str,
+) -> Result<Option<BTreeMap<String, ByteString>>> {
+    let api: Api<Secret> = Api::namespaced(downstream.clone(), agent_namespace);
+    let secret = api
+        .get_opt(name)
+        .await
+        .map_err(|err| Error::kube(format!("reading the {what} secret"), err))?;
+    Ok(secret.map(|secret| secret.data.unwrap_or_default()))
+}
+
 /// Reads the bootstrap Secret, if there is one.
 pub async fn bootstrap(
     downstream: &kube::Client,
     agent_namespace: &str,
 ) -> Result<Option<Bootstrap>> {
-    let api: Api<Secret> = Api::namespaced(downstream.clone(), agent_namespace);
-    let Some(secret) = api
-        .get_opt(BOOTSTRAP_SECRET)
-        .await
-        .map_err(|err| Error::kube("reading the bootstrap secret", err))?
+    let Some(data) =
+        read_secret(downstream, agent_namespace, BOOTSTRAP_SECRET, "bootstrap").await?
     else {
         return Ok(None);
     };
-    let data = secret.data.unwrap_or_default();
     let bootstrap = Bootstrap {
         api_server_url: text(&data, "apiServerURL"),
         api_server_ca: text(&data, "apiServerCA"),
@@ -156,15 +168,16 @@ pub async fn credentials(
     downstream: &kube::Client,
     agent_namespace: &str,
 ) -> Result<Option<Credentials>> {
-    let api: Api<Secret> = Api::namespaced(downstream.clone(), agent_namespace);
-    let Some(secret) = api
-        .get_opt(CREDENTIALS_SECRET)
-        .await
-        .map_err(|err| Error::kube("reading the credentials secret", err))?
+    let Some(data) = read_secret(
+        downstream,
+        agent_namespace,
+        CREDENTIALS_SECRET,
+        "credentials",
+    )
+    .await?
     else {
         return Ok(None);
     };
-    let data = secret.data.unwrap_or_default();
     Ok(Some(Credentials {
         kubeconfig: text(&data, "kubeconfig"),
         deployment_namespace: text(&data, "deploymentNamespace"),

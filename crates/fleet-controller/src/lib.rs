@@ -9,7 +9,8 @@
 //! [`server`] serves `/metrics` and the git push webhook ([`webhook`]).
 //!
 //! Layers (imports point down only, no module cycles): the reconcilers ([`gitrepo`], [`bundle`],
-//! [`cluster`], [`helmop`], [`placement`], [`status`]) and [`retry`], the error policy, use the [`context`];
+//! [`cluster`], [`helmop`], [`placement`], [`status`]) and [`retry`], the error policy, use the [`context`]
+//! (and the helpers [`finalize`], running a reconcile under its finalizer, [`delete`] and [`secrets`]);
 //! the context holds the [`index`] (fleet state, deployment store, summaries and tallies), the reconcile
 //! [`triggers`] and each reconciler's memory, which is a leaf module of its owner ([`bundle::cache`],
 //! [`helmop::state`], [`placement::decisions`], [`placement::limits`], [`retry::backoff`], and
@@ -20,8 +21,10 @@
 pub mod bundle;
 pub mod cluster;
 pub mod context;
+pub mod delete;
 pub mod error;
 pub mod events;
+pub mod finalize;
 pub mod gitrepo;
 pub mod helmop;
 pub mod imagescan;
@@ -31,6 +34,7 @@ pub mod metrics;
 pub mod placement;
 pub mod process;
 pub mod retry;
+pub mod secrets;
 pub mod server;
 pub mod status;
 pub mod sync;

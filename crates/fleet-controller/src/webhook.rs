@@ -6,18 +6,16 @@
 //! (the webhook now announces its commits), and make each poll now. A request that fails any GitRepo's
 //! verification is refused as a whole.
 
-use std::collections::BTreeMap;
-
 use fleet_api::GitRepo;
 use fleet_git::webhook::{PushEvent, secret_for, verify_and_parse};
 use http::{HeaderMap, Method, StatusCode};
-use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use serde_json::json;
 
 use crate::context::{Context, lock};
 use crate::error::Result;
+use crate::secrets::read_data;
 
 /// Name of the global webhook Secret (Fleet's).
 pub const WEBHOOK_SECRET: &str = "gitjob-webhook";
@@ -58,7 +56,7 @@ async fn triggered(
         Ok(event) => event,
         Err(err) => return Ok(Err((err.status(), err.to_string()))),
     };
-    let global = secret_data(ctx, &ctx.settings.system_namespace, WEBHOOK_SECRET).await?;
+    let global = read_data(&ctx.client, &ctx.settings.system_namespace, WEBHOOK_SECRET).await?;
     let repos = Api::<GitRepo>::all(ctx.client.clone())
         .list(&ListParams::default())
         .await?;
@@ -78,7 +76,7 @@ async fn triggered(
         let secret = if spec.webhook_secret.is_empty() {
             global.clone()
         } else {
-            match secret_data(ctx, &namespace, &spec.webhook_secret).await? {
+            match read_data(&ctx.client, &namespace, &spec.webhook_secret).await? {
                 Some(data) => Some(data),
                 None => {
                     return Ok(Err((
@@ -132,21 +130,4 @@ async fn record(ctx: &Context, repo: &GitRepo, event: &PushEvent) -> Result<()> 
         .await?;
     }
     Ok(())
-}
-
-async fn secret_data(
-    ctx: &Context,
-    namespace: &str,
-    name: &str,
-) -> Result<Option<BTreeMap<String, Vec<u8>>>> {
-    let secret = Api::<Secret>::namespaced(ctx.client.clone(), namespace)
-        .get_opt(name)
-        .await?;
-    Ok(secret.map(|s| {
-        s.data
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(k, v)| (k, v.0))
-            .collect()
-    }))
 }

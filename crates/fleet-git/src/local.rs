@@ -13,6 +13,7 @@ use crate::error::GitError;
 use crate::fetch::{FetchStats, cache_ref, has_commit};
 use crate::resolve::{candidates, reference_name};
 use crate::source::GitSource;
+use crate::tree::tree_entries;
 
 /// The directory of a local repository URL (`file://…` or a path), `None` for a network URL.
 pub(crate) fn local_path(url: &str) -> Option<PathBuf> {
@@ -132,17 +133,7 @@ impl Copy<'_> {
         if self.into.has_object(id) {
             return Ok(());
         }
-        let tree = self
-            .from
-            .find_tree(id)
-            .map_err(|err| self.corrupt(format!("tree {id}: {err}")))?;
-        let entries: Vec<(EntryKind, gix::ObjectId)> = tree
-            .decode()
-            .map_err(|err| self.corrupt(format!("tree {id}: {err}")))?
-            .entries
-            .iter()
-            .map(|entry| (entry.mode.kind(), entry.oid.to_owned()))
-            .collect();
+        let entries = tree_entries(self.from, id).map_err(|err| self.corrupt(err))?;
         for (kind, oid) in entries {
             match kind {
                 EntryKind::Tree => self.tree(oid)?,

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use fleet_bundle::tree::{DirEntry, EntryKind, FileTree, TreeError, TreePath};
+use fleet_bundle::tree::{DirEntry, FileTree, TreeError, TreePath};
 use gix::objs::tree::EntryKind as GitKind;
 
 use crate::error::GitError;
@@ -178,22 +178,29 @@ impl FileTree for GitTree {
     }
 }
 
+/// The kind and object id of each entry of the tree `id` (errors name the tree).
+pub(crate) fn tree_entries(
+    repo: &gix::Repository,
+    id: gix::ObjectId,
+) -> Result<Vec<(GitKind, gix::ObjectId)>, String> {
+    let tree = repo
+        .find_tree(id)
+        .map_err(|err| format!("tree {id}: {err}"))?;
+    Ok(tree
+        .decode()
+        .map_err(|err| format!("tree {id}: {err}"))?
+        .entries
+        .iter()
+        .map(|entry| (entry.mode.kind(), entry.oid.to_owned()))
+        .collect())
+}
+
 /// The listing entry for `node`, named `name`.
 fn dir_entry(name: &str, node: &Node) -> DirEntry {
-    let (kind, mode) = match node {
-        Node::Dir => (EntryKind::Dir, 0o755),
-        Node::File { mode, .. } => (EntryKind::File, *mode),
-        Node::Symlink { target } => (
-            EntryKind::Symlink {
-                target: target.clone(),
-            },
-            0o777,
-        ),
-    };
-    DirEntry {
-        name: name.to_string(),
-        kind,
-        mode,
+    match node {
+        Node::Dir => DirEntry::dir(name),
+        Node::File { mode, .. } => DirEntry::file(name, *mode),
+        Node::Symlink { target } => DirEntry::symlink(name, target),
     }
 }
 

@@ -228,19 +228,18 @@ pub fn type_name(v: &Value) -> &'static str {
     match v.kind() {
         ValueKind::Undefined | ValueKind::None => "<nil>",
         ValueKind::Bool => "bool",
-        ValueKind::Number => {
-            if v.is_integer() {
-                "int"
-            } else {
-                "float64"
-            }
-        }
+        ValueKind::Number => number_type(v),
         ValueKind::String => "string",
         ValueKind::Bytes => "[]uint8",
         ValueKind::Seq => "[]interface {}",
         ValueKind::Map => "map[string]interface {}",
         _ => "*struct",
     }
+}
+
+/// A number's Go type, which is also its reflect kind: integers are `int`, the rest `float64`.
+fn number_type(v: &Value) -> &'static str {
+    if v.is_integer() { "int" } else { "float64" }
 }
 
 /// The Go reflect kind of a value (`kindOf`, `kindIs`).
@@ -251,13 +250,7 @@ pub fn kind_name(v: &Value) -> &'static str {
     match v.kind() {
         ValueKind::Undefined | ValueKind::None => "invalid",
         ValueKind::Bool => "bool",
-        ValueKind::Number => {
-            if v.is_integer() {
-                "int"
-            } else {
-                "float64"
-            }
-        }
+        ValueKind::Number => number_type(v),
         ValueKind::String => "string",
         ValueKind::Bytes | ValueKind::Seq => "slice",
         ValueKind::Map => "map",

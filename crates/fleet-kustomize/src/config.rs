@@ -8,28 +8,18 @@ use crate::fieldspec::{FieldSpec, FieldSpecArgs, NameReference, TransformerConfi
 
 /// A `configurations` file.
 #[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct ConfigFile {
-    #[serde(default)]
     pub name_prefix: Vec<FieldSpecArgs>,
-    #[serde(default)]
     pub name_suffix: Vec<FieldSpecArgs>,
-    #[serde(default)]
     pub namespace: Vec<FieldSpecArgs>,
-    #[serde(default)]
     pub common_labels: Vec<FieldSpecArgs>,
-    #[serde(default)]
     pub template_labels: Vec<FieldSpecArgs>,
-    #[serde(default)]
     pub common_annotations: Vec<FieldSpecArgs>,
-    #[serde(default)]
     pub images: Vec<FieldSpecArgs>,
-    #[serde(default)]
     pub replicas: Vec<FieldSpecArgs>,
-    #[serde(default)]
     pub name_reference: Vec<NameReferenceArgs>,
-    #[serde(default)]
     pub var_reference: Vec<FieldSpecArgs>,
 }
 

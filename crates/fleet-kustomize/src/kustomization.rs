@@ -14,99 +14,66 @@ pub const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "K
 
 /// A parsed kustomization (or component) file.
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct Kustomization {
     pub api_version: Option<String>,
     pub kind: Option<String>,
     pub metadata: Option<Value>,
     pub openapi: Option<Value>,
-    #[serde(default)]
     pub resources: Vec<String>,
-    #[serde(default)]
     pub bases: Vec<String>,
-    #[serde(default)]
     pub components: Vec<String>,
-    #[serde(default)]
     pub crds: Vec<String>,
     pub namespace: Option<String>,
     pub name_prefix: Option<String>,
     pub name_suffix: Option<String>,
-    #[serde(default)]
     pub common_labels: BTreeMap<String, String>,
-    #[serde(default)]
     pub labels: Vec<Label>,
-    #[serde(default)]
     pub common_annotations: BTreeMap<String, String>,
-    #[serde(default)]
     pub images: Vec<Image>,
-    #[serde(default)]
     pub image_tags: Vec<Image>,
-    #[serde(default)]
     pub replicas: Vec<Replica>,
-    #[serde(default)]
     pub patches: Vec<Patch>,
-    #[serde(default)]
     pub patches_strategic_merge: Vec<String>,
-    #[serde(default)]
     pub patches_json6902: Vec<Patch>,
-    #[serde(default)]
     pub config_map_generator: Vec<GeneratorArgs>,
-    #[serde(default)]
     pub secret_generator: Vec<GeneratorArgs>,
     pub generator_options: Option<GeneratorOptions>,
-    #[serde(default)]
     pub replacements: Vec<ReplacementEntry>,
     pub sort_options: Option<SortOptions>,
-    #[serde(default)]
     pub helm_charts: Vec<HelmChart>,
     pub helm_globals: Option<HelmGlobals>,
-    #[serde(default)]
     pub helm_chart_inflation_generator: Vec<Value>,
-    #[serde(default)]
     pub configurations: Vec<String>,
-    #[serde(default)]
     pub generators: Vec<String>,
-    #[serde(default)]
     pub transformers: Vec<String>,
-    #[serde(default)]
     pub validators: Vec<String>,
-    #[serde(default)]
     pub vars: Vec<Value>,
-    #[serde(default)]
     pub build_metadata: Vec<String>,
 }
 
 /// One entry of `labels`.
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct Label {
-    #[serde(default)]
     pub pairs: BTreeMap<String, String>,
-    #[serde(default)]
     pub include_selectors: bool,
-    #[serde(default)]
     pub include_templates: bool,
-    #[serde(default)]
     pub fields: Vec<crate::fieldspec::FieldSpecArgs>,
 }
 
 /// One entry of `images`.
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct Image {
-    #[serde(default)]
     pub name: String,
-    #[serde(default)]
     pub new_name: String,
-    #[serde(default)]
     pub new_tag: String,
-    #[serde(default)]
     pub digest: String,
     /// Accepted and, as in kustomize v5.7's `images` transformer, not applied.
-    #[serde(default)]
     pub tag_suffix: String,
 }
 
@@ -121,51 +88,39 @@ pub struct Replica {
 
 /// A resource selector (`target` of a patch, `select`/`reject` of a replacement).
 #[derive(Debug, Default, Clone, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct Selector {
-    #[serde(default)]
     pub group: String,
-    #[serde(default)]
     pub version: String,
-    #[serde(default)]
     pub kind: String,
-    #[serde(default)]
     pub name: String,
-    #[serde(default)]
     pub namespace: String,
-    #[serde(default)]
     pub label_selector: String,
-    #[serde(default)]
     pub annotation_selector: String,
 }
 
 /// One entry of `patches` or `patchesJson6902`.
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct Patch {
     pub path: Option<String>,
     pub patch: Option<String>,
     pub target: Option<Selector>,
-    #[serde(default)]
     pub options: BTreeMap<String, bool>,
 }
 
 /// One entry of `configMapGenerator` or `secretGenerator`.
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct GeneratorArgs {
-    #[serde(default)]
     pub name: String,
     pub namespace: Option<String>,
     pub behavior: Option<String>,
-    #[serde(default)]
     pub files: Vec<String>,
-    #[serde(default)]
     pub literals: Vec<String>,
-    #[serde(default)]
     pub envs: Vec<String>,
     pub env: Option<String>,
     pub options: Option<GeneratorOptions>,
@@ -175,12 +130,10 @@ pub struct GeneratorArgs {
 
 /// `generatorOptions`, or a generator's own `options`.
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct GeneratorOptions {
-    #[serde(default)]
     pub labels: BTreeMap<String, String>,
-    #[serde(default)]
     pub annotations: BTreeMap<String, String>,
     pub disable_name_suffix_hash: Option<bool>,
     pub immutable: Option<bool>,
@@ -188,134 +141,100 @@ pub struct GeneratorOptions {
 
 /// One entry of `replacements`: inline, or a `path` to a file of replacements.
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct ReplacementEntry {
     pub path: Option<String>,
     pub source: Option<SourceSelector>,
-    #[serde(default)]
     pub targets: Vec<TargetSelector>,
 }
 
 /// Where a replacement's value comes from.
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct SourceSelector {
-    #[serde(default)]
     pub group: String,
-    #[serde(default)]
     pub version: String,
-    #[serde(default)]
     pub kind: String,
-    #[serde(default)]
     pub name: String,
-    #[serde(default)]
     pub namespace: String,
-    #[serde(default)]
     pub field_path: String,
     pub options: Option<FieldOptions>,
 }
 
 /// Where a replacement's value goes.
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct TargetSelector {
     pub select: Option<Selector>,
-    #[serde(default)]
     pub reject: Vec<Selector>,
-    #[serde(default)]
     pub field_paths: Vec<String>,
     pub options: Option<FieldOptions>,
 }
 
 /// Options of a replacement source or target.
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct FieldOptions {
-    #[serde(default)]
     pub delimiter: String,
-    #[serde(default)]
     pub index: i64,
-    #[serde(default)]
     pub encoding: String,
-    #[serde(default)]
     pub create: bool,
 }
 
 /// One entry of `helmCharts`.
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct HelmChart {
-    #[serde(default)]
     pub name: String,
-    #[serde(default)]
     pub version: String,
-    #[serde(default)]
     pub repo: String,
-    #[serde(default)]
     pub digest: String,
-    #[serde(default)]
     pub release_name: String,
-    #[serde(default)]
     pub namespace: String,
-    #[serde(default)]
     pub values_file: String,
-    #[serde(default)]
     pub additional_values_files: Vec<String>,
     pub values_inline: Option<Value>,
-    #[serde(default)]
     pub values_merge: String,
-    #[serde(default, rename = "includeCRDs")]
+    #[serde(rename = "includeCRDs")]
     pub include_crds: bool,
-    #[serde(default)]
     pub skip_hooks: bool,
-    #[serde(default)]
     pub skip_tests: bool,
-    #[serde(default)]
     pub api_versions: Vec<String>,
-    #[serde(default)]
     pub kube_version: String,
-    #[serde(default)]
     pub name_template: String,
-    #[serde(default)]
     pub devel: bool,
-    #[serde(default)]
     pub debug: bool,
 }
 
 /// `helmGlobals`.
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct HelmGlobals {
-    #[serde(default)]
     pub chart_home: String,
-    #[serde(default)]
     pub config_home: String,
 }
 
 /// `sortOptions`.
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct SortOptions {
-    #[serde(default)]
     pub order: String,
     pub legacy_sort_options: Option<LegacySortOptions>,
 }
 
 /// `sortOptions.legacySortOptions`.
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct LegacySortOptions {
-    #[serde(default)]
     pub order_first: Vec<String>,
-    #[serde(default)]
     pub order_last: Vec<String>,
 }
 

@@ -7,6 +7,7 @@
 
 use serde_json::{Value, json};
 
+use crate::kinds::registry::ALL_VERBS;
 use crate::state::Inner;
 use crate::storage::object;
 use crate::storage::selectors::LabelSelector;
@@ -155,42 +156,19 @@ fn edit_rules() -> Vec<Value> {
             WRITE,
         ),
         rule(&["discovery.k8s.io"], &["endpointslices"], WRITE),
-        rule(
-            &["coordination.k8s.io"],
-            &["leases"],
-            &[
-                "create",
-                "delete",
-                "deletecollection",
-                "get",
-                "list",
-                "patch",
-                "update",
-                "watch",
-            ],
-        ),
+        rule(&["coordination.k8s.io"], &["leases"], &ALL_VERBS),
     ]
 }
 
 /// What `admin` adds: managing the namespace's Roles and RoleBindings.
 fn admin_rules() -> Vec<Value> {
-    let all = [
-        "create",
-        "delete",
-        "deletecollection",
-        "get",
-        "list",
-        "patch",
-        "update",
-        "watch",
-    ];
     vec![
         rule(
             &["authorization.k8s.io"],
             &["localsubjectaccessreviews"],
             &["create"],
         ),
-        rule(&[RBAC], &["rolebindings", "roles"], &all),
+        rule(&[RBAC], &["rolebindings", "roles"], &ALL_VERBS),
     ]
 }
 

@@ -12,29 +12,29 @@ use crate::http::request::{Request, decode_body};
 use crate::state::Inner;
 
 pub fn patch(inner: &Inner, req: &Request) -> ApiResult<Response> {
-    let content_type = req
-        .content_type()
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_string();
-    if content_type == "application/apply-patch+yaml" {
+    if req.media_type() == "application/apply-patch+yaml" {
         return crate::handlers::apply::apply(inner, req);
     }
+    let (content_type, patch) = decode_patch(req)?;
+    let stored = write_existing(inner, req, WriteKind::Update, |old| {
+        apply_patch(req, content_type, old, &patch)
+    })?;
+    Ok(respond_object(req, StatusCode::OK, &stored))
+}
+
+/// The media type and body of a JSON, merge or strategic merge patch; any other Content-Type is refused
+/// with 415.
+pub(crate) fn decode_patch(req: &Request) -> ApiResult<(&str, Value)> {
     const PATCH_TYPES: [&str; 3] = [
         "application/json-patch+json",
         "application/merge-patch+json",
         "application/strategic-merge-patch+json",
     ];
-    if !PATCH_TYPES.contains(&content_type.as_str()) {
-        return Err(ApiError::unsupported_media_type(&content_type));
+    let media_type = req.media_type();
+    if !PATCH_TYPES.contains(&media_type) {
+        return Err(ApiError::unsupported_media_type(media_type));
     }
-    let patch = decode_body(&req.body, &content_type)?;
-    let stored = write_existing(inner, req, WriteKind::Update, |old| {
-        apply_patch(req, &content_type, old, &patch)
-    })?;
-    Ok(respond_object(req, StatusCode::OK, &stored))
+    Ok((media_type, decode_body(&req.body, media_type)?))
 }
 
 fn apply_patch(req: &Request, content_type: &str, old: &Value, patch: &Value) -> ApiResult<Value> {

@@ -8,8 +8,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
+use crate::handlers::patch::decode_patch;
 use crate::handlers::update::{WriteKind, write_existing};
-use crate::http::request::{Request, decode_body};
+use crate::http::request::Request;
 use crate::state::Inner;
 use crate::storage::object;
 
@@ -47,22 +48,11 @@ fn change_of(req: &Request, verb: &str) -> ApiResult<Change> {
         let body = req.object()?;
         return Ok(Box::new(move |_| Ok(body.clone())));
     }
-    let content_type = req
-        .content_type()
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_string();
-    let patch = match content_type.as_str() {
-        "application/json-patch+json"
-        | "application/merge-patch+json"
-        | "application/strategic-merge-patch+json" => decode_body(&req.body, &content_type)?,
-        other => return Err(ApiError::unsupported_media_type(other)),
-    };
+    let (content_type, patch) = decode_patch(req)?;
+    let json_patch = content_type == "application/json-patch+json";
     Ok(Box::new(move |current| {
         let mut doc = current.clone();
-        if content_type == "application/json-patch+json" {
+        if json_patch {
             fleet_yaml::patch::json_patch::apply(&mut doc, &patch).map_err(|e| {
                 ApiError::invalid(
                     "autoscaling",

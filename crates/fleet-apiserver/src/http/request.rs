@@ -109,6 +109,11 @@ impl Request {
             .unwrap_or("application/json")
     }
 
+    /// The Content-Type without its parameters (`application/json; charset=utf-8` is `application/json`).
+    pub fn media_type(&self) -> &str {
+        self.content_type().split(';').next().unwrap_or("").trim()
+    }
+
     pub fn accept(&self) -> &str {
         self.headers
             .get(http::header::ACCEPT)

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
 use crate::kinds::registry::ResourceType;
+use crate::kinds::validate::json_type;
 
 /// Go's type of a field's values, which decides how each value must look.
 #[derive(Clone, Copy)]
@@ -76,18 +77,6 @@ fn decode_map(kind: &str, obj: &mut Value, field: &str, values: Values) -> ApiRe
             Ok(())
         }
         Some(other) => Err(wrong_type(other, &format!("map[string]{go_type}"))),
-    }
-}
-
-/// Go's `encoding/json` names JSON types this way in its errors.
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 

@@ -145,7 +145,7 @@ fn go_decode(schema: &Value, value: &Value, struct_name: &str, path: &str) -> Op
     {
         return match value {
             Value::String(_) | Value::Number(_) => None,
-            other => mismatch(json_kind(other).into()),
+            other => mismatch(json_type(other).into()),
         };
     }
     match (schema.get("type").and_then(Value::as_str), value) {
@@ -158,7 +158,7 @@ fn go_decode(schema: &Value, value: &Value, struct_name: &str, path: &str) -> Op
         | (Some("array"), Value::Array(_))
         | (Some("object") | None, Value::Object(_)) => {}
         (None, _) => return None,
-        (Some(_), other) => return mismatch(json_kind(other).into()),
+        (Some(_), other) => return mismatch(json_type(other).into()),
     }
     match value {
         Value::Object(map) => {
@@ -191,7 +191,8 @@ fn go_decode(schema: &Value, value: &Value, struct_name: &str, path: &str) -> Op
     }
 }
 
-fn json_kind(value: &Value) -> &'static str {
+/// Go's `encoding/json` names JSON types this way in its errors.
+pub(crate) fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "bool",

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{DirEntry, EntryKind, FileTree, TreeError, TreePath};
+use super::{DirEntry, FileTree, TreeError, TreePath};
 
 #[derive(Debug, Clone)]
 enum Node {
@@ -105,21 +105,11 @@ impl MemoryTree {
 }
 
 fn entry_of(name: &str, node: &Node) -> DirEntry {
-    let (kind, mode) = match node {
-        Node::Dir => (EntryKind::Dir, 0o755),
-        Node::File { mode, .. } => (EntryKind::File, *mode),
-        Node::Symlink { target } => (
-            EntryKind::Symlink {
-                target: target.clone(),
-            },
-            0o777,
-        ),
-        Node::Unreadable { .. } => (EntryKind::File, 0),
-    };
-    DirEntry {
-        name: name.to_string(),
-        kind,
-        mode,
+    match node {
+        Node::Dir => DirEntry::dir(name),
+        Node::File { mode, .. } => DirEntry::file(name, *mode),
+        Node::Symlink { target } => DirEntry::symlink(name, target),
+        Node::Unreadable { .. } => DirEntry::file(name, 0),
     }
 }
 
@@ -183,6 +173,7 @@ impl FileTree for MemoryTree {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tree::EntryKind;
 
     #[test]
     fn lists_direct_children_sorted() {

@@ -28,6 +28,32 @@ pub struct DirEntry {
     pub mode: u32,
 }
 
+impl DirEntry {
+    /// A directory, listed with mode `0o755` as the trees that store no directory modes (git, memory) list it.
+    pub fn dir(name: &str) -> Self {
+        Self::new(name, EntryKind::Dir, 0o755)
+    }
+
+    /// A file with permission bits `mode`.
+    pub fn file(name: &str, mode: u32) -> Self {
+        Self::new(name, EntryKind::File, mode)
+    }
+
+    /// A symlink to `target`, listed with mode `0o777` as symlinks are.
+    pub fn symlink(name: &str, target: &str) -> Self {
+        let target = target.to_string();
+        Self::new(name, EntryKind::Symlink { target }, 0o777)
+    }
+
+    fn new(name: &str, kind: EntryKind, mode: u32) -> Self {
+        Self {
+            name: name.to_string(),
+            kind,
+            mode,
+        }
+    }
+}
+
 /// Errors a tree reports. Paths are the tree-relative paths the caller asked for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TreeError {

@@ -6,11 +6,12 @@ use std::collections::BTreeSet;
 
 use fleet_api::{BundleResource, Content};
 use fleet_bundle::{hash, resources};
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
-use kube::{ResourceExt, Result as KubeResult};
+use kube::ResourceExt;
+use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
 
 use crate::context::{Context, lock};
+use crate::delete::delete;
 use crate::error::Result;
 
 /// Creates the Content of `resources` (named `manifest_id`) unless it exists.
@@ -69,11 +70,7 @@ pub async fn collect_garbage(ctx: &Context) -> Result<usize> {
     let mut deleted = 0;
     for name in names.into_iter().filter(|n| !keep.contains(n)) {
         lock(&ctx.contents).remove(&name);
-        ignore_missing(
-            api.delete(&name, &DeleteParams::default())
-                .await
-                .map(|_| ()),
-        )?;
+        delete(&api, &name).await?;
         deleted += 1;
     }
     Ok(deleted)
@@ -88,13 +85,5 @@ pub async fn run_collector(ctx: std::sync::Arc<Context>) {
         if let Err(err) = collect_garbage(&ctx).await {
             tracing::warn!(error = %err, "content garbage collection failed; retrying on the next deletion");
         }
-    }
-}
-
-/// A 404 on delete means someone else already deleted it.
-pub fn ignore_missing(result: KubeResult<()>) -> Result<()> {
-    match result {
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        other => Ok(other?),
     }
 }

@@ -4,12 +4,12 @@
 
 use fleet_api::BundleDeployment;
 use futures::{StreamExt, TryStreamExt, future, stream};
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 
-use crate::bundle::content::ignore_missing;
 use crate::bundle::values::{self, MovedValues};
 use crate::context::FIELD_MANAGER;
+use crate::delete::delete;
 use crate::error::Result;
 use k8s_openapi::api::core::v1::Secret;
 
@@ -66,11 +66,7 @@ pub async fn delete_all(client: &Client, deletes: Vec<(String, String)>) -> Resu
         let client = client.clone();
         async move {
             let api: Api<BundleDeployment> = Api::namespaced(client, &namespace);
-            ignore_missing(
-                api.delete(&name, &DeleteParams::default())
-                    .await
-                    .map(|_| ()),
-            )
+            delete(&api, &name).await
         }
     }))
     .buffer_unordered(PARALLEL_WRITES)

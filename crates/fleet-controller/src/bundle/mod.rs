@@ -22,11 +22,12 @@ use fleet_api::Bundle;
 use fleet_target::plan::{Hashes, PlanInput};
 use kube::api::{Api, ListParams};
 use kube::runtime::controller::Action;
-use kube::runtime::finalizer::{Event, finalizer};
+use kube::runtime::finalizer::Event;
 use kube::{Resource, ResourceExt};
 
 use crate::context::{Context, lock};
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::finalize::with_finalizer;
 use crate::index::StoredDeployment;
 use crate::metrics::Metrics;
 use crate::status::bundle::bundle_status;
@@ -51,24 +52,13 @@ pub fn reconcile(bundle: Arc<Bundle>, ctx: Arc<Context>) -> BoxFuture<'static, R
 
 async fn reconcile_inner(bundle: Arc<Bundle>, ctx: Arc<Context>) -> Result<Action> {
     ctx.index.wait_synced().await;
-    let api: Api<Bundle> =
-        Api::namespaced(ctx.client.clone(), &bundle.namespace().unwrap_or_default());
-    let object = format!(
-        "Bundle {}/{}",
-        bundle.namespace().unwrap_or_default(),
-        bundle.name_any()
-    );
-    finalizer(&api, FINALIZER, bundle, |event| {
-        let ctx = ctx.clone();
-        async move {
-            match event {
-                Event::Apply(bundle) => apply(&bundle, &ctx).await,
-                Event::Cleanup(bundle) => cleanup(&bundle, &ctx).await,
-            }
+    with_finalizer(&ctx, FINALIZER, bundle, |event, ctx| async move {
+        match event {
+            Event::Apply(bundle) => apply(&bundle, &ctx).await,
+            Event::Cleanup(bundle) => cleanup(&bundle, &ctx).await,
         }
     })
     .await
-    .map_err(|err| Error::from_finalizer(object, err))
 }
 
 async fn apply(bundle: &Bundle, ctx: &Context) -> Result<Action> {

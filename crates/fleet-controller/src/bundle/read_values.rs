@@ -3,7 +3,7 @@
 //! not write, kept when their staged options change.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use fleet_api::{Bundle, BundleDeployment, OPTIONS_SECRET_VALUES};
 use k8s_openapi::api::core::v1::Secret;
@@ -28,15 +28,7 @@ pub async fn with_bundle_values<'a>(
     let namespace = bundle.namespace().unwrap_or_default();
     let name = bundle.name_any();
     let object = format!("Bundle {namespace}/{name}");
-    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
-    let data: Option<BTreeMap<String, Vec<u8>>> = secrets.get_opt(&name).await?.map(|secret| {
-        secret
-            .data
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(key, value)| (key, value.0))
-            .collect()
-    });
+    let data = crate::secrets::read_data(&ctx.client, &namespace, &name).await?;
     let found = data.as_ref().map(bundle_values_hash);
     if let (Some(data), Some(found)) = (&data, &found)
         && *found == bundle.spec.values_hash

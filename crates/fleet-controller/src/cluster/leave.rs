@@ -13,13 +13,13 @@ use std::time::Duration;
 use fleet_api::{BundleDeployment, Cluster, ClusterRegistration, ClusterRegistrationToken};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use serde_json::json;
 
-use crate::bundle::content::ignore_missing;
 use crate::cluster::registration::remove_grants;
 use crate::context::Context;
+use crate::delete::{delete, ignore_missing};
 use crate::error::Result;
 
 /// The Cluster finalizer that runs the leave.
@@ -79,17 +79,11 @@ pub async fn drain(cluster: &Cluster, ctx: &Context) -> Result<Option<Action>> {
             ignore_missing(
                 deployments
                     .patch(&bd_name, &PatchParams::default(), &Patch::Merge(&patch))
-                    .await
-                    .map(|_| ()),
+                    .await,
             )?;
         }
         if bd.metadata.deletion_timestamp.is_none() {
-            ignore_missing(
-                deployments
-                    .delete(&bd_name, &DeleteParams::default())
-                    .await
-                    .map(|_| ()),
-            )?;
+            delete(&deployments, &bd_name).await?;
         }
     }
     let waited = cluster
@@ -117,12 +111,7 @@ pub async fn leave(cluster: &Cluster, ctx: &Context) -> Result<Action> {
         cluster_ns,
         orphan,
     } = Leaving::of(cluster);
-    ignore_missing(
-        Api::<Namespace>::all(ctx.client.clone())
-            .delete(&cluster_ns, &DeleteParams::default())
-            .await
-            .map(|_| ()),
-    )?;
+    delete(&Api::<Namespace>::all(ctx.client.clone()), &cluster_ns).await?;
     remove_registrations(ctx, &namespace, &name).await?;
     remove_import_token(ctx, &namespace, &name).await?;
     tracing::info!(cluster = %format!("{namespace}/{name}"), orphan, "cluster left the fleet");
@@ -141,12 +130,7 @@ async fn remove_import_token(ctx: &Context, namespace: &str, name: &str) -> Resu
         return Ok(());
     };
     crate::cluster::token::remove_grants(&ctx.client, &token).await?;
-    ignore_missing(
-        tokens
-            .delete(&token_name, &DeleteParams::default())
-            .await
-            .map(|_| ()),
-    )
+    delete(&tokens, &token_name).await
 }
 
 /// Deletes the ClusterRegistrations that resolved to the cluster with their grants (grant Secrets and
@@ -163,12 +147,7 @@ async fn remove_registrations(ctx: &Context, namespace: &str, name: &str) -> Res
             continue;
         }
         remove_grants(&ctx.client, namespace, &registration.name_any()).await?;
-        ignore_missing(
-            registrations
-                .delete(&registration.name_any(), &DeleteParams::default())
-                .await
-                .map(|_| ()),
-        )?;
+        delete(&registrations, &registration.name_any()).await?;
     }
     Ok(())
 }

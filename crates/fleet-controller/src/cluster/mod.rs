@@ -23,11 +23,12 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
-use kube::runtime::finalizer::{Event, finalizer};
+use kube::runtime::finalizer::Event;
 use serde_json::json;
 
 use crate::context::{Context, FIELD_MANAGER};
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::finalize::with_finalizer;
 use crate::placement::membership::evaluate;
 use crate::placement::{settings, unix_now};
 use crate::status::{apply_status, conditions, set_ready, summary_state};
@@ -84,24 +85,13 @@ async fn reconcile_inner(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Act
             return Ok(Action::requeue(std::time::Duration::from_secs(1)));
         }
     }
-    let api: Api<Cluster> =
-        Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());
-    let object = format!(
-        "Cluster {}/{}",
-        cluster.namespace().unwrap_or_default(),
-        cluster.name_any()
-    );
-    finalizer(&api, leave::FINALIZER, cluster, |event| {
-        let ctx = ctx.clone();
-        async move {
-            match event {
-                Event::Apply(cluster) => apply(&cluster, &ctx).await,
-                Event::Cleanup(cluster) => leave::leave(&cluster, &ctx).await,
-            }
+    with_finalizer(&ctx, leave::FINALIZER, cluster, |event, ctx| async move {
+        match event {
+            Event::Apply(cluster) => apply(&cluster, &ctx).await,
+            Event::Cleanup(cluster) => leave::leave(&cluster, &ctx).await,
         }
     })
     .await
-    .map_err(|err| Error::from_finalizer(object, err))
 }
 
 /// Namespace, membership (conditions, automatic taint) and the bundle summary of a Cluster.

@@ -24,6 +24,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::context::{Context, FIELD_MANAGER};
+use crate::delete::{delete, delete_labelled};
 use crate::error::{Error, Result};
 use crate::status::apply_status;
 
@@ -262,33 +263,9 @@ pub async fn remove_grants(
         fleet_api::labels::CLUSTER_REGISTRATION,
         fleet_api::labels::CLUSTER_REGISTRATION_NAMESPACE,
     );
-    let params = kube::api::ListParams::default().labels(&selector);
     let secrets: Api<Secret> = Api::namespaced(client.clone(), SYSTEM_REGISTRATION_NAMESPACE);
-    for secret in secrets.list_metadata(&params).await?.items {
-        ignore_missing(
-            secrets
-                .delete(&secret.name_any(), &Default::default())
-                .await,
-        )?;
-    }
-    let bindings: Api<ClusterRoleBinding> = Api::all(client.clone());
-    for binding in bindings.list_metadata(&params).await?.items {
-        ignore_missing(
-            bindings
-                .delete(&binding.name_any(), &Default::default())
-                .await,
-        )?;
-    }
-    Ok(())
-}
-
-/// `Ok` for a deletion that found nothing to delete.
-fn ignore_missing<T>(result: std::result::Result<T, kube::Error>) -> Result<()> {
-    match result {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(err) => Err(err.into()),
-    }
+    delete_labelled(&secrets, &selector).await?;
+    delete_labelled(&Api::<ClusterRoleBinding>::all(client.clone()), &selector).await
 }
 
 /// Deletes the registrations with the same clientID made before `granted` (Fleet keeps only the newest),
@@ -314,17 +291,17 @@ async fn remove_older_registrations(
             )
             .await?;
             let account = safe_concat_name(&[&older.name_any(), &older.uid().unwrap_or_default()]);
-            ignore_missing(
-                Api::<RoleBinding>::namespaced(client.clone(), cluster_ns)
-                    .delete(&account, &Default::default())
-                    .await,
-            )?;
-            ignore_missing(
-                Api::<ServiceAccount>::namespaced(client.clone(), cluster_ns)
-                    .delete(&account, &Default::default())
-                    .await,
-            )?;
-            ignore_missing(api.delete(&older.name_any(), &Default::default()).await)?;
+            delete(
+                &Api::<RoleBinding>::namespaced(client.clone(), cluster_ns),
+                &account,
+            )
+            .await?;
+            delete(
+                &Api::<ServiceAccount>::namespaced(client.clone(), cluster_ns),
+                &account,
+            )
+            .await?;
+            delete(&api, &older.name_any()).await?;
         }
     }
     Ok(())

@@ -20,12 +20,13 @@ use k8s_openapi::api::authentication::v1::TokenRequest;
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::ResourceExt;
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, PostParams};
 use kube::runtime::controller::Action;
 use serde_json::json;
 
 use super::registration::{SYSTEM_REGISTRATION_NAMESPACE, apply, encode, ensure_namespace};
 use crate::context::Context;
+use crate::delete::delete;
 use crate::error::{Error, Result};
 use crate::gitrepo::poll::parse_go_duration;
 use crate::status::apply_status;
@@ -80,11 +81,7 @@ async fn reconcile_inner(
     if expires.is_some_and(|at| at <= now) {
         tracing::info!(namespace, name, "registration token expired; deleting it");
         remove_grants(&client, &token).await?;
-        match tokens.delete(&name, &DeleteParams::default()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(status)) if status.code == 404 => {}
-            Err(err) => return Err(err.into()),
-        }
+        delete(&tokens, &name).await?;
         return Ok(Action::await_change());
     }
     let requeue = |expires: Option<DateTime<Utc>>| match expires {
@@ -188,23 +185,12 @@ pub fn account_name(token: &ClusterRegistrationToken) -> String {
 /// registration namespace), which no ownerReference can take along; call it before the token goes.
 pub async fn remove_grants(client: &kube::Client, token: &ClusterRegistrationToken) -> Result<()> {
     let account = account_name(token);
-    for result in [
-        Api::<RoleBinding>::namespaced(client.clone(), SYSTEM_REGISTRATION_NAMESPACE)
-            .delete(&account, &DeleteParams::default())
-            .await
-            .map(|_| ()),
-        Api::<Role>::namespaced(client.clone(), SYSTEM_REGISTRATION_NAMESPACE)
-            .delete(&account, &DeleteParams::default())
-            .await
-            .map(|_| ()),
-    ] {
-        match result {
-            Ok(()) => {}
-            Err(kube::Error::Api(status)) if status.code == 404 => {}
-            Err(err) => return Err(err.into()),
-        }
-    }
-    Ok(())
+    let bindings = Api::<RoleBinding>::namespaced(client.clone(), SYSTEM_REGISTRATION_NAMESPACE);
+    let roles = Api::<Role>::namespaced(client.clone(), SYSTEM_REGISTRATION_NAMESPACE);
+    // Both are tried; the first failure is reported.
+    let binding = delete(&bindings, &account).await;
+    let role = delete(&roles, &account).await;
+    binding.and(role)
 }
 
 /// The hub address agents use: `apiServerURL` and `apiServerCA` of the manager configuration (the ConfigMap

@@ -9,13 +9,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use fleet_api::{Bundle, GitRepo, labels};
 use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 
-use crate::bundle::content::ignore_missing;
 use crate::bundle::values::{self, BundleValues};
 use crate::context::{Context, FIELD_MANAGER};
+use crate::delete::delete;
 use crate::error::Result;
 use crate::gitrepo::render::Rendered;
 use crate::gitrepo::restrict;
@@ -113,11 +113,7 @@ pub async fn apply(ctx: &Context, repo: &GitRepo, rendered: &Rendered) -> Result
     for meta in existing.items {
         let name = meta.name_any();
         if !rendered.names.contains(&name) {
-            ignore_missing(
-                api.delete(&name, &DeleteParams::default())
-                    .await
-                    .map(|_| ()),
-            )?;
+            delete(&api, &name).await?;
         } else if let Some(error) = rendered.errors.get(&name)
             && meta.annotations().get(READ_ERROR_ANNOTATION) != Some(error)
         {
@@ -145,12 +141,7 @@ async fn delete_values(secrets: &Api<Secret>, name: &str) -> Result<()> {
         return Ok(());
     };
     if secret.type_.as_deref() == Some(labels::SECRET_TYPE_BUNDLE_VALUES) {
-        ignore_missing(
-            secrets
-                .delete(name, &DeleteParams::default())
-                .await
-                .map(|_| ()),
-        )?;
+        delete(secrets, name).await?;
     }
     Ok(())
 }

@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 
 use fleet_api::GitRepo;
 use fleet_chart_source::{Auth, Credentials};
-use k8s_openapi::api::core::v1::Secret;
-use kube::{Api, ResourceExt};
+use kube::ResourceExt;
 
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::secrets::read_data;
 
 /// The secret's data, or an error naming the field that names a missing secret.
 async fn secret_data(
@@ -20,19 +20,14 @@ async fn secret_data(
     name: &str,
 ) -> Result<BTreeMap<String, Vec<u8>>> {
     let namespace = repo.namespace().unwrap_or_default();
-    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
-    let secret = secrets.get_opt(name).await?.ok_or_else(|| {
-        Error::invalid(
-            format!("GitRepo {namespace}/{}", repo.name_any()),
-            format!("{field}: secret {name:?} not found"),
-        )
-    })?;
-    Ok(secret
-        .data
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(k, v)| (k, v.0))
-        .collect())
+    read_data(&ctx.client, &namespace, name)
+        .await?
+        .ok_or_else(|| {
+            Error::invalid(
+                format!("GitRepo {namespace}/{}", repo.name_any()),
+                format!("{field}: secret {name:?} not found"),
+            )
+        })
 }
 
 /// The credentials the GitRepo's chart downloads use.

@@ -3,8 +3,6 @@
 //! thread of their own and are abandoned when the controller stops, so a hung fetch never holds up
 //! shutdown (a task on tokio's blocking pool would: the runtime waits for it when it is dropped).
 
-use std::collections::BTreeMap;
-
 use fleet_api::GitRepo;
 use fleet_git::{GitAuth, GitError, GitSource, GitTree};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -13,6 +11,7 @@ use kube::api::Api;
 
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::secrets::data_of;
 
 /// The source to fetch for `repo`, with credentials read from its secret.
 pub async fn source(ctx: &Context, repo: &GitRepo) -> Result<GitSource> {
@@ -37,13 +36,8 @@ pub async fn source(ctx: &Context, repo: &GitRepo) -> Result<GitSource> {
                     ),
                 )
             })?;
-        let data: BTreeMap<String, Vec<u8>> = secret
-            .data
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(k, v)| (k, v.0))
-            .collect();
-        source.auth = GitAuth::from_secret(secret.type_.as_deref().unwrap_or(""), &data)?;
+        let type_ = secret.type_.clone().unwrap_or_default();
+        source.auth = GitAuth::from_secret(&type_, &data_of(secret))?;
     }
     if let GitAuth::Ssh {
         known_hosts,

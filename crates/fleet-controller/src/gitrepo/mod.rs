@@ -24,15 +24,16 @@ use futures::future::BoxFuture;
 use fleet_api::{Bundle, GitRepo, GitRepoStatus, labels};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, DeleteParams, ListParams};
+use kube::api::Api;
 use kube::runtime::controller::Action;
-use kube::runtime::finalizer::{Event, finalizer};
+use kube::runtime::finalizer::Event;
 use kube::{Resource, ResourceExt};
 
-use crate::bundle::content::ignore_missing;
 use crate::context::{Context, lock};
+use crate::delete::delete_labelled;
 use crate::error::{Error, Result, Retry};
 use crate::events;
+use crate::finalize::with_finalizer;
 use crate::status::gitrepo::{GIT_POLLING, JOB_CURRENT, JOB_FAILED, STALLED, aggregate};
 use crate::status::{apply_status, conditions};
 
@@ -46,20 +47,13 @@ pub fn reconcile(repo: Arc<GitRepo>, ctx: Arc<Context>) -> BoxFuture<'static, Re
 
 async fn reconcile_inner(repo: Arc<GitRepo>, ctx: Arc<Context>) -> Result<Action> {
     ctx.index.wait_synced().await;
-    let namespace = repo.namespace().unwrap_or_default();
-    let api: Api<GitRepo> = Api::namespaced(ctx.client.clone(), &namespace);
-    let object = format!("GitRepo {namespace}/{}", repo.name_any());
-    finalizer(&api, FINALIZER, repo, |event| {
-        let ctx = ctx.clone();
-        async move {
-            match event {
-                Event::Apply(repo) => sync(&repo, &ctx).await,
-                Event::Cleanup(repo) => cleanup(&repo, &ctx).await,
-            }
+    with_finalizer(&ctx, FINALIZER, repo, |event, ctx| async move {
+        match event {
+            Event::Apply(repo) => sync(&repo, &ctx).await,
+            Event::Cleanup(repo) => cleanup(&repo, &ctx).await,
         }
     })
     .await
-    .map_err(|err| Error::from_finalizer(object, err))
 }
 
 async fn sync(repo: &GitRepo, ctx: &Context) -> Result<Action> {
@@ -332,16 +326,6 @@ async fn cleanup(repo: &GitRepo, ctx: &Context) -> Result<Action> {
     let api: Api<Bundle> =
         Api::namespaced(ctx.client.clone(), &repo.namespace().unwrap_or_default());
     let selector = format!("{}={}", labels::REPO_NAME, repo.name_any());
-    for bundle in api
-        .list_metadata(&ListParams::default().labels(&selector))
-        .await?
-        .items
-    {
-        ignore_missing(
-            api.delete(&bundle.name_any(), &DeleteParams::default())
-                .await
-                .map(|_| ()),
-        )?;
-    }
+    delete_labelled(&api, &selector).await?;
     Ok(Action::await_change())
 }

@@ -27,16 +27,17 @@ use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
-use kube::runtime::finalizer::{Event, finalizer};
+use kube::runtime::finalizer::Event;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 
-use crate::bundle::content::ignore_missing;
 use crate::context::{Context, FIELD_MANAGER, lock};
+use crate::delete::delete_labelled;
 use crate::error::{Error, Result};
+use crate::finalize::with_finalizer;
 use crate::gitrepo::poll;
 use crate::index::StoredDeployment;
 use crate::index::tally::RepoTally;
@@ -53,20 +54,13 @@ pub fn reconcile(helmop: Arc<HelmOp>, ctx: Arc<Context>) -> BoxFuture<'static, R
 }
 
 async fn reconcile_inner(helmop: Arc<HelmOp>, ctx: Arc<Context>) -> Result<Action> {
-    let namespace = helmop.namespace().unwrap_or_default();
-    let api: Api<HelmOp> = Api::namespaced(ctx.client.clone(), &namespace);
-    let object = format!("HelmOp {namespace}/{}", helmop.name_any());
-    finalizer(&api, FINALIZER, helmop, |event| {
-        let ctx = ctx.clone();
-        async move {
-            match event {
-                Event::Apply(helmop) => apply(&helmop, &ctx).await,
-                Event::Cleanup(helmop) => cleanup(&helmop, &ctx).await,
-            }
+    with_finalizer(&ctx, FINALIZER, helmop, |event, ctx| async move {
+        match event {
+            Event::Apply(helmop) => apply(&helmop, &ctx).await,
+            Event::Cleanup(helmop) => cleanup(&helmop, &ctx).await,
         }
     })
     .await
-    .map_err(|err| Error::from_finalizer(object, err))
 }
 
 /// Sends a reconcile of the HelmOp a labelled Bundle or BundleDeployment belongs to whenever one changes
@@ -365,19 +359,7 @@ fn aggregate(
 async fn cleanup(helmop: &HelmOp, ctx: &Context) -> Result<Action> {
     let namespace = helmop.namespace().unwrap_or_default();
     let bundles: Api<Bundle> = Api::namespaced(ctx.client.clone(), &namespace);
-    let labelled = bundles
-        .list_metadata(
-            &ListParams::default().labels(&format!("{HELMOP_LABEL}={}", helmop.name_any())),
-        )
-        .await?;
-    for bundle in labelled.items {
-        ignore_missing(
-            bundles
-                .delete(&bundle.name_any(), &DeleteParams::default())
-                .await
-                .map(|_| ()),
-        )?;
-    }
+    delete_labelled(&bundles, &format!("{HELMOP_LABEL}={}", helmop.name_any())).await?;
     if let Some(uid) = &helmop.meta().uid {
         lock(&ctx.helmops.resolved).remove(uid);
     }

@@ -4,15 +4,12 @@
 //! ([`polling_interval`], Fleet's `usesPolling`), and the resolution of its version constraint to a
 //! concrete version through `fleet-chart-source`.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use fleet_api::HelmOp;
 use fleet_bundle::remote::ChartRef;
 use fleet_chart_source::Auth;
-use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
-use kube::api::Api;
 
 use crate::context::Context;
 use crate::error::Result;
@@ -62,19 +59,12 @@ pub async fn auth(
     let mut auth = Auth::default();
     let name = &helmop.spec.helm_secret_name;
     if !name.is_empty() {
-        let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
-        let Some(secret) = secrets.get_opt(name).await? else {
+        let Some(data) = crate::secrets::read_data(&ctx.client, &namespace, name).await? else {
             return Ok(Err(SourceProblem::SecretMissing {
                 namespace,
                 name: name.clone(),
             }));
         };
-        let data: BTreeMap<String, Vec<u8>> = secret
-            .data
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(key, value)| (key, value.0))
-            .collect();
         auth = match Auth::from_secret(&data) {
             Ok(auth) => auth,
             Err(err) => {

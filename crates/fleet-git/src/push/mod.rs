@@ -19,6 +19,7 @@ use gix::objs::tree::EntryKind;
 use crate::error::GitError;
 use crate::local::{local_path, open_source};
 use crate::source::{DEFAULT_BRANCH, GitSource};
+use crate::tree::tree_entries;
 use pack::PackObject;
 use protocol::{Advertisement, Report};
 
@@ -175,17 +176,7 @@ fn collect(
         return Ok(());
     }
     visit(repo, id)?;
-    let tree = repo
-        .find_tree(id)
-        .map_err(|err| format!("tree {id}: {err}"))?;
-    let entries: Vec<(EntryKind, gix::ObjectId)> = tree
-        .decode()
-        .map_err(|err| format!("tree {id}: {err}"))?
-        .entries
-        .iter()
-        .map(|entry| (entry.mode.kind(), entry.oid.to_owned()))
-        .collect();
-    for (kind, oid) in entries {
+    for (kind, oid) in tree_entries(repo, id)? {
         match kind {
             EntryKind::Tree => collect(repo, oid, seen, visit)?,
             EntryKind::Commit => {}

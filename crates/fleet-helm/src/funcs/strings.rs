@@ -170,26 +170,12 @@ pub(super) fn register(t: &mut Table) {
     t.insert("split", |_, a| {
         arity("split", a, 2)?;
         let (sep, s) = (str_arg(&a[0]), str_arg(&a[1]));
-        let parts = go_split(&s, &sep, -1);
-        Ok(map_value(
-            parts
-                .into_iter()
-                .enumerate()
-                .map(|(i, p)| (format!("_{i}"), Value::from(p)))
-                .collect(),
-        ))
+        Ok(numbered_parts(go_split(&s, &sep, -1)))
     });
     t.insert("splitn", |_, a| {
         arity("splitn", a, 3)?;
         let (sep, n, s) = (str_arg(&a[0]), to_i64(&a[1]), str_arg(&a[2]));
-        let parts = go_split(&s, &sep, n);
-        Ok(map_value(
-            parts
-                .into_iter()
-                .enumerate()
-                .map(|(i, p)| (format!("_{i}"), Value::from(p)))
-                .collect(),
-        ))
+        Ok(numbered_parts(go_split(&s, &sep, n)))
     });
     t.insert("splitList", |_, a| {
         arity("splitList", a, 2)?;
@@ -482,6 +468,17 @@ fn wrap(s: &str, width: usize, newline: &str) -> String {
         }
     }
     out
+}
+
+/// The map `split` and `splitn` return: each part under the key `_<index>`.
+fn numbered_parts(parts: Vec<String>) -> Value {
+    map_value(
+        parts
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| (format!("_{i}"), Value::from(p)))
+            .collect(),
+    )
 }
 
 /// Go's `strings.SplitN` (n < 0: all).

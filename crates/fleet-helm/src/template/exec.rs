@@ -4,6 +4,7 @@
 //! printed nils. Calls go through [`crate::funcs::Funcs`]; `include` and `tpl` are bound here because they need the
 //! template set. A fuel counter bounds the work a template can do and a depth limit bounds recursion.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
@@ -709,21 +710,8 @@ impl<'a> Exec<'a> {
 
     /// Helm's `include NAME DATA`: renders a named template to a string.
     fn include(&mut self, args: &[Value]) -> Result<Value, CallError> {
-        let [name, data] = args else {
-            return Err(CallError::msg(format!(
-                "wrong number of args for include: want 2 got {}",
-                args.len()
-            )));
-        };
-        let printed;
-        let name = match name.as_str() {
-            Some(s) => s,
-            None => {
-                printed = to_go_string(name);
-                printed.as_str()
-            }
-        };
-        let Some(t) = self.lookup(name) else {
+        let (name, data) = text_and_data("include", args)?;
+        let Some(t) = self.lookup(&name) else {
             return Err(CallError::msg(format!(
                 "template: no template {name:?} associated with template \"gotpl\""
             )));
@@ -738,20 +726,8 @@ impl<'a> Exec<'a> {
 
     /// Helm's `tpl TEXT DATA`: parses TEXT as a template (seeing the chart's named templates) and renders it.
     fn tpl(&mut self, scope: &Scope<'_>, args: &[Value]) -> Result<Value, CallError> {
-        let [text, data] = args else {
-            return Err(CallError::msg(format!(
-                "wrong number of args for tpl: want 2 got {}",
-                args.len()
-            )));
-        };
-        let printed;
-        let text = match text.as_str() {
-            Some(s) => s,
-            None => {
-                printed = to_go_string(text);
-                printed.as_str()
-            }
-        };
+        let (text, data) = text_and_data("tpl", args)?;
+        let text = text.as_ref();
         let name = as_map(data)
             .and_then(|m| m.get("Template"))
             .and_then(|t| as_map(&t).and_then(|t| t.get("Name")));
@@ -786,6 +762,25 @@ impl<'a> Exec<'a> {
         r.map_err(CallError::Nested)?;
         Ok(value)
     }
+}
+
+/// The two arguments of `include` and `tpl` (`func`): a text (a template's name or source, printed as Go
+/// prints it when it is not a string) and the data to render with.
+fn text_and_data<'a>(
+    func: &str,
+    args: &'a [Value],
+) -> Result<(Cow<'a, str>, &'a Value), CallError> {
+    let [text, data] = args else {
+        return Err(CallError::msg(format!(
+            "wrong number of args for {func}: want 2 got {}",
+            args.len()
+        )));
+    };
+    let text = match text.as_str() {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(to_go_string(text)),
+    };
+    Ok((text, data))
 }
 
 /// Why a call failed: the function's own error, or (`include`, `tpl`) the nested template's, passed on unchanged.

@@ -5,8 +5,8 @@
 
 use serde_json::{Map, Value};
 
-use super::Schema;
 use super::node::{KeyText, Kind, Node, Positions, location};
+use super::options::Schema;
 use crate::error::Location;
 use crate::{gofmt, resolve, timestamp};
 

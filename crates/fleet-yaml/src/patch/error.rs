@@ -1,4 +1,6 @@
-//! The one error type of every patch algorithm.
+//! The one error type of every patch algorithm, with the typed reasons it carries.
+
+use super::pointer::PointerError;
 
 /// Why a patch could not be applied. Messages name the operation and the JSON pointer (or strategic-merge path)
 /// that failed; they never include document values, which may be secret.
@@ -20,7 +22,7 @@ pub enum PatchError {
         /// The operation's `path` pointer, as written.
         path: String,
         /// What went wrong.
-        reason: super::json_patch::OperationError,
+        reason: OperationError,
     },
     /// A strategic merge patch is malformed or does not fit the document.
     #[error("strategic merge patch at {path}: {reason}")]
@@ -92,4 +94,45 @@ pub enum MergeProblem {
     ListsOfLists,
     #[error("the items of a merged list must all have the same type")]
     MixedItems,
+}
+
+/// Why one operation is malformed or cannot be applied (the patch error adds its index, name and path).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OperationError {
+    #[error("an operation must be an object, found {found}")]
+    NotAnObject { found: &'static str },
+    #[error("missing string member {member:?}")]
+    MissingString { member: &'static str },
+    #[error("missing member \"value\"")]
+    MissingValue,
+    #[error("unknown operation {op:?}")]
+    UnknownOp { op: String },
+    /// A pointer member (`path`, `from`) is malformed.
+    #[error("{member}: {error}")]
+    BadPointer {
+        member: &'static str,
+        error: PointerError,
+    },
+    /// An array index in the path is malformed.
+    #[error(transparent)]
+    Index(#[from] PointerError),
+    #[error("cannot move a value into one of its own children")]
+    MoveIntoChild,
+    /// The `from` location of `move` or `copy` failed.
+    #[error("from: {0}")]
+    From(Box<OperationError>),
+    #[error("test failed: the value differs")]
+    TestDiffers,
+    #[error("test failed: no value at this location")]
+    TestNoValue,
+    #[error("index {index} is out of bounds (array length {len})")]
+    OutOfBounds { index: String, len: usize },
+    #[error("cannot add a member to {found}")]
+    NotAContainer { found: &'static str },
+    #[error("the parent of the target location does not exist")]
+    NoParent,
+    #[error("cannot remove the whole document")]
+    RemoveRoot,
+    #[error("no value at this location")]
+    NoValue,
 }

@@ -2,49 +2,9 @@
 
 use serde_json::Value;
 
-use super::PatchError;
-use super::pointer::{ArrayIndex, Pointer, PointerError, parse_array_index};
-
-/// Why one operation is malformed or cannot be applied (the patch error adds its index, name and path).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OperationError {
-    #[error("an operation must be an object, found {found}")]
-    NotAnObject { found: &'static str },
-    #[error("missing string member {member:?}")]
-    MissingString { member: &'static str },
-    #[error("missing member \"value\"")]
-    MissingValue,
-    #[error("unknown operation {op:?}")]
-    UnknownOp { op: String },
-    /// A pointer member (`path`, `from`) is malformed.
-    #[error("{member}: {error}")]
-    BadPointer {
-        member: &'static str,
-        error: PointerError,
-    },
-    /// An array index in the path is malformed.
-    #[error(transparent)]
-    Index(#[from] PointerError),
-    #[error("cannot move a value into one of its own children")]
-    MoveIntoChild,
-    /// The `from` location of `move` or `copy` failed.
-    #[error("from: {0}")]
-    From(Box<OperationError>),
-    #[error("test failed: the value differs")]
-    TestDiffers,
-    #[error("test failed: no value at this location")]
-    TestNoValue,
-    #[error("index {index} is out of bounds (array length {len})")]
-    OutOfBounds { index: String, len: usize },
-    #[error("cannot add a member to {found}")]
-    NotAContainer { found: &'static str },
-    #[error("the parent of the target location does not exist")]
-    NoParent,
-    #[error("cannot remove the whole document")]
-    RemoveRoot,
-    #[error("no value at this location")]
-    NoValue,
-}
+pub use super::error::OperationError;
+use super::error::PatchError;
+use super::pointer::{ArrayIndex, Pointer, parse_array_index};
 
 /// Applies the RFC 6902 patch `patch` (a JSON array of operations) to `doc`. Atomic: when any operation fails, `doc`
 /// is left exactly as it was and the error names the failing operation's index, name and path.

@@ -30,7 +30,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
-use kube::runtime::finalizer::{Event, finalizer};
+use kube::runtime::finalizer::Event;
 use serde_json::{Value, json};
 use sha2::Digest;
 
@@ -38,6 +38,7 @@ use self::manifests::{AgentDefaults, BootstrapValues, Object, agent_namespace};
 use super::registration::SYSTEM_REGISTRATION_NAMESPACE;
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::finalize::with_finalizer;
 use crate::status::conditions;
 
 /// The finalizer that removes a Cluster's agent from its downstream cluster.
@@ -74,20 +75,13 @@ async fn reconcile_inner(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Act
     if leaving && let Some(wait) = uninstalling(&cluster, &ctx).await? {
         return Ok(wait);
     }
-    let namespace = cluster.namespace().unwrap_or_default();
-    let api: Api<Cluster> = Api::namespaced(ctx.client.clone(), &namespace);
-    let object = format!("Cluster {namespace}/{}", cluster.name_any());
-    finalizer(&api, FINALIZER, cluster, |event| {
-        let ctx = ctx.clone();
-        async move {
-            match event {
-                Event::Apply(cluster) => import(&cluster, &ctx).await,
-                Event::Cleanup(cluster) => remove(&cluster, &ctx).await,
-            }
+    with_finalizer(&ctx, FINALIZER, cluster, |event, ctx| async move {
+        match event {
+            Event::Apply(cluster) => import(&cluster, &ctx).await,
+            Event::Cleanup(cluster) => remove(&cluster, &ctx).await,
         }
     })
     .await
-    .map_err(|err| Error::from_finalizer(object, err))
 }
 
 /// The namespace the kubeconfig Secret may be read from: the Cluster's own, or one of Fleet's namespaces

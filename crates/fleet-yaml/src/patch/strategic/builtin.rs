@@ -1,9 +1,12 @@
 //! Strategic-merge metadata of the built-in Kubernetes kinds: the `patchStrategy` / `patchMergeKey` tags of
 //! k8s.io/api (checked against the struct tags compiled into kubectl v1.34), laid out along the paths where they
 //! occur. Only the paths leading to tagged fields are listed; every other field behaves as untagged (maps merge,
-//! lists are replaced), which is what the tags say for them too.
+//! lists are replaced), which is what the tags say for them too. [`schema_for_object`] picks an object's table,
+//! or [`Schemaless`] for kinds not built in.
 
-use super::schema::{Field, MergeSchema, PatchMeta, Strategy};
+use serde_json::Value;
+
+use super::schema::{Field, MergeSchema, PatchMeta, Schemaless, Strategy};
 
 /// One object type of the built-in tables.
 #[derive(Debug)]
@@ -385,6 +388,16 @@ pub fn builtin_schema_for(api_version: &str, kind: &str) -> Option<&'static Buil
         .iter()
         .find(|(known_group, known_kind, _)| *known_group == group && *known_kind == kind)
         .map(|(_, _, schema)| *schema)
+}
+
+/// The schema of a Kubernetes object's kind, from its `apiVersion` and `kind`: the built-in table for built-in
+/// kinds, [`Schemaless`] (lists replaced, as kustomize does for custom resources) for anything else.
+pub fn schema_for_object(object: &Value) -> &'static dyn MergeSchema {
+    let text = |name: &str| object.get(name).and_then(Value::as_str).unwrap_or_default();
+    match builtin_schema_for(text("apiVersion"), text("kind")) {
+        Some(schema) => schema,
+        None => &Schemaless,
+    }
 }
 
 #[cfg(test)]

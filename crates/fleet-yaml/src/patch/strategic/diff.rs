@@ -4,14 +4,14 @@
 //! `$deleteFromPrimitiveList/<list>` for removed primitives and `$setElementOrder/<list>` whenever their content or
 //! order changed; unions (`retainKeys`) get `$retainKeys`; removed members become `null`.
 
-use crate::patch::MergeProblem;
+use crate::patch::error::MergeProblem;
 use serde_json::{Map, Value, json};
 
 use super::directives::{DELETE_FROM_PRIMITIVE_LIST, PATCH, RETAIN_KEYS, SET_ELEMENT_ORDER};
 use super::merge::{items_are_objects, same_type};
 use super::path::Path;
 use super::schema::{Field, MergeSchema, Strategy, field_of};
-use crate::patch::PatchError;
+use crate::patch::error::PatchError;
 use crate::patch::json_patch::json_equal;
 
 /// The strategic merge patch that turns `original` into `modified` for a type described by `schema`; `{}` when

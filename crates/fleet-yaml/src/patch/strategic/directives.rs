@@ -1,7 +1,7 @@
 //! The strategic-merge directives a patch may carry, and the handling that does not need list merging:
 //! `$patch` in maps, `$retainKeys`, and the clean-up of values inserted without merging.
 
-use crate::patch::MergeProblem;
+use crate::patch::error::MergeProblem;
 use serde_json::{Map, Value};
 
 /// `$patch: replace | delete | merge`, in a map or as a list item.

@@ -21,13 +21,13 @@
 //! ones go first; otherwise a patch item whose first field matches an item with a different second field is
 //! dropped, and the rest merge as for one key.
 
-use crate::patch::MergeProblem;
+use crate::patch::error::MergeProblem;
 use serde_json::{Map, Value};
 
 use super::directives::PATCH;
 use super::path::Path;
 use super::schema::{Field, MergeSchema, Strategy, field_of};
-use crate::patch::PatchError;
+use crate::patch::error::PatchError;
 
 /// Applies `patch` to `original` as kustomize does and returns the result, or `None` when the patch deletes the
 /// whole object (`$patch: delete` at the top). Both must be JSON objects.
@@ -53,7 +53,7 @@ pub fn apply(
     )
 }
 
-/// [`apply`] with the schema of the object's kind ([`super::schema_for_object`]): the built-in table for
+/// [`apply`] with the schema of the object's kind ([`super::builtin::schema_for_object`]): the built-in table for
 /// built-in kinds, none for custom resources (whose lists kustomize then replaces).
 pub fn apply_to_object(original: &Value, patch: &Value) -> Result<Option<Value>, PatchError> {
     let text = |name: &str| {
@@ -63,9 +63,9 @@ pub fn apply_to_object(original: &Value, patch: &Value) -> Result<Option<Value>,
             .unwrap_or_default()
     };
     if KINDS_NEWER_THAN_KUSTOMIZE_SCHEMA.contains(&(text("apiVersion"), text("kind"))) {
-        return apply(original, patch, &super::Schemaless);
+        return apply(original, patch, &super::schema::Schemaless);
     }
-    apply(original, patch, super::schema_for_object(original))
+    apply(original, patch, super::builtin::schema_for_object(original))
 }
 
 /// Built-in kinds (by `apiVersion` and `kind`) that kustomize's embedded OpenAPI schema (Kubernetes 1.21-era)
@@ -91,7 +91,7 @@ const FIELDS_NEWER_THAN_KUSTOMIZE_SCHEMA: &[&str] = &[
 /// The field as kustomize's schema knows it.
 fn kustomize_field<'s>(schema: &'s dyn MergeSchema, name: &str) -> Field<'s> {
     if FIELDS_NEWER_THAN_KUSTOMIZE_SCHEMA.contains(&name) {
-        return field_of(&super::Schemaless, name);
+        return field_of(&super::schema::Schemaless, name);
     }
     field_of(schema, name)
 }

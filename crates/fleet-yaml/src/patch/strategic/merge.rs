@@ -2,7 +2,7 @@
 //! key, merged as sets, or replaced), and the directives are honoured. Follows k8s.io/apimachinery `strategicpatch`
 //! as kube-apiserver and `kubectl patch` run it (parallel deletion lists merged, unmatched nulls ignored).
 
-use crate::patch::MergeProblem;
+use crate::patch::error::MergeProblem;
 use serde_json::{Map, Value};
 
 use super::directives::{
@@ -12,7 +12,7 @@ use super::directives::{
 use super::order::{Identity, normalize, partition};
 use super::path::Path;
 use super::schema::{Field, MergeSchema, Strategy, field_of};
-use crate::patch::PatchError;
+use crate::patch::error::PatchError;
 use crate::patch::json_patch::json_equal;
 
 /// Merges the patch map into the original map.

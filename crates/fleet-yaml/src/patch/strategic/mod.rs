@@ -23,15 +23,15 @@ mod order;
 mod path;
 mod schema;
 
-use crate::patch::MergeProblem;
+use crate::patch::error::MergeProblem;
 use serde_json::Value;
 
-pub use builtin::{BuiltinSchema, builtin_schema_for};
+pub use builtin::{BuiltinSchema, builtin_schema_for, schema_for_object};
 pub use diff::diff;
 pub use openapi::OpenApiSchema;
 pub use schema::{Field, MergeSchema, PatchMeta, Schemaless, Strategy};
 
-use super::PatchError;
+use crate::patch::error::PatchError;
 use path::Path;
 
 /// Applies the strategic merge patch `patch` to `original` using `schema` (the patch knowledge of the object's
@@ -49,16 +49,6 @@ pub fn apply(
         return Err(root.error(MergeProblem::PatchNotObject));
     };
     merge::merge_map(original.clone(), patch.clone(), schema, &root).map(Value::Object)
-}
-
-/// The schema of a Kubernetes object's kind, from its `apiVersion` and `kind`: the built-in table for built-in
-/// kinds, [`Schemaless`] (lists replaced, as kustomize does for custom resources) for anything else.
-pub fn schema_for_object(object: &Value) -> &'static dyn MergeSchema {
-    let text = |name: &str| object.get(name).and_then(Value::as_str).unwrap_or_default();
-    match builtin_schema_for(text("apiVersion"), text("kind")) {
-        Some(schema) => schema,
-        None => &Schemaless,
-    }
 }
 
 /// [`apply`] with the schema of the object's kind ([`schema_for_object`]).

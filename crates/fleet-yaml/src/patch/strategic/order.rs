@@ -2,7 +2,7 @@
 //! interleaved with the items only the original has, which keep their original relative order. New items come
 //! before the original items they are not anchored to, as in Kubernetes.
 
-use crate::patch::MergeProblem;
+use crate::patch::error::MergeProblem;
 use serde_json::Value;
 
 use super::directives::PATCH;

@@ -1,9 +1,9 @@
 //! The location inside the document that strategic merge is working on, for error messages and the depth limit.
 
-use crate::patch::MergeProblem;
+use crate::patch::error::MergeProblem;
 use serde_json::Value;
 
-use crate::patch::PatchError;
+use crate::patch::error::PatchError;
 
 /// Deepest nesting strategic merge descends into; deeper documents are rejected instead of exhausting the stack.
 pub const MAX_DEPTH: usize = 256;
