@@ -17,18 +17,15 @@ fn default_scope() -> Scope {
 
 #[tokio::test]
 async fn deploys_reports_readiness_and_becomes_ready() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(&hub.client, &downstream, default_scope());
-    let id = publish(
+    let (hub, downstream) = hub_with_agent().await;
+    let id = publish_in(
         &hub.client,
         "web",
         &[
             ("cm.yaml", &config_map("settings", "one")),
             ("deploy.yaml", &deployment("web")),
         ],
-        options_in("apps"),
-        |_| {},
+        "apps",
     )
     .await;
     let status = wait_status(&hub.client, "web", "web applied", |s| {
@@ -67,9 +64,7 @@ async fn deploys_reports_readiness_and_becomes_ready() {
 
 #[tokio::test]
 async fn updates_patch_only_changed_objects_and_prune_removed_files() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(&hub.client, &downstream, default_scope());
+    let (hub, downstream) = hub_with_agent().await;
     let files = [
         ("a.yaml", config_map("a", "1")),
         ("b.yaml", config_map("b", "1")),
@@ -88,7 +83,7 @@ async fn updates_patch_only_changed_objects_and_prune_removed_files() {
                 .iter()
                 .map(|(n, c)| (n.as_str(), c.as_str()))
                 .collect();
-            publish(&hub, "cms", &borrowed, options_in("apps"), |_| {}).await
+            publish_in(&hub, "cms", &borrowed, "apps").await
         }
     };
     let id = publish_files(as_refs(&files)).await;
@@ -148,12 +143,10 @@ async fn updates_patch_only_changed_objects_and_prune_removed_files() {
 
 #[tokio::test]
 async fn drift_is_reported_then_corrected() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(&hub.client, &downstream, default_scope());
+    let (hub, downstream) = hub_with_agent().await;
     let files = [("cm.yaml", config_map("settings", "wanted"))];
     let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
-    let id = publish(&hub.client, "drift", &borrowed, options_in("apps"), |_| {}).await;
+    let id = publish_in(&hub.client, "drift", &borrowed, "apps").await;
     wait_status(&hub.client, "drift", "applied", |s| {
         s.applied_deployment_id == id && s.ready
     })
@@ -262,7 +255,7 @@ async fn an_orphaned_bundle_deployment_deleted_while_the_agent_is_away_leaves_it
     let agent = start_agent(&hub.client, &downstream, default_scope());
     let files = [("a.yaml", config_map("kept", "1"))];
     let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
-    let id = publish(&hub.client, "away", &borrowed, options_in("left"), |_| {}).await;
+    let id = publish_in(&hub.client, "away", &borrowed, "left").await;
     wait_status(&hub.client, "away", "applied", |s| {
         s.applied_deployment_id == id && s.ready
     })
@@ -320,14 +313,7 @@ async fn an_uninstall_that_fails_while_the_downstream_cluster_is_unreachable_is_
     tokio::spawn(agent.run());
     let files = [("a.yaml", config_map("removed", "1"))];
     let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
-    let id = publish(
-        &hub.client,
-        "leaving",
-        &borrowed,
-        options_in("gone"),
-        |_| {},
-    )
-    .await;
+    let id = publish_in(&hub.client, "leaving", &borrowed, "gone").await;
     wait_status(&hub.client, "leaving", "applied", |s| {
         s.applied_deployment_id == id && s.ready
     })
@@ -365,15 +351,13 @@ async fn an_uninstall_that_fails_while_the_downstream_cluster_is_unreachable_is_
 
 #[tokio::test]
 async fn an_orphaned_bundle_deployment_leaves_its_objects_when_deleted() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(&hub.client, &downstream, default_scope());
+    let (hub, downstream) = hub_with_agent().await;
     let files = [
         ("a.yaml", config_map("kept-a", "1")),
         ("b.yaml", config_map("kept-b", "2")),
     ];
     let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
-    let id = publish(&hub.client, "orph", &borrowed, options_in("left"), |_| {}).await;
+    let id = publish_in(&hub.client, "orph", &borrowed, "left").await;
     wait_status(&hub.client, "orph", "applied", |s| {
         s.applied_deployment_id == id && s.ready
     })
@@ -393,7 +377,7 @@ async fn an_orphaned_bundle_deployment_leaves_its_objects_when_deleted() {
 
     // A new BundleDeployment of the same name starts from nothing: it adopts the objects again, and without
     // the annotation its deletion uninstalls them.
-    let id = publish(&hub.client, "orph", &borrowed, options_in("left"), |_| {}).await;
+    let id = publish_in(&hub.client, "orph", &borrowed, "left").await;
     wait_status(&hub.client, "orph", "applied again", |s| {
         s.applied_deployment_id == id && s.ready
     })
@@ -408,18 +392,9 @@ async fn an_orphaned_bundle_deployment_leaves_its_objects_when_deleted() {
 
 #[tokio::test]
 async fn depends_on_waits_for_the_dependency() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(&hub.client, &downstream, default_scope());
+    let (hub, downstream) = hub_with_agent().await;
     let db = deployment("db");
-    publish(
-        &hub.client,
-        "db",
-        &[("db.yaml", &db)],
-        options_in("data"),
-        |_| {},
-    )
-    .await;
+    publish_in(&hub.client, "db", &[("db.yaml", &db)], "data").await;
     let app = config_map("app", "1");
     publish(
         &hub.client,
@@ -463,17 +438,14 @@ async fn depends_on_waits_for_the_dependency() {
 
 #[tokio::test]
 async fn broken_manifests_become_status_and_good_objects_still_deploy() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(&hub.client, &downstream, default_scope());
+    let (hub, downstream) = hub_with_agent().await;
     let good = config_map("good", "1");
     let unknown_kind = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n";
-    let id = publish(
+    let id = publish_in(
         &hub.client,
         "mixed",
         &[("good.yaml", &good), ("widget.yaml", unknown_kind)],
-        options_in("apps"),
-        |_| {},
+        "apps",
     )
     .await;
     let status = wait_status(&hub.client, "mixed", "error reported", |s| {
@@ -490,12 +462,11 @@ async fn broken_manifests_become_status_and_good_objects_still_deploy() {
     let cms: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "apps");
     assert!(cms.get_opt("good").await.unwrap().is_some());
 
-    publish(
+    publish_in(
         &hub.client,
         "yaml",
         &[("bad.yaml", "kind: [unclosed\n")],
-        options_in("apps"),
-        |_| {},
+        "apps",
     )
     .await;
     let status = wait_status(&hub.client, "yaml", "render error", |s| {
@@ -523,23 +494,21 @@ async fn two_agent_scopes_share_a_cluster_without_harming_each_other() {
     );
     let shared = config_map("shared", "parent");
     let conflict_parent = config_map("conflict", "parent");
-    let id_parent = publish(
+    let id_parent = publish_in(
         &parent_hub.client,
         "app",
         &[
             ("shared.yaml", &shared),
             ("extra.yaml", &config_map("extra", "1")),
         ],
-        options_in("parent-ns"),
-        |_| {},
+        "parent-ns",
     )
     .await;
-    let id_conflict = publish(
+    let id_conflict = publish_in(
         &parent_hub.client,
         "owner",
         &[("c.yaml", &conflict_parent)],
-        options_in("common"),
-        |_| {},
+        "common",
     )
     .await;
     wait_status(&parent_hub.client, "owner", "parent owns conflict", |s| {
@@ -547,21 +516,19 @@ async fn two_agent_scopes_share_a_cluster_without_harming_each_other() {
     })
     .await;
     let shared_local = config_map("shared", "local");
-    let id_local = publish(
+    let id_local = publish_in(
         &local_hub.client,
         "app",
         &[("shared.yaml", &shared_local)],
-        options_in("local-ns"),
-        |_| {},
+        "local-ns",
     )
     .await;
     let conflict_local = config_map("conflict", "local");
-    publish(
+    publish_in(
         &local_hub.client,
         "intruder",
         &[("c.yaml", &conflict_local)],
-        options_in("common"),
-        |_| {},
+        "common",
     )
     .await;
 
@@ -590,12 +557,11 @@ async fn two_agent_scopes_share_a_cluster_without_harming_each_other() {
     );
 
     // The parent prunes a file; the local agent's same-named objects survive, and neither reports the other's.
-    let id_parent = publish(
+    let id_parent = publish_in(
         &parent_hub.client,
         "app",
         &[("shared.yaml", &shared)],
-        options_in("parent-ns"),
-        |_| {},
+        "parent-ns",
     )
     .await;
     let status = wait_status(&parent_hub.client, "app", "parent pruned", |s| {
@@ -635,14 +601,7 @@ async fn hub_outage_keeps_the_last_state_and_catches_up_without_reapplying() {
     let downstream = fleet_testing::TestCluster::empty();
     start_agent(&agent_hub, &downstream, default_scope());
     let stable = config_map("stable", "1");
-    let id = publish(
-        &hub.client,
-        "app",
-        &[("stable.yaml", &stable)],
-        options_in("apps"),
-        |_| {},
-    )
-    .await;
+    let id = publish_in(&hub.client, "app", &[("stable.yaml", &stable)], "apps").await;
     wait_status(&hub.client, "app", "applied", |s| {
         s.applied_deployment_id == id && s.ready
     })
@@ -652,12 +611,11 @@ async fn hub_outage_keeps_the_last_state_and_catches_up_without_reapplying() {
 
     link.cut();
     let changing = config_map("new", "2");
-    let id = publish(
+    let id = publish_in(
         &hub.client,
         "app",
         &[("stable.yaml", &stable), ("new.yaml", &changing)],
-        options_in("apps"),
-        |_| {},
+        "apps",
     )
     .await;
     // The agent keeps trying (and failing) to reach the hub; meanwhile nothing downstream is touched.
@@ -719,9 +677,7 @@ async fn the_agent_checks_in_on_its_cluster() {
 
 #[tokio::test]
 async fn namespace_options_service_account_and_keep_resources() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(&hub.client, &downstream, default_scope());
+    let (hub, downstream) = hub_with_agent().await;
     let namespaces: Api<k8s_openapi::api::core::v1::Namespace> =
         Api::all(downstream.client.clone());
 
@@ -824,15 +780,12 @@ async fn namespace_options_service_account_and_keep_resources() {
 
 #[tokio::test]
 async fn extra_objects_of_the_set_are_reported() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(&hub.client, &downstream, default_scope());
-    let id = publish(
+    let (hub, downstream) = hub_with_agent().await;
+    let id = publish_in(
         &hub.client,
         "set",
         &[("a.yaml", &config_map("a", "1"))],
-        options_in("apps"),
-        |_| {},
+        "apps",
     )
     .await;
     wait_status(&hub.client, "set", "applied", |s| {

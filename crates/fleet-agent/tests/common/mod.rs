@@ -171,6 +171,16 @@ pub fn condition<'a>(
         .unwrap_or_else(|| panic!("no {type_} condition"))
 }
 
+/// [`publish`] of `files` into `namespace` with no other option; the deploymentID.
+pub async fn publish_in(
+    hub: &kube::Client,
+    name: &str,
+    files: &[(&str, &str)],
+    namespace: &str,
+) -> String {
+    publish(hub, name, files, options_in(namespace), |_| {}).await
+}
+
 pub fn options_in(namespace: &str) -> BundleDeploymentOptions {
     BundleDeploymentOptions {
         default_namespace: namespace.to_string(),
