@@ -335,13 +335,7 @@ async fn server_side_apply_owns_removes_and_conflicts() {
 async fn selector_watches_see_objects_enter_and_leave() {
     let server = ApiServer::in_memory();
     let cms: Api<ConfigMap> = Api::namespaced(server.client(), "default");
-    let rv = cms
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .metadata
-        .resource_version
-        .unwrap();
+    let rv = common::list_version(&cms).await;
     cms.create(&PostParams::default(), &cm("moving", "1"))
         .await
         .unwrap();
