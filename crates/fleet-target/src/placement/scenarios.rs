@@ -11,6 +11,13 @@ use fleet_api::{ClusterScore as CustomScore, ClusterTaint};
 const NOW: i64 = 1_000_000;
 const NS: &str = "fleet-default";
 
+/// A `PickN` policy for `n` clusters with one preferred cluster affinity term: `preference` with `weight`.
+fn pick_n_preferring(n: u32, weight: i32, preference: Value) -> Value {
+    json!({"type": "PickN", "numberOfClusters": n, "affinity": {"clusterAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": weight, "preference": preference}]
+    }}})
+}
+
 fn healthy() -> ClusterHealth {
     ClusterHealth {
         joined: true,
@@ -154,6 +161,15 @@ fn scenario_selection_table() {
         fulfilled: bool,
     }
     let pick_n = |n: u32| json!({"type": "PickN", "numberOfClusters": n});
+    // Three scheduled placements (scores 5, 5, 1) and a bound one (score 9), for the scale-in cases.
+    let four_placed = || {
+        vec![
+            existing("c1", Scheduled, false, Some((0, 5))),
+            existing("c2", Scheduled, false, Some((0, 5))),
+            existing("c3", Scheduled, false, Some((0, 1))),
+            existing("c4", Bound, false, Some((0, 9))),
+        ]
+    };
     let cases = vec![
         Case {
             id: "S1 PickN 3, no preferences",
@@ -181,9 +197,11 @@ fn scenario_selection_table() {
         },
         Case {
             id: "S4 PickN 4 with a preferred term",
-            policy: json!({"type": "PickN", "numberOfClusters": 4, "affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 10, "preference": {"labelSelector": {"matchLabels": {"region": "central"}, "matchExpressions": [{"key": "env", "operator": "In", "values": ["prod"]}]}}}
-            ]}}}),
+            policy: pick_n_preferring(
+                4,
+                10,
+                json!({"labelSelector": {"matchLabels": {"region": "central"}, "matchExpressions": [{"key": "env", "operator": "In", "values": ["prod"]}]}}),
+            ),
             existing: vec![],
             selected: &["c4", "c5", "c6", "c7"],
             removed: &[],
@@ -199,9 +217,11 @@ fn scenario_selection_table() {
         },
         Case {
             id: "S9 PickN 3, ascending sorter on node-count",
-            policy: json!({"type": "PickN", "numberOfClusters": 3, "affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 100, "preference": {"propertySorter": {"name": "kubernetes-fleet.io/node-count", "sortOrder": "Ascending"}}}
-            ]}}}),
+            policy: pick_n_preferring(
+                3,
+                100,
+                json!({"propertySorter": {"name": "kubernetes-fleet.io/node-count", "sortOrder": "Ascending"}}),
+            ),
             existing: vec![],
             selected: &["c1", "c4", "c6"],
             removed: &[],
@@ -255,12 +275,7 @@ fn scenario_selection_table() {
         Case {
             id: "S24 scale-in 4 → 2 trims scheduled placements, lowest score first",
             policy: pick_n(2),
-            existing: vec![
-                existing("c1", Scheduled, false, Some((0, 5))),
-                existing("c2", Scheduled, false, Some((0, 5))),
-                existing("c3", Scheduled, false, Some((0, 1))),
-                existing("c4", Bound, false, Some((0, 9))),
-            ],
+            existing: four_placed(),
             selected: &["c2", "c4"],
             removed: &["c1", "c3"],
             fulfilled: true,
@@ -268,21 +283,18 @@ fn scenario_selection_table() {
         Case {
             id: "S24 scale-in 4 → 1 keeps the rolled-out placement",
             policy: pick_n(1),
-            existing: vec![
-                existing("c1", Scheduled, false, Some((0, 5))),
-                existing("c2", Scheduled, false, Some((0, 5))),
-                existing("c3", Scheduled, false, Some((0, 1))),
-                existing("c4", Bound, false, Some((0, 9))),
-            ],
+            existing: four_placed(),
             selected: &["c4"],
             removed: &["c1", "c2", "c3"],
             fulfilled: true,
         },
         Case {
             id: "S25 policy change: incumbents win ties",
-            policy: json!({"type": "PickN", "numberOfClusters": 2, "affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 10, "preference": {"labelSelector": {"matchLabels": {"region": "east"}}}}
-            ]}}}),
+            policy: pick_n_preferring(
+                2,
+                10,
+                json!({"labelSelector": {"matchLabels": {"region": "east"}}}),
+            ),
             existing: vec![
                 existing("c1", Bound, true, None),
                 existing("c2", Bound, true, None),
@@ -377,9 +389,11 @@ fn s3_zero_clusters_message() {
 #[test]
 fn s4_affinity_scores() {
     let r = run(
-        json!({"type": "PickN", "numberOfClusters": 4, "affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 10, "preference": {"labelSelector": {"matchLabels": {"region": "central"}}}}
-        ]}}}),
+        pick_n_preferring(
+            4,
+            10,
+            json!({"labelSelector": {"matchLabels": {"region": "central"}}}),
+        ),
         &[],
     );
     assert_eq!(score_of(&r, "c4").map(|s| s.affinity), Some(10));
@@ -439,9 +453,11 @@ fn s5_spread_over_three_regions_picks_one_per_region() {
 #[test]
 fn s9_sorter_scores() {
     let r = run(
-        json!({"type": "PickN", "numberOfClusters": 7, "affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 100, "preference": {"propertySorter": {"name": "kubernetes-fleet.io/node-count", "sortOrder": "Ascending"}}}
-        ]}}}),
+        pick_n_preferring(
+            7,
+            100,
+            json!({"propertySorter": {"name": "kubernetes-fleet.io/node-count", "sortOrder": "Ascending"}}),
+        ),
         &[],
     );
     let scores: Vec<(String, i64)> = r
@@ -551,9 +567,11 @@ fn s17_pick_fixed_reasons_and_condition() {
 fn s25_incumbents_are_reselected_not_recreated() {
     use PlacementState::*;
     let r = run(
-        json!({"type": "PickN", "numberOfClusters": 2, "affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 10, "preference": {"labelSelector": {"matchLabels": {"region": "east"}}}}
-        ]}}}),
+        pick_n_preferring(
+            2,
+            10,
+            json!({"labelSelector": {"matchLabels": {"region": "east"}}}),
+        ),
         &[
             existing("c1", Bound, true, None),
             existing("c2", Bound, true, None),
@@ -714,9 +732,11 @@ fn o21_expired_custom_scores_count_as_missing_and_warn() {
     }
     let r = run_on(
         &clusters,
-        json!({"type": "PickN", "numberOfClusters": 3, "affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 10, "preference": {"propertySorter": {"name": "demo", "sortOrder": "Descending"}}}
-        ]}}}),
+        pick_n_preferring(
+            3,
+            10,
+            json!({"propertySorter": {"name": "demo", "sortOrder": "Descending"}}),
+        ),
         &[],
         NOW,
     );
