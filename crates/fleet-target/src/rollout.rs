@@ -454,6 +454,15 @@ mod tests {
         matches!(o, Outcome::Write { promoted: true, .. })
     }
 
+    /// Each partition of the plan as (clusters in it, its maxUnavailable).
+    fn partition_sizes(plan: &RolloutPlan) -> Vec<(usize, i64)> {
+        plan.status
+            .partitions
+            .iter()
+            .map(|p| (p.count, p.max_unavailable))
+            .collect()
+    }
+
     /// A partition of the clusters labelled `key=value`, with no maxUnavailable of its own.
     fn labelled(name: &str, key: &str, value: &str) -> PartitionSpec {
         PartitionSpec {
@@ -596,13 +605,7 @@ mod tests {
                 &index_of(n),
             )
             .unwrap();
-            let got: Vec<(usize, i64)> = plan
-                .status
-                .partitions
-                .iter()
-                .map(|p| (p.count, p.max_unavailable))
-                .collect();
-            assert_eq!(got, want, "{name}");
+            assert_eq!(partition_sizes(&plan), want, "{name}");
         }
     }
 
@@ -629,13 +632,7 @@ mod tests {
             ..Default::default()
         };
         let plan = plan_rollout(&targets(100, "id", |_| ready("id")), &s, false, &index).unwrap();
-        let got: Vec<(usize, i64)> = plan
-            .status
-            .partitions
-            .iter()
-            .map(|p| (p.count, p.max_unavailable))
-            .collect();
-        assert_eq!(got, [(60, 60), (60, 60)]);
+        assert_eq!(partition_sizes(&plan), [(60, 60), (60, 60)]);
     }
 
     #[test]
