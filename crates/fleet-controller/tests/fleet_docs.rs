@@ -527,15 +527,7 @@ async fn what_is_deleted_while_the_gitrepo_is_paused_comes_back_only_when_it_is_
         .delete("repo-app", &DeleteParams::default())
         .await
         .unwrap();
-    eventually("the Bundle gone", || async {
-        bundles
-            .get_opt("repo-app")
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    fleet_testing::gone("the Bundle gone", &bundles, "repo-app").await;
     git.write("app/cm.yaml", &configmap("app").replace("a: b", "a: c"));
     let second = git.commit("v2");
     eventually("the new commit read", || async {

@@ -316,15 +316,7 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
     // The agent comes back with its own credentials (they are revoked only after it is removed) and
     // uninstalls what it deployed for the deleted BundleDeployments.
     let agent = start_agent(agent_hub.clone());
-    eventually("the agent Deployment removed", || async {
-        deployments
-            .get_opt("fleet-agent")
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    fleet_testing::gone("the agent Deployment removed", &deployments, "fleet-agent").await;
     assert!(
         deployed.get_opt("edge").await.unwrap().is_none(),
         "the agent uninstalled the bundle before it was removed"
@@ -371,15 +363,7 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
             .is_none()
     );
     let namespaces: Api<Namespace> = Api::all(downstream.client.clone());
-    eventually("the agent namespace gone", || async {
-        namespaces
-            .get_opt(AGENT_NS)
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    fleet_testing::gone("the agent namespace gone", &namespaces, AGENT_NS).await;
     controller.stop().await;
 }
 
@@ -496,14 +480,11 @@ async fn a_new_controller_with_another_agent_image_updates_the_agent_in_place_an
         secrets.get_opt(BOOTSTRAP_SECRET).await.unwrap().is_some(),
         "it registers anew from there"
     );
-    eventually("the agent gone from its old namespace", || async {
-        deployments
-            .get_opt("fleet-agent")
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
-    })
+    fleet_testing::gone(
+        "the agent gone from its old namespace",
+        &deployments,
+        "fleet-agent",
+    )
     .await;
     controller.stop().await;
 }

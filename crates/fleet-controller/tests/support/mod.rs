@@ -12,8 +12,8 @@ use fleet_controller::metrics::{ControllerLabel, Metrics};
 use fleet_controller::{Context, Settings};
 use fleet_testing::TestCluster;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::Client;
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 use tokio::sync::oneshot;
 
