@@ -28,10 +28,7 @@ async fn deploys_reports_readiness_and_becomes_ready() {
         "apps",
     )
     .await;
-    let status = wait_status(&hub.client, "web", "web applied", |s| {
-        s.applied_deployment_id == id
-    })
-    .await;
+    let status = wait_applied(&hub.client, "web", &id, "web applied").await;
     assert!(!status.ready);
     assert_eq!(status.display.state, "NotReady");
     assert_eq!(status.non_ready_status.len(), 1);
@@ -108,19 +105,13 @@ async fn updates_patch_only_changed_objects_and_prune_removed_files() {
     let mut changed = files.clone();
     changed[1].1 = config_map("b", "2");
     let id = publish_files(as_refs(&changed)).await;
-    wait_status(&hub.client, "cms", "update applied", |s| {
-        s.applied_deployment_id == id
-    })
-    .await;
+    wait_applied(&hub.client, "cms", &id, "update applied").await;
     assert_eq!(version("a").await, a1, "unchanged object was not patched");
     assert_ne!(version("b").await, b1);
     assert_eq!(cms.get("b").await.unwrap().data.unwrap()["key"], "2");
 
     let id = publish_files(as_refs(&changed[..2])).await;
-    let status = wait_status(&hub.client, "cms", "file removed", |s| {
-        s.applied_deployment_id == id
-    })
-    .await;
+    let status = wait_applied(&hub.client, "cms", &id, "file removed").await;
     assert!(cms.get_opt("c").await.unwrap().is_none(), "c was pruned");
     assert!(cms.get_opt("a").await.unwrap().is_some());
     assert_eq!(status.resources.len(), 2);
@@ -511,9 +502,12 @@ async fn two_agent_scopes_share_a_cluster_without_harming_each_other() {
         "common",
     )
     .await;
-    wait_status(&parent_hub.client, "owner", "parent owns conflict", |s| {
-        s.applied_deployment_id == id_conflict
-    })
+    wait_applied(
+        &parent_hub.client,
+        "owner",
+        &id_conflict,
+        "parent owns conflict",
+    )
     .await;
     let shared_local = config_map("shared", "local");
     let id_local = publish_in(
@@ -564,10 +558,7 @@ async fn two_agent_scopes_share_a_cluster_without_harming_each_other() {
         "parent-ns",
     )
     .await;
-    let status = wait_status(&parent_hub.client, "app", "parent pruned", |s| {
-        s.applied_deployment_id == id_parent
-    })
-    .await;
+    let status = wait_applied(&parent_hub.client, "app", &id_parent, "parent pruned").await;
     assert!(
         status.modified_status.is_empty(),
         "{:?}",
@@ -695,10 +686,7 @@ async fn namespace_options_service_account_and_keep_resources() {
         |_| {},
     )
     .await;
-    wait_status(&hub.client, "labelled", "applied", |s| {
-        s.applied_deployment_id == id
-    })
-    .await;
+    wait_applied(&hub.client, "labelled", &id, "applied").await;
     let ns = namespaces.get("labelled").await.unwrap();
     assert_eq!(ns.metadata.labels.unwrap()["team"], "a");
     assert_eq!(ns.metadata.annotations.unwrap()["note"], "fleet");
@@ -753,10 +741,7 @@ async fn namespace_options_service_account_and_keep_resources() {
         |_| {},
     )
     .await;
-    wait_status(&hub.client, "kept", "applied", |s| {
-        s.applied_deployment_id == id
-    })
-    .await;
+    wait_applied(&hub.client, "kept", &id, "applied").await;
     let bds: Api<BundleDeployment> = Api::namespaced(hub.client.clone(), CLUSTER_NS);
     bds.delete("kept", &DeleteParams::default()).await.unwrap();
     bds.delete("labelled", &DeleteParams::default())

@@ -121,10 +121,7 @@ async fn objects_never_created_are_not_recorded_and_never_block_pruning_or_unins
 
     // Uninstall too: the objects go, and the inventory with them.
     let _agent = restart_with_impossible_entries(agent, &hub.client, &downstream).await;
-    wait_status(&hub.client, "mixed", "the agent back", |s| {
-        s.applied_deployment_id == id
-    })
-    .await;
+    wait_applied(&hub.client, "mixed", &id, "the agent back").await;
     Api::<BundleDeployment>::namespaced(hub.client.clone(), CLUSTER_NS)
         .delete("mixed", &DeleteParams::default())
         .await

@@ -251,10 +251,7 @@ async fn revoked_credentials_are_reported_and_a_new_bootstrap_secret_re_register
         "apps",
     )
     .await;
-    wait_status(&hub.client, "app", "deployed", |s| {
-        s.applied_deployment_id == id
-    })
-    .await;
+    wait_applied(&hub.client, "app", &id, "deployed").await;
 
     // The hub revokes the agent: its ServiceAccount (and so its token) is deleted.
     Api::<ServiceAccount>::namespaced(hub.client.clone(), CLUSTER_NS)

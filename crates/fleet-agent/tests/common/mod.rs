@@ -143,6 +143,16 @@ pub async fn publish(
     deployment_id
 }
 
+/// [`wait_status`] until the BundleDeployment `name` reports deploymentID `id` applied; that status.
+pub async fn wait_applied(
+    hub: &kube::Client,
+    name: &str,
+    id: &str,
+    what: &str,
+) -> fleet_api::BundleDeploymentStatus {
+    wait_status(hub, name, what, |s| s.applied_deployment_id == id).await
+}
+
 /// The BundleDeployment's status once `check` accepts it.
 pub async fn wait_status(
     hub: &kube::Client,
