@@ -121,15 +121,8 @@ async fn updates_patch_only_changed_objects_and_prune_removed_files() {
         .await
         .unwrap();
     // The uninstall deletes the objects one after the other: wait for both.
-    wait_for("uninstall", || {
-        let cms = cms.clone();
-        async move {
-            let a = cms.get_opt("a").await.unwrap();
-            let b = cms.get_opt("b").await.unwrap();
-            (a.is_none() && b.is_none()).then_some(())
-        }
-    })
-    .await;
+    fleet_testing::gone("uninstall of a", &cms, "a").await;
+    fleet_testing::gone("uninstall of b", &cms, "b").await;
 }
 
 #[tokio::test]
@@ -232,13 +225,6 @@ async fn mark_orphan(bds: &Api<BundleDeployment>, name: &str) {
         .unwrap();
 }
 
-async fn wait_config_map_gone(api: &Api<ConfigMap>, name: &str, what: &str) {
-    wait_for(what, || async move {
-        api.get_opt(name).await.unwrap().is_none().then_some(())
-    })
-    .await;
-}
-
 #[tokio::test]
 async fn an_orphaned_bundle_deployment_deleted_while_the_agent_is_away_leaves_its_objects() {
     let hub = hub().await;
@@ -270,10 +256,10 @@ async fn an_orphaned_bundle_deployment_deleted_while_the_agent_is_away_leaves_it
     let _ = agent.await;
     bds.delete("away", &DeleteParams::default()).await.unwrap();
     start_agent(&hub.client, &downstream, default_scope());
-    wait_config_map_gone(
+    fleet_testing::gone(
+        "the inventory forgotten by the new agent",
         &inventories,
         &inventory,
-        "the inventory forgotten by the new agent",
     )
     .await;
     let cms: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "left");
@@ -324,18 +310,18 @@ async fn an_uninstall_that_fails_while_the_downstream_cluster_is_unreachable_is_
     assert!(cms.get_opt("removed").await.unwrap().is_some());
 
     link.restore();
-    wait_config_map_gone(
+    fleet_testing::gone(
+        "the uninstall retried once the cluster is back",
         &cms,
         "removed",
-        "the uninstall retried once the cluster is back",
     )
     .await;
     let inventories: Api<ConfigMap> =
         Api::namespaced(downstream.client.clone(), "cattle-fleet-system");
-    wait_config_map_gone(
+    fleet_testing::gone(
+        "the inventory removed after the retried uninstall",
         &inventories,
         &default_scope().inventory_name("leaving"),
-        "the inventory removed after the retried uninstall",
     )
     .await;
 }
@@ -361,7 +347,7 @@ async fn an_orphaned_bundle_deployment_leaves_its_objects_when_deleted() {
     let bds: Api<BundleDeployment> = Api::namespaced(hub.client.clone(), CLUSTER_NS);
     mark_orphan(&bds, "orph").await;
     bds.delete("orph", &DeleteParams::default()).await.unwrap();
-    wait_config_map_gone(&inventories, &inventory, "the inventory forgotten").await;
+    fleet_testing::gone("the inventory forgotten", &inventories, &inventory).await;
     let cms: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "left");
     assert_eq!(cms.get("kept-a").await.unwrap().data.unwrap()["key"], "1");
     assert_eq!(cms.get("kept-b").await.unwrap().data.unwrap()["key"], "2");
@@ -374,11 +360,7 @@ async fn an_orphaned_bundle_deployment_leaves_its_objects_when_deleted() {
     })
     .await;
     bds.delete("orph", &DeleteParams::default()).await.unwrap();
-    wait_for("uninstalled", || {
-        let cms = cms.clone();
-        async move { cms.get_opt("kept-a").await.unwrap().is_none().then_some(()) }
-    })
-    .await;
+    fleet_testing::gone("uninstalled", &cms, "kept-a").await;
 }
 
 #[tokio::test]

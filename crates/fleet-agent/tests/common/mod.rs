@@ -4,7 +4,6 @@
 
 #![allow(dead_code)]
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,23 +18,8 @@ use serde_json::json;
 
 pub const CLUSTER_NS: &str = "cluster-fleet-default-c1-0123456789ab";
 
-/// Waits until `check` returns `Some`, polling, for at most 60 seconds.
-pub async fn wait_for<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        if tokio::time::Instant::now() > deadline {
-            panic!("timed out waiting for {what}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+/// Waits until `check` returns `Some`, polling (fleet-testing's bounded wait).
+pub use fleet_testing::eventually as wait_for;
 
 /// A downstream cluster as the agent reaches it: impersonation through `Impersonate-User`.
 pub fn downstream_of(cluster: &TestCluster) -> Downstream {
