@@ -17,7 +17,7 @@ use fleet_api::Cluster;
 use fleet_testing::TestCluster;
 use fleet_testing::secret_data;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, PodSpec, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -113,7 +113,8 @@ fn condition(cluster: &Cluster, type_: &str) -> Option<(String, String)> {
     Some((condition.status.clone(), condition.message.clone()))
 }
 
-fn env_names(deployment: &Deployment) -> Vec<String> {
+/// The pod template's spec of a Deployment (the agent's), which must have one.
+fn pod_spec(deployment: &Deployment) -> &PodSpec {
     deployment
         .spec
         .as_ref()
@@ -122,7 +123,10 @@ fn env_names(deployment: &Deployment) -> Vec<String> {
         .spec
         .as_ref()
         .unwrap()
-        .containers[0]
+}
+
+fn env_names(deployment: &Deployment) -> Vec<String> {
+    pod_spec(deployment).containers[0]
         .env
         .clone()
         .unwrap_or_default()
@@ -146,14 +150,7 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
         deployments.get_opt("fleet-agent").await.ok().flatten()
     })
     .await;
-    let pod = deployment
-        .spec
-        .as_ref()
-        .unwrap()
-        .template
-        .spec
-        .clone()
-        .unwrap();
+    let pod = pod_spec(&deployment);
     assert_eq!(pod.service_account_name.as_deref(), Some("fleet-agent"));
     assert_eq!(pod.containers[0].image.as_deref(), Some("fleet:test"));
     let cluster = clusters.get("edge").await.unwrap();
@@ -418,19 +415,7 @@ async fn a_new_controller_with_another_agent_image_updates_the_agent_in_place_an
         downstream,
     } = import_edge("kc", json!({})).await;
     let deployments: Api<Deployment> = Api::namespaced(downstream.client.clone(), SYSTEM_NS);
-    let image = |d: &Deployment| {
-        d.spec
-            .as_ref()
-            .unwrap()
-            .template
-            .spec
-            .as_ref()
-            .unwrap()
-            .containers[0]
-            .image
-            .clone()
-            .unwrap_or_default()
-    };
+    let image = |d: &Deployment| pod_spec(d).containers[0].image.clone().unwrap_or_default();
     let first = eventually("the agent Deployment", || async {
         deployments.get_opt("fleet-agent").await.ok().flatten()
     })
