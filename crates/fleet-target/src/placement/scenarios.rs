@@ -11,6 +11,11 @@ use fleet_api::{ClusterScore as CustomScore, ClusterTaint};
 const NOW: i64 = 1_000_000;
 const NS: &str = "fleet-default";
 
+/// A `PickN` policy for `n` clusters.
+fn pick_n(n: u32) -> Value {
+    json!({"type": "PickN", "numberOfClusters": n})
+}
+
 /// A `PickN` policy for `n` clusters with one preferred cluster affinity term: `preference` with `weight`.
 fn pick_n_preferring(n: u32, weight: i32, preference: Value) -> Value {
     json!({"type": "PickN", "numberOfClusters": n, "affinity": {"clusterAffinity": {
@@ -160,7 +165,6 @@ fn scenario_selection_table() {
         removed: &'static [&'static str],
         fulfilled: bool,
     }
-    let pick_n = |n: u32| json!({"type": "PickN", "numberOfClusters": n});
     // Three scheduled placements (scores 5, 5, 1) and a bound one (score 9), for the scale-in cases.
     let four_placed = || {
         vec![
@@ -344,7 +348,7 @@ fn scenario_selection_table() {
 
 #[test]
 fn s1_status_lists_the_filtered_clusters() {
-    let r = run(json!({"type": "PickN", "numberOfClusters": 3}), &[]);
+    let r = run(pick_n(3), &[]);
     assert_eq!(r.condition.reason, "SchedulingPolicyFulfilled");
     assert_eq!(
         r.condition.message,
@@ -367,7 +371,7 @@ fn s1_status_lists_the_filtered_clusters() {
 
 #[test]
 fn s2_unfulfilled_message_counts() {
-    let r = run(json!({"type": "PickN", "numberOfClusters": 10}), &[]);
+    let r = run(pick_n(10), &[]);
     assert_eq!(r.condition.reason, "SchedulingPolicyUnfulfilled");
     assert_eq!(
         r.condition.message,
@@ -379,7 +383,7 @@ fn s2_unfulfilled_message_counts() {
 
 #[test]
 fn s3_zero_clusters_message() {
-    let r = run(json!({"type": "PickN", "numberOfClusters": 0}), &[]);
+    let r = run(pick_n(0), &[]);
     assert_eq!(
         r.condition.message,
         "found all clusters needed as specified by the placement policy, found 0 cluster(s)"
@@ -600,10 +604,7 @@ fn s25_incumbents_are_reselected_not_recreated() {
 #[test]
 fn s26_unscheduled_placement_is_restored_when_picked_again() {
     use PlacementState::*;
-    let r = run(
-        json!({"type": "PickN", "numberOfClusters": 1}),
-        &[existing("c7", Unscheduled, false, None)],
-    );
+    let r = run(pick_n(1), &[existing("c7", Unscheduled, false, None)]);
     assert_eq!(selected(&r), ["c7"]);
     assert_eq!(r.selected[0].origin, Origin::Reselected(Unscheduled));
     assert!(r.removed.is_empty());
@@ -640,7 +641,7 @@ fn o8_existing_decision_is_kept_when_fewer_clusters_than_wanted() {
     let clusters: Vec<ClusterInfo> = fixture().into_iter().take(2).collect();
     let r = run_on(
         &clusters,
-        json!({"type": "PickN", "numberOfClusters": 4}),
+        pick_n(4),
         &[existing("c1", PlacementState::Bound, false, None)],
         NOW,
     );
@@ -663,7 +664,7 @@ fn o9_no_schedule_keeps_existing_but_blocks_new() {
     }
     let r = run_on(
         &clusters,
-        json!({"type": "PickN", "numberOfClusters": 2}),
+        pick_n(2),
         &[existing("c1", PlacementState::Bound, false, None)],
         NOW,
     );
@@ -708,7 +709,7 @@ fn o11_unreachable_cluster_is_replaced() {
     clusters[6].taints.push(taint);
     let r = run_on(
         &clusters,
-        json!({"type": "PickN", "numberOfClusters": 1}),
+        pick_n(1),
         &[existing("c7", PlacementState::Bound, false, None)],
         now,
     );
@@ -789,12 +790,7 @@ fn unselected_list_is_capped_at_twenty() {
     let clusters: Vec<ClusterInfo> = (0..30)
         .map(|i| ClusterInfo::new(NS, &format!("m{i:02}"), []))
         .collect();
-    let r = run_on(
-        &clusters,
-        json!({"type": "PickN", "numberOfClusters": 1}),
-        &[],
-        NOW,
-    );
+    let r = run_on(&clusters, pick_n(1), &[], NOW);
     assert_eq!(r.unselected.len(), status::MAX_UNSELECTED);
     assert_eq!(r.unselected_total, 29);
     assert_eq!(selected(&r), ["m29"]);
@@ -819,10 +815,8 @@ fn invalid_policy_is_an_error() {
 
 #[test]
 fn fingerprint_ignores_number_of_clusters() {
-    let a: PlacementPolicy =
-        serde_json::from_value(json!({"type": "PickN", "numberOfClusters": 2})).unwrap();
-    let b: PlacementPolicy =
-        serde_json::from_value(json!({"type": "PickN", "numberOfClusters": 5})).unwrap();
+    let a: PlacementPolicy = serde_json::from_value(pick_n(2)).unwrap();
+    let b: PlacementPolicy = serde_json::from_value(pick_n(5)).unwrap();
     let c: PlacementPolicy = serde_json::from_value(
         json!({"type": "PickN", "numberOfClusters": 5, "tolerations": [{"operator": "Exists"}]}),
     )
