@@ -17,24 +17,18 @@ fn default_scope() -> Scope {
 
 #[tokio::test]
 async fn deploys_reports_readiness_and_becomes_ready() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(&hub.client, &downstream, default_scope());
-    let id = publish(
+    let (hub, downstream) = hub_with_agent().await;
+    let id = publish_in(
         &hub.client,
         "web",
         &[
             ("cm.yaml", &config_map("settings", "one")),
             ("deploy.yaml", &deployment("web")),
         ],
-        options_in("apps"),
-        |_| {},
+        "apps",
     )
     .await;
-    let status = wait_status(&hub.client, "web", "web applied", |s| {
-        s.applied_deployment_id == id
-    })
-    .await;
+    let status = wait_applied(&hub.client, "web", &id, "web applied").await;
     assert!(!status.ready);
     assert_eq!(status.display.state, "NotReady");
     assert_eq!(status.non_ready_status.len(), 1);
@@ -67,9 +61,7 @@ async fn deploys_reports_readiness_and_becomes_ready() {
 
 #[tokio::test]
 async fn updates_patch_only_changed_objects_and_prune_removed_files() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(&hub.client, &downstream, default_scope());
+    let (hub, downstream) = hub_with_agent().await;
     let files = [
         ("a.yaml", config_map("a", "1")),
         ("b.yaml", config_map("b", "1")),
@@ -88,7 +80,7 @@ async fn updates_patch_only_changed_objects_and_prune_removed_files() {
                 .iter()
                 .map(|(n, c)| (n.as_str(), c.as_str()))
                 .collect();
-            publish(&hub, "cms", &borrowed, options_in("apps"), |_| {}).await
+            publish_in(&hub, "cms", &borrowed, "apps").await
         }
     };
     let id = publish_files(as_refs(&files)).await;
@@ -113,19 +105,13 @@ async fn updates_patch_only_changed_objects_and_prune_removed_files() {
     let mut changed = files.clone();
     changed[1].1 = config_map("b", "2");
     let id = publish_files(as_refs(&changed)).await;
-    wait_status(&hub.client, "cms", "update applied", |s| {
-        s.applied_deployment_id == id
-    })
-    .await;
+    wait_applied(&hub.client, "cms", &id, "update applied").await;
     assert_eq!(version("a").await, a1, "unchanged object was not patched");
     assert_ne!(version("b").await, b1);
     assert_eq!(cms.get("b").await.unwrap().data.unwrap()["key"], "2");
 
     let id = publish_files(as_refs(&changed[..2])).await;
-    let status = wait_status(&hub.client, "cms", "file removed", |s| {
-        s.applied_deployment_id == id
-    })
-    .await;
+    let status = wait_applied(&hub.client, "cms", &id, "file removed").await;
     assert!(cms.get_opt("c").await.unwrap().is_none(), "c was pruned");
     assert!(cms.get_opt("a").await.unwrap().is_some());
     assert_eq!(status.resources.len(), 2);
@@ -135,25 +121,16 @@ async fn updates_patch_only_changed_objects_and_prune_removed_files() {
         .await
         .unwrap();
     // The uninstall deletes the objects one after the other: wait for both.
-    wait_for("uninstall", || {
-        let cms = cms.clone();
-        async move {
-            let a = cms.get_opt("a").await.unwrap();
-            let b = cms.get_opt("b").await.unwrap();
-            (a.is_none() && b.is_none()).then_some(())
-        }
-    })
-    .await;
+    fleet_testing::gone("uninstall of a", &cms, "a").await;
+    fleet_testing::gone("uninstall of b", &cms, "b").await;
 }
 
 #[tokio::test]
 async fn drift_is_reported_then_corrected() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(&hub.client, &downstream, default_scope());
+    let (hub, downstream) = hub_with_agent().await;
     let files = [("cm.yaml", config_map("settings", "wanted"))];
     let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
-    let id = publish(&hub.client, "drift", &borrowed, options_in("apps"), |_| {}).await;
+    let id = publish_in(&hub.client, "drift", &borrowed, "apps").await;
     wait_status(&hub.client, "drift", "applied", |s| {
         s.applied_deployment_id == id && s.ready
     })
@@ -248,13 +225,6 @@ async fn mark_orphan(bds: &Api<BundleDeployment>, name: &str) {
         .unwrap();
 }
 
-async fn wait_config_map_gone(api: &Api<ConfigMap>, name: &str, what: &str) {
-    wait_for(what, || async move {
-        api.get_opt(name).await.unwrap().is_none().then_some(())
-    })
-    .await;
-}
-
 #[tokio::test]
 async fn an_orphaned_bundle_deployment_deleted_while_the_agent_is_away_leaves_its_objects() {
     let hub = hub().await;
@@ -262,7 +232,7 @@ async fn an_orphaned_bundle_deployment_deleted_while_the_agent_is_away_leaves_it
     let agent = start_agent(&hub.client, &downstream, default_scope());
     let files = [("a.yaml", config_map("kept", "1"))];
     let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
-    let id = publish(&hub.client, "away", &borrowed, options_in("left"), |_| {}).await;
+    let id = publish_in(&hub.client, "away", &borrowed, "left").await;
     wait_status(&hub.client, "away", "applied", |s| {
         s.applied_deployment_id == id && s.ready
     })
@@ -286,10 +256,10 @@ async fn an_orphaned_bundle_deployment_deleted_while_the_agent_is_away_leaves_it
     let _ = agent.await;
     bds.delete("away", &DeleteParams::default()).await.unwrap();
     start_agent(&hub.client, &downstream, default_scope());
-    wait_config_map_gone(
+    fleet_testing::gone(
+        "the inventory forgotten by the new agent",
         &inventories,
         &inventory,
-        "the inventory forgotten by the new agent",
     )
     .await;
     let cms: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "left");
@@ -320,14 +290,7 @@ async fn an_uninstall_that_fails_while_the_downstream_cluster_is_unreachable_is_
     tokio::spawn(agent.run());
     let files = [("a.yaml", config_map("removed", "1"))];
     let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
-    let id = publish(
-        &hub.client,
-        "leaving",
-        &borrowed,
-        options_in("gone"),
-        |_| {},
-    )
-    .await;
+    let id = publish_in(&hub.client, "leaving", &borrowed, "gone").await;
     wait_status(&hub.client, "leaving", "applied", |s| {
         s.applied_deployment_id == id && s.ready
     })
@@ -347,33 +310,31 @@ async fn an_uninstall_that_fails_while_the_downstream_cluster_is_unreachable_is_
     assert!(cms.get_opt("removed").await.unwrap().is_some());
 
     link.restore();
-    wait_config_map_gone(
+    fleet_testing::gone(
+        "the uninstall retried once the cluster is back",
         &cms,
         "removed",
-        "the uninstall retried once the cluster is back",
     )
     .await;
     let inventories: Api<ConfigMap> =
         Api::namespaced(downstream.client.clone(), "cattle-fleet-system");
-    wait_config_map_gone(
+    fleet_testing::gone(
+        "the inventory removed after the retried uninstall",
         &inventories,
         &default_scope().inventory_name("leaving"),
-        "the inventory removed after the retried uninstall",
     )
     .await;
 }
 
 #[tokio::test]
 async fn an_orphaned_bundle_deployment_leaves_its_objects_when_deleted() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(&hub.client, &downstream, default_scope());
+    let (hub, downstream) = hub_with_agent().await;
     let files = [
         ("a.yaml", config_map("kept-a", "1")),
         ("b.yaml", config_map("kept-b", "2")),
     ];
     let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
-    let id = publish(&hub.client, "orph", &borrowed, options_in("left"), |_| {}).await;
+    let id = publish_in(&hub.client, "orph", &borrowed, "left").await;
     wait_status(&hub.client, "orph", "applied", |s| {
         s.applied_deployment_id == id && s.ready
     })
@@ -386,40 +347,27 @@ async fn an_orphaned_bundle_deployment_leaves_its_objects_when_deleted() {
     let bds: Api<BundleDeployment> = Api::namespaced(hub.client.clone(), CLUSTER_NS);
     mark_orphan(&bds, "orph").await;
     bds.delete("orph", &DeleteParams::default()).await.unwrap();
-    wait_config_map_gone(&inventories, &inventory, "the inventory forgotten").await;
+    fleet_testing::gone("the inventory forgotten", &inventories, &inventory).await;
     let cms: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "left");
     assert_eq!(cms.get("kept-a").await.unwrap().data.unwrap()["key"], "1");
     assert_eq!(cms.get("kept-b").await.unwrap().data.unwrap()["key"], "2");
 
     // A new BundleDeployment of the same name starts from nothing: it adopts the objects again, and without
     // the annotation its deletion uninstalls them.
-    let id = publish(&hub.client, "orph", &borrowed, options_in("left"), |_| {}).await;
+    let id = publish_in(&hub.client, "orph", &borrowed, "left").await;
     wait_status(&hub.client, "orph", "applied again", |s| {
         s.applied_deployment_id == id && s.ready
     })
     .await;
     bds.delete("orph", &DeleteParams::default()).await.unwrap();
-    wait_for("uninstalled", || {
-        let cms = cms.clone();
-        async move { cms.get_opt("kept-a").await.unwrap().is_none().then_some(()) }
-    })
-    .await;
+    fleet_testing::gone("uninstalled", &cms, "kept-a").await;
 }
 
 #[tokio::test]
 async fn depends_on_waits_for_the_dependency() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(&hub.client, &downstream, default_scope());
+    let (hub, downstream) = hub_with_agent().await;
     let db = deployment("db");
-    publish(
-        &hub.client,
-        "db",
-        &[("db.yaml", &db)],
-        options_in("data"),
-        |_| {},
-    )
-    .await;
+    publish_in(&hub.client, "db", &[("db.yaml", &db)], "data").await;
     let app = config_map("app", "1");
     publish(
         &hub.client,
@@ -463,17 +411,14 @@ async fn depends_on_waits_for_the_dependency() {
 
 #[tokio::test]
 async fn broken_manifests_become_status_and_good_objects_still_deploy() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(&hub.client, &downstream, default_scope());
+    let (hub, downstream) = hub_with_agent().await;
     let good = config_map("good", "1");
     let unknown_kind = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n";
-    let id = publish(
+    let id = publish_in(
         &hub.client,
         "mixed",
         &[("good.yaml", &good), ("widget.yaml", unknown_kind)],
-        options_in("apps"),
-        |_| {},
+        "apps",
     )
     .await;
     let status = wait_status(&hub.client, "mixed", "error reported", |s| {
@@ -490,12 +435,11 @@ async fn broken_manifests_become_status_and_good_objects_still_deploy() {
     let cms: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "apps");
     assert!(cms.get_opt("good").await.unwrap().is_some());
 
-    publish(
+    publish_in(
         &hub.client,
         "yaml",
         &[("bad.yaml", "kind: [unclosed\n")],
-        options_in("apps"),
-        |_| {},
+        "apps",
     )
     .await;
     let status = wait_status(&hub.client, "yaml", "render error", |s| {
@@ -523,45 +467,44 @@ async fn two_agent_scopes_share_a_cluster_without_harming_each_other() {
     );
     let shared = config_map("shared", "parent");
     let conflict_parent = config_map("conflict", "parent");
-    let id_parent = publish(
+    let id_parent = publish_in(
         &parent_hub.client,
         "app",
         &[
             ("shared.yaml", &shared),
             ("extra.yaml", &config_map("extra", "1")),
         ],
-        options_in("parent-ns"),
-        |_| {},
+        "parent-ns",
     )
     .await;
-    let id_conflict = publish(
+    let id_conflict = publish_in(
         &parent_hub.client,
         "owner",
         &[("c.yaml", &conflict_parent)],
-        options_in("common"),
-        |_| {},
+        "common",
     )
     .await;
-    wait_status(&parent_hub.client, "owner", "parent owns conflict", |s| {
-        s.applied_deployment_id == id_conflict
-    })
+    wait_applied(
+        &parent_hub.client,
+        "owner",
+        &id_conflict,
+        "parent owns conflict",
+    )
     .await;
     let shared_local = config_map("shared", "local");
-    let id_local = publish(
+    let id_local = publish_in(
         &local_hub.client,
         "app",
         &[("shared.yaml", &shared_local)],
-        options_in("local-ns"),
-        |_| {},
+        "local-ns",
     )
     .await;
     let conflict_local = config_map("conflict", "local");
-    publish(
+    publish_in(
         &local_hub.client,
         "intruder",
         &[("c.yaml", &conflict_local)],
-        options_in("common"),
-        |_| {},
+        "common",
     )
     .await;
 
@@ -590,18 +533,14 @@ async fn two_agent_scopes_share_a_cluster_without_harming_each_other() {
     );
 
     // The parent prunes a file; the local agent's same-named objects survive, and neither reports the other's.
-    let id_parent = publish(
+    let id_parent = publish_in(
         &parent_hub.client,
         "app",
         &[("shared.yaml", &shared)],
-        options_in("parent-ns"),
-        |_| {},
+        "parent-ns",
     )
     .await;
-    let status = wait_status(&parent_hub.client, "app", "parent pruned", |s| {
-        s.applied_deployment_id == id_parent
-    })
-    .await;
+    let status = wait_applied(&parent_hub.client, "app", &id_parent, "parent pruned").await;
     assert!(
         status.modified_status.is_empty(),
         "{:?}",
@@ -635,14 +574,7 @@ async fn hub_outage_keeps_the_last_state_and_catches_up_without_reapplying() {
     let downstream = fleet_testing::TestCluster::empty();
     start_agent(&agent_hub, &downstream, default_scope());
     let stable = config_map("stable", "1");
-    let id = publish(
-        &hub.client,
-        "app",
-        &[("stable.yaml", &stable)],
-        options_in("apps"),
-        |_| {},
-    )
-    .await;
+    let id = publish_in(&hub.client, "app", &[("stable.yaml", &stable)], "apps").await;
     wait_status(&hub.client, "app", "applied", |s| {
         s.applied_deployment_id == id && s.ready
     })
@@ -652,12 +584,11 @@ async fn hub_outage_keeps_the_last_state_and_catches_up_without_reapplying() {
 
     link.cut();
     let changing = config_map("new", "2");
-    let id = publish(
+    let id = publish_in(
         &hub.client,
         "app",
         &[("stable.yaml", &stable), ("new.yaml", &changing)],
-        options_in("apps"),
-        |_| {},
+        "apps",
     )
     .await;
     // The agent keeps trying (and failing) to reach the hub; meanwhile nothing downstream is touched.
@@ -719,9 +650,7 @@ async fn the_agent_checks_in_on_its_cluster() {
 
 #[tokio::test]
 async fn namespace_options_service_account_and_keep_resources() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(&hub.client, &downstream, default_scope());
+    let (hub, downstream) = hub_with_agent().await;
     let namespaces: Api<k8s_openapi::api::core::v1::Namespace> =
         Api::all(downstream.client.clone());
 
@@ -739,10 +668,7 @@ async fn namespace_options_service_account_and_keep_resources() {
         |_| {},
     )
     .await;
-    wait_status(&hub.client, "labelled", "applied", |s| {
-        s.applied_deployment_id == id
-    })
-    .await;
+    wait_applied(&hub.client, "labelled", &id, "applied").await;
     let ns = namespaces.get("labelled").await.unwrap();
     assert_eq!(ns.metadata.labels.unwrap()["team"], "a");
     assert_eq!(ns.metadata.annotations.unwrap()["note"], "fleet");
@@ -797,10 +723,7 @@ async fn namespace_options_service_account_and_keep_resources() {
         |_| {},
     )
     .await;
-    wait_status(&hub.client, "kept", "applied", |s| {
-        s.applied_deployment_id == id
-    })
-    .await;
+    wait_applied(&hub.client, "kept", &id, "applied").await;
     let bds: Api<BundleDeployment> = Api::namespaced(hub.client.clone(), CLUSTER_NS);
     bds.delete("kept", &DeleteParams::default()).await.unwrap();
     bds.delete("labelled", &DeleteParams::default())
@@ -824,15 +747,12 @@ async fn namespace_options_service_account_and_keep_resources() {
 
 #[tokio::test]
 async fn extra_objects_of_the_set_are_reported() {
-    let hub = hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    start_agent(&hub.client, &downstream, default_scope());
-    let id = publish(
+    let (hub, downstream) = hub_with_agent().await;
+    let id = publish_in(
         &hub.client,
         "set",
         &[("a.yaml", &config_map("a", "1"))],
-        options_in("apps"),
-        |_| {},
+        "apps",
     )
     .await;
     wait_status(&hub.client, "set", "applied", |s| {

@@ -88,15 +88,17 @@ async fn listed_secrets_and_config_maps_are_copied_downstream_and_follow_their_g
         .await
         .unwrap();
     // The uninstall deletes the copies one after the other: wait for both.
-    wait_for("copies removed with the bundle", || {
-        let secrets = secrets.clone();
-        let config_maps = config_maps.clone();
-        async move {
-            let secret = secrets.get_opt("db-credentials").await.unwrap();
-            let config_map = config_maps.get_opt("shared").await.unwrap();
-            (secret.is_none() && config_map.is_none()).then_some(())
-        }
-    })
+    fleet_testing::gone(
+        "the copied Secret removed with the bundle",
+        &secrets,
+        "db-credentials",
+    )
+    .await;
+    fleet_testing::gone(
+        "the copied ConfigMap removed with the bundle",
+        &config_maps,
+        "shared",
+    )
     .await;
 }
 

@@ -211,6 +211,23 @@ async fn values_from_config_maps_and_secrets_merge_over_the_bundles_values() {
     assert_eq!(data["d"], "from-secret");
 }
 
+/// Publishes the bundle `web` (`files` with `options`) and waits until its Ready condition's message names
+/// `needle`; that status.
+async fn publish_until_ready_names(
+    hub: &kube::Client,
+    files: &[(&str, &str)],
+    options: BundleDeploymentOptions,
+    needle: &str,
+    what: &str,
+) -> fleet_api::BundleDeploymentStatus {
+    publish(hub, "web", files, options, |_| {}).await;
+    wait_status(hub, "web", what, |s| {
+        fleet_api::find_condition(&s.conditions, "Ready")
+            .is_some_and(|c| c.message.contains(needle))
+    })
+    .await
+}
+
 /// A missing ConfigMap, Secret or key is an error on the BundleDeployment; what is deployed stays; a
 /// Secret's contents never appear in the status; once the ConfigMap exists the retry deploys.
 #[tokio::test]
@@ -235,18 +252,13 @@ async fn a_missing_values_source_is_reported_and_removes_nothing() {
     })
     .await;
 
-    publish(
+    let status = publish_until_ready_names(
         &hub.client,
-        "web",
         &files,
         helm(vec![values_from(Some(key_ref("later", "", "")), None)]),
-        |_| {},
+        "later",
+        "the missing configmap reported",
     )
-    .await;
-    let status = wait_status(&hub.client, "web", "the missing configmap reported", |s| {
-        fleet_api::find_condition(&s.conditions, "Ready")
-            .is_some_and(|c| c.message.contains("later"))
-    })
     .await;
     let message = &condition(&status, "Ready").message;
     assert!(
@@ -264,21 +276,16 @@ async fn a_missing_values_source_is_reported_and_removes_nothing() {
         "a: hunter2-secret-value\n",
     )
     .await;
-    publish(
+    let status = publish_until_ready_names(
         &hub.client,
-        "web",
         &files,
         helm(vec![values_from(
             None,
             Some(key_ref("creds", "apps", "values.yaml")),
         )]),
-        |_| {},
+        "creds",
+        "the missing key reported",
     )
-    .await;
-    let status = wait_status(&hub.client, "web", "the missing key reported", |s| {
-        fleet_api::find_condition(&s.conditions, "Ready")
-            .is_some_and(|c| c.message.contains("creds"))
-    })
     .await;
     let text = serde_json::to_string(&status).unwrap();
     assert!(
@@ -295,18 +302,13 @@ async fn a_missing_values_source_is_reported_and_removes_nothing() {
         "a: [hunter2-unclosed\n",
     )
     .await;
-    publish(
+    let status = publish_until_ready_names(
         &hub.client,
-        "web",
         &files,
         helm(vec![values_from(None, Some(key_ref("broken", "", "")))]),
-        |_| {},
+        "broken",
+        "the broken secret reported",
     )
-    .await;
-    let status = wait_status(&hub.client, "web", "the broken secret reported", |s| {
-        fleet_api::find_condition(&s.conditions, "Ready")
-            .is_some_and(|c| c.message.contains("broken"))
-    })
     .await;
     let text = serde_json::to_string(&status).unwrap();
     assert!(text.contains("is not valid YAML"), "{text}");

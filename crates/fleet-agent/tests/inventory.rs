@@ -63,18 +63,30 @@ async fn add_impossible_entries(downstream: &kube::Client, bundle_deployment: &s
         .unwrap();
 }
 
+/// Stops `agent`, adds [`add_impossible_entries`] to the inventory of `mixed` while no agent runs, and starts
+/// a new agent.
+async fn restart_with_impossible_entries(
+    agent: tokio::task::JoinHandle<fleet_agent::error::Result<()>>,
+    hub: &kube::Client,
+    downstream: &fleet_testing::TestCluster,
+) -> tokio::task::JoinHandle<fleet_agent::error::Result<()>> {
+    agent.abort();
+    let _ = agent.await;
+    add_impossible_entries(&downstream.client, "mixed").await;
+    start_agent(hub, downstream, scope())
+}
+
 #[tokio::test]
 async fn objects_never_created_are_not_recorded_and_never_block_pruning_or_uninstall() {
     let hub = hub().await;
     let downstream = fleet_testing::TestCluster::empty();
     let agent = start_agent(&hub.client, &downstream, scope());
     let good = config_map("good", "1");
-    publish(
+    publish_in(
         &hub.client,
         "mixed",
         &[("good.yaml", &good), ("widget.yaml", WIDGET)],
-        options_in("apps"),
-        |_| {},
+        "apps",
     )
     .await;
     let status = wait_status(&hub.client, "mixed", "the Widget's failure", |s| {
@@ -93,18 +105,8 @@ async fn objects_never_created_are_not_recorded_and_never_block_pruning_or_unins
     );
 
     // Entries for objects that cannot exist are pruned as gone: the next deployment is applied.
-    agent.abort();
-    let _ = agent.await;
-    add_impossible_entries(&downstream.client, "mixed").await;
-    let agent = start_agent(&hub.client, &downstream, scope());
-    let id = publish(
-        &hub.client,
-        "mixed",
-        &[("good.yaml", &good)],
-        options_in("apps"),
-        |_| {},
-    )
-    .await;
+    let agent = restart_with_impossible_entries(agent, &hub.client, &downstream).await;
+    let id = publish_in(&hub.client, "mixed", &[("good.yaml", &good)], "apps").await;
     wait_status(
         &hub.client,
         "mixed",
@@ -118,14 +120,8 @@ async fn objects_never_created_are_not_recorded_and_never_block_pruning_or_unins
     );
 
     // Uninstall too: the objects go, and the inventory with them.
-    agent.abort();
-    let _ = agent.await;
-    add_impossible_entries(&downstream.client, "mixed").await;
-    start_agent(&hub.client, &downstream, scope());
-    wait_status(&hub.client, "mixed", "the agent back", |s| {
-        s.applied_deployment_id == id
-    })
-    .await;
+    let _agent = restart_with_impossible_entries(agent, &hub.client, &downstream).await;
+    wait_applied(&hub.client, "mixed", &id, "the agent back").await;
     Api::<BundleDeployment>::namespaced(hub.client.clone(), CLUSTER_NS)
         .delete("mixed", &DeleteParams::default())
         .await

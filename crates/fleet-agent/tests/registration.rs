@@ -12,26 +12,13 @@ use fleet_agent::registration::{self, BOOTSTRAP_SECRET};
 use fleet_agent::tls::TlsMode;
 use fleet_agent::{Agent, AgentConfig, Error, Scope};
 use fleet_api::ClusterRegistration;
+use fleet_testing::secret_data;
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::json;
 
 const AGENT_NS: &str = "cattle-fleet-system";
 const OTHER_CLUSTER_NS: &str = "cluster-fleet-default-other-000000000000";
-
-fn data(pairs: &[(&str, &str)]) -> serde_json::Value {
-    use base64::Engine;
-    pairs
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.to_string(),
-                json!(base64::engine::general_purpose::STANDARD.encode(v)),
-            )
-        })
-        .collect::<serde_json::Map<_, _>>()
-        .into()
-}
 
 /// A hub with the registration namespaces, served on loopback, and an "import" token allowed to create
 /// ClusterRegistrations and read grants.
@@ -63,7 +50,7 @@ async fn write_bootstrap(downstream: &kube::Client, url: &str, token: &str) {
     let secrets: Api<Secret> = Api::namespaced(downstream.clone(), AGENT_NS);
     let bootstrap: Secret = serde_json::from_value(json!({
         "metadata": {"name": BOOTSTRAP_SECRET},
-        "data": data(&[("apiServerURL", url), ("token", token), ("clusterNamespace", "fleet-default"),
+        "data": secret_data(&[("apiServerURL", url), ("token", token), ("clusterNamespace", "fleet-default"),
             ("systemRegistrationNamespace", "cattle-fleet-clusters-system")]),
     }))
     .unwrap();
@@ -101,7 +88,7 @@ async fn grant(hub: &kube::Client, nth: usize) -> ClusterRegistration {
         registration::grant_secret_name(&request.spec.client_id, &request.spec.client_random);
     let secret: Secret = serde_json::from_value(json!({
         "metadata": {"name": name},
-        "data": data(&[("token", &token), ("deploymentNamespace", CLUSTER_NS),
+        "data": secret_data(&[("token", &token), ("deploymentNamespace", CLUSTER_NS),
             ("clusterNamespace", "fleet-default"), ("clusterName", "c1"), ("systemNamespace", AGENT_NS)]),
     }))
     .unwrap();
@@ -139,17 +126,49 @@ async fn register(
     connecting.await.unwrap().unwrap()
 }
 
-#[tokio::test]
-async fn registers_with_a_bootstrap_token_and_stores_the_grant() {
-    let (hub, url, import_token) = registration_hub().await;
+/// An empty downstream cluster with the agent's namespace and a bootstrap Secret for `url` and `token` in it,
+/// and that Secret as the agent reads it.
+async fn bootstrapped_downstream(
+    url: &str,
+    token: &str,
+) -> (fleet_testing::TestCluster, registration::Bootstrap) {
     let downstream = fleet_testing::TestCluster::empty();
     create_namespace(&downstream.client, AGENT_NS).await;
-    write_bootstrap(&downstream.client, &url, &import_token).await;
-
+    write_bootstrap(&downstream.client, url, token).await;
     let read = registration::bootstrap(&downstream.client, AGENT_NS)
         .await
         .unwrap()
         .expect("bootstrap secret");
+    (downstream, read)
+}
+
+/// [`registration::register`] of `client_id` with `labels` from `bootstrap`, in a task (so that the test can
+/// play the hub meanwhile), with a minute's patience and the default TLS mode.
+fn spawn_register(
+    downstream: &kube::Client,
+    bootstrap: registration::Bootstrap,
+    client_id: String,
+    labels: BTreeMap<String, String>,
+) -> tokio::task::JoinHandle<Result<registration::Credentials, Error>> {
+    let downstream = downstream.clone();
+    tokio::spawn(async move {
+        registration::register(
+            &downstream,
+            AGENT_NS,
+            &bootstrap,
+            &client_id,
+            labels,
+            Duration::from_secs(60),
+            TlsMode::default(),
+        )
+        .await
+    })
+}
+
+#[tokio::test]
+async fn registers_with_a_bootstrap_token_and_stores_the_grant() {
+    let (hub, url, import_token) = registration_hub().await;
+    let (downstream, read) = bootstrapped_downstream(&url, &import_token).await;
     let client_id = registration::client_id(&downstream.client, None)
         .await
         .unwrap();
@@ -159,19 +178,7 @@ async fn registers_with_a_bootstrap_token_and_stores_the_grant() {
         .unwrap();
     assert_eq!(Some(client_id.clone()), kube_system.metadata.uid);
     let labels = BTreeMap::from([("env".to_string(), "test".to_string())]);
-    let downstream_client = downstream.client.clone();
-    let registering = tokio::spawn(async move {
-        registration::register(
-            &downstream_client,
-            AGENT_NS,
-            &read,
-            &client_id,
-            labels,
-            Duration::from_secs(60),
-            TlsMode::default(),
-        )
-        .await
-    });
+    let registering = spawn_register(&downstream.client, read, client_id, labels);
     let request = grant(&hub.client, 1).await;
     assert!(
         request
@@ -208,14 +215,7 @@ async fn registers_with_a_bootstrap_token_and_stores_the_grant() {
     // The agent runs with nothing but the granted credentials: watch, Content, status.
     start_agent(&agent_hub, &downstream, Scope::new(AGENT_NS, ""));
     let cm = config_map("granted", "1");
-    let id = publish(
-        &hub.client,
-        "granted",
-        &[("cm.yaml", &cm)],
-        options_in("apps"),
-        |_| {},
-    )
-    .await;
+    let id = publish_in(&hub.client, "granted", &[("cm.yaml", &cm)], "apps").await;
     wait_status(
         &hub.client,
         "granted",
@@ -244,30 +244,25 @@ async fn revoked_credentials_are_reported_and_a_new_bootstrap_secret_re_register
     config.monitor_interval = Duration::from_millis(200);
     config.retry_interval = Duration::from_millis(100);
     let running = tokio::spawn(Agent::new(config, downstream_of(&downstream)).run());
-    let id = publish(
+    let id = publish_in(
         &hub.client,
         "app",
         &[("cm.yaml", &config_map("app", "1"))],
-        options_in("apps"),
-        |_| {},
+        "apps",
     )
     .await;
-    wait_status(&hub.client, "app", "deployed", |s| {
-        s.applied_deployment_id == id
-    })
-    .await;
+    wait_applied(&hub.client, "app", &id, "deployed").await;
 
     // The hub revokes the agent: its ServiceAccount (and so its token) is deleted.
     Api::<ServiceAccount>::namespaced(hub.client.clone(), CLUSTER_NS)
         .delete("request-1", &DeleteParams::default())
         .await
         .unwrap();
-    publish(
+    publish_in(
         &hub.client,
         "app",
         &[("cm.yaml", &config_map("app", "2"))],
-        options_in("apps"),
-        |_| {},
+        "apps",
     )
     .await;
     let stopped = tokio::time::timeout(Duration::from_secs(60), running)
@@ -289,26 +284,13 @@ async fn revoked_credentials_are_reported_and_a_new_bootstrap_secret_re_register
 #[tokio::test]
 async fn a_grant_without_its_namespaces_is_refused_naming_the_key() {
     let (hub, url, import_token) = registration_hub().await;
-    let downstream = fleet_testing::TestCluster::empty();
-    create_namespace(&downstream.client, AGENT_NS).await;
-    write_bootstrap(&downstream.client, &url, &import_token).await;
-    let read = registration::bootstrap(&downstream.client, AGENT_NS)
-        .await
-        .unwrap()
-        .expect("bootstrap secret");
-    let downstream_client = downstream.client.clone();
-    let registering = tokio::spawn(async move {
-        registration::register(
-            &downstream_client,
-            AGENT_NS,
-            &read,
-            "client-1",
-            BTreeMap::new(),
-            Duration::from_secs(60),
-            TlsMode::default(),
-        )
-        .await
-    });
+    let (downstream, read) = bootstrapped_downstream(&url, &import_token).await;
+    let registering = spawn_register(
+        &downstream.client,
+        read,
+        "client-1".to_string(),
+        BTreeMap::new(),
+    );
     let registrations: Api<ClusterRegistration> =
         Api::namespaced(hub.client.clone(), "fleet-default");
     let request = wait_for("a ClusterRegistration", || {
@@ -328,7 +310,7 @@ async fn a_grant_without_its_namespaces_is_refused_naming_the_key() {
         registration::grant_secret_name(&request.spec.client_id, &request.spec.client_random);
     let secret: Secret = serde_json::from_value(json!({
         "metadata": {"name": name},
-        "data": data(&[("token", "t"), ("deploymentNamespace", ""),
+        "data": secret_data(&[("token", "t"), ("deploymentNamespace", ""),
             ("clusterNamespace", "fleet-default"), ("clusterName", "c1")]),
     }))
     .unwrap();

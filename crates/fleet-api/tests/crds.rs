@@ -289,6 +289,16 @@ fn schemas_are_structural() {
     }
 }
 
+/// The `enum` values a property allows, in order.
+fn allowed_values(property: &JSONSchemaProps) -> Vec<serde_json::Value> {
+    property
+        .enum_
+        .iter()
+        .flatten()
+        .map(|value| value.0.clone())
+        .collect()
+}
+
 fn property<'a>(schema: &'a JSONSchemaProps, path: &[&str]) -> &'a JSONSchemaProps {
     path.iter().fold(schema, |node, name| {
         let node = match &node.items {
@@ -333,14 +343,8 @@ fn fleet_validations_are_declared() {
         mode.default.as_ref().map(|default| &default.0),
         Some(&serde_json::json!("FirstMatch"))
     );
-    let allowed: Vec<serde_json::Value> = mode
-        .enum_
-        .iter()
-        .flatten()
-        .map(|value| value.0.clone())
-        .collect();
     assert_eq!(
-        allowed,
+        allowed_values(mode),
         [
             serde_json::json!("FirstMatch"),
             serde_json::json!("AllMatches")
@@ -471,14 +475,8 @@ fn placement_additions_are_optional_fields() {
             "{kind}"
         );
         let kinds = property(&schema, &["spec", "placement", "type"]);
-        let allowed: Vec<_> = kinds
-            .enum_
-            .iter()
-            .flatten()
-            .map(|value| value.0.clone())
-            .collect();
         assert_eq!(
-            allowed,
+            allowed_values(kinds),
             ["PickAll", "PickFixed", "PickN"].map(serde_json::Value::from)
         );
         let strategy = property(&schema, &["spec", "placement", "strategy", "maxSurge"]);
@@ -486,14 +484,8 @@ fn placement_additions_are_optional_fields() {
     }
     let cluster = schema_of("Cluster");
     let effect = property(&cluster, &["spec", "taints", "effect"]);
-    let allowed: Vec<_> = effect
-        .enum_
-        .iter()
-        .flatten()
-        .map(|value| value.0.clone())
-        .collect();
     assert_eq!(
-        allowed,
+        allowed_values(effect),
         ["NoSchedule", "NoSelect"].map(serde_json::Value::from)
     );
     assert_eq!(

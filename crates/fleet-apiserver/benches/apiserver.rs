@@ -4,6 +4,9 @@
 //! in-process, >= 5,000 writes/s over loopback, 100,000 objects in < 500 MB. `BENCH_ONLY=in-process` (or
 //! memory, loopback, durable, watch; comma-separated) runs some phases only; `BENCH_OBJECTS` sets the count.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::time::{Duration, Instant};
 
 use fleet_apiserver::ApiServer;
@@ -133,13 +136,7 @@ async fn watch_fan_out(server: &ApiServer, watchers: usize, writes: usize) {
     )
     .await
     .unwrap();
-    let rv = cms
-        .list(&Default::default())
-        .await
-        .unwrap()
-        .metadata
-        .resource_version
-        .unwrap();
+    let rv = common::list_version(&cms).await;
     let mut tasks = Vec::new();
     for _ in 0..watchers {
         let stream = cms

@@ -2,6 +2,8 @@
 //! writers record what the server acknowledged, the process is SIGKILLed under load, and the restarted
 //! server must hold every acknowledged object (and for updated objects, at least the acknowledged value).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -136,13 +138,7 @@ async fn watches_deliver_durable_writes_in_order_with_a_data_dir() {
     })
     .unwrap();
     let cms: Api<ConfigMap> = Api::namespaced(server.client(), "default");
-    let rv = cms
-        .list(&Default::default())
-        .await
-        .unwrap()
-        .metadata
-        .resource_version
-        .unwrap();
+    let rv = common::list_version(&cms).await;
     let mut writers = Vec::new();
     for w in 0..4 {
         let cms = cms.clone();

@@ -2,6 +2,9 @@
 //! admin token, ServiceAccount tokens from TokenRequest and token Secrets, RBAC scoping with kube-apiserver's
 //! 403 message, and SelfSubjectAccessReview.
 
+mod common;
+
+use common::until;
 use fleet_apiserver::{ApiServer, Config};
 use k8s_openapi::api::authentication::v1::TokenRequest;
 use k8s_openapi::api::authorization::v1::SelfSubjectAccessReview;
@@ -28,21 +31,6 @@ fn code(err: kube::Error) -> (u16, String) {
     }
 }
 
-/// Polls `check` until it holds (the garbage collector works after the request returned).
-async fn eventually<F, Fut>(what: &str, check: F)
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    for _ in 0..500 {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    panic!("{what}: not within 5 s");
-}
-
 #[tokio::test]
 async fn garbage_collection_policies() {
     let server = ApiServer::in_memory();
@@ -64,7 +52,7 @@ async fn garbage_collection_policies() {
         .unwrap();
     assert!(cms.get_opt("owner").await.unwrap().is_none());
     for name in ["child", "grandchild"] {
-        eventually(&format!("{name} collected"), || async {
+        until(&format!("{name} collected"), || async {
             cms.get_opt(name).await.unwrap().is_none()
         })
         .await;
@@ -101,7 +89,7 @@ async fn garbage_collection_policies() {
             .finalizers()
             .contains(&"foregroundDeletion".to_string())
     );
-    eventually("the collector deletes the blocking dependent", || async {
+    until("the collector deletes the blocking dependent", || async {
         let slow = cms.get("slow").await.unwrap();
         slow.metadata.deletion_timestamp.is_some()
     })
@@ -178,15 +166,18 @@ async fn authentication_rbac_and_access_reviews() {
         obj["kind"] = json!(kind);
         obj
     };
-    let roles: Api<kube::core::DynamicObject> = Api::namespaced_with(
-        admin.clone(),
-        "team-a",
-        &kube::discovery::ApiResource::from_gvk(&kube::core::GroupVersionKind::gvk(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "Role",
-        )),
-    );
+    let rbac = |kind: &str| -> Api<kube::core::DynamicObject> {
+        Api::namespaced_with(
+            admin.clone(),
+            "team-a",
+            &kube::discovery::ApiResource::from_gvk(&kube::core::GroupVersionKind::gvk(
+                "rbac.authorization.k8s.io",
+                "v1",
+                kind,
+            )),
+        )
+    };
+    let roles = rbac("Role");
     roles
         .create(&PostParams::default(), &serde_json::from_value(apply("rbac.authorization.k8s.io/v1", "Role", json!({
             "metadata": {"name": "cm-reader"},
@@ -194,15 +185,7 @@ async fn authentication_rbac_and_access_reviews() {
         .unwrap())
         .await
         .unwrap();
-    let bindings: Api<kube::core::DynamicObject> = Api::namespaced_with(
-        admin.clone(),
-        "team-a",
-        &kube::discovery::ApiResource::from_gvk(&kube::core::GroupVersionKind::gvk(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "RoleBinding",
-        )),
-    );
+    let bindings = rbac("RoleBinding");
     bindings
         .create(&PostParams::default(), &serde_json::from_value(apply("rbac.authorization.k8s.io/v1", "RoleBinding", json!({
             "metadata": {"name": "reader"},
@@ -336,7 +319,7 @@ async fn collection_resumes_after_a_restart() {
     }
     let server = ApiServer::new(config()).unwrap();
     let cms: Api<ConfigMap> = Api::namespaced(server.client(), "default");
-    eventually("the dependent of a missing owner is collected", || async {
+    until("the dependent of a missing owner is collected", || async {
         cms.get_opt("stray").await.unwrap().is_none()
     })
     .await;

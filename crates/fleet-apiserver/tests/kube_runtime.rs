@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{TRANSPORTS, client};
+use common::{TRANSPORTS, client, until};
 use fleet_apiserver::{ApiServer, Config};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -24,16 +24,6 @@ use serde_json::json;
 fn cm(name: &str, value: &str) -> ConfigMap {
     serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"v": value}}))
         .unwrap()
-}
-
-async fn eventually<F: std::future::Future<Output = bool>>(mut check: impl FnMut() -> F) {
-    for _ in 0..500 {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("condition not reached within 10s");
 }
 
 #[tokio::test]
@@ -60,7 +50,7 @@ async fn reflector_follows_changes() {
         .await
         .unwrap();
         cms.delete("after", &DeleteParams::default()).await.unwrap();
-        eventually(|| {
+        until("the reflector holding only the last object", || {
             let state = reader.state();
             async move { state.len() == 1 && state[0].data.as_ref().unwrap()["v"] == "3" }
         })
@@ -84,7 +74,7 @@ async fn streaming_list_watcher() {
     cms.create(&PostParams::default(), &cm("two", "2"))
         .await
         .unwrap();
-    eventually(|| {
+    until("the reflector seeing the second object", || {
         let n = reader.state().len();
         async move { n == 2 }
     })
@@ -167,7 +157,7 @@ async fn watch_resume_bookmarks_timeout_and_expired() {
             .await
             .unwrap();
     }
-    eventually(|| {
+    until("the reflector seeing all 22 objects", || {
         let n = reader.state().len();
         async move { n == 22 }
     })
@@ -213,7 +203,7 @@ async fn controller_with_finalizer_helper() {
     cms.create(&PostParams::default(), &cm("guarded", "1"))
         .await
         .unwrap();
-    eventually(|| {
+    until("the controller adding its finalizer", || {
         let cms = cms.clone();
         async move {
             cms.get("guarded")
@@ -227,7 +217,7 @@ async fn controller_with_finalizer_helper() {
     cms.delete("guarded", &DeleteParams::default())
         .await
         .unwrap();
-    eventually(|| {
+    until("the finalizer cleaning up before deletion", || {
         let cms = cms.clone();
         async move { cms.get_opt("guarded").await.unwrap().is_none() }
     })
@@ -335,13 +325,7 @@ async fn server_side_apply_owns_removes_and_conflicts() {
 async fn selector_watches_see_objects_enter_and_leave() {
     let server = ApiServer::in_memory();
     let cms: Api<ConfigMap> = Api::namespaced(server.client(), "default");
-    let rv = cms
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .metadata
-        .resource_version
-        .unwrap();
+    let rv = common::list_version(&cms).await;
     cms.create(&PostParams::default(), &cm("moving", "1"))
         .await
         .unwrap();

@@ -17,24 +17,11 @@ use fleet_bundle::ReadOptions;
 use fleet_bundle::read::read_bundles_with_charts;
 use fleet_bundle::remote::ChartFetcher;
 use fleet_bundle::tree::LocalTree;
-use fleet_chart_source::{Auth, ChartSource, Credentials};
-use servers::{ChartRepo, PASSWORD, USER, helm, repo_root, run};
+use fleet_chart_source::{ChartSource, Credentials};
+use servers::{ChartRepo, helm, index, repo_root, run};
 
 const BUNDLES: usize = 50;
 const ROUNDS: usize = 7;
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 /// A repository of `BUNDLES` bundles whose fleet.yaml `helm` section is `helm` (plus per-bundle values);
 /// `vendored` copies the chart into every bundle directory.
@@ -51,7 +38,7 @@ fn repository(root: &Path, helm_section: &str, vendored: Option<&Path>) {
         )
         .unwrap();
         if let Some(chart) = vendored {
-            copy_dir(chart, &dir.join("guestbook"));
+            fleet_testing::copy_dir(chart, &dir.join("guestbook"));
         }
     }
 }
@@ -91,16 +78,10 @@ fn main() {
         .arg(&chart)
         .arg("-d")
         .arg(&served));
-    run(helm(home.path()).arg("repo").arg("index").arg(&served));
+    index(home.path(), &served);
     let server = ChartRepo::start(&served);
-    let auth = Auth {
-        username: USER.into(),
-        password: PASSWORD.into(),
-        ca_bundle: server.pki.ca.clone().into_bytes(),
-        ..Default::default()
-    };
     let credentials = Credentials {
-        default: auth,
+        default: server.auth(),
         url_regex: regex_escape(&server.url()),
         ..Default::default()
     };

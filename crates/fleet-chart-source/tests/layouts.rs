@@ -13,10 +13,10 @@ use fleet_api::Bundle;
 use fleet_bundle::ReadOptions;
 use fleet_bundle::read::read_bundles_with_charts;
 use fleet_bundle::tree::LocalTree;
-use fleet_chart_source::{Auth, ChartSource, Credentials};
+use fleet_chart_source::{ChartSource, Credentials};
 use fleet_render::test_cluster as target;
 use fleet_render::{Style, decode_files, detect_style, helm::render_bundle_chart};
-use servers::{ChartRepo, PASSWORD, USER, helm, package_chart, run};
+use servers::{ChartRepo, PASSWORD, USER, helm, index, package_versions, run};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -54,22 +54,14 @@ impl Env {
             .arg("-d")
             .arg(&served));
         for name in ["monitoring-crd", "monitoring"] {
-            package_chart(
+            package_versions(
                 home.path(),
-                &home.path().join("src"),
                 name,
-                "104.0.0+up56.0.0",
-                &served,
-            );
-            package_chart(
-                home.path(),
-                &home.path().join("src"),
-                name,
-                "104.1.0+up57.0.3",
+                &["104.0.0+up56.0.0", "104.1.0+up57.0.3"],
                 &served,
             );
         }
-        run(helm(home.path()).arg("repo").arg("index").arg(&served));
+        index(home.path(), &served);
         let repo = ChartRepo::start(&served);
         let ca_file = home.path().join("ca.pem");
         std::fs::write(&ca_file, &repo.pki.ca).unwrap();
@@ -85,12 +77,7 @@ impl Env {
         let dir = self.home.path().join("layouts").join(layout);
         copy_layout(&fixtures().join(layout), &dir, &self.repo.url());
         let credentials = Credentials {
-            default: Auth {
-                username: USER.into(),
-                password: PASSWORD.into(),
-                ca_bundle: self.repo.pki.ca.clone().into_bytes(),
-                ..Default::default()
-            },
+            default: self.repo.auth(),
             url_regex: "https://127\\.0\\.0\\.1:".into(),
             ..Default::default()
         };

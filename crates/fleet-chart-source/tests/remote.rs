@@ -11,7 +11,9 @@ use fleet_bundle::remote::ChartRef;
 use fleet_bundle::tree::MemoryTree;
 use fleet_chart_source::{Auth, ChartSource, Credentials};
 use fleet_render::{Style, decode_files, detect_style, helm::render_bundle_chart};
-use servers::{ChartRepo, PASSWORD, Registry, TagPager, USER, helm, package_chart, run};
+use servers::{
+    ChartRepo, PASSWORD, Registry, TagPager, USER, helm, package_chart, run, serve_versions,
+};
 
 fn options() -> ReadOptions {
     ReadOptions {
@@ -27,9 +29,18 @@ fn read(
 ) -> Result<Bundle, String> {
     let mut tree = MemoryTree::new();
     tree.add_file("app/fleet.yaml", fleet_yaml);
+    read_tree(source, credentials, &tree)
+}
+
+/// The one bundle at `app` in `tree`, its charts fetched through a new session of `source`.
+fn read_tree(
+    source: &ChartSource,
+    credentials: Credentials,
+    tree: &MemoryTree,
+) -> Result<Bundle, String> {
     let session = source.session(credentials);
     let fetcher = session.for_path("app");
-    read_bundles_with_charts(&tree, &["app".into()], &options(), &fetcher, &mut |_, _| {})
+    read_bundles_with_charts(tree, &["app".into()], &options(), &fetcher, &mut |_, _| {})
         .map(|mut bundles| bundles.remove(0))
         .map_err(|err| err.to_string())
 }
@@ -62,26 +73,17 @@ fn assert_no_password(what: &str, text: &str) {
 fn helm_repository_over_https_with_basic_auth_and_a_private_ca() {
     let home = tempfile::tempdir().unwrap();
     let served = home.path().join("served");
-    for version in ["1.2.0", "1.2.5", "2.0.0", "2.1.0-rc.1", "104.1.0+up57.0.3"] {
-        package_chart(
-            home.path(),
-            &home.path().join("src"),
-            "app",
-            version,
-            &served,
-        );
-    }
-    run(helm(home.path()).arg("repo").arg("index").arg(&served));
+    serve_versions(
+        home.path(),
+        "app",
+        &["1.2.0", "1.2.5", "2.0.0", "2.1.0-rc.1", "104.1.0+up57.0.3"],
+        &served,
+    );
     let repo = ChartRepo::start(&served);
     let url = repo.url();
     let ca_file = home.path().join("ca.pem");
     std::fs::write(&ca_file, &repo.pki.ca).unwrap();
-    let auth = Auth {
-        username: USER.into(),
-        password: PASSWORD.into(),
-        ca_bundle: repo.pki.ca.clone().into_bytes(),
-        ..Default::default()
-    };
+    let auth = repo.auth();
     let source = ChartSource::new();
     let regex = "https://127\\.0\\.0\\.1";
 
@@ -170,17 +172,15 @@ fn helm_repository_over_https_with_basic_auth_and_a_private_ca() {
 #[test]
 fn oci_registry_without_and_with_basic_auth() {
     let home = tempfile::tempdir().unwrap();
-    let out = home.path().join("out");
-    let archives: Vec<_> = ["1.0.0", "1.1.0", "2.0.0-beta.1"]
-        .iter()
-        .map(|v| package_chart(home.path(), &home.path().join("src"), "oci-app", v, &out))
-        .collect();
     let source = ChartSource::new();
 
     let open = Registry::start(false);
-    for archive in &archives {
-        open.push(home.path(), archive, "charts");
-    }
+    let archives = open.push_versions(
+        home.path(),
+        "oci-app",
+        &["1.0.0", "1.1.0", "2.0.0-beta.1"],
+        "charts",
+    );
     let plain = Auth {
         basic_http: true,
         ..Default::default()
@@ -276,29 +276,15 @@ fn oci_registry_without_and_with_basic_auth() {
 fn repository_dependencies_are_downloaded_with_chart_lock_honoured() {
     let home = tempfile::tempdir().unwrap();
     let served = home.path().join("served");
-    for version in ["1.0.0", "1.1.0"] {
-        package_chart(
-            home.path(),
-            &home.path().join("src"),
-            "dep",
-            version,
-            &served,
-        );
-    }
-    run(helm(home.path()).arg("repo").arg("index").arg(&served));
+    serve_versions(home.path(), "dep", &["1.0.0", "1.1.0"], &served);
     let repo = ChartRepo::start(&served);
     let url = repo.url();
-    let auth = Auth {
-        username: USER.into(),
-        password: PASSWORD.into(),
-        ca_bundle: repo.pki.ca.clone().into_bytes(),
-        ..Default::default()
-    };
+    let auth = repo.auth();
     let source = ChartSource::new();
     let chart_yaml = format!(
         "apiVersion: v2\nname: parent\nversion: 0.1.0\ndependencies:\n- name: dep\n  version: \">=1.0.0\"\n  repository: {url}\n"
     );
-    let read_tree = |lock: Option<&str>, fleet_yaml: &str| {
+    let read_app = |lock: Option<&str>, fleet_yaml: &str| {
         let mut tree = MemoryTree::new();
         tree.add_file("app/fleet.yaml", fleet_yaml)
             .add_file("app/Chart.yaml", chart_yaml.as_str())
@@ -309,11 +295,11 @@ fn repository_dependencies_are_downloaded_with_chart_lock_honoured() {
         if let Some(lock) = lock {
             tree.add_file("app/Chart.lock", lock);
         }
-        let session = source.session(credentials(auth.clone(), "https://127\\.0\\.0\\.1:"));
-        let fetcher = session.for_path("app");
-        read_bundles_with_charts(&tree, &["app".into()], &options(), &fetcher, &mut |_, _| {})
-            .map(|mut bundles| bundles.remove(0))
-            .map_err(|err| err.to_string())
+        read_tree(
+            &source,
+            credentials(auth.clone(), "https://127\\.0\\.0\\.1:"),
+            &tree,
+        )
     };
     let names = |bundle: &Bundle| -> Vec<String> {
         bundle
@@ -324,14 +310,14 @@ fn repository_dependencies_are_downloaded_with_chart_lock_honoured() {
             .collect()
     };
 
-    let latest = read_tree(None, "helm: {}\n").unwrap();
+    let latest = read_app(None, "helm: {}\n").unwrap();
     assert!(
         names(&latest).contains(&"charts/dep-1.1.0.tgz".to_string()),
         "{:?}",
         names(&latest)
     );
     let lock = format!("dependencies:\n- name: dep\n  repository: {url}\n  version: 1.0.0\n");
-    let locked = read_tree(Some(&lock), "helm: {}\n").unwrap();
+    let locked = read_app(Some(&lock), "helm: {}\n").unwrap();
     assert!(
         names(&locked).contains(&"charts/dep-1.0.0.tgz".to_string()),
         "{:?}",
@@ -345,7 +331,7 @@ fn repository_dependencies_are_downloaded_with_chart_lock_honoured() {
             .any(|o| o["metadata"]["labels"]["chart"] == "dep-1.0.0"),
         "the subchart renders: {objects:?}"
     );
-    let disabled = read_tree(None, "helm:\n  disableDependencyUpdate: true\n").unwrap();
+    let disabled = read_app(None, "helm:\n  disableDependencyUpdate: true\n").unwrap();
     assert!(
         !names(&disabled).iter().any(|n| n.starts_with("charts/")),
         "{:?}",
@@ -359,16 +345,12 @@ fn repository_dependencies_are_downloaded_with_chart_lock_honoured() {
     let mut tree = MemoryTree::new();
     tree.add_file("app/Chart.yaml", chart_yaml.as_str())
         .add_file("app/templates/cm.yaml", "kind: ConfigMap\n");
-    let session = source.session(credentials(wrong, "https://127\\.0\\.0\\.1:"));
-    let err = read_bundles_with_charts(
+    let err = read_tree(
+        &source,
+        credentials(wrong, "https://127\\.0\\.0\\.1:"),
         &tree,
-        &["app".into()],
-        &options(),
-        &session.for_path("app"),
-        &mut |_, _| {},
     )
-    .unwrap_err()
-    .to_string();
+    .unwrap_err();
     assert!(
         err.contains("app/fleet.yaml: helm chart dependency \"dep\" of Chart.yaml from")
             && err.contains("401"),
@@ -388,16 +370,9 @@ fn single_references_resolve_afresh_and_download_once() {
         .unwrap();
     let home = tempfile::tempdir().unwrap();
     let served = home.path().join("served");
-    let src = home.path().join("src");
-    package_chart(home.path(), &src, "app", "1.2.0", &served);
-    run(helm(home.path()).arg("repo").arg("index").arg(&served));
+    serve_versions(home.path(), "app", &["1.2.0"], &served);
     let repo = ChartRepo::start(&served);
-    let auth = Auth {
-        username: USER.into(),
-        password: PASSWORD.into(),
-        ca_bundle: repo.pki.ca.clone().into_bytes(),
-        ..Default::default()
-    };
+    let auth = repo.auth();
     let source = ChartSource::new();
     let chart = ChartRef::Repo {
         repo: repo.url(),
@@ -406,9 +381,7 @@ fn single_references_resolve_afresh_and_download_once() {
     };
     let resolved = runtime.block_on(source.resolve_version(&chart, &auth));
     assert_eq!(resolved.as_deref(), Ok("1.2.0"));
-    package_chart(home.path(), &src, "app", "1.3.1", &served);
-    package_chart(home.path(), &src, "app", "2.0.0", &served);
-    run(helm(home.path()).arg("repo").arg("index").arg(&served));
+    serve_versions(home.path(), "app", &["1.3.1", "2.0.0"], &served);
     let resolved = runtime.block_on(source.resolve_version(&chart, &auth));
     assert_eq!(resolved.as_deref(), Ok("1.3.1"), "a new version is seen");
     let exact = ChartRef::Repo {
@@ -437,16 +410,7 @@ fn single_references_resolve_afresh_and_download_once() {
     assert!(err.contains("401") && !err.contains("not-it"), "{err}");
 
     let registry = Registry::start(false);
-    for version in ["0.9.0", "1.0.0+build.7"] {
-        let archive = package_chart(
-            home.path(),
-            &home.path().join("oci-src"),
-            "app",
-            version,
-            &home.path().join("oci-out"),
-        );
-        registry.push(home.path(), &archive, "charts");
-    }
+    registry.push_versions(home.path(), "app", &["0.9.0", "1.0.0+build.7"], "charts");
     let plain = Auth {
         basic_http: true,
         ..Auth::default()
@@ -485,24 +449,20 @@ fn oci_tag_list_pages_are_all_read() {
     let home = tempfile::tempdir().unwrap();
     let registry = Registry::start(false);
     // Lexical tag order: 1.0.0, 1.1.0, 1.10.0, 1.2.0, 1.9.0, 2.0.0, 3.0.0-rc.1 — four pages of two.
-    for version in [
-        "1.0.0",
-        "1.1.0",
-        "1.2.0",
-        "1.9.0",
-        "1.10.0",
-        "2.0.0",
-        "3.0.0-rc.1",
-    ] {
-        let archive = package_chart(
-            home.path(),
-            &home.path().join("src"),
-            "paged",
-            version,
-            &home.path().join("out"),
-        );
-        registry.push(home.path(), &archive, "charts");
-    }
+    registry.push_versions(
+        home.path(),
+        "paged",
+        &[
+            "1.0.0",
+            "1.1.0",
+            "1.2.0",
+            "1.9.0",
+            "1.10.0",
+            "2.0.0",
+            "3.0.0-rc.1",
+        ],
+        "charts",
+    );
     let plain = Auth {
         basic_http: true,
         ..Default::default()
@@ -563,12 +523,7 @@ fn chart_urls_are_revalidated_in_every_read_session() {
         &served,
     );
     let repo = ChartRepo::start(&served);
-    let auth = Auth {
-        username: USER.into(),
-        password: PASSWORD.into(),
-        ca_bundle: repo.pki.ca.clone().into_bytes(),
-        ..Default::default()
-    };
+    let auth = repo.auth();
     let regex = "https://127\\.0\\.0\\.1";
     let fleet_yaml = format!("helm:\n  chart: {}/app-1.0.0.tgz\n", repo.url());
     let source = ChartSource::new();

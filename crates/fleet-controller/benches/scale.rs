@@ -30,7 +30,7 @@ use fleet_controller::Settings;
 use fleet_controller::metrics::Metrics;
 use fleet_testing::{GitFixture, TestCluster};
 use futures::{StreamExt, TryStreamExt, stream};
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, PostParams};
 use kube::runtime::watcher::{self, Event};
 use kube::{Client, ResourceExt};
 use serde_json::json;
@@ -131,20 +131,7 @@ async fn simulate_agents(client: Client, expected: usize, start: Instant) -> (Du
             stream::iter(pending.drain(..).map(|bd| {
                 let client = client.clone();
                 async move {
-                    let api: Api<BundleDeployment> = Api::namespaced(client, &bd.namespace().unwrap_or_default());
-                    let status = json!({
-                        "apiVersion": "fleet.cattle.io/v1alpha1",
-                        "kind": "BundleDeployment",
-                        "status": {
-                            "appliedDeploymentID": bd.spec.deployment_id,
-                            "ready": true,
-                            "nonModified": true,
-                            "conditions": [{"type": "Deployed", "status": "True"}, {"type": "Ready", "status": "True"}],
-                        },
-                    });
-                    let _ = api
-                        .patch_status(&bd.name_any(), &PatchParams::apply("simulated-agent").force(), &Patch::Apply(&status))
-                        .await;
+                    let _ = fleet_testing::report_ready(&client, &bd).await;
                 }
             }))
             .buffer_unordered(32)

@@ -32,11 +32,17 @@ async fn bundle_names(client: &kube::Client) -> BTreeSet<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn spec_bundles_reads_exactly_the_listed_bundles_with_their_options_files() {
+/// A hub with the Cluster `a` labelled `env: prod`, and a client of it.
+async fn hub_with_prod_cluster() -> (fleet_testing::TestCluster, kube::Client) {
     let hub = hub().await;
     let client = hub.client.clone();
     put_cluster(&client, "a", &[("env", "prod")]).await;
+    (hub, client)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spec_bundles_reads_exactly_the_listed_bundles_with_their_options_files() {
+    let (_hub, client) = hub_with_prod_cluster().await;
     let git = GitFixture::new();
     git.write("driven/app/cm.yaml", &configmap("app"))
         .write("driven/app/dev.yaml", "defaultNamespace: app-dev\n")
@@ -149,9 +155,7 @@ fn kubectl_get(kubeconfig: &str, kind: &str) -> Vec<Vec<String>> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_templating_error_shows_on_the_gitrepo_as_on_the_bundle() {
-    let hub = hub().await;
-    let client = hub.client.clone();
-    put_cluster(&client, "a", &[("env", "prod")]).await;
+    let (hub, client) = hub_with_prod_cluster().await;
     let git = GitFixture::new();
     git.write("web/cm.yaml", &configmap("web"))
         .write("chart/Chart.yaml", "apiVersion: v2\nname: chart\nversion: 0.1.0\n")
@@ -300,11 +304,36 @@ fn counts(ready: i64, desired: i64, missing: i64) -> serde_json::Value {
            "missing": missing, "unknown": 0, "notReady": 0})
 }
 
+/// Waits until the GitRepo `repo`'s status passes `settled`, then asserts its resource counts are `want`;
+/// that status.
+async fn repo_counts(
+    client: &kube::Client,
+    what: &str,
+    settled: impl Fn(&fleet_api::StatusBase) -> bool,
+    want: serde_json::Value,
+) -> fleet_api::StatusBase {
+    let status = eventually(what, || async {
+        let status = gitrepo(client, "repo").await.status?;
+        settled(&status.base).then_some(status)
+    })
+    .await
+    .base;
+    assert_eq!(serde_json::to_value(&status.resource_counts).unwrap(), want);
+    status
+}
+
+/// Waits until the Cluster `name` counts `want`.
+async fn cluster_counts(clusters: &Api<Cluster>, name: &str, want: serde_json::Value) {
+    eventually(&format!("cluster {name}'s resource counts"), || async {
+        let status = clusters.get(name).await.ok()?.status?;
+        (serde_json::to_value(&status.resource_counts).ok()? == want).then_some(())
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resource_counts_and_resources_are_aggregated_from_the_bundle_deployments() {
-    let hub = hub().await;
-    let client = hub.client.clone();
-    put_cluster(&client, "a", &[("env", "prod")]).await;
+    let (_hub, client) = hub_with_prod_cluster().await;
     put_cluster(&client, "b", &[("env", "prod")]).await;
     let groups: Api<ClusterGroup> = Api::namespaced(client.clone(), NS);
     let group = serde_json::from_value(json!({
@@ -356,16 +385,13 @@ async fn resource_counts_and_resources_are_aggregated_from_the_bundle_deployment
                "resourceCounts": counts(1, 2, 1)}),
     )
     .await;
-    let status = eventually("the GitRepo's resource counts", || async {
-        let status = gitrepo(&client, "repo").await.status?;
-        (status.base.resource_counts.desired_ready == 4).then_some(status)
-    })
-    .await
-    .base;
-    assert_eq!(
-        serde_json::to_value(&status.resource_counts).unwrap(),
-        counts(3, 4, 1)
-    );
+    let status = repo_counts(
+        &client,
+        "the GitRepo's resource counts",
+        |status| status.resource_counts.desired_ready == 4,
+        counts(3, 4, 1),
+    )
+    .await;
     let per_cluster = serde_json::to_value(&status.per_cluster_resource_counts).unwrap();
     assert_eq!(
         per_cluster,
@@ -406,11 +432,7 @@ async fn resource_counts_and_resources_are_aggregated_from_the_bundle_deployment
     // The Clusters and their group count what their BundleDeployments count.
     let clusters: Api<Cluster> = Api::namespaced(client.clone(), NS);
     for (cluster, want) in [("a", counts(2, 2, 0)), ("b", counts(1, 2, 1))] {
-        eventually(&format!("cluster {cluster}'s resource counts"), || async {
-            let status = clusters.get(cluster).await.ok()?.status?;
-            (serde_json::to_value(&status.resource_counts).ok()? == want).then_some(())
-        })
-        .await;
+        cluster_counts(&clusters, cluster, want).await;
     }
     eventually("the group's resource counts", || async {
         let status = groups.get("prod").await.ok()?.status?;
@@ -426,16 +448,13 @@ async fn resource_counts_and_resources_are_aggregated_from_the_bundle_deployment
                "resourceCounts": counts(2, 2, 0)}),
     )
     .await;
-    let status = eventually("b counted ready", || async {
-        let status = gitrepo(&client, "repo").await.status?;
-        (status.base.resource_counts.ready == 4).then_some(status)
-    })
-    .await
-    .base;
-    assert_eq!(
-        serde_json::to_value(&status.resource_counts).unwrap(),
-        counts(4, 4, 0)
-    );
+    let status = repo_counts(
+        &client,
+        "b counted ready",
+        |status| status.resource_counts.ready == 4,
+        counts(4, 4, 0),
+    )
+    .await;
     assert!(
         status
             .resources
@@ -444,11 +463,7 @@ async fn resource_counts_and_resources_are_aggregated_from_the_bundle_deployment
         "{:?}",
         status.resources
     );
-    eventually("cluster b's counts follow", || async {
-        let status = clusters.get("b").await.ok()?.status?;
-        (serde_json::to_value(&status.resource_counts).ok()? == counts(2, 2, 0)).then_some(())
-    })
-    .await;
+    cluster_counts(&clusters, "b", counts(2, 2, 0)).await;
     controller.stop().await;
 }
 
@@ -465,9 +480,7 @@ async fn set_paused(client: &kube::Client, paused: bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_is_deleted_while_the_gitrepo_is_paused_comes_back_only_when_it_is_unpaused() {
-    let hub = hub().await;
-    let client = hub.client.clone();
-    put_cluster(&client, "a", &[("env", "prod")]).await;
+    let (_hub, client) = hub_with_prod_cluster().await;
     let git = GitFixture::new();
     git.write("app/cm.yaml", &configmap("app"));
     git.commit("v1");
@@ -514,15 +527,7 @@ async fn what_is_deleted_while_the_gitrepo_is_paused_comes_back_only_when_it_is_
         .delete("repo-app", &DeleteParams::default())
         .await
         .unwrap();
-    eventually("the Bundle gone", || async {
-        bundles
-            .get_opt("repo-app")
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    fleet_testing::gone("the Bundle gone", &bundles, "repo-app").await;
     git.write("app/cm.yaml", &configmap("app").replace("a: b", "a: c"));
     let second = git.commit("v2");
     eventually("the new commit read", || async {

@@ -13,10 +13,11 @@ use std::time::Duration;
 
 use fleet_agent::registration::{self, BOOTSTRAP_SECRET, CREDENTIALS_SECRET};
 use fleet_agent::{Agent, AgentConfig, Downstream, Scope};
-use fleet_api::{Bundle, Cluster};
+use fleet_api::Cluster;
 use fleet_testing::TestCluster;
+use fleet_testing::secret_data;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, PodSpec, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -25,23 +26,10 @@ use support::*;
 const SYSTEM_NS: &str = "cattle-fleet-system";
 const AGENT_NS: &str = "edge-agent";
 
-fn encoded(pairs: &[(&str, &str)]) -> serde_json::Value {
-    use base64::Engine;
-    pairs
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.to_string(),
-                json!(base64::engine::general_purpose::STANDARD.encode(v)),
-            )
-        })
-        .collect::<serde_json::Map<_, _>>()
-        .into()
-}
-
 async fn create_secret(client: &kube::Client, name: &str, data: &[(&str, &str)]) {
     let secret: Secret =
-        serde_json::from_value(json!({"metadata": {"name": name}, "data": encoded(data)})).unwrap();
+        serde_json::from_value(json!({"metadata": {"name": name}, "data": secret_data(data)}))
+            .unwrap();
     Api::<Secret>::namespaced(client.clone(), NS)
         .create(&PostParams::default(), &secret)
         .await
@@ -78,17 +66,55 @@ async fn create_cluster(client: &kube::Client, name: &str, spec: serde_json::Val
         .unwrap();
 }
 
-fn condition(cluster: &Cluster, type_: &str) -> Option<(String, String)> {
-    cluster
-        .status
-        .as_ref()?
-        .conditions
-        .iter()
-        .find(|c| c.type_ == type_)
-        .map(|c| (c.status.clone(), c.message.clone()))
+/// Sets `agentImage` in the controller's configuration ConfigMap (see [`hub_with_address`]).
+async fn set_agent_image(hub: &kube::Client, image: &str) {
+    let configs: Api<ConfigMap> = Api::namespaced(hub.clone(), SYSTEM_NS);
+    let mut config = configs.get("fleet-controller").await.unwrap();
+    let mut settings: serde_json::Value =
+        serde_json::from_str(&config.data.as_ref().unwrap()["config"]).unwrap();
+    settings["agentImage"] = json!(image);
+    config
+        .data
+        .as_mut()
+        .unwrap()
+        .insert("config".into(), settings.to_string());
+    configs
+        .replace("fleet-controller", &PostParams::default(), &config)
+        .await
+        .unwrap();
 }
 
-fn env_names(deployment: &Deployment) -> Vec<String> {
+/// A hub (see [`hub_with_address`]) with the controller running, and the Cluster `edge` (labelled
+/// `env: edge`) whose kubeconfig Secret `secret` reaches the empty cluster `downstream`.
+struct Import {
+    hub: TestCluster,
+    controller: RunningController,
+    downstream: TestCluster,
+}
+
+/// [`Import`] with `spec` as the Cluster's spec beside `kubeConfigSecret`.
+async fn import_edge(secret: &str, mut spec: serde_json::Value) -> Import {
+    let hub = hub_with_address().await;
+    let controller = RunningController::start(hub.client.clone()).await;
+    let downstream = TestCluster::empty();
+    let (_, kubeconfig) = downstream.serve_loopback().await;
+    create_secret(&hub.client, secret, &[("value", &kubeconfig)]).await;
+    spec["kubeConfigSecret"] = json!(secret);
+    create_cluster(&hub.client, "edge", spec).await;
+    Import {
+        hub,
+        controller,
+        downstream,
+    }
+}
+
+fn condition(cluster: &Cluster, type_: &str) -> Option<(String, String)> {
+    let condition = fleet_api::find_condition(&cluster.status.as_ref()?.conditions, type_)?;
+    Some((condition.status.clone(), condition.message.clone()))
+}
+
+/// The pod template's spec of a Deployment (the agent's), which must have one.
+fn pod_spec(deployment: &Deployment) -> &PodSpec {
     deployment
         .spec
         .as_ref()
@@ -97,7 +123,10 @@ fn env_names(deployment: &Deployment) -> Vec<String> {
         .spec
         .as_ref()
         .unwrap()
-        .containers[0]
+}
+
+fn env_names(deployment: &Deployment) -> Vec<String> {
+    pod_spec(deployment).containers[0]
         .env
         .clone()
         .unwrap_or_default()
@@ -108,17 +137,11 @@ fn env_names(deployment: &Deployment) -> Vec<String> {
 
 #[tokio::test]
 async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and_removed() {
-    let hub = hub_with_address().await;
-    let controller = RunningController::start(hub.client.clone()).await;
-    let downstream = TestCluster::empty();
-    let (_, kubeconfig) = downstream.serve_loopback().await;
-    create_secret(&hub.client, "edge-kubeconfig", &[("value", &kubeconfig)]).await;
-    create_cluster(
-        &hub.client,
-        "edge",
-        json!({"kubeConfigSecret": "edge-kubeconfig", "agentNamespace": AGENT_NS}),
-    )
-    .await;
+    let Import {
+        hub,
+        controller,
+        downstream,
+    } = import_edge("edge-kubeconfig", json!({"agentNamespace": AGENT_NS})).await;
     let clusters: Api<Cluster> = Api::namespaced(hub.client.clone(), NS);
 
     // The agent's objects, downstream.
@@ -127,14 +150,7 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
         deployments.get_opt("fleet-agent").await.ok().flatten()
     })
     .await;
-    let pod = deployment
-        .spec
-        .as_ref()
-        .unwrap()
-        .template
-        .spec
-        .clone()
-        .unwrap();
+    let pod = pod_spec(&deployment);
     assert_eq!(pod.service_account_name.as_deref(), Some("fleet-agent"));
     assert_eq!(pod.containers[0].image.as_deref(), Some("fleet:test"));
     let cluster = clusters.get("edge").await.unwrap();
@@ -263,26 +279,8 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
     .await;
 
     // A bundle deployed through the agent.
-    let bundle: Bundle = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
-        "metadata": {"name": "edge-config", "namespace": NS},
-        "spec": {
-            "defaultNamespace": "apps",
-            "resources": [{"name": "cm.yaml",
-                "content": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: edge\ndata:\n  key: imported\n"}],
-            "targets": [{"clusterSelector": {"matchLabels": {"env": "edge"}}}],
-        },
-    }))
-    .unwrap();
-    Api::<Bundle>::namespaced(hub.client.clone(), NS)
-        .create(&PostParams::default(), &bundle)
-        .await
-        .unwrap();
+    deploy_edge_config(&hub.client, &downstream.client, "imported").await;
     let deployed: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "apps");
-    eventually("the bundle deployed downstream", || async {
-        deployed.get_opt("edge").await.ok().flatten()
-    })
-    .await;
 
     // The agent's pod, as a kubelet keeps it while the process runs (terminating once deleted, until the
     // kubelet has stopped the process).
@@ -315,15 +313,7 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
     // The agent comes back with its own credentials (they are revoked only after it is removed) and
     // uninstalls what it deployed for the deleted BundleDeployments.
     let agent = start_agent(agent_hub.clone());
-    eventually("the agent Deployment removed", || async {
-        deployments
-            .get_opt("fleet-agent")
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    fleet_testing::gone("the agent Deployment removed", &deployments, "fleet-agent").await;
     assert!(
         deployed.get_opt("edge").await.unwrap().is_none(),
         "the agent uninstalled the bundle before it was removed"
@@ -370,15 +360,7 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
             .is_none()
     );
     let namespaces: Api<Namespace> = Api::all(downstream.client.clone());
-    eventually("the agent namespace gone", || async {
-        namespaces
-            .get_opt(AGENT_NS)
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    fleet_testing::gone("the agent namespace gone", &namespaces, AGENT_NS).await;
     controller.stop().await;
 }
 
@@ -427,26 +409,13 @@ async fn a_bad_kubeconfig_is_reported_on_the_cluster_without_its_content() {
 #[tokio::test]
 async fn a_new_controller_with_another_agent_image_updates_the_agent_in_place_and_a_moved_agent_is_reinstalled()
  {
-    let hub = hub_with_address().await;
-    let controller = RunningController::start(hub.client.clone()).await;
-    let downstream = TestCluster::empty();
-    let (_, kubeconfig) = downstream.serve_loopback().await;
-    create_secret(&hub.client, "kc", &[("value", &kubeconfig)]).await;
-    create_cluster(&hub.client, "edge", json!({"kubeConfigSecret": "kc"})).await;
+    let Import {
+        hub,
+        controller,
+        downstream,
+    } = import_edge("kc", json!({})).await;
     let deployments: Api<Deployment> = Api::namespaced(downstream.client.clone(), SYSTEM_NS);
-    let image = |d: &Deployment| {
-        d.spec
-            .as_ref()
-            .unwrap()
-            .template
-            .spec
-            .as_ref()
-            .unwrap()
-            .containers[0]
-            .image
-            .clone()
-            .unwrap_or_default()
-    };
+    let image = |d: &Deployment| pod_spec(d).containers[0].image.clone().unwrap_or_default();
     let first = eventually("the agent Deployment", || async {
         deployments.get_opt("fleet-agent").await.ok().flatten()
     })
@@ -455,20 +424,7 @@ async fn a_new_controller_with_another_agent_image_updates_the_agent_in_place_an
     controller.stop().await;
 
     // The upgraded controller comes with another agent image.
-    let configs: Api<ConfigMap> = Api::namespaced(hub.client.clone(), SYSTEM_NS);
-    let mut config = configs.get("fleet-controller").await.unwrap();
-    let mut settings: serde_json::Value =
-        serde_json::from_str(&config.data.as_ref().unwrap()["config"]).unwrap();
-    settings["agentImage"] = json!("fleet:next");
-    config
-        .data
-        .as_mut()
-        .unwrap()
-        .insert("config".into(), settings.to_string());
-    configs
-        .replace("fleet-controller", &PostParams::default(), &config)
-        .await
-        .unwrap();
+    set_agent_image(&hub.client, "fleet:next").await;
     let controller = RunningController::start(hub.client.clone()).await;
     let updated = eventually("the agent on the new image", || async {
         let deployment = deployments.get("fleet-agent").await.ok()?;
@@ -509,31 +465,22 @@ async fn a_new_controller_with_another_agent_image_updates_the_agent_in_place_an
         secrets.get_opt(BOOTSTRAP_SECRET).await.unwrap().is_some(),
         "it registers anew from there"
     );
-    eventually("the agent gone from its old namespace", || async {
-        deployments
-            .get_opt("fleet-agent")
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
-    })
+    fleet_testing::gone(
+        "the agent gone from its old namespace",
+        &deployments,
+        "fleet-agent",
+    )
     .await;
     controller.stop().await;
 }
 
 #[tokio::test]
 async fn changes_of_the_manager_config_and_of_the_kubeconfig_secret_reach_the_agent() {
-    let hub = hub_with_address().await;
-    let controller = RunningController::start(hub.client.clone()).await;
-    let downstream = TestCluster::empty();
-    let (_, kubeconfig) = downstream.serve_loopback().await;
-    create_secret(&hub.client, "edge-kubeconfig", &[("value", &kubeconfig)]).await;
-    create_cluster(
-        &hub.client,
-        "edge",
-        json!({"kubeConfigSecret": "edge-kubeconfig", "agentNamespace": AGENT_NS}),
-    )
-    .await;
+    let Import {
+        hub,
+        controller,
+        downstream,
+    } = import_edge("edge-kubeconfig", json!({"agentNamespace": AGENT_NS})).await;
     let deployments: Api<Deployment> = Api::namespaced(downstream.client.clone(), AGENT_NS);
     let image = || async {
         let deployment = deployments.get_opt("fleet-agent").await.ok()??;
@@ -551,20 +498,7 @@ async fn changes_of_the_manager_config_and_of_the_kubeconfig_secret_reach_the_ag
     .await;
 
     // The import no longer re-checks on a timer: a change of the manager configuration wakes it.
-    let configs: Api<ConfigMap> = Api::namespaced(hub.client.clone(), SYSTEM_NS);
-    let mut config = configs.get("fleet-controller").await.unwrap();
-    let mut text: serde_json::Value =
-        serde_json::from_str(&config.data.as_ref().unwrap()["config"]).unwrap();
-    text["agentImage"] = json!("fleet:next");
-    config
-        .data
-        .as_mut()
-        .unwrap()
-        .insert("config".into(), text.to_string());
-    configs
-        .replace("fleet-controller", &PostParams::default(), &config)
-        .await
-        .unwrap();
+    set_agent_image(&hub.client, "fleet:next").await;
     eventually("the agent updated to the configured image", || async {
         (image().await? == "fleet:next").then_some(())
     })
@@ -577,7 +511,7 @@ async fn changes_of_the_manager_config_and_of_the_kubeconfig_secret_reach_the_ag
             "edge-kubeconfig",
             &PatchParams::default(),
             &Patch::Merge(
-                &json!({"data": encoded(&[("apiServerURL", "https://hub.example.com:6443")])}),
+                &json!({"data": secret_data(&[("apiServerURL", "https://hub.example.com:6443")])}),
             ),
         )
         .await

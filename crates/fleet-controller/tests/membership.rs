@@ -18,13 +18,8 @@ use serde_json::json;
 use support::*;
 
 fn condition(cluster: &Cluster, type_: &str) -> Option<(String, String)> {
-    cluster
-        .status
-        .as_ref()?
-        .conditions
-        .iter()
-        .find(|c| c.type_ == type_)
-        .map(|c| (c.status.clone(), c.reason.clone()))
+    let condition = fleet_api::find_condition(&cluster.status.as_ref()?.conditions, type_)?;
+    Some((condition.status.clone(), condition.reason.clone()))
 }
 
 async fn get(client: &Client, name: &str) -> Option<Cluster> {

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use fleet_api::{Bundle, BundleStatus, Cluster};
 use fleet_controller::placement::{PlacementSettings, UNREACHABLE_TAINT_KEY};
-use fleet_testing::GitFixture;
+use fleet_testing::{GitFixture, TestCluster};
 use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
@@ -33,6 +33,14 @@ fn fast(ctx: &fleet_controller::Context) {
 
 /// Creates member clusters (label `member=yes` plus `labels`) and keeps their heartbeat fresh, as
 /// agents would; also reports every BundleDeployment ready at its deploymentID.
+/// A hub with the controller running on [`fast`] timings, and a client of the hub.
+async fn hub_with_fast_controller() -> (TestCluster, Client, RunningController) {
+    let hub = hub().await;
+    let client = hub.client.clone();
+    let controller = RunningController::start_with(client.clone(), fast).await;
+    (hub, client, controller)
+}
+
 async fn members(client: &Client, clusters: &[(&str, &[(&str, &str)])]) -> Beating {
     for (name, labels) in clusters {
         let mut all = vec![("member", "yes")];
@@ -170,9 +178,7 @@ const SEVEN: [(&str, &[(&str, &str)]); 7] = [
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pick_three_of_seven_spread_over_three_regions() {
-    let hub = hub().await;
-    let client = hub.client.clone();
-    let controller = RunningController::start_with(client.clone(), fast).await;
+    let (_hub, client, controller) = hub_with_fast_controller().await;
     members(&client, &SEVEN).await;
     put_bundle(
         &client,
@@ -212,9 +218,7 @@ async fn pick_three_of_seven_spread_over_three_regions() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scaling_two_four_one_changes_only_the_expected_clusters() {
-    let hub = hub().await;
-    let client = hub.client.clone();
-    let controller = RunningController::start_with(client.clone(), fast).await;
+    let (_hub, client, controller) = hub_with_fast_controller().await;
     members(&client, &SEVEN).await;
     let pick = |n: u32| json!({"type": "PickN", "numberOfClusters": n});
     put_bundle(&client, "scale", pick(2)).await;
@@ -259,9 +263,7 @@ async fn cluster(client: &Client, name: &str) -> Cluster {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn maintenance_taint_moves_the_placement_after_toleration_seconds() {
-    let hub = hub().await;
-    let client = hub.client.clone();
-    let controller = RunningController::start_with(client.clone(), fast).await;
+    let (_hub, client, controller) = hub_with_fast_controller().await;
     members(&client, &SEVEN[..3]).await;
     put_bundle(
         &client,
@@ -309,9 +311,7 @@ async fn maintenance_taint_moves_the_placement_after_toleration_seconds() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_that_stops_heartbeating_is_tainted_and_replaced() {
-    let hub = hub().await;
-    let client = hub.client.clone();
-    let controller = RunningController::start_with(client.clone(), fast).await;
+    let (_hub, client, controller) = hub_with_fast_controller().await;
     let beating = members(&client, &SEVEN[..3]).await;
     put_bundle(
         &client,
@@ -365,9 +365,7 @@ async fn a_cluster_that_stops_heartbeating_is_tainted_and_replaced() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gitrepo_placement_is_inherited_by_its_bundles() {
-    let hub = hub().await;
-    let client = hub.client.clone();
-    let controller = RunningController::start_with(client.clone(), fast).await;
+    let (_hub, client, controller) = hub_with_fast_controller().await;
     members(&client, &SEVEN[..4]).await;
     let git = GitFixture::new();
     git.write(

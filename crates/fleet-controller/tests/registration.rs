@@ -273,17 +273,11 @@ async fn a_registration_is_granted_exactly_its_own_cluster() {
         cluster_name
     );
     let registrations: Api<ClusterRegistration> = Api::namespaced(admin.clone(), NS);
-    eventually("the older registration removed", || {
-        let registrations = registrations.clone();
-        async move {
-            registrations
-                .get_opt("request-1")
-                .await
-                .ok()?
-                .is_none()
-                .then_some(())
-        }
-    })
+    fleet_testing::gone(
+        "the older registration removed",
+        &registrations,
+        "request-1",
+    )
     .await;
     // Its ClusterRoleBinding goes with it (no ownerReference can take a cluster-scoped object along).
     let bindings = Api::<ClusterRoleBinding>::all(admin.clone());

@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use fleet_agent::registration::{self, BOOTSTRAP_SECRET};
 use fleet_agent::{Agent, AgentConfig, Downstream, Scope};
-use fleet_api::{Bundle, ClusterRegistrationToken};
+use fleet_api::ClusterRegistrationToken;
 use fleet_testing::TestCluster;
+use fleet_testing::secret_data;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, PostParams};
 use serde_json::json;
@@ -24,20 +25,6 @@ const AGENT_NS: &str = "cattle-fleet-system";
 fn downstream_of(cluster: &TestCluster) -> Downstream {
     let cluster = cluster.clone();
     Downstream::new(Arc::new(move |user: Option<&str>| cluster.client_as(user)))
-}
-
-fn encoded(pairs: &[(&str, &str)]) -> serde_json::Value {
-    use base64::Engine;
-    pairs
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.to_string(),
-                json!(base64::engine::general_purpose::STANDARD.encode(v)),
-            )
-        })
-        .collect::<serde_json::Map<_, _>>()
-        .into()
 }
 
 #[tokio::test]
@@ -83,7 +70,7 @@ async fn an_agent_registers_with_a_token_and_deploys_through_its_grant() {
     let field = |key: &str| values[key].as_str().unwrap().to_string();
     let bootstrap: Secret = serde_json::from_value(json!({
         "metadata": {"name": BOOTSTRAP_SECRET},
-        "data": encoded(&[
+        "data": secret_data(&[
             ("apiServerURL", &field("apiServerURL")),
             ("apiServerCA", &field("apiServerCA")),
             ("token", &field("token")),
@@ -132,27 +119,7 @@ async fn an_agent_registers_with_a_token_and_deploys_through_its_grant() {
     tokio::spawn(Agent::new(config, downstream_of(&downstream)).run());
 
     // A Bundle targeted at the registered cluster (selected by its registration label).
-    let bundle: Bundle = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
-        "metadata": {"name": "edge-config", "namespace": NS},
-        "spec": {
-            "defaultNamespace": "apps",
-            "resources": [{"name": "cm.yaml",
-                "content": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: edge\ndata:\n  key: registered\n"}],
-            "targets": [{"clusterSelector": {"matchLabels": {"env": "edge"}}}],
-        },
-    }))
-    .unwrap();
-    Api::<Bundle>::namespaced(hub.client.clone(), NS)
-        .create(&PostParams::default(), &bundle)
-        .await
-        .unwrap();
-    let deployed: Api<ConfigMap> = Api::namespaced(downstream.client.clone(), "apps");
-    let cm = eventually("the ConfigMap deployed downstream", || {
-        let deployed = deployed.clone();
-        async move { deployed.get_opt("edge").await.ok().flatten() }
-    })
-    .await;
+    let cm = deploy_edge_config(&hub.client, &downstream.client, "registered").await;
     assert_eq!(cm.data.unwrap()["key"], "registered");
     controller.stop().await;
 }

@@ -105,8 +105,6 @@ async fn a_push_event_triggers_an_immediate_fetch() {
 /// and a GitRepo naming a Secret that does not exist fails the request.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gitrepos_own_secret_takes_precedence_over_the_global_one() {
-    use hmac::{KeyInit, Mac};
-
     let hub = hub().await;
     let client = hub.client.clone();
     let git = GitFixture::new();
@@ -125,17 +123,9 @@ async fn a_gitrepos_own_secret_takes_precedence_over_the_global_one() {
     let ctx = controller.context.clone();
     let (mut headers, body) = github_push(&git.url(), &commit);
     let signed = |headers: &mut HeaderMap, secret: &[u8]| {
-        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret).unwrap();
-        mac.update(&body);
-        let hex: String = mac
-            .finalize()
-            .into_bytes()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
         headers.insert(
             "x-hub-signature-256",
-            HeaderValue::from_str(&format!("sha256={hex}")).unwrap(),
+            HeaderValue::from_str(&fleet_testing::github_signature(secret, &body)).unwrap(),
         );
     };
 

@@ -55,7 +55,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use fleet_dev::{Dev, DevOptions, RepoRequest, RepoSource};
+use fleet_dev::{Dev, RepoRequest, RepoSource};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::discovery::pinned_kind;
 use serde::Deserialize;
@@ -182,14 +182,7 @@ async fn run(page: &str) {
         matches!(source, RepoSource::Example(_)),
         "{page} is not an example folder"
     );
-    let dev = Dev::start(DevOptions {
-        clusters: 3,
-        repos: vec![RepoRequest::from(source)],
-        data_dir: state.path().join("dev"),
-        tuning: support::fast(),
-    })
-    .await
-    .expect("dev mode starts");
+    let dev = support::dev_mode(3, vec![RepoRequest::from(source)], state.path()).await;
 
     check(&dev, &expectations.objects, &expectations.absent).await;
     let mut work = None;
@@ -383,7 +376,6 @@ struct Push {
 /// POSTs a GitHub push event (`X-GitHub-Event: push`, signed with `X-Hub-Signature-256` when a secret is
 /// given) to the webhook receiver at `url`; returns the HTTP status and body of the answer.
 async fn post_push(url: &str, push: &Push, secret: Option<&str>) -> Result<(u16, String), String> {
-    use hmac::{KeyInit, Mac};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let body = serde_json::json!({
@@ -393,18 +385,10 @@ async fn post_push(url: &str, push: &Push, secret: Option<&str>) -> Result<(u16,
     })
     .to_string();
     let signature = match secret {
-        Some(secret) => {
-            let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
-                .map_err(|e| e.to_string())?;
-            mac.update(body.as_bytes());
-            let hex: String = mac
-                .finalize()
-                .into_bytes()
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
-            format!("X-Hub-Signature-256: sha256={hex}\r\n")
-        }
+        Some(secret) => format!(
+            "X-Hub-Signature-256: {}\r\n",
+            fleet_testing::github_signature(secret.as_bytes(), body.as_bytes())
+        ),
         None => String::new(),
     };
     let rest = url.strip_prefix("http://").ok_or("an http URL")?;

@@ -7,11 +7,27 @@ mod support;
 
 use std::process::Command;
 
+use fleet_dev::Dev;
 use fleet_dev::view::{AgentSeen, agent_seen};
 use fleet_testing::GitFixture;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::json;
 use support::*;
+
+/// The ConfigMap `demo/<name>` holds `msg: <msg>` on the dev and prod clusters (1 and 3) and is not on
+/// staging (2).
+async fn on_dev_and_prod_only(dev: &Dev, name: &str, msg: &str) {
+    for cluster in ["cluster-1", "cluster-3"] {
+        assert_eq!(
+            configmap_value(dev, cluster, "demo", name, "msg")
+                .await
+                .as_deref(),
+            Some(msg),
+            "{cluster}"
+        );
+    }
+    assert!(configmap(dev, "cluster-2", "demo", name).await.is_none());
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commit_becomes_resources_on_the_targeted_clusters() {
@@ -29,20 +45,7 @@ async fn a_commit_becomes_resources_on_the_targeted_clusters() {
     .await;
     let dev = &running.dev;
     deployed(dev, &first).await;
-    for cluster in ["cluster-1", "cluster-3"] {
-        assert_eq!(
-            configmap_value(dev, cluster, "demo", "greeting", "msg")
-                .await
-                .as_deref(),
-            Some("hello"),
-            "{cluster}"
-        );
-    }
-    assert!(
-        configmap(dev, "cluster-2", "demo", "greeting")
-            .await
-            .is_none()
-    );
+    on_dev_and_prod_only(dev, "greeting", "hello").await;
 
     repo.write(
         "app/farewell.yaml",
@@ -50,20 +53,7 @@ async fn a_commit_becomes_resources_on_the_targeted_clusters() {
     );
     let second = repo.commit("farewell");
     deployed(dev, &second).await;
-    for cluster in ["cluster-1", "cluster-3"] {
-        assert_eq!(
-            configmap_value(dev, cluster, "demo", "farewell", "msg")
-                .await
-                .as_deref(),
-            Some("bye"),
-            "{cluster}"
-        );
-    }
-    assert!(
-        configmap(dev, "cluster-2", "demo", "farewell")
-            .await
-            .is_none()
-    );
+    on_dev_and_prod_only(dev, "farewell", "bye").await;
     running.dev.shutdown().await;
 }
 

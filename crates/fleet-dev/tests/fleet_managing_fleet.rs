@@ -15,7 +15,7 @@ use fleet_controller::cluster::bootstrap::LOCAL_WORKSPACE;
 use fleet_dev::cluster::{AgentRunner, precreate_cluster};
 use fleet_dev::controller::{ControllerSlot, RunningController};
 use fleet_dev::hub::{LOCAL_AGENT_NAMESPACE, SYSTEM_NAMESPACE};
-use fleet_dev::{Dev, DevOptions, hub, registration};
+use fleet_dev::{hub, registration};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
@@ -25,36 +25,41 @@ fn configmap(name: &str, value: &str) -> String {
     format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  owner: {value}\n")
 }
 
-/// Creates or replaces the Bundle `namespace/name` deploying `files` into `target_namespace` on `cluster`.
-async fn put_bundle(
-    hub: &kube::Client,
-    namespace: &str,
-    name: &str,
-    cluster: &str,
-    target_namespace: &str,
-    files: &[(&str, String)],
-) {
-    let resources: Vec<_> = files
-        .iter()
-        .map(|(file, content)| json!({"name": file, "content": content}))
-        .collect();
-    let bundle = json!({
-        "apiVersion": fleet_api::API_VERSION, "kind": "Bundle",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "defaultNamespace": target_namespace,
-            "resources": resources,
-            "targets": [{"clusterName": cluster}],
-        },
-    });
-    Api::<Bundle>::namespaced(hub.clone(), namespace)
-        .patch(
-            name,
-            &PatchParams::apply("test").force(),
-            &Patch::Apply(&bundle),
-        )
-        .await
-        .expect("bundle written");
+/// One fleet: its hub, the workspace its bundles go in, the cluster they target, and the `owner` value its
+/// ConfigMaps carry.
+struct Fleet<'a> {
+    hub: &'a kube::Client,
+    workspace: &'a str,
+    cluster: &'a str,
+    owner: &'a str,
+}
+
+impl Fleet<'_> {
+    /// Creates or replaces the Bundle `name` deploying into `target_namespace` on the fleet's cluster one
+    /// ConfigMap per name in `configmaps` (file `<name>.yaml`, `owner` the fleet's).
+    async fn put_bundle(&self, name: &str, target_namespace: &str, configmaps: &[&str]) {
+        let resources: Vec<_> = configmaps
+            .iter()
+            .map(|cm| json!({"name": format!("{cm}.yaml"), "content": configmap(cm, self.owner)}))
+            .collect();
+        let bundle = json!({
+            "apiVersion": fleet_api::API_VERSION, "kind": "Bundle",
+            "metadata": {"name": name, "namespace": self.workspace},
+            "spec": {
+                "defaultNamespace": target_namespace,
+                "resources": resources,
+                "targets": [{"clusterName": self.cluster}],
+            },
+        });
+        Api::<Bundle>::namespaced(self.hub.clone(), self.workspace)
+            .patch(
+                name,
+                &PatchParams::apply("test").force(),
+                &Patch::Apply(&bundle),
+            )
+            .await
+            .expect("bundle written");
+    }
 }
 
 /// The `owner` value of a ConfigMap on the cluster, if it exists.
@@ -91,14 +96,7 @@ async fn applied_and_ready(hub: &kube::Client, what: &str) -> fleet_api::BundleD
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_fleets_manage_one_cluster_without_harming_each_other() {
     let state = tempfile::tempdir().expect("temp dir");
-    let parent = Dev::start(DevOptions {
-        clusters: 1,
-        repos: Vec::new(),
-        data_dir: state.path().join("dev"),
-        tuning: fast(),
-    })
-    .await
-    .expect("dev mode starts");
+    let parent = dev_mode(1, Vec::new(), state.path()).await;
     let parent_hub = parent.hub_client();
     let child = parent.cluster("cluster-1").expect("cluster-1");
     let child_hub = child.client();
@@ -138,28 +136,26 @@ async fn two_fleets_manage_one_cluster_without_harming_each_other() {
     .await
     .expect("local agent registered");
 
+    let parent_fleet = Fleet {
+        hub: &parent_hub,
+        workspace: WORKSPACE,
+        cluster: "cluster-1",
+        owner: "parent",
+    };
+    let local_fleet = Fleet {
+        hub: &child_hub,
+        workspace: LOCAL_WORKSPACE,
+        cluster: "local",
+        owner: "local",
+    };
+
     // The parent deploys first and owns `common/conflict`.
-    put_bundle(
-        &parent_hub,
-        WORKSPACE,
-        "app",
-        "cluster-1",
-        "parent-ns",
-        &[
-            ("shared.yaml", configmap("shared", "parent")),
-            ("extra.yaml", configmap("extra", "parent")),
-        ],
-    )
-    .await;
-    put_bundle(
-        &parent_hub,
-        WORKSPACE,
-        "owner",
-        "cluster-1",
-        "common",
-        &[("conflict.yaml", configmap("conflict", "parent"))],
-    )
-    .await;
+    parent_fleet
+        .put_bundle("app", "parent-ns", &["shared", "extra"])
+        .await;
+    parent_fleet
+        .put_bundle("owner", "common", &["conflict"])
+        .await;
     eventually("the parent's objects on cluster-1", || async {
         let shared = owner_of(&child_hub, "parent-ns", "shared").await?;
         let conflict = owner_of(&child_hub, "common", "conflict").await?;
@@ -168,24 +164,10 @@ async fn two_fleets_manage_one_cluster_without_harming_each_other() {
     .await;
 
     // cluster-1's own fleet deploys same-named objects, and claims the parent's object.
-    put_bundle(
-        &child_hub,
-        LOCAL_WORKSPACE,
-        "app",
-        "local",
-        "local-ns",
-        &[("shared.yaml", configmap("shared", "local"))],
-    )
-    .await;
-    put_bundle(
-        &child_hub,
-        LOCAL_WORKSPACE,
-        "intruder",
-        "local",
-        "common",
-        &[("conflict.yaml", configmap("conflict", "local"))],
-    )
-    .await;
+    local_fleet.put_bundle("app", "local-ns", &["shared"]).await;
+    local_fleet
+        .put_bundle("intruder", "common", &["conflict"])
+        .await;
     eventually("the local fleet's object on cluster-1", || async {
         (owner_of(&child_hub, "local-ns", "shared").await? == "local").then_some(())
     })
@@ -204,15 +186,9 @@ async fn two_fleets_manage_one_cluster_without_harming_each_other() {
     );
 
     // The parent prunes a file: only its own object goes; the local fleet's same-named object stays.
-    put_bundle(
-        &parent_hub,
-        WORKSPACE,
-        "app",
-        "cluster-1",
-        "parent-ns",
-        &[("shared.yaml", configmap("shared", "parent"))],
-    )
-    .await;
+    parent_fleet
+        .put_bundle("app", "parent-ns", &["shared"])
+        .await;
     eventually("the parent's removed file pruned", || async {
         owner_of(&child_hub, "parent-ns", "extra")
             .await

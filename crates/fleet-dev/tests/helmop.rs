@@ -14,38 +14,18 @@ mod servers;
 use std::process::Command;
 
 use fleet_api::{Bundle, BundleDeployment, HELMOP_LABEL, HelmOp};
-use fleet_dev::{Dev, DevOptions};
+use fleet_dev::Dev;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
-use servers::{ChartRepo, PASSWORD, Registry, USER, helm, package_chart, run};
+use servers::{ChartRepo, PASSWORD, Registry, USER, serve_versions};
 use support::*;
 
 async fn start(clusters: usize) -> (Dev, tempfile::TempDir) {
     let state = tempfile::tempdir().unwrap();
-    let dev = Dev::start(DevOptions {
-        clusters,
-        repos: Vec::new(),
-        data_dir: state.path().join("dev"),
-        tuning: fast(),
-    })
-    .await
-    .expect("dev mode starts");
+    let dev = dev_mode(clusters, Vec::new(), state.path()).await;
     (dev, state)
-}
-
-async fn create_secret(dev: &Dev, name: &str, data: Value) {
-    let secret: Secret = serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Secret",
-        "metadata": {"name": name, "namespace": WORKSPACE},
-        "stringData": data,
-    }))
-    .unwrap();
-    Api::<Secret>::namespaced(dev.hub_client(), WORKSPACE)
-        .create(&PostParams::default(), &secret)
-        .await
-        .unwrap();
 }
 
 async fn create_helmop(dev: &Dev, name: &str, spec: Value) {
@@ -145,14 +125,13 @@ fn kubectl_get_helmops(dev: &Dev) -> String {
 async fn helmop_from_an_https_repository_deploys_polls_and_survives_a_source_outage() {
     let home = tempfile::tempdir().unwrap();
     let served = home.path().join("served");
-    let src = home.path().join("src");
-    package_chart(home.path(), &src, "app", "1.0.0", &served);
-    run(helm(home.path()).arg("repo").arg("index").arg(&served));
+    serve_versions(home.path(), "app", &["1.0.0"], &served);
     let repo = ChartRepo::start(&served);
     let (dev, _state) = start(2).await;
     create_secret(
         &dev,
         "repo-creds",
+        None,
         json!({"username": USER, "password": PASSWORD, "cacerts": repo.pki.ca}),
     )
     .await;
@@ -287,9 +266,7 @@ async fn helmop_from_an_https_repository_deploys_polls_and_survives_a_source_out
 
     // A new version that satisfies the constraint (and one that does not) is published: the next poll
     // moves the Bundle and both clusters to 1.1.0.
-    package_chart(home.path(), &src, "app", "1.1.0", &served);
-    package_chart(home.path(), &src, "app", "2.0.0", &served);
-    run(helm(home.path()).arg("repo").arg("index").arg(&served));
+    serve_versions(home.path(), "app", &["1.1.0", "2.0.0"], &served);
     for cluster in ["cluster-1", "cluster-2"] {
         eventually(&format!("1.1.0 on {cluster}"), || async {
             (chart_label(&dev, cluster, "web-app").await? == "app-1.1.0").then_some(())
@@ -386,19 +363,13 @@ async fn helmop_from_an_https_repository_deploys_polls_and_survives_a_source_out
 async fn oci_helmop_deploys_and_wrong_credentials_are_a_clear_error() {
     let home = tempfile::tempdir().unwrap();
     let registry = Registry::start(true);
-    let archive = package_chart(
-        home.path(),
-        &home.path().join("src"),
-        "app",
-        "0.3.0",
-        &home.path().join("out"),
-    );
-    registry.push(home.path(), &archive, "charts");
+    registry.push_versions(home.path(), "app", &["0.3.0"], "charts");
     let reference = format!("oci://{}/charts/app", registry.host());
     let (dev, _state) = start(1).await;
     create_secret(
         &dev,
         "oci-creds",
+        None,
         json!({"username": USER, "password": PASSWORD, "basicHTTP": "true"}),
     )
     .await;
@@ -431,6 +402,7 @@ async fn oci_helmop_deploys_and_wrong_credentials_are_a_clear_error() {
     create_secret(
         &dev,
         "bad-creds",
+        None,
         json!({"username": USER, "password": wrong, "basicHTTP": "true"}),
     )
     .await;

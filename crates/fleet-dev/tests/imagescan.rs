@@ -21,13 +21,12 @@ use std::mem::ManuallyDrop;
 use std::path::Path;
 
 use fleet_api::{IMAGESCAN_SCANNED, ImageScan};
-use fleet_dev::{Dev, DevOptions, RepoRequest, RepoSource};
+use fleet_dev::{Dev, RepoRequest, RepoSource};
 use fleet_testing::{GitFixture, run_git};
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, PostParams};
 use serde_json::json;
-use servers::{PASSWORD, Registry, USER, package_chart};
+use servers::{PASSWORD, Registry, USER};
 use support::*;
 
 /// The image of the Deployment `app` in namespace `apps` of `cluster`, once it exists.
@@ -47,14 +46,7 @@ async fn deployed_image(dev: &Dev, cluster: &str) -> Option<String> {
 }
 
 fn push_tag(registry: &Registry, home: &Path, version: &str) {
-    let archive = package_chart(
-        home,
-        &home.join("src"),
-        "app",
-        version,
-        &home.join("served"),
-    );
-    registry.push(home, &archive, "team");
+    registry.push_versions(home, "app", &[version], "team");
 }
 
 fn scan_condition(scan: &ImageScan) -> Option<(String, String)> {
@@ -105,9 +97,9 @@ async fn a_newer_tag_is_committed_pushed_and_deployed() {
     );
 
     let state = tempfile::tempdir().unwrap();
-    let dev = Dev::start(DevOptions {
-        clusters: 3,
-        repos: vec![RepoRequest {
+    let dev = dev_mode(
+        3,
+        vec![RepoRequest {
             source: RepoSource::Url(server.url("app")),
             name: Some(REPO.to_string()),
             spec: json!({
@@ -124,11 +116,9 @@ async fn a_newer_tag_is_committed_pushed_and_deployed() {
             .cloned()
             .unwrap(),
         }],
-        data_dir: state.path().join("dev"),
-        tuning: fast(),
-    })
-    .await
-    .expect("dev mode starts");
+        state.path(),
+    )
+    .await;
 
     // The ImageScan from fleet.yaml, scanned.
     let scans: Api<ImageScan> = Api::namespaced(dev.hub_client(), WORKSPACE);
@@ -229,27 +219,16 @@ async fn a_newer_tag_is_committed_pushed_and_deployed() {
     let private = Registry::start(true);
     let private_home = tempfile::tempdir().unwrap();
     push_tag(&private, private_home.path(), "2.0.0");
-    let secret = |name: &str, password: &str| -> Secret {
+    for (name, password) in [("right", PASSWORD), ("wrong", "not-the-password-42")] {
         let config = json!({"auths": {private.host(): {"username": USER, "password": password}}});
-        serde_json::from_value(json!({
-            "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
-            "metadata": {"name": name, "namespace": WORKSPACE},
-            "stringData": {".dockerconfigjson": config.to_string()},
-        }))
-        .unwrap()
-    };
-    let secrets: Api<Secret> = Api::namespaced(dev.hub_client(), WORKSPACE);
-    secrets
-        .create(&PostParams::default(), &secret("right", PASSWORD))
-        .await
-        .unwrap();
-    secrets
-        .create(
-            &PostParams::default(),
-            &secret("wrong", "not-the-password-42"),
+        create_secret(
+            &dev,
+            name,
+            Some("kubernetes.io/dockerconfigjson"),
+            json!({".dockerconfigjson": config.to_string()}),
         )
-        .await
-        .unwrap();
+        .await;
+    }
     let private_image = format!("{}/team/app", private.host());
     for (name, image, policy, secret) in [
         (

@@ -34,14 +34,13 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use fleet_api::{Bundle, BundleDeployment, GitRepo};
-use fleet_dev::{Dev, DevOptions};
+use fleet_dev::Dev;
 use fleet_testing::{GitFixture, run_git};
 use git_http::GitHttpServer;
-use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::{Value, json};
-use servers::{ChartRepo, PASSWORD, USER, helm, package_chart, run};
+use servers::{ChartRepo, PASSWORD, USER, serve_versions};
 use support::*;
 
 const GIT_USER: &str = "fleet-reader";
@@ -73,22 +72,6 @@ fn fleet_yaml(release: &str, repo: &str, chart: &str) -> String {
     )
 }
 
-async fn create_secret(dev: &Dev, name: &str, type_: Option<&str>, data: Value) {
-    let mut secret = json!({
-        "apiVersion": "v1", "kind": "Secret",
-        "metadata": {"name": name, "namespace": WORKSPACE},
-        "stringData": data,
-    });
-    if let Some(type_) = type_ {
-        secret["type"] = json!(type_);
-    }
-    let secret: Secret = serde_json::from_value(secret).unwrap();
-    Api::<Secret>::namespaced(dev.hub_client(), WORKSPACE)
-        .create(&PostParams::default(), &secret)
-        .await
-        .unwrap();
-}
-
 async fn create_gitrepo(dev: &Dev, name: &str, spec: Value) {
     let repo: GitRepo = serde_json::from_value(json!({
         "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
@@ -100,6 +83,26 @@ async fn create_gitrepo(dev: &Dev, name: &str, spec: Value) {
         .create(&PostParams::default(), &repo)
         .await
         .unwrap();
+}
+
+/// Waits until the ConfigMap `namespace/name` is on cluster-1.
+async fn on_cluster_1(dev: &Dev, namespace: &str, name: &str, what: &str) {
+    eventually(what, || async {
+        configmap(dev, "cluster-1", namespace, name)
+            .await
+            .map(|_| ())
+    })
+    .await;
+}
+
+/// Waits until the status of the GitRepo `repo` names `needle`; that status as JSON text.
+async fn status_naming(dev: &Dev, repo: &str, needle: &str, what: &str) -> String {
+    eventually(what, || async {
+        let repo = get_gitrepo(dev, repo).await;
+        let text = serde_json::to_string(&repo.status?).ok()?;
+        text.contains(needle).then_some(text)
+    })
+    .await
 }
 
 async fn get_gitrepo(dev: &Dev, name: &str) -> GitRepo {
@@ -164,22 +167,8 @@ fn private_git_and_helm_repositories() {
     // Two HTTPS chart repositories with private CAs: one wants basic auth, the other nothing.
     let home = tempfile::tempdir().unwrap();
     let (private_dir, open_dir) = (home.path().join("private"), home.path().join("open"));
-    package_chart(
-        home.path(),
-        &home.path().join("src"),
-        "app",
-        "1.0.0",
-        &private_dir,
-    );
-    package_chart(
-        home.path(),
-        &home.path().join("src"),
-        "open",
-        "1.0.0",
-        &open_dir,
-    );
-    run(helm(home.path()).arg("repo").arg("index").arg(&private_dir));
-    run(helm(home.path()).arg("repo").arg("index").arg(&open_dir));
+    serve_versions(home.path(), "app", &["1.0.0"], &private_dir);
+    serve_versions(home.path(), "open", &["1.0.0"], &open_dir);
     let private_charts = ChartRepo::start(&private_dir);
     let open_charts = ChartRepo::start_public(&open_dir);
 
@@ -228,14 +217,7 @@ fn private_git_and_helm_repositories() {
         .unwrap();
     runtime.block_on(async {
         let state = tempfile::tempdir().unwrap();
-        let dev = Dev::start(DevOptions {
-            clusters: 1,
-            repos: Vec::new(),
-            data_dir: state.path().join("dev"),
-            tuning: fast(),
-        })
-        .await
-        .expect("dev mode starts");
+        let dev = dev_mode(1, Vec::new(), state.path()).await;
         create_secret(
             &dev,
             "git-auth",
@@ -351,18 +333,14 @@ fn private_git_and_helm_repositories() {
 
         // The charts with credentials and without deploy; the one without the credentials it needs does not.
         for name in ["private-app", "open-open"] {
-            eventually(&format!("{name} deployed"), || async {
-                configmap(&dev, "cluster-1", "charts", name)
-                    .await
-                    .map(|_| ())
-            })
-            .await;
+            on_cluster_1(&dev, "charts", name, &format!("{name} deployed")).await;
         }
-        let message = eventually("the unmapped chart's error on the GitRepo", || async {
-            let repo = get_gitrepo(&dev, "private").await;
-            let text = serde_json::to_string(&repo.status?).ok()?;
-            text.contains("unmapped-chart").then_some(text)
-        })
+        let message = status_naming(
+            &dev,
+            "private",
+            "unmapped-chart",
+            "the unmapped chart's error on the GitRepo",
+        )
         .await;
         assert!(message.contains("401"), "{message}");
         assert!(
@@ -371,32 +349,33 @@ fn private_git_and_helm_repositories() {
                 .is_none()
         );
 
-        eventually(
+        on_cluster_1(
+            &dev,
+            "insecure",
+            "private-app",
             "the repository read without verifying certificates",
-            || async {
-                configmap(&dev, "cluster-1", "insecure", "private-app")
-                    .await
-                    .map(|_| ())
-            },
         )
         .await;
-        eventually("the repository read over ssh", || async {
-            configmap(&dev, "cluster-1", "over-ssh", "open-open")
-                .await
-                .map(|_| ())
-        })
+        on_cluster_1(
+            &dev,
+            "over-ssh",
+            "open-open",
+            "the repository read over ssh",
+        )
         .await;
-        eventually("the chart behind the regex deployed", || async {
-            configmap(&dev, "cluster-1", "by-regex", "private-app")
-                .await
-                .map(|_| ())
-        })
+        on_cluster_1(
+            &dev,
+            "by-regex",
+            "private-app",
+            "the chart behind the regex deployed",
+        )
         .await;
-        let message = eventually("no credentials without a regex", || async {
-            let repo = get_gitrepo(&dev, "no-regex").await;
-            let text = serde_json::to_string(&repo.status?).ok()?;
-            text.contains("private-chart").then_some(text)
-        })
+        let message = status_naming(
+            &dev,
+            "no-regex",
+            "private-chart",
+            "no credentials without a regex",
+        )
         .await;
         assert!(message.contains("401"), "{message}");
 

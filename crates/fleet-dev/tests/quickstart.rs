@@ -7,7 +7,7 @@ mod support;
 
 use std::path::Path;
 
-use fleet_dev::{Dev, DevOptions, RepoRequest, RepoSource};
+use fleet_dev::{RepoRequest, RepoSource};
 use fleet_testing::GitFixture;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
@@ -70,18 +70,16 @@ async fn the_quickstart_layout_deploys_into_the_default_namespace() {
 async fn the_simple_example_deploys_to_ready() {
     let state = tempfile::tempdir().expect("temp dir");
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/gitrepos/simple");
-    let dev = Dev::start(DevOptions {
-        clusters: 3,
-        repos: vec![RepoRequest {
+    let dev = dev_mode(
+        3,
+        vec![RepoRequest {
             source: RepoSource::Example(example.canonicalize().expect("the example exists")),
             name: None,
             spec: Default::default(),
         }],
-        data_dir: state.path().join("dev"),
-        tuning: fast(),
-    })
-    .await
-    .expect("dev mode starts");
+        state.path(),
+    )
+    .await;
     eventually("examples/gitrepos/simple Ready", || async {
         // The example's GitRepo is in fleet-local: the local agent deploys it to the hub's own cluster.
         in_default(dev.hub_client(), "hello").await.then_some(())?;

@@ -5,7 +5,7 @@ mod support;
 
 use fleet_bundle::tree::{EntryKind, FileTree, LocalTree, TreePath};
 use fleet_git::{GitCache, GitError, GitSource};
-use support::{Remote, snapshot};
+use support::{Remote, fetch, new_cache, snapshot};
 
 fn source(url: String, branch: Option<&str>, revision: Option<&str>) -> GitSource {
     let mut source = GitSource::new(url);
@@ -34,8 +34,7 @@ fn sample_remote() -> Remote {
 #[test]
 fn resolve_fetch_and_read_a_branch() {
     let remote = sample_remote();
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    let (_cache_dir, cache) = new_cache();
     let source = source(remote.url(), Some("main"), None);
 
     let commit = cache.resolve(&source).unwrap();
@@ -94,11 +93,9 @@ fn resolve_fetch_and_read_a_branch() {
 #[test]
 fn the_bundle_reader_resolves_symlinks_in_a_git_tree() {
     let remote = sample_remote();
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    let (_cache_dir, cache) = new_cache();
     let source = source(remote.url(), Some("main"), None);
-    let commit = cache.resolve(&source).unwrap();
-    cache.fetch(&source, &commit).unwrap();
+    let commit = fetch(&cache, &source);
     let tree = cache.tree(&source, &commit).unwrap();
     let (path, _) = fleet_bundle::tree::resolve(
         &tree,
@@ -112,12 +109,10 @@ fn the_bundle_reader_resolves_symlinks_in_a_git_tree() {
 #[test]
 fn plain_local_paths_work() {
     let remote = sample_remote();
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    let (_cache_dir, cache) = new_cache();
     let source = source(remote.bare().display().to_string(), Some("main"), None);
-    let commit = cache.resolve(&source).unwrap();
+    let commit = fetch(&cache, &source);
     assert_eq!(commit, remote.head());
-    cache.fetch(&source, &commit).unwrap();
     assert_eq!(
         cache.tree(&source, &commit).unwrap().file_paths().count(),
         4
@@ -135,8 +130,7 @@ fn a_new_commit_gives_a_new_sha_and_fetches_only_new_objects() {
         .write("big.txt", &big)
         .write("app.yaml", "replicas: 1\n");
     let first = remote.commit("first");
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    let (_cache_dir, cache) = new_cache();
     let source = source(remote.url(), Some("main"), None);
     assert_eq!(cache.resolve(&source).unwrap(), first);
     let first_stats = cache.fetch(&source, &first).unwrap();
@@ -174,8 +168,7 @@ fn a_force_push_is_followed() {
     remote.commit("base");
     remote.write("a.yaml", "a: 2\n");
     let abandoned = remote.commit("to be rewritten");
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    let (_cache_dir, cache) = new_cache();
     let source = source(remote.url(), Some("main"), None);
     assert_eq!(cache.resolve(&source).unwrap(), abandoned);
     cache.fetch(&source, &abandoned).unwrap();
@@ -183,9 +176,8 @@ fn a_force_push_is_followed() {
     remote.git(&["reset", "-q", "--hard", "HEAD~1"]);
     remote.write("a.yaml", "a: 3\n");
     let rewritten = remote.commit("rewritten history");
-    let resolved = cache.resolve(&source).unwrap();
+    let resolved = fetch(&cache, &source);
     assert_eq!(resolved, rewritten);
-    cache.fetch(&source, &resolved).unwrap();
     let tree = cache.tree(&source, &resolved).unwrap();
     assert_eq!(
         tree.read_file(&TreePath::new("a.yaml").unwrap()).unwrap(),
@@ -197,8 +189,7 @@ fn a_force_push_is_followed() {
 fn a_deleted_branch_is_ref_not_found() {
     let remote = sample_remote();
     remote.git(&["push", "-q", "origin", "main:feature"]);
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    let (_cache_dir, cache) = new_cache();
     let feature = source(remote.url(), Some("feature"), None);
     assert_eq!(cache.resolve(&feature).unwrap(), remote.head());
 
@@ -232,8 +223,7 @@ fn tags_annotated_tags_and_shas() {
     remote.write("later.yaml", "x: 1\n");
     let later = remote.commit("after the tags");
     remote.git(&["push", "-q", "origin", "--tags"]);
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    let (_cache_dir, cache) = new_cache();
 
     let light = source(remote.url(), Some("main"), Some("v1.0.0"));
     assert_eq!(
@@ -242,9 +232,8 @@ fn tags_annotated_tags_and_shas() {
         "the revision wins over the branch"
     );
     let annotated = source(remote.url(), None, Some("v1.1.0"));
-    let resolved = cache.resolve(&annotated).unwrap();
+    let resolved = fetch(&cache, &annotated);
     assert_eq!(resolved, tagged, "an annotated tag is peeled to its commit");
-    cache.fetch(&annotated, &resolved).unwrap();
     assert!(
         cache
             .tree(&annotated, &resolved)
@@ -274,8 +263,7 @@ fn tags_annotated_tags_and_shas() {
 #[test]
 fn fetching_an_unknown_commit_is_ref_not_found() {
     let remote = sample_remote();
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    let (_cache_dir, cache) = new_cache();
     let source = source(remote.url(), Some("main"), None);
     let err = cache
         .fetch(&source, "1111111111111111111111111111111111111111")
@@ -303,16 +291,14 @@ fn a_missing_repository_is_reported() {
 #[test]
 fn concurrent_fetches_of_one_repository_are_serialized() {
     let remote = sample_remote();
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    let (_cache_dir, cache) = new_cache();
     let source = source(remote.url(), Some("main"), None);
     let expected = snapshot(&LocalTree::new(remote.work()));
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..4)
             .map(|_| {
                 scope.spawn(|| {
-                    let commit = cache.resolve(&source).unwrap();
-                    cache.fetch(&source, &commit).unwrap();
+                    let commit = fetch(&cache, &source);
                     snapshot(&cache.tree(&source, &commit).unwrap())
                 })
             })
@@ -326,11 +312,9 @@ fn concurrent_fetches_of_one_repository_are_serialized() {
 #[test]
 fn an_unreadable_cache_is_recreated() {
     let remote = sample_remote();
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    let (_cache_dir, cache) = new_cache();
     let source = source(remote.url(), Some("main"), None);
-    let commit = cache.resolve(&source).unwrap();
-    cache.fetch(&source, &commit).unwrap();
+    let commit = fetch(&cache, &source);
 
     let repo_dir = cache.repo_dir(&source.url);
     std::fs::remove_dir_all(repo_dir.join("objects")).unwrap();

@@ -15,8 +15,8 @@ use fleet_git::github_app::{
     GITHUB_APP_ID_KEY, GITHUB_APP_INSTALLATION_ID_KEY, GITHUB_APP_PRIVATE_KEY_KEY,
 };
 use fleet_git::{GitAuth, GitCache, GitError, GitSource};
-use support::Remote;
 use support::http::{AppEndpoint, GitHttpServer};
+use support::{Remote, fetch, new_cache};
 
 const APP_ID: i64 = 123456;
 const INSTALLATION_ID: i64 = 7890;
@@ -82,8 +82,18 @@ fn source(server: &GitHttpServer, data: &BTreeMap<String, Vec<u8>>) -> GitSource
     source
 }
 
-#[test]
-fn an_installation_token_fetches_the_repository() {
+/// The repository `private` with one commit, served by a GitHub App endpoint that knows the app's key.
+struct AppServer {
+    remote: Remote,
+    /// Where the app's key pair (`app.pem`, `app.pub.pem`) lives; other keys may be made beside it. The
+    /// endpoint reads the public key on every request: keep this as long as the server.
+    keys: tempfile::TempDir,
+    /// The app's private key (PEM).
+    key: String,
+    server: GitHttpServer,
+}
+
+fn app_server() -> AppServer {
     let remote = Remote::new("private");
     remote.write("app/config.yaml", "app: true\n");
     remote.commit("first");
@@ -98,15 +108,29 @@ fn an_installation_token_fetches_the_repository() {
             token: TOKEN.into(),
         },
     );
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    AppServer {
+        remote,
+        keys,
+        key,
+        server,
+    }
+}
+
+#[test]
+fn an_installation_token_fetches_the_repository() {
+    let AppServer {
+        remote,
+        keys: _keys,
+        key,
+        server,
+    } = app_server();
+    let (_cache_dir, cache) = new_cache();
     let source = source(
         &server,
         &secret(&APP_ID.to_string(), &INSTALLATION_ID.to_string(), &key),
     );
-    let commit = cache.resolve(&source).unwrap();
+    let commit = fetch(&cache, &source);
     assert_eq!(commit, remote.head());
-    cache.fetch(&source, &commit).unwrap();
     let tree = cache.tree(&source, &commit).unwrap();
     assert_eq!(
         tree.read_file(&TreePath::new("app/config.yaml").unwrap())
@@ -118,21 +142,13 @@ fn an_installation_token_fetches_the_repository() {
 
 #[test]
 fn a_key_of_another_app_is_refused_without_echoing_secrets() {
-    let remote = Remote::new("private");
-    remote.write("app/config.yaml", "app: true\n");
-    remote.commit("first");
-    let keys = tempfile::tempdir().unwrap();
-    let (_, public_key) = app_key(keys.path(), "app");
+    let AppServer {
+        remote: _remote,
+        keys,
+        server,
+        ..
+    } = app_server();
     let (other_key, _) = app_key(keys.path(), "other");
-    let server = GitHttpServer::start_github_app(
-        remote.root().to_path_buf(),
-        AppEndpoint {
-            app_id: APP_ID,
-            installation_id: INSTALLATION_ID,
-            public_key,
-            token: TOKEN.into(),
-        },
-    );
     let cache = GitCache::new(tempfile::tempdir().unwrap().path());
 
     // Signed by another key: the token endpoint refuses the JWT.

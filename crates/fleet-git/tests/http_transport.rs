@@ -5,9 +5,9 @@
 mod support;
 
 use fleet_bundle::tree::{FileTree, TreePath};
-use fleet_git::{GitAuth, GitCache, GitError, GitSource};
-use support::Remote;
+use fleet_git::{GitAuth, GitError, GitSource};
 use support::http::GitHttpServer;
+use support::{Remote, fetch, new_cache};
 
 const PASSWORD: &str = "correct-horse-battery-staple";
 
@@ -38,8 +38,7 @@ fn trusting(server: &GitHttpServer, mut source: GitSource) -> GitSource {
 fn right_credentials_fetch() {
     let remote = remote();
     let server = GitHttpServer::start_tls(remote.root().to_path_buf(), Some(("fleet", PASSWORD)));
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    let (_cache_dir, cache) = new_cache();
     let source = trusting(&server, source(server.url("private"), PASSWORD));
     let commit = cache.resolve(&source).unwrap();
     assert_eq!(commit, remote.head());
@@ -67,8 +66,7 @@ fn right_credentials_fetch() {
 fn wrong_credentials_are_authentication_failed_without_the_password() {
     let remote = remote();
     let server = GitHttpServer::start_tls(remote.root().to_path_buf(), Some(("fleet", PASSWORD)));
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    let (_cache_dir, cache) = new_cache();
     let wrong = "wrong-password-42";
     let mut source = trusting(&server, source(server.url("private"), wrong));
     let err = cache.resolve(&source).unwrap_err();
@@ -109,8 +107,7 @@ fn wrong_credentials_are_authentication_failed_without_the_password() {
 fn https_with_a_private_ca() {
     let remote = remote();
     let server = GitHttpServer::start_tls(remote.root().to_path_buf(), Some(("fleet", PASSWORD)));
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    let (_cache_dir, cache) = new_cache();
     let mut source = source(server.url("private"), PASSWORD);
 
     let err = cache.resolve(&source).unwrap_err();
@@ -121,9 +118,7 @@ fn https_with_a_private_ca() {
     assert!(err.to_string().contains("caBundle"), "{err}");
 
     source.ca_bundle = server.certificate_pem.clone().map(String::into_bytes);
-    let commit = cache.resolve(&source).unwrap();
-    assert_eq!(commit, remote.head());
-    cache.fetch(&source, &commit).unwrap();
+    assert_eq!(fetch(&cache, &source), remote.head());
 
     source.ca_bundle = None;
     source.insecure_skip_tls_verify = true;
@@ -136,8 +131,7 @@ fn resolve_at_a_closed_port(scheme: &str) -> GitError {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
     };
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    let (_cache_dir, cache) = new_cache();
     let source = source(format!("{scheme}://127.0.0.1:{port}/repo.git"), PASSWORD);
     cache.resolve(&source).unwrap_err()
 }

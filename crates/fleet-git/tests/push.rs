@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 
 use fleet_git::{Change, GitAuth, GitCache, GitError, GitSource, PushOutcome};
 use fleet_testing::run_git;
-use support::Remote;
 use support::http::GitHttpServer;
+use support::{Remote, fetch, new_cache};
 
 const PASSWORD: &str = "push-token-7f3a";
 
@@ -37,9 +37,24 @@ fn change(files: &[(&str, &str)]) -> Change {
     }
 }
 
-fn https_source(server: &GitHttpServer, password: &str) -> GitSource {
-    let mut source = GitSource::new(server.url("app"));
+/// The change every successful push here makes: a new image in `deploy/app.yaml` and a new nested file
+/// (what [`assert_pushed`] checks).
+fn update() -> Change {
+    change(&[
+        ("deploy/app.yaml", "image: registry/app:2.0.0\n"),
+        ("new/dir/file.yaml", "a: b\n"),
+    ])
+}
+
+/// The `main` branch of `url`, without credentials.
+fn main_branch(url: String) -> GitSource {
+    let mut source = GitSource::new(url);
     source.branch = Some("main".into());
+    source
+}
+
+fn https_source(server: &GitHttpServer, password: &str) -> GitSource {
+    let mut source = main_branch(server.url("app"));
     source.auth = GitAuth::Basic {
         username: "fleet".into(),
         password: password.into(),
@@ -48,11 +63,12 @@ fn https_source(server: &GitHttpServer, password: &str) -> GitSource {
     source
 }
 
-/// Resolves and fetches the source's branch; its commit.
-fn fetch(cache: &GitCache, source: &GitSource) -> String {
-    let commit = cache.resolve(source).unwrap();
-    cache.fetch(source, &commit).unwrap();
-    commit
+/// Pushes `change` on `base`, which must make a new commit; that commit.
+fn pushed(cache: &GitCache, source: &GitSource, base: &str, change: &Change) -> String {
+    match cache.push(source, base, change).unwrap() {
+        PushOutcome::Pushed { commit } => commit,
+        outcome => panic!("not pushed: {outcome:?}"),
+    }
 }
 
 fn bare_git(remote: &Remote, args: &[&str]) -> String {
@@ -83,23 +99,10 @@ fn assert_pushed(remote: &Remote, commit: &str, base: &str) {
 fn push_over_https_is_seen_by_git() {
     let remote = remote();
     let server = GitHttpServer::start_tls(remote.root().to_path_buf(), Some(("fleet", PASSWORD)));
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    let (_cache_dir, cache) = new_cache();
     let source = https_source(&server, PASSWORD);
     let base = fetch(&cache, &source);
-    let outcome = cache
-        .push(
-            &source,
-            &base,
-            &change(&[
-                ("deploy/app.yaml", "image: registry/app:2.0.0\n"),
-                ("new/dir/file.yaml", "a: b\n"),
-            ]),
-        )
-        .unwrap();
-    let PushOutcome::Pushed { commit } = outcome else {
-        panic!("{outcome:?}");
-    };
+    let commit = pushed(&cache, &source, &base, &update());
     assert_pushed(&remote, &commit, &base);
     // The cache can read its own commit without fetching it again.
     assert!(cache.fetch(&source, &commit).unwrap().already_present);
@@ -120,19 +123,14 @@ fn push_over_https_is_seen_by_git() {
 fn a_branch_that_moved_is_a_rejected_non_fast_forward_and_the_retry_succeeds() {
     let remote = remote();
     let server = GitHttpServer::start(remote.root().to_path_buf(), None);
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
-    let mut source = GitSource::new(server.url("app"));
-    source.branch = Some("main".into());
+    let (_cache_dir, cache) = new_cache();
+    let source = main_branch(server.url("app"));
     let base = fetch(&cache, &source);
 
     // Someone else pushes meanwhile.
     remote.write("other.yaml", "x: 1\n");
     let theirs = remote.commit("theirs");
-    let update = change(&[
-        ("deploy/app.yaml", "image: registry/app:2.0.0\n"),
-        ("new/dir/file.yaml", "a: b\n"),
-    ]);
+    let update = update();
     let err = cache.push(&source, &base, &update).unwrap_err();
     let GitError::PushRejected {
         reason, reference, ..
@@ -147,9 +145,7 @@ fn a_branch_that_moved_is_a_rejected_non_fast_forward_and_the_retry_succeeds() {
     // Fetched again, the change goes on top of their commit.
     let base = fetch(&cache, &source);
     assert_eq!(base, theirs);
-    let PushOutcome::Pushed { commit } = cache.push(&source, &base, &update).unwrap() else {
-        panic!("not pushed");
-    };
+    let commit = pushed(&cache, &source, &base, &update);
     assert_pushed(&remote, &commit, &theirs);
     assert_eq!(bare_git(&remote, &["show", "main:other.yaml"]), "x: 1");
 }
@@ -161,10 +157,8 @@ fn a_refusal_of_the_server_is_reported() {
     std::fs::write(&hook, "#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n").unwrap();
     std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let server = GitHttpServer::start(remote.root().to_path_buf(), None);
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
-    let mut source = GitSource::new(server.url("app"));
-    source.branch = Some("main".into());
+    let (_cache_dir, cache) = new_cache();
+    let source = main_branch(server.url("app"));
     let base = fetch(&cache, &source);
     let err = cache
         .push(
@@ -184,8 +178,7 @@ fn a_refusal_of_the_server_is_reported() {
 fn wrong_credentials_are_named_and_never_echoed() {
     let remote = remote();
     let server = GitHttpServer::start_tls(remote.root().to_path_buf(), Some(("fleet", PASSWORD)));
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
+    let (_cache_dir, cache) = new_cache();
     let base = fetch(&cache, &https_source(&server, PASSWORD));
     let wrong = https_source(&server, "wrong-password-123");
     let err = cache
@@ -201,18 +194,11 @@ fn wrong_credentials_are_named_and_never_echoed() {
 #[test]
 fn push_to_a_local_repository() {
     let remote = remote();
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = GitCache::new(cache_dir.path());
-    let mut source = GitSource::new(remote.url());
-    source.branch = Some("main".into());
+    let (_cache_dir, cache) = new_cache();
+    let source = main_branch(remote.url());
     let base = fetch(&cache, &source);
-    let update = change(&[
-        ("deploy/app.yaml", "image: registry/app:2.0.0\n"),
-        ("new/dir/file.yaml", "a: b\n"),
-    ]);
-    let PushOutcome::Pushed { commit } = cache.push(&source, &base, &update).unwrap() else {
-        panic!("not pushed");
-    };
+    let update = update();
+    let commit = pushed(&cache, &source, &base, &update);
     assert_pushed(&remote, &commit, &base);
 
     // A stale base is refused here too.

@@ -49,19 +49,6 @@ fn run_helm(home: &Path, args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 fn read(root: &Path, dir: &str) -> Result<fleet_api::Bundle, ReadError> {
     let tree = LocalTree::new(root.to_path_buf());
     let location = BundleLocation {
@@ -117,7 +104,7 @@ fn file_dependencies_are_vendored_and_render_as_helm_dependency_update_does() {
 
     let temp = tempfile::tempdir().unwrap();
     let repo = temp.path().join("repo");
-    copy_dir(&fixture(), &repo);
+    fleet_testing::copy_dir(&fixture(), &repo);
     let chart = repo.join("app/chart");
     run_helm(
         temp.path(),
@@ -147,7 +134,7 @@ fn file_dependencies_are_vendored_and_render_as_helm_dependency_update_does() {
 fn disabled_dependency_update_leaves_the_chart_unrenderable_as_helm_does() {
     let temp = tempfile::tempdir().unwrap();
     let repo = temp.path().join("repo");
-    copy_dir(&fixture(), &repo);
+    fleet_testing::copy_dir(&fixture(), &repo);
     let fleet_yaml = repo.join("app/fleet.yaml");
     let text = std::fs::read_to_string(&fleet_yaml).unwrap();
     std::fs::write(

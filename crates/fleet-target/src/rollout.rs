@@ -454,6 +454,25 @@ mod tests {
         matches!(o, Outcome::Write { promoted: true, .. })
     }
 
+    /// Each partition of the plan as (clusters in it, its maxUnavailable).
+    fn partition_sizes(plan: &RolloutPlan) -> Vec<(usize, i64)> {
+        plan.status
+            .partitions
+            .iter()
+            .map(|p| (p.count, p.max_unavailable))
+            .collect()
+    }
+
+    /// A partition of the clusters labelled `key=value`, with no maxUnavailable of its own.
+    fn labelled(name: &str, key: &str, value: &str) -> PartitionSpec {
+        PartitionSpec {
+            name: name.into(),
+            max_unavailable: None,
+            cluster_selector: Some(LabelSelector::from_labels([(key, value)])),
+            ..Default::default()
+        }
+    }
+
     fn pct(p: u32) -> Option<IntOrPercent> {
         Some(IntOrPercent::percent(p))
     }
@@ -520,25 +539,25 @@ mod tests {
     #[test]
     fn fleet_auto_partition_cases() {
         let int = |i: i32| Some(IntOrPercent::Int(i));
+        // autoPartitionSize, maxUnavailable, autoPartitionThreshold; the rest Fleet's defaults.
+        let auto = |size, max_unavailable, threshold| RolloutStrategy {
+            auto_partition_size: size,
+            max_unavailable,
+            auto_partition_threshold: threshold,
+            ..Default::default()
+        };
         type Case = (&'static str, usize, RolloutStrategy, Vec<(usize, i64)>);
         let cases: Vec<Case> = vec![
             (
                 "fixed autoPartitionSize 100",
                 200,
-                RolloutStrategy {
-                    auto_partition_size: int(100),
-                    ..Default::default()
-                },
+                auto(int(100), None, None),
                 vec![(100, 100), (100, 100)],
             ),
             (
                 "below 200: one partition",
                 199,
-                RolloutStrategy {
-                    auto_partition_size: pct(25),
-                    max_unavailable: int(1),
-                    ..Default::default()
-                },
+                auto(pct(25), int(1), None),
                 vec![(199, 1)],
             ),
             (
@@ -550,50 +569,31 @@ mod tests {
             (
                 "rest in its own partition",
                 1000,
-                RolloutStrategy {
-                    auto_partition_size: pct(49),
-                    ..Default::default()
-                },
+                auto(pct(49), None, None),
                 vec![(490, 490), (490, 490), (20, 20)],
             ),
             (
                 "maxUnavailable per partition",
                 1000,
-                RolloutStrategy {
-                    auto_partition_size: pct(10),
-                    max_unavailable: pct(10),
-                    ..Default::default()
-                },
+                auto(pct(10), pct(10), None),
                 vec![(100, 10); 10],
             ),
             (
                 "threshold 50 with 50",
                 50,
-                RolloutStrategy {
-                    auto_partition_threshold: Some(50),
-                    auto_partition_size: pct(50),
-                    ..Default::default()
-                },
+                auto(pct(50), None, Some(50)),
                 vec![(25, 25), (25, 25)],
             ),
             (
                 "threshold 50 with 49",
                 49,
-                RolloutStrategy {
-                    auto_partition_threshold: Some(50),
-                    auto_partition_size: pct(50),
-                    ..Default::default()
-                },
+                auto(pct(50), None, Some(50)),
                 vec![(49, 49)],
             ),
             (
                 "threshold 0 disables",
                 500,
-                RolloutStrategy {
-                    auto_partition_threshold: Some(0),
-                    auto_partition_size: pct(25),
-                    ..Default::default()
-                },
+                auto(pct(25), None, Some(0)),
                 vec![(500, 500)],
             ),
         ];
@@ -605,13 +605,7 @@ mod tests {
                 &index_of(n),
             )
             .unwrap();
-            let got: Vec<(usize, i64)> = plan
-                .status
-                .partitions
-                .iter()
-                .map(|p| (p.count, p.max_unavailable))
-                .collect();
-            assert_eq!(got, want, "{name}");
+            assert_eq!(partition_sizes(&plan), want, "{name}");
         }
     }
 
@@ -632,24 +626,13 @@ mod tests {
             }),
             Vec::<ClusterGroupInfo>::new(),
         );
-        let by_label = |k: &str, v: &str| PartitionSpec {
-            name: format!("{k}={v}"),
-            max_unavailable: None,
-            cluster_selector: Some(LabelSelector::from_labels([(k, v)])),
-            ..Default::default()
-        };
+        let by_label = |k: &str, v: &str| labelled(&format!("{k}={v}"), k, v);
         let s = RolloutStrategy {
             partitions: vec![by_label("env", "testing"), by_label("group", "a")],
             ..Default::default()
         };
         let plan = plan_rollout(&targets(100, "id", |_| ready("id")), &s, false, &index).unwrap();
-        let got: Vec<(usize, i64)> = plan
-            .status
-            .partitions
-            .iter()
-            .map(|p| (p.count, p.max_unavailable))
-            .collect();
-        assert_eq!(got, [(60, 60), (60, 60)]);
+        assert_eq!(partition_sizes(&plan), [(60, 60), (60, 60)]);
     }
 
     #[test]
@@ -781,18 +764,8 @@ mod tests {
                     cluster_name: "c000".into(),
                     ..Default::default()
                 },
-                PartitionSpec {
-                    name: "even".into(),
-                    max_unavailable: None,
-                    cluster_selector: Some(LabelSelector::from_labels([("parity", "even")])),
-                    ..Default::default()
-                },
-                PartitionSpec {
-                    name: "odd".into(),
-                    max_unavailable: None,
-                    cluster_selector: Some(LabelSelector::from_labels([("parity", "odd")])),
-                    ..Default::default()
-                },
+                labelled("even", "parity", "even"),
+                labelled("odd", "parity", "odd"),
             ],
             ..Default::default()
         };
@@ -833,12 +806,7 @@ mod tests {
         let index = index_of(4);
         let t = targets(4, "id-1", |_| None);
         let s = RolloutStrategy {
-            partitions: vec![PartitionSpec {
-                name: "only-even".into(),
-                max_unavailable: None,
-                cluster_selector: Some(LabelSelector::from_labels([("parity", "even")])),
-                ..Default::default()
-            }],
+            partitions: vec![labelled("only-even", "parity", "even")],
             ..Default::default()
         };
         let plan = plan_rollout(&t, &s, false, &index).unwrap();

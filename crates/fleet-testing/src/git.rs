@@ -1,7 +1,7 @@
 //! Real git repositories for tests, made with the `git` command in a temp dir (tests may use git; the product
 //! reads repositories through gix only).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// A non-bare repository in a temp dir with a `main` branch, committed to with the real `git`.
@@ -62,7 +62,7 @@ impl GitFixture {
 
     /// Copies a directory tree (e.g. a folder under `testdata/` or `examples/`) into the work tree.
     pub fn copy_dir(&self, from: &Path, to_relative: &str) -> &Self {
-        copy_recursive(from, &self.path().join(to_relative));
+        crate::files::copy_dir(from, &self.path().join(to_relative));
         self
     }
 
@@ -109,18 +109,5 @@ pub fn run_git(dir: &Path, args: &[&str]) -> String {
 impl Default for GitFixture {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-fn copy_recursive(from: &Path, to: &PathBuf) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read dir") {
-        let entry = entry.expect("dir entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_recursive(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy file");
-        }
     }
 }

@@ -4,7 +4,6 @@
 
 #![allow(dead_code)]
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,23 +18,8 @@ use serde_json::json;
 
 pub const CLUSTER_NS: &str = "cluster-fleet-default-c1-0123456789ab";
 
-/// Waits until `check` returns `Some`, polling, for at most 60 seconds.
-pub async fn wait_for<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        if tokio::time::Instant::now() > deadline {
-            panic!("timed out waiting for {what}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+/// Waits until `check` returns `Some`, polling (fleet-testing's bounded wait).
+pub use fleet_testing::eventually as wait_for;
 
 /// A downstream cluster as the agent reaches it: impersonation through `Impersonate-User`.
 pub fn downstream_of(cluster: &TestCluster) -> Downstream {
@@ -143,6 +127,16 @@ pub async fn publish(
     deployment_id
 }
 
+/// [`wait_status`] until the BundleDeployment `name` reports deploymentID `id` applied; that status.
+pub async fn wait_applied(
+    hub: &kube::Client,
+    name: &str,
+    id: &str,
+    what: &str,
+) -> fleet_api::BundleDeploymentStatus {
+    wait_status(hub, name, what, |s| s.applied_deployment_id == id).await
+}
+
 /// The BundleDeployment's status once `check` accepts it.
 pub async fn wait_status(
     hub: &kube::Client,
@@ -169,6 +163,16 @@ pub fn condition<'a>(
 ) -> &'a fleet_api::Condition {
     fleet_api::find_condition(&status.conditions, type_)
         .unwrap_or_else(|| panic!("no {type_} condition"))
+}
+
+/// [`publish`] of `files` into `namespace` with no other option; the deploymentID.
+pub async fn publish_in(
+    hub: &kube::Client,
+    name: &str,
+    files: &[(&str, &str)],
+    namespace: &str,
+) -> String {
+    publish(hub, name, files, options_in(namespace), |_| {}).await
 }
 
 pub fn options_in(namespace: &str) -> BundleDeploymentOptions {

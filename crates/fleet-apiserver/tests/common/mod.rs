@@ -1,4 +1,5 @@
-//! Shared test setup: a server reached in-process and over loopback HTTP.
+//! Shared test setup: a server reached in-process and over loopback HTTP; the resource version a watch starts
+//! from.
 
 #![allow(dead_code)]
 
@@ -38,4 +39,17 @@ where
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     panic!("{what} did not happen within 10 seconds");
+}
+
+/// The resource version of a list of `api`'s objects: where a watch that must see every later write starts.
+pub async fn list_version<K>(api: &kube::Api<K>) -> String
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    api.list(&Default::default())
+        .await
+        .expect("list")
+        .metadata
+        .resource_version
+        .expect("a list has a resource version")
 }

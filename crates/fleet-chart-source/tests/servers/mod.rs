@@ -10,6 +10,8 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+use fleet_chart_source::Auth;
+
 pub const USER: &str = "fleet";
 pub const PASSWORD: &str = "pw-Sekr1t-9f3e";
 
@@ -79,6 +81,26 @@ pub fn package_chart(home: &Path, dir: &Path, name: &str, version: &str, out: &P
     archive
 }
 
+/// [`package_chart`] of chart `name` at each of `versions` (written under `home/src`) into `out`; returns the
+/// archives in the order of `versions`.
+pub fn package_versions(home: &Path, name: &str, versions: &[&str], out: &Path) -> Vec<PathBuf> {
+    versions
+        .iter()
+        .map(|version| package_chart(home, &home.join("src"), name, version, out))
+        .collect()
+}
+
+/// `helm repo index` of a directory of chart archives, as a Helm repository serves it.
+pub fn index(home: &Path, served: &Path) {
+    run(helm(home).arg("repo").arg("index").arg(served));
+}
+
+/// [`package_versions`] into `served`, then [`index`]: `served` is a Helm repository holding those versions.
+pub fn serve_versions(home: &Path, name: &str, versions: &[&str], served: &Path) {
+    package_versions(home, name, versions, served);
+    index(home, served);
+}
+
 /// A running `docker-registry`.
 pub struct Registry {
     pub port: u16,
@@ -145,6 +167,33 @@ impl Registry {
             .arg(archive)
             .arg(format!("oci://{}/{path}", self.host()))
             .arg("--plain-http"));
+    }
+
+    /// [`package_versions`] of chart `name` (sources under `home/oci-src`, archives in `home/oci-out`), each
+    /// archive [`push`](Self::push)ed into `oci://<host>/<path>`; returns the archives in the order of `versions`.
+    pub fn push_versions(
+        &self,
+        home: &Path,
+        name: &str,
+        versions: &[&str],
+        path: &str,
+    ) -> Vec<PathBuf> {
+        let archives: Vec<PathBuf> = versions
+            .iter()
+            .map(|version| {
+                package_chart(
+                    home,
+                    &home.join("oci-src"),
+                    name,
+                    version,
+                    &home.join("oci-out"),
+                )
+            })
+            .collect();
+        for archive in &archives {
+            self.push(home, archive, path);
+        }
+        archives
     }
 }
 
@@ -232,6 +281,16 @@ impl ChartRepo {
 
     pub fn url(&self) -> String {
         format!("https://127.0.0.1:{}", self.port)
+    }
+
+    /// The repository's credentials (`USER`/`PASSWORD`) with its private CA trusted.
+    pub fn auth(&self) -> Auth {
+        Auth {
+            username: USER.into(),
+            password: PASSWORD.into(),
+            ca_bundle: self.pki.ca.clone().into_bytes(),
+            ..Default::default()
+        }
     }
 }
 

@@ -1,18 +1,19 @@
 //! Shared pieces of the controller's integration tests: a controller running against an embedded API
 //! server, a bounded wait for conditions, Fleet objects to create, and a simulated agent that reports a
-//! BundleDeployment applied and ready.
+//! BundleDeployment applied and ready; a Bundle for the clusters labelled `env: edge`, waited for downstream.
 
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use fleet_api::{BundleDeployment, Cluster, GitRepo};
+use fleet_api::{Bundle, BundleDeployment, Cluster, GitRepo};
 use fleet_controller::metrics::{ControllerLabel, Metrics};
 use fleet_controller::{Context, Settings};
 use fleet_testing::TestCluster;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use kube::{Client, ResourceExt};
 use serde_json::json;
 use tokio::sync::oneshot;
 
@@ -207,25 +208,34 @@ pub use fleet_testing::bundle_deployments as deployments;
 
 /// What an agent reports after applying the BundleDeployment's current deploymentID successfully.
 pub async fn report_ready(client: &Client, bd: &BundleDeployment) {
-    let api: Api<BundleDeployment> =
-        Api::namespaced(client.clone(), &bd.namespace().unwrap_or_default());
-    let status = json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1",
-        "kind": "BundleDeployment",
-        "status": {
-            "appliedDeploymentID": bd.spec.deployment_id,
-            "ready": true,
-            "nonModified": true,
-            "conditions": [{"type": "Deployed", "status": "True"}, {"type": "Ready", "status": "True"}],
+    fleet_testing::report_ready(client, bd)
+        .await
+        .expect("report status");
+}
+
+/// Creates the Bundle `edge-config` deploying the ConfigMap `apps/edge` (`key: <value>`) to the clusters
+/// labelled `env: edge`, and waits until the ConfigMap is on `downstream`; the ConfigMap found there.
+pub async fn deploy_edge_config(hub: &Client, downstream: &Client, value: &str) -> ConfigMap {
+    let bundle: Bundle = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
+        "metadata": {"name": "edge-config", "namespace": NS},
+        "spec": {
+            "defaultNamespace": "apps",
+            "resources": [{"name": "cm.yaml",
+                "content": format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: edge\ndata:\n  key: {value}\n")}],
+            "targets": [{"clusterSelector": {"matchLabels": {"env": "edge"}}}],
         },
-    });
-    api.patch_status(
-        &bd.name_any(),
-        &PatchParams::apply("simulated-agent").force(),
-        &Patch::Apply(&status),
-    )
+    }))
+    .unwrap();
+    Api::<Bundle>::namespaced(hub.clone(), NS)
+        .create(&PostParams::default(), &bundle)
+        .await
+        .unwrap();
+    let deployed: Api<ConfigMap> = Api::namespaced(downstream.clone(), "apps");
+    eventually("the bundle's ConfigMap deployed downstream", || async {
+        deployed.get_opt("edge").await.ok().flatten()
+    })
     .await
-    .expect("report status");
 }
 
 /// Condition `type_` of a GitRepo, as (status, message).

@@ -1,18 +1,20 @@
 //! Shared pieces of the end-to-end tests: dev mode with three clusters following a real git repository
-//! made in a temp dir, fast timings, bounded waits on conditions, and reads from the downstream clusters.
+//! made in a temp dir (or with any clusters and repositories), fast timings, bounded waits on conditions,
+//! reads from the downstream clusters, and Secrets written on the hub.
 
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
 use fleet_api::GitRepo;
 use fleet_dev::cluster::AgentTiming;
 use fleet_dev::{Dev, DevOptions, RepoRequest, RepoSource, Tuning};
 use fleet_testing::GitFixture;
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::ResourceExt;
-use kube::api::Api;
+use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 
 /// The GitRepo every test follows.
@@ -46,15 +48,20 @@ pub async fn start(repo: &GitFixture, spec: Value) -> Running {
         name: Some(REPO.to_string()),
         spec: spec.as_object().cloned().unwrap_or_default(),
     };
-    let dev = Dev::start(DevOptions {
-        clusters: 3,
-        repos: vec![request],
-        data_dir: state.path().join("dev"),
+    let dev = dev_mode(3, vec![request], state.path()).await;
+    Running { dev, _state: state }
+}
+
+/// Dev mode with `clusters` clusters following `repos`, [`fast`] timings, its state under `state/dev`.
+pub async fn dev_mode(clusters: usize, repos: Vec<RepoRequest>, state: &Path) -> Dev {
+    Dev::start(DevOptions {
+        clusters,
+        repos,
+        data_dir: state.join("dev"),
         tuning: fast(),
     })
     .await
-    .expect("dev mode starts");
-    Running { dev, _state: state }
+    .expect("dev mode starts")
 }
 
 pub use fleet_testing::eventually;
@@ -181,4 +188,21 @@ pub fn cluster_in<'a>(
         .clusters
         .iter()
         .find(|c| c.metadata.name.as_deref() == Some(name))
+}
+
+/// Creates the Secret `name` in [`WORKSPACE`] on the hub with `data` as its `stringData`, of `type_` when given.
+pub async fn create_secret(dev: &Dev, name: &str, type_: Option<&str>, data: Value) {
+    let mut secret = json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": name, "namespace": WORKSPACE},
+        "stringData": data,
+    });
+    if let Some(type_) = type_ {
+        secret["type"] = json!(type_);
+    }
+    let secret: Secret = serde_json::from_value(secret).unwrap();
+    Api::<Secret>::namespaced(dev.hub_client(), WORKSPACE)
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
 }

@@ -11,6 +11,7 @@ use std::ops::Deref;
 use std::path::{Path, PathBuf};
 
 use fleet_bundle::tree::{EntryKind, FileTree, TreePath};
+use fleet_git::{GitCache, GitSource};
 use fleet_testing::{GitFixture, run_git};
 
 /// A bare repository (`<name>.git`) and a work tree ([`GitFixture`], reached through `Deref`) whose `origin` it is.
@@ -70,6 +71,20 @@ impl Deref for Remote {
     fn deref(&self) -> &GitFixture {
         &self.work
     }
+}
+
+/// An empty cache in its own temp dir (kept while the returned guard lives).
+pub fn new_cache() -> (tempfile::TempDir, GitCache) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = GitCache::new(dir.path());
+    (dir, cache)
+}
+
+/// Resolves the source's reference and fetches that commit; the commit.
+pub fn fetch(cache: &GitCache, source: &GitSource) -> String {
+    let commit = cache.resolve(source).unwrap();
+    cache.fetch(source, &commit).unwrap();
+    commit
 }
 
 /// What a tree holds: file path → contents, symlink path → `-> target`; `.git` is skipped.

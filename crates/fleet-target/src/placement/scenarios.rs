@@ -11,6 +11,18 @@ use fleet_api::{ClusterScore as CustomScore, ClusterTaint};
 const NOW: i64 = 1_000_000;
 const NS: &str = "fleet-default";
 
+/// A `PickN` policy for `n` clusters.
+fn pick_n(n: u32) -> Value {
+    json!({"type": "PickN", "numberOfClusters": n})
+}
+
+/// A `PickN` policy for `n` clusters with one preferred cluster affinity term: `preference` with `weight`.
+fn pick_n_preferring(n: u32, weight: i32, preference: Value) -> Value {
+    json!({"type": "PickN", "numberOfClusters": n, "affinity": {"clusterAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": weight, "preference": preference}]
+    }}})
+}
+
 fn healthy() -> ClusterHealth {
     ClusterHealth {
         joined: true,
@@ -153,7 +165,15 @@ fn scenario_selection_table() {
         removed: &'static [&'static str],
         fulfilled: bool,
     }
-    let pick_n = |n: u32| json!({"type": "PickN", "numberOfClusters": n});
+    // Three scheduled placements (scores 5, 5, 1) and a bound one (score 9), for the scale-in cases.
+    let four_placed = || {
+        vec![
+            existing("c1", Scheduled, false, Some((0, 5))),
+            existing("c2", Scheduled, false, Some((0, 5))),
+            existing("c3", Scheduled, false, Some((0, 1))),
+            existing("c4", Bound, false, Some((0, 9))),
+        ]
+    };
     let cases = vec![
         Case {
             id: "S1 PickN 3, no preferences",
@@ -181,9 +201,11 @@ fn scenario_selection_table() {
         },
         Case {
             id: "S4 PickN 4 with a preferred term",
-            policy: json!({"type": "PickN", "numberOfClusters": 4, "affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 10, "preference": {"labelSelector": {"matchLabels": {"region": "central"}, "matchExpressions": [{"key": "env", "operator": "In", "values": ["prod"]}]}}}
-            ]}}}),
+            policy: pick_n_preferring(
+                4,
+                10,
+                json!({"labelSelector": {"matchLabels": {"region": "central"}, "matchExpressions": [{"key": "env", "operator": "In", "values": ["prod"]}]}}),
+            ),
             existing: vec![],
             selected: &["c4", "c5", "c6", "c7"],
             removed: &[],
@@ -199,9 +221,11 @@ fn scenario_selection_table() {
         },
         Case {
             id: "S9 PickN 3, ascending sorter on node-count",
-            policy: json!({"type": "PickN", "numberOfClusters": 3, "affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 100, "preference": {"propertySorter": {"name": "kubernetes-fleet.io/node-count", "sortOrder": "Ascending"}}}
-            ]}}}),
+            policy: pick_n_preferring(
+                3,
+                100,
+                json!({"propertySorter": {"name": "kubernetes-fleet.io/node-count", "sortOrder": "Ascending"}}),
+            ),
             existing: vec![],
             selected: &["c1", "c4", "c6"],
             removed: &[],
@@ -255,12 +279,7 @@ fn scenario_selection_table() {
         Case {
             id: "S24 scale-in 4 → 2 trims scheduled placements, lowest score first",
             policy: pick_n(2),
-            existing: vec![
-                existing("c1", Scheduled, false, Some((0, 5))),
-                existing("c2", Scheduled, false, Some((0, 5))),
-                existing("c3", Scheduled, false, Some((0, 1))),
-                existing("c4", Bound, false, Some((0, 9))),
-            ],
+            existing: four_placed(),
             selected: &["c2", "c4"],
             removed: &["c1", "c3"],
             fulfilled: true,
@@ -268,21 +287,18 @@ fn scenario_selection_table() {
         Case {
             id: "S24 scale-in 4 → 1 keeps the rolled-out placement",
             policy: pick_n(1),
-            existing: vec![
-                existing("c1", Scheduled, false, Some((0, 5))),
-                existing("c2", Scheduled, false, Some((0, 5))),
-                existing("c3", Scheduled, false, Some((0, 1))),
-                existing("c4", Bound, false, Some((0, 9))),
-            ],
+            existing: four_placed(),
             selected: &["c4"],
             removed: &["c1", "c2", "c3"],
             fulfilled: true,
         },
         Case {
             id: "S25 policy change: incumbents win ties",
-            policy: json!({"type": "PickN", "numberOfClusters": 2, "affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 10, "preference": {"labelSelector": {"matchLabels": {"region": "east"}}}}
-            ]}}}),
+            policy: pick_n_preferring(
+                2,
+                10,
+                json!({"labelSelector": {"matchLabels": {"region": "east"}}}),
+            ),
             existing: vec![
                 existing("c1", Bound, true, None),
                 existing("c2", Bound, true, None),
@@ -332,7 +348,7 @@ fn scenario_selection_table() {
 
 #[test]
 fn s1_status_lists_the_filtered_clusters() {
-    let r = run(json!({"type": "PickN", "numberOfClusters": 3}), &[]);
+    let r = run(pick_n(3), &[]);
     assert_eq!(r.condition.reason, "SchedulingPolicyFulfilled");
     assert_eq!(
         r.condition.message,
@@ -355,7 +371,7 @@ fn s1_status_lists_the_filtered_clusters() {
 
 #[test]
 fn s2_unfulfilled_message_counts() {
-    let r = run(json!({"type": "PickN", "numberOfClusters": 10}), &[]);
+    let r = run(pick_n(10), &[]);
     assert_eq!(r.condition.reason, "SchedulingPolicyUnfulfilled");
     assert_eq!(
         r.condition.message,
@@ -367,7 +383,7 @@ fn s2_unfulfilled_message_counts() {
 
 #[test]
 fn s3_zero_clusters_message() {
-    let r = run(json!({"type": "PickN", "numberOfClusters": 0}), &[]);
+    let r = run(pick_n(0), &[]);
     assert_eq!(
         r.condition.message,
         "found all clusters needed as specified by the placement policy, found 0 cluster(s)"
@@ -377,9 +393,11 @@ fn s3_zero_clusters_message() {
 #[test]
 fn s4_affinity_scores() {
     let r = run(
-        json!({"type": "PickN", "numberOfClusters": 4, "affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 10, "preference": {"labelSelector": {"matchLabels": {"region": "central"}}}}
-        ]}}}),
+        pick_n_preferring(
+            4,
+            10,
+            json!({"labelSelector": {"matchLabels": {"region": "central"}}}),
+        ),
         &[],
     );
     assert_eq!(score_of(&r, "c4").map(|s| s.affinity), Some(10));
@@ -439,9 +457,11 @@ fn s5_spread_over_three_regions_picks_one_per_region() {
 #[test]
 fn s9_sorter_scores() {
     let r = run(
-        json!({"type": "PickN", "numberOfClusters": 7, "affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 100, "preference": {"propertySorter": {"name": "kubernetes-fleet.io/node-count", "sortOrder": "Ascending"}}}
-        ]}}}),
+        pick_n_preferring(
+            7,
+            100,
+            json!({"propertySorter": {"name": "kubernetes-fleet.io/node-count", "sortOrder": "Ascending"}}),
+        ),
         &[],
     );
     let scores: Vec<(String, i64)> = r
@@ -551,9 +571,11 @@ fn s17_pick_fixed_reasons_and_condition() {
 fn s25_incumbents_are_reselected_not_recreated() {
     use PlacementState::*;
     let r = run(
-        json!({"type": "PickN", "numberOfClusters": 2, "affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 10, "preference": {"labelSelector": {"matchLabels": {"region": "east"}}}}
-        ]}}}),
+        pick_n_preferring(
+            2,
+            10,
+            json!({"labelSelector": {"matchLabels": {"region": "east"}}}),
+        ),
         &[
             existing("c1", Bound, true, None),
             existing("c2", Bound, true, None),
@@ -582,10 +604,7 @@ fn s25_incumbents_are_reselected_not_recreated() {
 #[test]
 fn s26_unscheduled_placement_is_restored_when_picked_again() {
     use PlacementState::*;
-    let r = run(
-        json!({"type": "PickN", "numberOfClusters": 1}),
-        &[existing("c7", Unscheduled, false, None)],
-    );
+    let r = run(pick_n(1), &[existing("c7", Unscheduled, false, None)]);
     assert_eq!(selected(&r), ["c7"]);
     assert_eq!(r.selected[0].origin, Origin::Reselected(Unscheduled));
     assert!(r.removed.is_empty());
@@ -622,7 +641,7 @@ fn o8_existing_decision_is_kept_when_fewer_clusters_than_wanted() {
     let clusters: Vec<ClusterInfo> = fixture().into_iter().take(2).collect();
     let r = run_on(
         &clusters,
-        json!({"type": "PickN", "numberOfClusters": 4}),
+        pick_n(4),
         &[existing("c1", PlacementState::Bound, false, None)],
         NOW,
     );
@@ -645,7 +664,7 @@ fn o9_no_schedule_keeps_existing_but_blocks_new() {
     }
     let r = run_on(
         &clusters,
-        json!({"type": "PickN", "numberOfClusters": 2}),
+        pick_n(2),
         &[existing("c1", PlacementState::Bound, false, None)],
         NOW,
     );
@@ -690,7 +709,7 @@ fn o11_unreachable_cluster_is_replaced() {
     clusters[6].taints.push(taint);
     let r = run_on(
         &clusters,
-        json!({"type": "PickN", "numberOfClusters": 1}),
+        pick_n(1),
         &[existing("c7", PlacementState::Bound, false, None)],
         now,
     );
@@ -714,9 +733,11 @@ fn o21_expired_custom_scores_count_as_missing_and_warn() {
     }
     let r = run_on(
         &clusters,
-        json!({"type": "PickN", "numberOfClusters": 3, "affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 10, "preference": {"propertySorter": {"name": "demo", "sortOrder": "Descending"}}}
-        ]}}}),
+        pick_n_preferring(
+            3,
+            10,
+            json!({"propertySorter": {"name": "demo", "sortOrder": "Descending"}}),
+        ),
         &[],
         NOW,
     );
@@ -769,12 +790,7 @@ fn unselected_list_is_capped_at_twenty() {
     let clusters: Vec<ClusterInfo> = (0..30)
         .map(|i| ClusterInfo::new(NS, &format!("m{i:02}"), []))
         .collect();
-    let r = run_on(
-        &clusters,
-        json!({"type": "PickN", "numberOfClusters": 1}),
-        &[],
-        NOW,
-    );
+    let r = run_on(&clusters, pick_n(1), &[], NOW);
     assert_eq!(r.unselected.len(), status::MAX_UNSELECTED);
     assert_eq!(r.unselected_total, 29);
     assert_eq!(selected(&r), ["m29"]);
@@ -799,10 +815,8 @@ fn invalid_policy_is_an_error() {
 
 #[test]
 fn fingerprint_ignores_number_of_clusters() {
-    let a: PlacementPolicy =
-        serde_json::from_value(json!({"type": "PickN", "numberOfClusters": 2})).unwrap();
-    let b: PlacementPolicy =
-        serde_json::from_value(json!({"type": "PickN", "numberOfClusters": 5})).unwrap();
+    let a: PlacementPolicy = serde_json::from_value(pick_n(2)).unwrap();
+    let b: PlacementPolicy = serde_json::from_value(pick_n(5)).unwrap();
     let c: PlacementPolicy = serde_json::from_value(
         json!({"type": "PickN", "numberOfClusters": 5, "tolerations": [{"operator": "Exists"}]}),
     )
