@@ -129,6 +129,19 @@ impl ApiError {
         err
     }
 
+    /// A JSON patch that cannot be applied to the stored object (a failed `test`, a path that is not there):
+    /// kube-apiserver answers it as a generic server response, 422 `Invalid` with a fixed message and empty
+    /// details, keeping none of the patch library's text.
+    pub fn json_patch_not_applicable() -> Self {
+        let mut err = Self::new(
+            422,
+            "Invalid",
+            "the server rejected our request due to an error in our request",
+        );
+        err.details = Some(json!({}));
+        err
+    }
+
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BadRequest", message)
     }

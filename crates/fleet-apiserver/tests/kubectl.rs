@@ -189,7 +189,13 @@ fn apply_get_patch_label_delete() {
         ],
         None,
     );
-    assert!(err.contains("Invalid") || err.contains("invalid"), "{err}");
+    // kube-apiserver's generic 422, which kubectl prints as an invalid request.
+    assert!(
+        err.contains(
+            "The request is invalid: the server rejected our request due to an error in our request"
+        ),
+        "{err}"
+    );
     c.ok(&[
         "patch",
         "cm",

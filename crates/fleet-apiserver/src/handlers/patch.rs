@@ -40,16 +40,7 @@ pub(crate) fn decode_patch(req: &Request) -> ApiResult<(&str, Value)> {
 fn apply_patch(req: &Request, content_type: &str, old: &Value, patch: &Value) -> ApiResult<Value> {
     let mut doc = old.clone();
     match content_type {
-        "application/json-patch+json" => {
-            apply_json_patch(&mut doc, patch).map_err(|e| {
-                ApiError::invalid(
-                    &req.rt.group,
-                    &req.rt.kind,
-                    crate::storage::object::name(old),
-                    &[("patch".into(), e.to_string())],
-                )
-            })?;
-        }
+        "application/json-patch+json" => apply_json_patch(&mut doc, patch)?,
         "application/merge-patch+json" => {
             if !patch.is_object() {
                 return Err(ApiError::bad_request("a merge patch must be a JSON object"));
@@ -71,10 +62,13 @@ fn apply_patch(req: &Request, content_type: &str, old: &Value, patch: &Value) ->
 
 /// Applies an RFC 6902 patch one operation at a time, so that a `test` of `null` against a missing location
 /// passes, as it does in kube-apiserver (kube-runtime's finalizer helper relies on this). The document is
-/// only changed when every operation succeeds.
-fn apply_json_patch(doc: &mut Value, patch: &Value) -> Result<(), fleet_yaml::patch::PatchError> {
+/// only changed when every operation succeeds. As in kube-apiserver, a body that is not a list of operations
+/// is a bad request and an operation that cannot be applied is [`ApiError::json_patch_not_applicable`].
+pub(crate) fn apply_json_patch(doc: &mut Value, patch: &Value) -> ApiResult<()> {
     let Some(ops) = patch.as_array() else {
-        return fleet_yaml::patch::json_patch::apply(doc, patch);
+        return Err(ApiError::bad_request(
+            "json: cannot unmarshal object into Go value of type jsonpatch.Patch",
+        ));
     };
     let mut work = doc.clone();
     for op in ops {
@@ -84,7 +78,8 @@ fn apply_json_patch(doc: &mut Value, patch: &Value) -> Result<(), fleet_yaml::pa
         if is_null_test && path.is_some_and(|p| work.pointer(p).is_none_or(Value::is_null)) {
             continue;
         }
-        fleet_yaml::patch::json_patch::apply(&mut work, &Value::Array(vec![op.clone()]))?;
+        fleet_yaml::patch::json_patch::apply(&mut work, &Value::Array(vec![op.clone()]))
+            .map_err(|_| ApiError::json_patch_not_applicable())?;
     }
     *doc = work;
     Ok(())

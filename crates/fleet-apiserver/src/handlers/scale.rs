@@ -53,14 +53,7 @@ fn change_of(req: &Request, verb: &str) -> ApiResult<Change> {
     Ok(Box::new(move |current| {
         let mut doc = current.clone();
         if json_patch {
-            fleet_yaml::patch::json_patch::apply(&mut doc, &patch).map_err(|e| {
-                ApiError::invalid(
-                    "autoscaling",
-                    "Scale",
-                    object::name(current),
-                    &[("patch".into(), e.to_string())],
-                )
-            })?;
+            crate::handlers::patch::apply_json_patch(&mut doc, &patch)?;
         } else {
             if !patch.is_object() {
                 return Err(ApiError::bad_request("a merge patch must be a JSON object"));
