@@ -31,14 +31,31 @@ fn push_tag(registry: &Registry, home: &Path, version: &str) {
     registry.push(home, &archive, "team");
 }
 
-fn image_scan(name: &str, image: &str, interval: &str, suspend: bool) -> ImageScan {
-    serde_json::from_value(json!({
+/// Creates the ImageScan `name` of `image` (tag name `name`, semver `>=1.0.0`).
+async fn create_scan(
+    scans: &Api<ImageScan>,
+    name: &str,
+    image: &str,
+    interval: &str,
+    suspend: bool,
+) {
+    let scan: ImageScan = serde_json::from_value(json!({
         "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "ImageScan",
         "metadata": {"name": name, "namespace": NS},
         "spec": {"tagName": name, "image": image, "interval": interval, "suspend": suspend,
                  "policy": {"semver": {"range": ">=1.0.0"}}},
     }))
-    .unwrap()
+    .unwrap();
+    scans.create(&PostParams::default(), &scan).await.unwrap();
+}
+
+/// Merges `spec` into the spec of the ImageScan `name`.
+async fn merge_spec(scans: &Api<ImageScan>, name: &str, spec: serde_json::Value) {
+    let patch = Patch::Merge(json!({ "spec": spec }));
+    scans
+        .patch(name, &PatchParams::default(), &patch)
+        .await
+        .unwrap();
 }
 
 /// A client of `hub` that counts the cluster-wide lists of ImageScans (not the watches).
@@ -78,20 +95,8 @@ async fn scans_follow_spec_changes_and_intervals_without_listing_again() {
     let scans: Api<ImageScan> = Api::namespaced(hub.client.clone(), NS);
 
     // A scan with a long interval is scanned when it appears; a suspended one is not.
-    scans
-        .create(
-            &PostParams::default(),
-            &image_scan("slow", &image, "1h", false),
-        )
-        .await
-        .unwrap();
-    scans
-        .create(
-            &PostParams::default(),
-            &image_scan("held", &image, "1s", true),
-        )
-        .await
-        .unwrap();
+    create_scan(&scans, "slow", &image, "1h", false).await;
+    create_scan(&scans, "held", &image, "1s", true).await;
     let (tag, first_scan) =
         eventually("the new ImageScan scanned", || scanned_tag(&scans, "slow")).await;
     assert_eq!(tag, "1.0.0");
@@ -114,13 +119,7 @@ async fn scans_follow_spec_changes_and_intervals_without_listing_again() {
         scans.get_opt("slow").await.ok()?.is_none().then_some(())
     })
     .await;
-    scans
-        .create(
-            &PostParams::default(),
-            &image_scan("slow", &image, "1h", false),
-        )
-        .await
-        .unwrap();
+    create_scan(&scans, "slow", &image, "1h", false).await;
     eventually("the re-created ImageScan scanned", || {
         scanned_tag(&scans, "slow")
     })
@@ -136,14 +135,12 @@ async fn scans_follow_spec_changes_and_intervals_without_listing_again() {
             .as_deref(),
         Some("1.0.0")
     );
-    scans
-        .patch(
-            "slow",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"policy": {"semver": {"range": ">=1.0.0 <2.0.0"}}}})),
-        )
-        .await
-        .unwrap();
+    merge_spec(
+        &scans,
+        "slow",
+        json!({"policy": {"semver": {"range": ">=1.0.0 <2.0.0"}}}),
+    )
+    .await;
     eventually("the changed ImageScan scanned again", || async {
         let (tag, _) = scanned_tag(&scans, "slow").await?;
         (tag == "1.1.0").then_some(())
@@ -151,14 +148,7 @@ async fn scans_follow_spec_changes_and_intervals_without_listing_again() {
     .await;
 
     // Resumed: scanned.
-    scans
-        .patch(
-            "held",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"suspend": false}})),
-        )
-        .await
-        .unwrap();
+    merge_spec(&scans, "held", json!({"suspend": false})).await;
     eventually("the resumed ImageScan scanned", || async {
         let (tag, _) = scanned_tag(&scans, "held").await?;
         (tag == "1.1.0").then_some(())

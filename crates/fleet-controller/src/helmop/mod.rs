@@ -383,6 +383,30 @@ mod tests {
         .unwrap()
     }
 
+    /// The HelmOp's poll ends with `outcome` at `time`, its one BundleDeployment Ready: the Ready condition's
+    /// status and message.
+    fn polled(
+        status: &mut HelmOpStatus,
+        outcome: Result<(), &str>,
+        time: &str,
+    ) -> (String, String) {
+        let (ok, reason, message) = match outcome {
+            Ok(()) => (true, "", ""),
+            Err(message) => (false, "Error", message),
+        };
+        conditions::set(
+            &mut status.base.conditions,
+            HELMOP_POLLED,
+            ok,
+            reason,
+            message,
+            time,
+        );
+        aggregate(status, None, vec![deployment("c1", true)], time);
+        let ready = fleet_api::find_condition(&status.base.conditions, "Ready").unwrap();
+        (ready.status.clone(), ready.message.clone())
+    }
+
     #[test]
     fn status_is_the_gitrepo_aggregation_with_the_helmops_own_failures_first() {
         let mut status = HelmOpStatus::default();
@@ -408,38 +432,22 @@ mod tests {
             ready.message
         );
 
-        conditions::set(
-            &mut status.base.conditions,
-            HELMOP_POLLED,
-            false,
-            "Error",
-            "could not get a chart version: down",
-            "t2",
-        );
-        aggregate(&mut status, None, vec![deployment("c1", true)], "t2");
-        let ready = fleet_api::find_condition(&status.base.conditions, "Ready").unwrap();
         assert_eq!(
-            (ready.status.as_str(), ready.message.as_str()),
-            ("False", "could not get a chart version: down")
+            polled(
+                &mut status,
+                Err("could not get a chart version: down"),
+                "t2"
+            ),
+            ("False".into(), "could not get a chart version: down".into())
         );
         // As on GitRepos (Fleet's display), the source's own error is on the Ready condition, not the display,
         // which speaks of BundleDeployments only; and a HelmOp has no git job to show GitUpdating.
         assert!(!status.base.display.error);
         assert_eq!(status.base.display.state, "");
 
-        conditions::set(
-            &mut status.base.conditions,
-            HELMOP_POLLED,
-            true,
-            "",
-            "",
-            "t3",
-        );
-        aggregate(&mut status, None, vec![deployment("c1", true)], "t3");
-        let ready = fleet_api::find_condition(&status.base.conditions, "Ready").unwrap();
         assert_eq!(
-            (ready.status.as_str(), ready.message.as_str()),
-            ("True", "")
+            polled(&mut status, Ok(()), "t3"),
+            ("True".into(), String::new())
         );
         assert_eq!(status.base.display.ready_bundle_deployments, "1/1");
     }
