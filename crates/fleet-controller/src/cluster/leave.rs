@@ -53,7 +53,7 @@ impl Leaving {
         let namespace = cluster.namespace().unwrap_or_default();
         let name = cluster.name_any();
         Leaving {
-            cluster_ns: crate::cluster::cluster_namespace(&namespace, &name),
+            cluster_ns: crate::cluster::names::cluster_namespace(&namespace, &name),
             orphan: says_orphan(cluster, LEAVE_ANNOTATION),
             namespace,
             name,
@@ -124,7 +124,7 @@ async fn remove_import_token(ctx: &Context, namespace: &str, name: &str) -> Resu
     let tokens: Api<ClusterRegistrationToken> = Api::namespaced(ctx.client.clone(), namespace);
     let token_name = fleet_bundle::names::safe_concat_name(&[&format!(
         "{}{name}",
-        crate::cluster::IMPORT_TOKEN_PREFIX
+        crate::cluster::names::IMPORT_TOKEN_PREFIX
     )]);
     let Some(token) = tokens.get_opt(&token_name).await? else {
         return Ok(());

@@ -8,6 +8,7 @@ pub mod bootstrap;
 pub mod config;
 pub mod import;
 pub mod leave;
+pub mod names;
 pub mod registration;
 pub mod token;
 
@@ -18,7 +19,6 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 
 use fleet_api::{Cluster, labels};
-use fleet_bundle::names::{key_hash, safe_concat_name};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
@@ -33,19 +33,7 @@ use crate::placement::membership::evaluate;
 use crate::placement::{settings, unix_now};
 use crate::status::{apply_status, conditions, set_ready, summary_state};
 
-/// Prefix of the import token's name (Fleet's `ImportTokenPrefix`): the import
-/// ([`import`]) creates it, the leave ([`leave`]) deletes it.
-pub const IMPORT_TOKEN_PREFIX: &str = "import-token-";
-
-/// Fleet's cluster namespace name: `cluster-<ns>-<name>-<KeyHash(ns::name)>`, cut as SafeConcatName cuts.
-pub fn cluster_namespace(namespace: &str, name: &str) -> String {
-    safe_concat_name(&[
-        "cluster",
-        namespace,
-        name,
-        &key_hash(&format!("{namespace}::{name}")),
-    ])
-}
+pub use names::{IMPORT_TOKEN_PREFIX, cluster_namespace};
 
 /// A hash of what others change on a Cluster: its spec and metadata and the status fields the agent
 /// writes. The fields the controller writes itself (`namespace`, `summary`, `resourceCounts`, `display`,

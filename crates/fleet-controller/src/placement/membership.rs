@@ -1,7 +1,7 @@
 //! Cluster membership as the Cluster reconciler writes it: the `Joined` condition (the agent has
 //! checked in; false while leaving), the `Healthy` condition (the heartbeat `status.agent.lastSeen` is
 //! within the timeout; its age is what the `Last-Seen` column shows), and the automatic `NoSelect`
-//! taint [`super::UNREACHABLE_TAINT_KEY`] on a joined cluster whose heartbeat is older than the
+//! taint [`UNREACHABLE_TAINT_KEY`] on a joined cluster whose heartbeat is older than the
 //! timeout, removed when the agent reports again. Taints a user adds without `timeAdded` get the
 //! current time, so `tolerationSeconds` count from when the taint was noticed.
 
@@ -11,7 +11,9 @@ use fleet_api::{Cluster, ClusterTaint, Condition};
 use fleet_target::model::{UnixSeconds, time};
 use fleet_target::placement::membership::{membership_status, with_automatic_taints};
 
-use super::PlacementSettings;
+use fleet_target::placement::taint::UNREACHABLE_TAINT_KEY;
+
+use super::limits::PlacementSettings;
 use super::view::cluster_info;
 use crate::status::conditions;
 
@@ -72,7 +74,7 @@ pub fn evaluate(
             "HeartbeatTimeout",
             format!(
                 "no heartbeat for more than {timeout}s: the cluster is tainted {}:NoSelect",
-                super::UNREACHABLE_TAINT_KEY
+                UNREACHABLE_TAINT_KEY
             ),
         ),
     };

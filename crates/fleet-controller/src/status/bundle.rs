@@ -10,7 +10,8 @@ use fleet_target::model::ClusterKey;
 use fleet_target::rollout::RolloutStatus;
 
 use crate::index::StoredDeployment;
-use crate::status::{conditions, deployment_state, increment, set_ready, summary_state};
+use crate::index::summary::{deployment_state, increment, summary_state};
+use crate::status::conditions::{self, set_ready};
 
 /// The new status, starting from `previous` (whose conditions keep their times).
 pub fn bundle_status(

@@ -3,6 +3,8 @@
 
 use fleet_api::Condition;
 
+use crate::index::summary::ready_message;
+
 /// Sets condition `type_` in `conditions` to `status` with `reason` and `message` at time `now` (RFC 3339).
 pub fn set(
     conditions: &mut Vec<Condition>,
@@ -41,6 +43,18 @@ pub fn set(
 /// Now, as conditions record it.
 pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// The `Ready` condition Fleet derives from a summary: true when nothing is non-ready, else false with
+/// [`ready_message`] naming the non-ready `kind`s.
+pub fn set_ready(
+    conditions: &mut Vec<fleet_api::Condition>,
+    summary: &fleet_api::BundleSummary,
+    kind: &str,
+    now: &str,
+) {
+    let message = ready_message(summary, kind);
+    set(conditions, "Ready", message.is_empty(), "", &message, now);
 }
 
 #[cfg(test)]

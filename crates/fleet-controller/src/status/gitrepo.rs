@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 
 use fleet_api::{BundleSummary, GitRepoStatus, StatusBase, StatusDisplay, find_condition};
 
+use crate::index::summary::deployment_message;
 use crate::index::tally::RepoTally;
-use crate::status::{conditions, deployment_message, set_ready};
+use crate::status::conditions::{self, set_ready};
 
 /// `gitJobStatus` once the current commit has been read into Bundles (Fleet's name: the kstatus of its
 /// git job, which reads the commit).

@@ -18,7 +18,9 @@ use kube::runtime::controller::Action;
 use crate::context::Context;
 use crate::error::Result;
 use crate::index::IndexState;
-use crate::status::{MAX_NON_READY, apply_status, conditions, set_ready, summary_state};
+use crate::index::summary::{MAX_NON_READY, summary_state};
+use crate::status::apply::apply_status;
+use crate::status::conditions::{self, set_ready};
 
 /// Reconciles one ClusterGroup's status.
 pub fn reconcile(

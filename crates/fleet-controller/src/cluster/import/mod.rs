@@ -18,6 +18,7 @@
 
 pub mod downstream;
 pub mod manifests;
+pub mod secret_namespace;
 pub mod watch;
 
 use std::sync::Arc;
@@ -35,7 +36,7 @@ use serde_json::{Value, json};
 use sha2::Digest;
 
 use self::manifests::{AgentDefaults, BootstrapValues, Object, agent_namespace};
-use super::registration::SYSTEM_REGISTRATION_NAMESPACE;
+pub use self::secret_namespace::kubeconfig_secret_namespace;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::finalize::with_finalizer;
@@ -49,7 +50,7 @@ pub const STATUS_MANAGER: &str = "fleet-controller-import";
 pub const SETTINGS_ANNOTATION: &str = "fleet.cattle.io/agent-settings-hash";
 /// The condition reporting the import.
 pub const IMPORTED: &str = "Imported";
-pub use super::IMPORT_TOKEN_PREFIX;
+pub use crate::cluster::names::IMPORT_TOKEN_PREFIX;
 /// The import token's lifetime (Fleet's `ClusterImportTokenTTL`).
 const IMPORT_TOKEN_TTL: &str = "12h";
 /// How soon a Cluster waiting for its token's values or for its leave looks again.
@@ -82,31 +83,6 @@ async fn reconcile_inner(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Act
         }
     })
     .await
-}
-
-/// The namespace the kubeconfig Secret may be read from: the Cluster's own, or one of Fleet's namespaces
-/// (Fleet's `allowedKubeConfigSecretNamespace`), so a Cluster cannot point at any Secret of the hub.
-pub fn kubeconfig_secret_namespace(cluster: &Cluster) -> Result<String> {
-    let own = cluster.namespace().unwrap_or_default();
-    let ns = &cluster.spec.kube_config_secret_namespace;
-    if ns.is_empty() || *ns == own {
-        return Ok(own);
-    }
-    let allowed = [
-        "fleet-local",
-        "fleet-default",
-        "cattle-fleet-system",
-        "fleet-system",
-        SYSTEM_REGISTRATION_NAMESPACE,
-        "fleet-system-clusters-system",
-    ];
-    if allowed.contains(&ns.as_str()) || ns.starts_with("cluster-") {
-        return Ok(ns.clone());
-    }
-    Err(Error::invalid(
-        format!("Cluster {own}/{}", cluster.name_any()),
-        format!("spec.kubeConfigSecretNamespace {ns:?} is not an allowed Fleet namespace"),
-    ))
 }
 
 /// Fleet's status hash: SHA-224 of the JSON of a value, hex.
@@ -438,7 +414,7 @@ async fn uninstalling(cluster: &Cluster, ctx: &Context) -> Result<Option<Action>
         .unwrap_or_default();
     let timeout = crate::placement::settings(ctx).leave_timeout.as_secs();
     let within_timeout = u64::try_from(waited).unwrap_or_default() < timeout;
-    let cluster_ns = crate::cluster::cluster_namespace(
+    let cluster_ns = crate::cluster::names::cluster_namespace(
         &cluster.namespace().unwrap_or_default(),
         &cluster.name_any(),
     );

@@ -16,7 +16,7 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::kubeconfig_secret_namespace;
+use super::secret_namespace::kubeconfig_secret_namespace;
 use crate::cluster::config::CONFIG_MAP;
 
 /// Watches until the wake channel closes.
