@@ -21,7 +21,7 @@
 //! same to Helm.
 
 use fleet_api::{BundleDeploymentOptions, HelmOptions};
-use fleet_helm::{Funcs, MissingKey, Syntax, TemplateError, TextOptions, render_text};
+use fleet_helm::{TemplateError, TextOptions, render_text};
 use serde_json::{Map, Value};
 
 use crate::error::{TargetError, TemplateProblem};
@@ -73,20 +73,6 @@ pub fn template_context(cluster: &ClusterInfo) -> Value {
         "ClusterAnnotations": dict(&export_annotations(&cluster.annotations)),
         "ClusterValues": Value::Object(cluster.template_values.clone()),
     })
-}
-
-/// How Fleet runs `${ }` templates: `${`/`}`, Sprig's map without environment or DNS access,
-/// `missingkey=error`.
-fn fleet_options() -> TextOptions<'static> {
-    TextOptions {
-        syntax: Syntax {
-            left: "${",
-            right: "}",
-            funcs: Funcs::sprig(),
-        },
-        missing_key: MissingKey::Error,
-        fuel: fleet_helm::template::exec::DEFAULT_FUEL,
-    }
 }
 
 /// Applies label substitution and templating to `options.helm` for `cluster`.
@@ -190,7 +176,7 @@ pub fn render_template_value(
     context: &Value,
 ) -> Result<Value, FieldError> {
     let data = fleet_helm::values_from_json(context);
-    let text = render_text(field, template, &data, &fleet_options())
+    let text = render_text(field, template, &data, &TextOptions::fleet())
         .map_err(|e| (field.to_string(), problem(e)))?;
     read_yaml(&text).map_err(|p| (field.to_string(), p))
 }
@@ -210,7 +196,7 @@ fn has_template(value: &Value) -> bool {
 fn round_trip(document: &Value, data: &fleet_helm::Value) -> Result<Value, TemplateProblem> {
     let text = fleet_helm::yaml::to_yaml(&fleet_helm::values_from_json(document))
         .map_err(|e| TemplateProblem::Engine(e.to_string()))?;
-    let rendered = render_text("values", &text, data, &fleet_options()).map_err(problem)?;
+    let rendered = render_text("values", &text, data, &TextOptions::fleet()).map_err(problem)?;
     read_yaml(&rendered)
 }
 
@@ -262,7 +248,7 @@ fn locate(
     path: &mut Vec<Step>,
 ) -> Option<FieldError> {
     let check = |path: &[Step], text: &str, leaf: Value| -> Option<FieldError> {
-        let alone = match render_text("values", text, data, &fleet_options()) {
+        let alone = match render_text("values", text, data, &TextOptions::fleet()) {
             Err(e) => Some(problem(e)),
             Ok(_) => round_trip(&skeleton(path, leaf), data).err(),
         };

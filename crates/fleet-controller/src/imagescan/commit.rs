@@ -56,18 +56,14 @@ pub fn commit_message(template: &str) -> Result<String, SyncError> {
     } else {
         template
     };
-    let options = fleet_helm::TextOptions {
-        syntax: fleet_helm::Syntax {
-            left: "{{",
-            right: "}}",
-            funcs: fleet_helm::Funcs::go(),
-        },
-        missing_key: fleet_helm::MissingKey::Zero,
-        fuel: fleet_helm::template::exec::DEFAULT_FUEL,
-    };
     let data = fleet_helm::values_from_json(&serde_json::Value::from(MESSAGE_DATA));
-    fleet_helm::render_text("commit message", template, &data, &options)
-        .map_err(SyncError::MessageTemplate)
+    fleet_helm::render_text(
+        "commit message",
+        template,
+        &data,
+        &fleet_helm::TextOptions::go(),
+    )
+    .map_err(SyncError::MessageTemplate)
 }
 
 /// Commits and pushes the scans' images into `repo`'s repository; the new commit, if any.

@@ -5,6 +5,7 @@
 use super::exec::{DEFAULT_FUEL, Exec, MissingKey};
 use super::lex::Syntax;
 use super::{TemplateError, TemplateSet};
+use crate::funcs::Funcs;
 use crate::value::Value;
 
 /// How [`render_text`] reads and runs a template.
@@ -23,6 +24,34 @@ impl TextOptions<'static> {
     pub fn helm() -> Self {
         TextOptions {
             syntax: Syntax::helm(),
+            missing_key: MissingKey::Zero,
+            fuel: DEFAULT_FUEL,
+        }
+    }
+
+    /// Rancher Fleet's `${ }` templates in fleet.yaml: `${`/`}`, Sprig's map as Fleet gives it
+    /// ([`Funcs::sprig`]), `missingkey=error`, the default budget.
+    pub fn fleet() -> Self {
+        TextOptions {
+            syntax: Syntax {
+                left: "${",
+                right: "}",
+                funcs: Funcs::sprig(),
+            },
+            missing_key: MissingKey::Error,
+            fuel: DEFAULT_FUEL,
+        }
+    }
+
+    /// Go's `text/template` parsed without a function map: `{{`/`}}`, the builtins ([`Funcs::go`]), a missing
+    /// key printed `<no value>`, the default budget.
+    pub fn go() -> Self {
+        TextOptions {
+            syntax: Syntax {
+                left: "{{",
+                right: "}}",
+                funcs: Funcs::go(),
+            },
             missing_key: MissingKey::Zero,
             fuel: DEFAULT_FUEL,
         }
@@ -47,18 +76,9 @@ pub fn render_text(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::funcs::Funcs;
 
     fn fleet() -> TextOptions<'static> {
-        TextOptions {
-            syntax: Syntax {
-                left: "${",
-                right: "}",
-                funcs: Funcs::sprig(),
-            },
-            missing_key: MissingKey::Error,
-            fuel: DEFAULT_FUEL,
-        }
+        TextOptions::fleet()
     }
 
     fn data() -> Value {

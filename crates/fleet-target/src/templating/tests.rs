@@ -436,7 +436,7 @@ fn go_template_constructs() {
     });
     let data = fleet_helm::values_from_json(&context);
     let render =
-        |t: &str| render_text("t", t, &data, &fleet_options()).map_err(|e| problem(e).to_string());
+        |t: &str| render_text("t", t, &data, &TextOptions::fleet()).map_err(|e| problem(e).to_string());
     let cases = [
         ("plain text", "plain text"),
         ("${ .ClusterName }", "c1"),
@@ -574,6 +574,6 @@ fn arbitrary_input_never_panics() {
         let template: String = (0..len)
             .map(|_| TOKENS[(next() % TOKENS.len() as u64) as usize])
             .collect();
-        let _ = render_text("t", &template, &data, &fleet_options());
+        let _ = render_text("t", &template, &data, &TextOptions::fleet());
     }
 }
