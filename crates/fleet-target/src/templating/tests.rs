@@ -435,8 +435,9 @@ fn go_template_constructs() {
         "ClusterValues": {"size": 2, "nested": {"k": "v"}, "list": ["a", "b"], "none": []}
     });
     let data = fleet_helm::values_from_json(&context);
-    let render =
-        |t: &str| render_text("t", t, &data, &TextOptions::fleet()).map_err(|e| problem(e).to_string());
+    let render = |t: &str| {
+        render_text("t", t, &data, &TextOptions::fleet()).map_err(|e| problem(e).to_string())
+    };
     let cases = [
         ("plain text", "plain text"),
         ("${ .ClusterName }", "c1"),
