@@ -70,7 +70,6 @@ pub enum Error {
     #[error("downloading chart {chart}: {problem}")]
     ChartDownload {
         chart: String,
-        #[source]
         problem: ChartDownloadProblem,
     },
     /// A namespaced object without a namespace: no request is sent for it (kube-apiserver answers 400).

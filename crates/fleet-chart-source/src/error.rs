@@ -11,7 +11,6 @@ pub enum SourceError {
     #[error("{origin}: not a chart archive: {problem}")]
     Archive {
         origin: String,
-        #[source]
         problem: ArchiveProblem,
     },
     #[error("{url}: the download's sha256 is {actual}, not the expected {expected}")]
@@ -35,10 +34,10 @@ pub enum SourceError {
 pub enum ArchiveProblem {
     /// The gzip stream could not be read.
     #[error("gzip: {0}")]
-    Gzip(#[source] IoCause),
+    Gzip(IoCause),
     /// The tar stream inside could not be read.
     #[error("tar: {0}")]
-    Tar(#[source] IoCause),
+    Tar(IoCause),
     /// An entry's path is absolute or climbs out with `..`.
     #[error("entry {0:?} leaves the archive")]
     LeavesArchive(String),

@@ -104,7 +104,7 @@ pub fn render_text(
         render_chart(chart, &fleet_helm::values_from_json(&values), &opts).map_err(|err| {
             RenderError::Helm {
                 chart: origin.to_string(),
-                source: Box::new(err.into()),
+                problem: Box::new(err.into()),
             }
         })?;
     if rendered.documents().next().is_none() {
@@ -146,14 +146,14 @@ pub fn render_bundle_chart(
         };
         return Err(RenderError::Helm {
             chart: origin,
-            source: Box::new(problem),
+            problem: Box::new(problem),
         });
     }
     let missing =
         fleet_bundle::charts::dependencies::missing(&chart, &origin).map_err(|message| {
             RenderError::Helm {
                 chart: origin.clone(),
-                source: Box::new(HelmProblem::Dependencies(message)),
+                problem: Box::new(HelmProblem::Dependencies(message)),
             }
         })?;
     if !missing.is_empty() {
@@ -161,7 +161,7 @@ pub fn render_bundle_chart(
         // deploy an incomplete release and report it Ready.
         return Err(RenderError::Helm {
             chart: origin,
-            source: Box::new(HelmProblem::MissingDependencies(missing)),
+            problem: Box::new(HelmProblem::MissingDependencies(missing)),
         });
     }
     render_text(chart, &origin, options, bundle_name)

@@ -13,7 +13,7 @@ fn error(dir: &str, err: fleet_kustomize::Error) -> RenderError {
         } else {
             dir.into()
         },
-        source: Box::new(err),
+        problem: Box::new(err),
     }
 }
 

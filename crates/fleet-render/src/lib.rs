@@ -49,15 +49,16 @@ pub enum RenderError {
     },
     #[error("{object}: {message}")]
     Namespace { object: String, message: String },
-    #[error("helm chart {chart:?}: {source}")]
+    /// The problem is part of the message (not an error `source`), so a printed error chain names it once.
+    #[error("helm chart {chart:?}: {problem}")]
     Helm {
         chart: String,
-        source: Box<helm::HelmProblem>,
+        problem: Box<helm::HelmProblem>,
     },
-    #[error("kustomize {dir:?}: {source}")]
+    #[error("kustomize {dir:?}: {problem}")]
     Kustomize {
         dir: String,
-        source: Box<fleet_kustomize::Error>,
+        problem: Box<fleet_kustomize::Error>,
     },
 }
 
@@ -353,12 +354,12 @@ mod tests {
         ]);
         let err = render(&res, &BundleDeploymentOptions::default()).unwrap_err();
         // The chart engine's own error, kept whole: a template that failed.
-        let RenderError::Helm { source, .. } = &err else {
+        let RenderError::Helm { problem, .. } = &err else {
             panic!("{err:?}");
         };
         assert!(
             matches!(
-                **source,
+                **problem,
                 helm::HelmProblem::Chart(fleet_helm::ChartError::Template(_))
             ),
             "{err:?}"
@@ -370,11 +371,11 @@ mod tests {
             &helm_options("oci://registry.example/chart", serde_json::json!({})),
         )
         .unwrap_err();
-        let RenderError::Helm { source, .. } = &err else {
+        let RenderError::Helm { problem, .. } = &err else {
             panic!("{err:?}");
         };
         assert!(
-            matches!(**source, helm::HelmProblem::NotStored { .. }),
+            matches!(**problem, helm::HelmProblem::NotStored { .. }),
             "{err:?}"
         );
         assert!(err.to_string().contains("needs the network"), "{err}");
@@ -427,10 +428,10 @@ mod tests {
         )
         .unwrap_err();
         // fleet-kustomize's error, kept whole: the missing resource is named.
-        let RenderError::Kustomize { source, .. } = &err else {
+        let RenderError::Kustomize { problem, .. } = &err else {
             panic!("{err:?}");
         };
-        let fleet_kustomize::Error::Missing { entry, .. } = &**source else {
+        let fleet_kustomize::Error::Missing { entry, .. } = &**problem else {
             panic!("{err:?}");
         };
         assert_eq!(entry, "missing.yaml");

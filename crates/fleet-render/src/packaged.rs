@@ -29,7 +29,7 @@ pub fn unpack(files: &Files, chart: &str) -> Option<Result<FileMap, RenderError>
         fleet_helm::chart::load::unpack_archive(name, &files[name]).map_err(|err| {
             RenderError::Helm {
                 chart: name.to_string(),
-                source: Box::new(err.into()),
+                problem: Box::new(err.into()),
             }
         }),
     )

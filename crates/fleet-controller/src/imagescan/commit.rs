@@ -45,7 +45,7 @@ pub enum SyncError {
     Task(#[from] tokio::task::JoinError),
     /// `imageScanCommit.messageTemplate` does not parse or execute as a Go template.
     #[error("spec.imageScanCommit.messageTemplate: {0}")]
-    MessageTemplate(#[source] fleet_helm::TemplateError),
+    MessageTemplate(fleet_helm::TemplateError),
 }
 
 /// The commit message: `template` (Fleet's default when empty) executed as Fleet executes it, a Go text/template
