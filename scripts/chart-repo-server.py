@@ -15,7 +15,8 @@ import os
 import http.server
 import ssl
 import sys
-import threading
+
+from loopback_server import serve_until_stdin_closes
 
 
 def main():
@@ -54,14 +55,9 @@ def main():
             pass
 
     handler = functools.partial(Handler, directory=directory)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    print(f"port {server.server_address[1]}", flush=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    sys.stdin.read()
-    server.shutdown()
+    serve_until_stdin_closes(handler, lambda socket: context.wrap_socket(socket, server_side=True))
 
 
 if __name__ == "__main__":

@@ -12,10 +12,11 @@ import http.server
 import json
 import re
 import sys
-import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+
+from loopback_server import serve_until_stdin_closes
 
 PASSED_HEADERS = ("Content-Type", "Docker-Content-Digest", "WWW-Authenticate",
                   "Docker-Distribution-Api-Version")
@@ -79,11 +80,7 @@ def main():
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    print(f"port {server.server_address[1]}", flush=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    sys.stdin.read()
-    server.shutdown()
+    serve_until_stdin_closes(Handler)
 
 
 if __name__ == "__main__":

@@ -315,28 +315,9 @@ async fn store(
 }
 
 /// The hub connection of an agent: the stored credentials, or a new registration from the bootstrap Secret
-/// when there are none. Returns the hub client and the credentials. Trusts the hub as Fleet's default
-/// `agentTLSMode` does ([`connect_with_tls`]).
+/// when there are none. Returns the hub client and the credentials. Trusts the hub's certificate as `tls`
+/// (Fleet's `agentTLSMode`) says.
 pub async fn connect(
-    downstream: &kube::Client,
-    agent_namespace: &str,
-    configured_client_id: Option<&str>,
-    cluster_labels: BTreeMap<String, String>,
-    timeout: Duration,
-) -> Result<(kube::Client, Credentials)> {
-    connect_with_tls(
-        downstream,
-        agent_namespace,
-        configured_client_id,
-        cluster_labels,
-        timeout,
-        TlsMode::default(),
-    )
-    .await
-}
-
-/// [`connect`], registering with the given `agentTLSMode`.
-pub async fn connect_with_tls(
     downstream: &kube::Client,
     agent_namespace: &str,
     configured_client_id: Option<&str>,

@@ -118,6 +118,7 @@ async fn register(
                 Some("client-1"),
                 BTreeMap::new(),
                 Duration::from_secs(60),
+                TlsMode::default(),
             )
             .await
         })

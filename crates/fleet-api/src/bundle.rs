@@ -40,35 +40,20 @@ pub struct BundleSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rollout_strategy: Option<RolloutStrategy>,
     /// The files of the bundle, sorted by name.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub resources: Vec<BundleResource>,
     /// `FirstMatch` (default) or `AllMatches`: how target customizations combine.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     #[schemars(extend("enum" = [TARGET_CUSTOMIZATION_FIRST_MATCH, TARGET_CUSTOMIZATION_ALL_MATCHES]))]
     pub target_customization_mode: String,
     /// Targets: fleet.yaml targets and customizations first, then the GitRepo's targets.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub targets: Vec<BundleTarget>,
     /// Allow-list of targets (the GitRepo's); a cluster must match one to get a deployment.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub target_restrictions: Vec<BundleTargetRestriction>,
     /// Bundles that must be ready first.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub depends_on: Vec<BundleRef>,
     /// Contents ID when the contents are stored in an OCI registry.
     #[serde(
@@ -81,10 +66,7 @@ pub struct BundleSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub helm_op_options: Option<HelmOpOptions>,
     /// Hash of the Helm values moved to the bundle's values Secret.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub values_hash: String,
     /// Our addition: placement policy choosing among the targeted clusters (see
     /// [`crate::placement`]). Absent means Fleet's behaviour.
@@ -102,23 +84,21 @@ pub const TARGET_CUSTOMIZATION_ALL_MATCHES: &str = "AllMatches";
 #[serde(default)]
 pub struct BundleResource {
     /// Path relative to the bundle directory.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub name: String,
     /// File content: UTF-8 text, or base64 of gzip when `encoding` is `base64+gz`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub content: String,
     /// Empty for plain text, or `base64+gz`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub encoding: String,
+}
+
+impl BundleSpec {
+    /// The names of the bundle's files, in the order they are listed.
+    pub fn resource_names(&self) -> Vec<&str> {
+        self.resources.iter().map(|r| r.name.as_str()).collect()
+    }
 }
 
 /// A set of clusters to deploy to, with options that customize the deployment for them
@@ -134,25 +114,16 @@ pub struct BundleTarget {
     #[serde(flatten)]
     pub options: BundleDeploymentOptions,
     /// Target name; `target000`, `target001`, … when not given.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub name: String,
     /// Match a cluster by name (or by its display-name label).
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub cluster_name: String,
     /// Match clusters by labels.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_selector: Option<LabelSelector>,
     /// Match the clusters of a ClusterGroup by name.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub cluster_group: String,
     /// Match the clusters of ClusterGroups by the groups' labels.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -171,19 +142,13 @@ pub type BundleTargetRestriction = crate::gitrepo::GitTarget;
 #[serde(default, rename_all = "camelCase")]
 pub struct BundleRef {
     /// Name of a bundle in the same namespace.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub name: String,
     /// Selects bundles by their labels.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
     /// States of the dependency that unblock this bundle; `[Ready]` when empty.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub accepted_states: Vec<BundleState>,
 }
 
@@ -207,10 +172,7 @@ pub struct RolloutStrategy {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_new: Option<i64>,
     /// Manual partitions. Clusters matching none get no deployment.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub partitions: Vec<Partition>,
 }
 
@@ -219,28 +181,19 @@ pub struct RolloutStrategy {
 #[serde(default, rename_all = "camelCase")]
 pub struct Partition {
     /// Display name of the partition.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub name: String,
     /// Clusters of this partition that may be unavailable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<IntOrString>,
     /// Include a cluster by name.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub cluster_name: String,
     /// Include clusters by labels.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_selector: Option<LabelSelector>,
     /// Include the clusters of a ClusterGroup.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub cluster_group: String,
     /// Include the clusters of ClusterGroups selected by labels.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -252,10 +205,7 @@ pub struct Partition {
 #[serde(default, rename_all = "camelCase")]
 pub struct BundleStatus {
     /// `Ready` and other conditions.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub conditions: Vec<Condition>,
     /// BundleDeployments per state.
     #[serde(deserialize_with = "null_as_zero")]
@@ -279,34 +229,22 @@ pub struct BundleStatus {
     #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub max_new: i64,
     /// Status of each rollout partition.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub partitions: Vec<PartitionStatus>,
     /// Display fields.
     #[serde(deserialize_with = "null_as_zero")]
     pub display: BundleDisplay,
     /// Deprecated, always empty in current Fleet.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub resource_key: Vec<ResourceKey>,
     /// OCI reference of the stored contents (informational).
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub oci_reference: String,
     /// Generation of the bundle this status describes.
     #[serde(deserialize_with = "null_as_zero")]
     pub observed_generation: i64,
     /// SHA-256 of the JSON of `spec.resources`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub resources_sha256_sum: String,
     /// Our addition: the placement decisions, when the Bundle has a placement block.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -318,10 +256,7 @@ pub struct BundleStatus {
 #[serde(default, rename_all = "camelCase")]
 pub struct PartitionStatus {
     /// Partition name.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub name: String,
     /// Clusters in the partition.
     #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
@@ -342,16 +277,10 @@ pub struct PartitionStatus {
 #[serde(default, rename_all = "camelCase")]
 pub struct BundleDisplay {
     /// `"<ready>/<desired>"` clusters.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub ready_clusters: String,
     /// Highest-ranked non-ready state.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub state: String,
 }
 

@@ -54,10 +54,7 @@ pub struct BundleDeploymentSpec {
     )]
     pub deployment_id: String,
     /// Bundles that must be ready on this cluster first.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub depends_on: Vec<BundleRef>,
     /// Drift correction settings.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -73,10 +70,7 @@ pub struct BundleDeploymentSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub helm_chart_options: Option<HelmOpOptions>,
     /// Hash of the values in the options Secret.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub values_hash: String,
     /// Generation of the copied downstream resources.
     #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
@@ -94,10 +88,7 @@ pub struct BundleDeploymentSpec {
 #[serde(default, rename_all = "camelCase")]
 pub struct BundleDeploymentStatus {
     /// `Ready`, `Installed`, `Deployed` and `Monitored`.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub conditions: Vec<Condition>,
     /// The deploymentID last applied by the agent.
     #[serde(
@@ -107,10 +98,7 @@ pub struct BundleDeploymentStatus {
     )]
     pub applied_deployment_id: String,
     /// The release, as `namespace/name:version`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub release: String,
     /// All deployed resources are ready.
     #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
@@ -119,16 +107,10 @@ pub struct BundleDeploymentStatus {
     #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub non_modified: bool,
     /// Resources that are not ready (at most ten).
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub non_ready_status: Vec<NonReadyStatus>,
     /// Resources that are missing, extra or patched (at most ten).
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub modified_status: Vec<ModifiedStatus>,
     /// One of the lists above was truncated.
     #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
@@ -140,10 +122,7 @@ pub struct BundleDeploymentStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sync_generation: Option<i64>,
     /// Resources of the deployed release.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub resources: Vec<BundleDeploymentResource>,
     /// Resources per state.
     #[serde(deserialize_with = "null_as_zero")]
@@ -158,22 +137,13 @@ pub struct BundleDeploymentStatus {
 #[serde(default)]
 pub struct BundleDeploymentDisplay {
     /// Status of the `Deployed` condition, or `Error: <message>`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub deployed: String,
     /// Status of the `Monitored` condition, or `Error: <message>`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub monitored: String,
     /// The deployment's state.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub state: String,
 }
 

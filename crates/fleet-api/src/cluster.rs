@@ -45,31 +45,19 @@ pub struct ClusterSpec {
     pub client_id: String,
     /// Secret with a kubeconfig (and optionally `apiServerURL`/`apiServerCA`) for
     /// manager-initiated import.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub kube_config_secret: String,
     /// Namespace of `kubeConfigSecret`; the Cluster's namespace when empty.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub kube_config_secret_namespace: String,
     /// Bump to redeploy the agent.
     #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub redeploy_agent_generation: i64,
     /// Extra environment variables of the agent.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub agent_env_vars: Vec<EnvVar>,
     /// Namespace the agent runs in; the system namespace when empty.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub agent_namespace: String,
     /// Registry prefix for the agent image.
     #[serde(
@@ -82,10 +70,7 @@ pub struct ClusterSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub template_values: Option<GenericMap>,
     /// Extra tolerations of the agent.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub agent_tolerations: Vec<Toleration>,
     /// Affinity of the agent; the default affinity when unset.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -100,16 +85,10 @@ pub struct ClusterSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_scheduling_customization: Option<AgentSchedulingCustomization>,
     /// Image pull secrets of the agent; override the chart-wide ones.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub agent_pull_secrets: Vec<LocalObjectReference>,
     /// Our addition: taints that keep placements away unless tolerated.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub taints: Vec<ClusterTaint>,
 }
 
@@ -142,16 +121,10 @@ pub struct PriorityClassSpec {
 #[serde(default, rename_all = "camelCase")]
 pub struct PodDisruptionBudgetSpec {
     /// Minimum available pods (number or percentage).
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub min_available: String,
     /// Maximum unavailable pods (number or percentage).
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub max_unavailable: String,
 }
 
@@ -160,16 +133,10 @@ pub struct PodDisruptionBudgetSpec {
 #[serde(default, rename_all = "camelCase")]
 pub struct ClusterStatus {
     /// `Ready` and `Processed`.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub conditions: Vec<Condition>,
     /// The cluster namespace holding its BundleDeployments.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub namespace: String,
     /// BundleDeployments per state.
     #[serde(deserialize_with = "null_as_zero")]
@@ -190,10 +157,7 @@ pub struct ClusterStatus {
     #[serde(deserialize_with = "null_as_zero")]
     pub desired_ready_helm_ops: i64,
     /// Hash of the agent's environment variables.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub agent_env_vars_hash: String,
     /// Image registry prefix the agent currently uses.
     #[serde(
@@ -218,22 +182,13 @@ pub struct ClusterStatus {
     #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub cattle_namespace_migrated: bool,
     /// Hash of the agent's affinity.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub agent_affinity_hash: String,
     /// Hash of the agent's resources.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub agent_resources_hash: String,
     /// Hash of the agent's tolerations.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub agent_tolerations_hash: String,
     /// Agent configuration changed; triggers a re-import.
     #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
@@ -269,10 +224,7 @@ pub struct ClusterStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub garbage_collection_interval: Option<String>,
     /// Hash of the agent scheduling customization.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub agent_scheduling_customization_hash: String,
     /// The cluster belongs to a Schedule.
     #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
@@ -281,10 +233,7 @@ pub struct ClusterStatus {
     #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub active_schedule: bool,
     /// Our addition: custom scores with an expiry, used by placement policies.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub scores: Vec<ClusterScore>,
     /// Our addition: properties the agent observed (node count, Kubernetes version, and
     /// each custom claim under its name), keyed by property name.
@@ -300,16 +249,10 @@ pub struct ClusterStatus {
 #[serde(default, rename_all = "camelCase")]
 pub struct ClusterDisplay {
     /// `"<ready>/<desired>"` bundles.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub ready_bundles: String,
     /// Highest-ranked bundle state, or `WaitCheckIn` before the agent's first check-in.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub state: String,
 }
 

@@ -37,22 +37,13 @@ pub struct PropertyValue {
 #[serde(default, rename_all = "camelCase")]
 pub struct ResourceUsage {
     /// Sum of the nodes' `status.capacity`.
-    #[serde(
-        skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "null_as_zero")]
     pub capacity: BTreeMap<String, String>,
     /// Sum of the nodes' `status.allocatable`.
-    #[serde(
-        skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "null_as_zero")]
     pub allocatable: BTreeMap<String, String>,
     /// Allocatable minus the requests of scheduled, non-terminal pods (never below 0).
-    #[serde(
-        skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "null_as_zero")]
     pub available: BTreeMap<String, String>,
     /// When the agent observed these figures.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -44,16 +44,10 @@ pub struct ClusterGroupStatus {
     #[serde(deserialize_with = "null_as_zero")]
     pub non_ready_cluster_count: i64,
     /// Names of the clusters that are not ready.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub non_ready_clusters: Vec<String>,
     /// `Ready` and `Processed`.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub conditions: Vec<Condition>,
     /// BundleDeployments of the group's clusters per state.
     #[serde(deserialize_with = "null_as_zero")]
@@ -71,21 +65,12 @@ pub struct ClusterGroupStatus {
 #[serde(default, rename_all = "camelCase")]
 pub struct ClusterGroupDisplay {
     /// `"<ready>/<desired>"` clusters.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub ready_clusters: String,
     /// `"<ready>/<desired>"` bundles.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub ready_bundles: String,
     /// Summary state of the group.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub state: String,
 }

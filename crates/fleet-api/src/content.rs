@@ -28,10 +28,7 @@ pub struct ContentFields {
     #[schemars(with = "Option<String>", extend("format" = "byte"))]
     pub content: Option<ByteString>,
     /// SHA-256 (hex) of the uncompressed manifest JSON.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub sha256sum: String,
 }
 

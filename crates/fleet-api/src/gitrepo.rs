@@ -33,47 +33,26 @@ use crate::status::StatusBase;
 #[serde(default, rename_all = "camelCase")]
 pub struct GitRepoSpec {
     /// URL of the repository (https, ssh, `file://` or a local path).
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     #[schemars(length(min = 1))]
     pub repo: String,
     /// Branch to follow; `master` when neither branch nor revision is set.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub branch: String,
     /// Commit SHA or tag; takes precedence over `branch`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub revision: String,
     /// Forces every resource into this namespace; cluster-scoped resources are rejected.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub target_namespace: String,
     /// Secret with git credentials (`kubernetes.io/basic-auth` or `kubernetes.io/ssh-auth`).
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub client_secret_name: String,
     /// Secret with credentials for private Helm repositories.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub helm_secret_name: String,
     /// Secret with Helm credentials per bundle path (key `secrets-path.yaml`).
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub helm_secret_name_for_paths: String,
     /// Helm credentials are only sent to repository URLs matching this regex.
     #[serde(
@@ -94,25 +73,16 @@ pub struct GitRepoSpec {
     )]
     pub insecure_skip_tls_verify: bool,
     /// Directories (globs) to read bundles from; the repository root when empty.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub paths: Vec<String>,
     /// Do not roll out changes; deployments show OutOfSync.
     #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub paused: bool,
     /// Downstream service account used to deploy.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub service_account: String,
     /// Clusters or cluster groups to deploy to; the `default` ClusterGroup when empty.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub targets: Vec<GitTarget>,
     /// How often to poll the remote (Go duration); 15s by default.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -141,22 +111,13 @@ pub struct GitRepoSpec {
     #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub disable_polling: bool,
     /// Secret of an OCI registry to store bundle contents in (experimental in Fleet).
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub oci_registry_secret: String,
     /// Secret with the webhook secrets for this GitRepo.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub webhook_secret: String,
     /// Explicit bundle list ("driven scan") instead of walking `paths`.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub bundles: Vec<BundlePath>,
     /// Our addition: placement policy for every bundle of this repository (see
     /// [`crate::placement`]). Absent means Fleet's behaviour.
@@ -170,25 +131,16 @@ pub struct GitRepoSpec {
 #[serde(default, rename_all = "camelCase")]
 pub struct GitTarget {
     /// Name of the target.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub name: String,
     /// A cluster, by name.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub cluster_name: String,
     /// Clusters, by labels.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_selector: Option<LabelSelector>,
     /// A ClusterGroup in the clusters' namespace, by name.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub cluster_group: String,
     /// ClusterGroups, by labels.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -201,16 +153,10 @@ pub struct GitTarget {
 #[serde(default)]
 pub struct BundlePath {
     /// Bundle directory, relative to the repository root.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub base: String,
     /// Alternative fleet.yaml file, relative to `base` (paths inside it are relative to `base` too).
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub options: String,
 }
 
@@ -225,10 +171,7 @@ pub struct CommitSpec {
     #[serde(deserialize_with = "null_as_zero")]
     pub author_email: String,
     /// Template of the commit message.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub message_template: String,
 }
 
@@ -247,31 +190,19 @@ pub struct GitRepoStatus {
     #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub update_generation: i64,
     /// Commit of the last successful read.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub commit: String,
     /// Latest commit announced by a webhook.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub webhook_commit: String,
     /// When the last webhook arrived.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_webhook_time: Option<Time>,
     /// Latest commit found by polling.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub polling_commit: String,
     /// State of the last sync job (`Current`, `InProgress`, `Failed`, `Terminating`).
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub git_job_status: String,
     /// When images were last scanned.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -281,9 +212,6 @@ pub struct GitRepoStatus {
     pub last_polling_triggered: Option<Time>,
     /// Our addition: the placement decisions of the repository's Bundles that have a placement
     /// block, by Bundle name.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub placement: Vec<BundlePlacementStatus>,
 }

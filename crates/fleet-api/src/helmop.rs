@@ -46,10 +46,7 @@ pub struct HelmOpSpec {
     #[serde(flatten)]
     pub bundle: BundleSpec,
     /// Labels copied to the Bundle (usable in a `dependsOn` selector).
-    #[serde(
-        skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "null_as_zero")]
     pub labels: BTreeMap<String, String>,
     /// How often to look for a new chart version matching the constraint (Go duration); no polling when
     /// unset or `0`.
@@ -58,10 +55,7 @@ pub struct HelmOpSpec {
     pub polling_interval: Option<String>,
     /// Secret with the chart source's credentials (`username`, `password`, `cacerts`, `insecureSkipVerify`,
     /// `basicHTTP`).
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub helm_secret_name: String,
     /// Skip TLS verification of the chart source.
     #[serde(
@@ -81,15 +75,9 @@ pub struct HelmOpStatus {
     #[serde(flatten)]
     pub base: StatusBase,
     /// When polling for a new chart version last ran.
-    #[serde(
-        rename = "lastPollingTriggered",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "lastPollingTriggered", skip_serializing_if = "Option::is_none")]
     pub last_polling_time: Option<Time>,
     /// The chart version the version constraint resolved to, which the Bundle deploys.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub version: String,
 }

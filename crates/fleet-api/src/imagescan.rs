@@ -34,10 +34,7 @@ pub const IMAGESCAN_SYNCED: &str = "ImageSynced";
 #[serde(default, rename_all = "camelCase")]
 pub struct ImageScanSpec {
     /// The marker name used in the repository's files (`{"$imagescan": "<tagName>"}`); unique per bundle.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     #[schemars(extend("nullable" = true))]
     pub tag_name: String,
     /// The GitRepo (same namespace) whose repository the scan updates.
@@ -49,17 +46,11 @@ pub struct ImageScanSpec {
     #[schemars(extend("nullable" = true))]
     pub gitrepo_name: String,
     /// The image repository, e.g. `registry.example.com/team/app` (a tag or digest in it is ignored).
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     #[schemars(extend("nullable" = true))]
     pub image: String,
     /// Time between scans (Go duration); 15m when unset or `0`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     #[schemars(length(min = 1, max = 32), extend("nullable" = true, "x-kubernetes-validations" = crate::validation::go_duration_rules()))]
     pub interval: String,
     /// A `kubernetes.io/dockerconfigjson` Secret with the registry's credentials.
@@ -103,10 +94,7 @@ pub struct SemVerPolicy {
 #[serde(default, rename_all = "camelCase")]
 pub struct AlphabeticalPolicy {
     /// `asc` picks the first tag, `desc` (the default) the last.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     #[schemars(extend("nullable" = true))]
     pub order: String,
 }
@@ -116,38 +104,23 @@ pub struct AlphabeticalPolicy {
 #[serde(default, rename_all = "camelCase")]
 pub struct ImageScanStatus {
     /// `ImageScanned`: the last scan's result, its error in the message.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub conditions: Vec<Condition>,
     /// When the tags were last listed successfully.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_scan_time: Option<Time>,
     /// `<canonicalImageName>:<latestTag>`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub latest_image: String,
     /// The newest tag by the policy.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub latest_tag: String,
     /// The manifest digest of the latest tag (`sha256:…`).
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub latest_digest: String,
     #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
     pub observed_generation: i64,
     /// The image repository with the implied registry made explicit, e.g. `index.docker.io/library/alpine`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub canonical_image_name: String,
 }

@@ -28,10 +28,7 @@ pub struct BundleDeploymentOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kustomize: Option<KustomizeOptions>,
     /// Namespace for objects that do not set one; also the Helm release namespace.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub default_namespace: String,
     /// Forces every object into this namespace; cluster-scoped objects then fail the deployment.
     /// Fleet's Go name is `TargetNamespace`.
@@ -45,10 +42,7 @@ pub struct BundleDeploymentOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub helm: Option<HelmOptions>,
     /// Downstream service account the agent impersonates to deploy.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub service_account: String,
     /// Whether the agent creates the target namespace; unset means yes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -90,16 +84,10 @@ pub struct BundleDeploymentOptions {
     )]
     pub delete_crd_resources: bool,
     /// Secrets and ConfigMaps copied from the bundle's namespace into downstream clusters.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub downstream_resources: Vec<DownstreamResource>,
     /// Internal: objects that a pruned bundle also owned, so the agent re-installs them.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub overwrites: Vec<OverwrittenResource>,
     /// Internal: set from GitRepoRestrictions; the target namespace must match it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -112,10 +100,7 @@ pub struct BundleDeploymentOptions {
 pub struct YamlOptions {
     /// Names of `overlays/<name>/` folders whose files replace or patch (`_patch.` files)
     /// the bundle's files, applied in order.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub overlays: Vec<String>,
 }
 
@@ -124,10 +109,7 @@ pub struct YamlOptions {
 #[serde(default)]
 pub struct KustomizeOptions {
     /// Directory (relative to the bundle) containing `kustomization.yaml`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub dir: String,
 }
 
@@ -137,38 +119,23 @@ pub struct KustomizeOptions {
 #[serde(default, rename_all = "camelCase")]
 pub struct HelmOptions {
     /// Files (relative to the bundle) whose values are merged into `values`, in order.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub values_files: Vec<String>,
     /// Local chart path, go-getter URL, `oci://` reference, or chart name in `repo`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub chart: String,
     /// HTTPS or `oci://` chart repository.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub repo: String,
     /// Helm release name; derived from the bundle name when empty.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     #[schemars(length(max = 53))]
     #[schemars(regex(
         pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
     ))]
     pub release_name: String,
     /// Chart version or semver constraint.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub version: String,
     /// Time to wait for Helm operations; above zero it also waits for readiness.
     #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]
@@ -178,16 +145,10 @@ pub struct HelmOptions {
     pub values: Option<GenericMap>,
     /// Values whose strings are templated first and then parsed as YAML; they override
     /// `values` keys.
-    #[serde(
-        skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "null_as_zero")]
     pub template_values: BTreeMap<String, String>,
     /// Values read downstream from ConfigMaps and Secrets at install time.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub values_from: Vec<ValuesFrom>,
     /// Replace objects that cannot be updated in place. Disables server-side apply.
     #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
@@ -244,16 +205,10 @@ pub struct ValuesKeyRef {
     #[serde(deserialize_with = "null_as_zero")]
     pub name: String,
     /// Namespace of the object.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub namespace: String,
     /// Key within the object.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub key: String,
 }
 
@@ -262,10 +217,7 @@ pub struct ValuesKeyRef {
 #[serde(default, rename_all = "camelCase")]
 pub struct DiffOptions {
     /// Objects and JSON paths excluded from modification checks.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub compare_patches: Vec<ComparePatch>,
 }
 
@@ -275,40 +227,22 @@ pub struct DiffOptions {
 #[serde(default, rename_all = "camelCase")]
 pub struct ComparePatch {
     /// API version of the objects to match.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub api_version: String,
     /// Kind of the objects to match.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub kind: String,
     /// Name of the objects to match (a regex for `op: ignore`).
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub name: String,
     /// Namespace of the objects to match.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub namespace: String,
     /// JSON pointers whose differences are ignored.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub json_pointers: Vec<String>,
     /// Operations applied before comparing.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub operations: Vec<Operation>,
 }
 
@@ -317,22 +251,13 @@ pub struct ComparePatch {
 #[serde(default)]
 pub struct Operation {
     /// `remove` or `ignore`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub op: String,
     /// JSON path to remove; not needed for `ignore`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub path: String,
     /// Usually empty.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub value: String,
 }
 
@@ -341,10 +266,7 @@ pub struct Operation {
 #[serde(default)]
 pub struct IgnoreOptions {
     /// A condition is ignored when all key/value pairs of one entry match it.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub conditions: Vec<BTreeMap<String, String>>,
 }
 
@@ -368,16 +290,10 @@ pub struct CorrectDrift {
 #[serde(default)]
 pub struct DownstreamResource {
     /// `Secret` or `ConfigMap`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub kind: String,
     /// Name of the object in the bundle's namespace.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub name: String,
 }
 
@@ -387,22 +303,13 @@ pub struct DownstreamResource {
 #[serde(default)]
 pub struct OverwrittenResource {
     /// Kind of the object.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub kind: String,
     /// Name of the object.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub name: String,
     /// Namespace of the object.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub namespace: String,
 }
 

@@ -28,10 +28,7 @@ pub struct PlacementPolicy {
     #[schemars(extend("enum" = ["PickAll", "PickFixed", "PickN"]))]
     pub placement_type: String,
     /// Clusters of a `PickFixed` placement.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub cluster_names: Vec<String>,
     /// Number of clusters of a `PickN` placement.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -41,16 +38,10 @@ pub struct PlacementPolicy {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub affinity: Option<PlacementAffinity>,
     /// Spread over topology domains (cluster label values); `PickN` only.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
     /// Cluster taints this placement tolerates.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub tolerations: Vec<PlacementToleration>,
     /// Rolling-update budget of placed deployments.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -74,10 +65,7 @@ pub struct ClusterAffinity {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub required_during_scheduling_ignored_during_execution: Option<ClusterSelector>,
     /// Weighted terms that raise or lower a cluster's score.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub preferred_during_scheduling_ignored_during_execution: Vec<PreferredClusterSelector>,
 }
 
@@ -86,10 +74,7 @@ pub struct ClusterAffinity {
 #[serde(default, rename_all = "camelCase")]
 pub struct ClusterSelector {
     /// The terms; a cluster matching any of them qualifies.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub cluster_selector_terms: Vec<ClusterSelectorTerm>,
 }
 
@@ -127,10 +112,7 @@ pub struct PreferredClusterSelector {
 #[serde(default, rename_all = "camelCase")]
 pub struct PropertySelector {
     /// The requirements.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub match_expressions: Vec<PropertySelectorRequirement>,
 }
 
@@ -175,10 +157,7 @@ pub struct TopologySpreadConstraint {
     #[serde(deserialize_with = "null_as_zero")]
     pub topology_key: String,
     /// `DoNotSchedule` (default: filter) or `ScheduleAnyway` (lower the score).
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     #[schemars(extend("enum" = ["DoNotSchedule", "ScheduleAnyway"]))]
     pub when_unsatisfiable: String,
 }
@@ -188,29 +167,17 @@ pub struct TopologySpreadConstraint {
 #[serde(default, rename_all = "camelCase")]
 pub struct PlacementToleration {
     /// Taint key; empty with `Exists` tolerates every taint.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub key: String,
     /// `Equal` (default) or `Exists`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     #[schemars(extend("enum" = ["Equal", "Exists"]))]
     pub operator: String,
     /// Taint value for `Equal`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub value: String,
     /// `NoSchedule` or `NoSelect`; empty tolerates both.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     #[schemars(extend("enum" = [TAINT_NO_SCHEDULE, TAINT_NO_SELECT]))]
     pub effect: String,
     /// Tolerate only this long after the taint was added.
@@ -247,10 +214,7 @@ pub struct ClusterTaint {
     #[serde(deserialize_with = "null_as_zero")]
     pub key: String,
     /// Taint value.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub value: String,
     /// `NoSchedule` or `NoSelect`.
     #[serde(deserialize_with = "null_as_zero")]
@@ -283,29 +247,17 @@ pub struct ClusterScore {
 #[serde(default, rename_all = "camelCase")]
 pub struct PlacementStatus {
     /// `"<found>/<wanted>"` clusters (`"<found>"` for PickAll); shown as a printer column.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub scheduled: String,
     /// Fingerprint of the policy the decisions were made under (a changed policy makes older
     /// placements obsolete).
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub policy_hash: String,
     /// The selected clusters, by cluster.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub selected: Vec<SelectedCluster>,
     /// Up to 20 clusters that were not selected, with the reason.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub unselected: Vec<UnselectedCluster>,
     /// How many clusters were not selected in all.
     #[serde(skip_serializing_if = "is_zero", deserialize_with = "null_as_zero")]

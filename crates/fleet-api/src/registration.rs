@@ -39,10 +39,7 @@ pub struct ClusterRegistrationTokenStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires: Option<Time>,
     /// Secret holding the agent's registration values.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub secret_name: String,
 }
 
@@ -68,16 +65,10 @@ pub struct ClusterRegistrationSpec {
     )]
     pub client_id: String,
     /// Random string chosen by the agent; part of the registration secret's name.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub client_random: String,
     /// Labels copied onto the Cluster.
-    #[serde(
-        skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "null_as_zero")]
     pub cluster_labels: BTreeMap<String, String>,
 }
 
@@ -86,10 +77,7 @@ pub struct ClusterRegistrationSpec {
 #[serde(default, rename_all = "camelCase")]
 pub struct ClusterRegistrationStatus {
     /// The Cluster this registration resolved to.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub cluster_name: String,
     /// Credentials were granted.
     #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]

@@ -29,40 +29,22 @@ use crate::selector::LabelSelector;
 #[serde(default, rename_all = "camelCase")]
 pub struct GitRepoRestrictionFields {
     /// Service account used by GitRepos that set none.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub default_service_account: String,
     /// Service accounts GitRepos may use.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub allowed_service_accounts: Vec<String>,
     /// Regexes (unanchored) that the GitRepo's `repo` must match.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub allowed_repo_patterns: Vec<String>,
     /// Client secret used by GitRepos that set none.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub default_client_secret_name: String,
     /// Client secrets GitRepos may use.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub allowed_client_secret_names: Vec<String>,
     /// Target namespaces GitRepos may use; when set, a target namespace is required.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub allowed_target_namespaces: Vec<String>,
     /// Downstream namespaces with matching labels are also allowed targets.
     #[serde(skip_serializing_if = "Option::is_none")]

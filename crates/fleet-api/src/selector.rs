@@ -18,16 +18,10 @@ use crate::omit::null_as_zero;
 #[serde(default, rename_all = "camelCase")]
 pub struct LabelSelector {
     /// Labels that must all be present with these values.
-    #[serde(
-        skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "null_as_zero")]
     pub match_labels: BTreeMap<String, String>,
     /// Set-based requirements, all of which must hold.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub match_expressions: Vec<LabelSelectorRequirement>,
 }
 
@@ -39,11 +33,7 @@ pub struct LabelSelectorRequirement {
     /// `In`, `NotIn`, `Exists` or `DoesNotExist`.
     pub operator: String,
     /// Values for `In` and `NotIn`; empty for `Exists` and `DoesNotExist`.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub values: Vec<String>,
 }
 

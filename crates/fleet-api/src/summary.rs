@@ -39,10 +39,7 @@ pub struct BundleSummary {
     #[serde(deserialize_with = "null_as_zero")]
     pub desired_ready: i64,
     /// Bundles that are not ready, with their states (at most ten).
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub non_ready_resources: Vec<NonReadyResource>,
 }
 
@@ -51,31 +48,19 @@ pub struct BundleSummary {
 #[serde(default, rename_all = "camelCase")]
 pub struct NonReadyResource {
     /// Name of the bundle or BundleDeployment.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub name: String,
     /// Its state, e.g. `NotReady` or `ErrApplied`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bundle_state: Option<BundleState>,
     /// Why it is not ready.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub message: String,
     /// Modified resources.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub modified_status: Vec<ModifiedStatus>,
     /// Non-ready resources.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub non_ready_status: Vec<NonReadyStatus>,
 }
 
@@ -85,28 +70,16 @@ pub struct NonReadyResource {
 #[serde(default, rename_all = "camelCase")]
 pub struct ObjectRef {
     /// Kind of the object.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub kind: String,
     /// API version of the object.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub api_version: String,
     /// Namespace of the object.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub namespace: String,
     /// Name of the object.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub name: String,
 }
 
@@ -153,10 +126,7 @@ pub struct ModifiedStatus {
     #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub delete: bool,
     /// JSON patch from the desired to the live object.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub patch: String,
 }
 
@@ -178,10 +148,7 @@ impl fmt::Display for ModifiedStatus {
 #[serde(default, rename_all = "camelCase")]
 pub struct NonReadyStatus {
     /// UID of the object.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub uid: String,
     /// The object.
     #[serde(flatten)]
@@ -196,10 +163,7 @@ pub struct NonReadyStatus {
 #[serde(default)]
 pub struct ResourceSummary {
     /// Short state, e.g. `in-progress` or `unavailable`.
-    #[serde(
-        skip_serializing_if = "String::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_zero")]
     pub state: String,
     /// The object is in an error state.
     #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
@@ -208,10 +172,7 @@ pub struct ResourceSummary {
     #[serde(skip_serializing_if = "is_false", deserialize_with = "null_as_zero")]
     pub transitioning: bool,
     /// Messages explaining the state.
-    #[serde(
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_zero"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_zero")]
     pub message: Vec<String>,
 }
 

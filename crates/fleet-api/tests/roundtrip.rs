@@ -280,12 +280,8 @@ status:
     let spec = &typed.spec;
     let helm = spec.bundle.options.helm.as_ref().unwrap();
     assert_eq!(
-        (
-            helm.repo.as_str(),
-            helm.chart.as_str(),
-            helm.version.as_str()
-        ),
-        ("https://charts.example.com/", "sleeper", ">=0.1.0 <1")
+        [&helm.repo, &helm.chart, &helm.version],
+        ["https://charts.example.com/", "sleeper", ">=0.1.0 <1"]
     );
     assert_eq!(spec.bundle.options.target_namespace, "apps");
     assert_eq!(spec.bundle.targets.len(), 2);

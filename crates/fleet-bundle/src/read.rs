@@ -700,12 +700,7 @@ mod tests {
         let bundle = read_bundles(&tree, &["k:dev.yaml".into()], &opts)
             .unwrap()
             .remove(0);
-        let names: Vec<_> = bundle
-            .spec
-            .resources
-            .iter()
-            .map(|r| r.name.as_str())
-            .collect();
+        let names = bundle.spec.resource_names();
         assert_eq!(names, ["cm.yaml", "dev.yaml"]);
         assert_eq!(bundle.spec.options.default_namespace, "dev");
     }
@@ -745,12 +740,7 @@ mod tests {
             .add_file("prod.yaml", "excluded by base name\n")
             .add_file("chart/Chart.yaml", "name: x\n");
         let bundle = read_bundles(&tree, &[], &options("r")).unwrap().remove(0);
-        let names: Vec<_> = bundle
-            .spec
-            .resources
-            .iter()
-            .map(|r| r.name.as_str())
-            .collect();
+        let names = bundle.spec.resource_names();
         assert_eq!(names, ["chart/Chart.yaml"]);
         let values = bundle.spec.options.helm.unwrap().values.unwrap();
         assert_eq!(

@@ -96,7 +96,7 @@ async fn spec_bundles_reads_exactly_the_listed_bundles_with_their_options_files(
         .get("repo-driven-app-dev")
         .await
         .unwrap();
-    let files: BTreeSet<&str> = dev.spec.resources.iter().map(|r| r.name.as_str()).collect();
+    let files: BTreeSet<&str> = dev.spec.resource_names().into_iter().collect();
     assert!(
         files.contains("cm.yaml") && files.contains("prod.yaml"),
         "{files:?}"

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fleet_agent::registration::{self, BOOTSTRAP_SECRET, CREDENTIALS_SECRET};
+use fleet_agent::tls::TlsMode;
 use fleet_agent::{Agent, AgentConfig, Downstream, Scope};
 use fleet_api::Cluster;
 use fleet_testing::TestCluster;
@@ -205,6 +206,7 @@ async fn a_cluster_with_a_kubeconfig_secret_gets_its_agent_installed_updated_and
         Some(&client_id),
         BTreeMap::new(),
         Duration::from_secs(60),
+        TlsMode::default(),
     )
     .await
     .expect("registered");

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fleet_agent::registration::{self, BOOTSTRAP_SECRET};
+use fleet_agent::tls::TlsMode;
 use fleet_agent::{Agent, AgentConfig, Downstream, Scope};
 use fleet_api::ClusterRegistrationToken;
 use fleet_testing::TestCluster;
@@ -91,6 +92,7 @@ async fn an_agent_registers_with_a_token_and_deploys_through_its_grant() {
         None,
         labels,
         Duration::from_secs(60),
+        TlsMode::default(),
     )
     .await
     .expect("registered");

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use fleet_agent::registration::{self, BOOTSTRAP_SECRET, Credentials};
+use fleet_agent::tls::TlsMode;
 use fleet_api::ClusterRegistrationToken;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, PostParams};
@@ -111,6 +112,7 @@ pub async fn register(
         Some(client_id),
         labels,
         REGISTRATION_TIMEOUT,
+        TlsMode::default(),
     )
     .await
     .map_err(|e| Error::Cluster {
@@ -131,6 +133,7 @@ pub async fn reconnect(
         Some(client_id),
         BTreeMap::new(),
         REGISTRATION_TIMEOUT,
+        TlsMode::default(),
     )
     .await
     .map_err(|e| Error::Cluster {

@@ -244,6 +244,7 @@ pub(crate) fn test_files(entries: &[(&str, &str)]) -> Files {
 mod tests {
     use super::*;
     use fleet_api::{HelmOptions, KustomizeOptions};
+    use fleet_testing::bundle_resources as resources;
 
     fn files(names: &[&str]) -> Files {
         names.iter().map(|n| (n.to_string(), Vec::new())).collect()
@@ -288,17 +289,6 @@ mod tests {
                 dir: "overlays/dev".into()
             }
         );
-    }
-
-    fn resources(entries: &[(&str, &str)]) -> Vec<BundleResource> {
-        entries
-            .iter()
-            .map(|(name, content)| BundleResource {
-                name: name.to_string(),
-                content: content.to_string(),
-                encoding: String::new(),
-            })
-            .collect()
     }
 
     fn helm_options(chart: &str, values: serde_json::Value) -> BundleDeploymentOptions {

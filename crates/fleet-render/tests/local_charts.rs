@@ -85,12 +85,7 @@ fn values_file(dir: &Path, options: &fleet_api::BundleDeploymentOptions) -> Path
 #[test]
 fn file_dependencies_are_vendored_and_render_as_helm_dependency_update_does() {
     let bundle = read(&fixture(), "app").unwrap();
-    let names: Vec<&str> = bundle
-        .spec
-        .resources
-        .iter()
-        .map(|r| r.name.as_str())
-        .collect();
+    let names = bundle.spec.resource_names();
     for vendored in [
         "chart/charts/greeting/Chart.yaml",
         "chart/charts/greeting/templates/configmap.yaml",

@@ -1,10 +1,11 @@
 //! Fleet's own objects in tests: the BundleDeployments of a hub read back, keyed the way assertions need
-//! them; the status an agent reports once it has applied one; Secret `data` as a test writes it.
+//! them; the status an agent reports once it has applied one; Secret `data` as a test writes it; a
+//! Bundle's resources from (name, content) pairs.
 
 use std::collections::BTreeMap;
 
 use base64::Engine;
-use fleet_api::BundleDeployment;
+use fleet_api::{BundleDeployment, BundleResource};
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
@@ -66,4 +67,16 @@ pub fn secret_data(pairs: &[(&str, &str)]) -> serde_json::Value {
         })
         .collect::<serde_json::Map<_, _>>()
         .into()
+}
+
+/// A Bundle's `resources` from (file name, content) pairs, as the bundle reader lists plain-text files.
+pub fn bundle_resources(files: &[(&str, &str)]) -> Vec<BundleResource> {
+    files
+        .iter()
+        .map(|(name, content)| BundleResource {
+            name: name.to_string(),
+            content: content.to_string(),
+            encoding: String::new(),
+        })
+        .collect()
 }

@@ -15,7 +15,7 @@ pub mod webhook;
 
 pub use cluster::TestCluster;
 pub use files::copy_dir;
-pub use fleet::{bundle_deployments, report_ready, secret_data};
+pub use fleet::{bundle_deployments, bundle_resources, report_ready, secret_data};
 pub use git::{GitFixture, run_git};
 pub use wait::{eventually, gone};
 pub use webhook::github_signature;

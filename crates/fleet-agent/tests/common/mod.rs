@@ -8,9 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fleet_agent::{Agent, AgentConfig, Downstream, Scope};
-use fleet_api::{
-    BundleDeployment, BundleDeploymentOptions, BundleDeploymentSpec, BundleResource, Content,
-};
+use fleet_api::{BundleDeployment, BundleDeploymentOptions, BundleDeploymentSpec, Content};
 use fleet_testing::TestCluster;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, Patch, PatchParams, PostParams};
@@ -67,16 +65,7 @@ pub async fn hub_with_agent() -> (TestCluster, TestCluster) {
     (hub, downstream)
 }
 
-pub fn resources(files: &[(&str, &str)]) -> Vec<BundleResource> {
-    files
-        .iter()
-        .map(|(name, content)| BundleResource {
-            name: name.to_string(),
-            content: content.to_string(),
-            encoding: String::new(),
-        })
-        .collect()
-}
+pub use fleet_testing::bundle_resources as resources;
 
 /// Publishes a bundle as the controller does: its Content, and the BundleDeployment (created or updated)
 /// pointing at it. Returns the deploymentID.

@@ -97,33 +97,30 @@ pub fn group_version(registry: &Registry, group: &str, version: &str) -> Option<
             format!("{prefix}/{}", rt.plural)
         };
         let reference = json!({"$ref": format!("#/components/schemas/{name}")});
-        paths.insert(
-            collection.clone(),
-            json!({
-                "get": operation(rt, "list", &reference),
-                "post": operation(rt, "post", &reference),
-            }),
-        );
+        let mut operations = vec![(collection.clone(), &["list", "post"][..])];
         if !rt.virtual_only {
-            paths.insert(
+            operations.push((
                 format!("{collection}/{{name}}"),
-                json!({
-                    "get": operation(rt, "get", &reference),
-                    "put": operation(rt, "put", &reference),
-                    "patch": operation(rt, "patch", &reference),
-                    "delete": operation(rt, "delete", &reference),
-                }),
-            );
+                &["get", "put", "patch", "delete"],
+            ));
             if rt.status_subresource {
-                paths.insert(
+                operations.push((
                     format!("{collection}/{{name}}/status"),
-                    json!({
-                        "get": operation(rt, "get", &reference),
-                        "put": operation(rt, "put", &reference),
-                        "patch": operation(rt, "patch", &reference),
-                    }),
-                );
+                    &["get", "put", "patch"],
+                ));
             }
+        }
+        for (path, verbs) in operations {
+            let item: serde_json::Map<String, Value> = verbs
+                .iter()
+                .map(|&verb| {
+                    (
+                        http_method(verb).to_string(),
+                        operation(rt, verb, &reference),
+                    )
+                })
+                .collect();
+            paths.insert(path, Value::Object(item));
         }
     }
     Some(json!({
@@ -132,6 +129,14 @@ pub fn group_version(registry: &Registry, group: &str, version: &str) -> Option<
         "paths": paths,
         "components": {"schemas": schemas},
     }))
+}
+
+/// The HTTP method of a kube-apiserver action (`x-kubernetes-action`): a list is a GET of the collection.
+fn http_method(action: &str) -> &str {
+    match action {
+        "list" => "get",
+        other => other,
+    }
 }
 
 fn operation(rt: &ResourceType, action: &str, reference: &Value) -> Value {

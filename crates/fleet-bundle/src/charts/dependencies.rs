@@ -317,12 +317,7 @@ mod tests {
         let bundle = read_bundles(&tree, &["apps/web".into()], &ReadOptions::default())
             .unwrap()
             .remove(0);
-        let names: Vec<&str> = bundle
-            .spec
-            .resources
-            .iter()
-            .map(|r| r.name.as_str())
-            .collect();
+        let names = bundle.spec.resource_names();
         assert_eq!(
             names,
             [

@@ -158,7 +158,7 @@ async fn connect(
         .client_id
         .clone()
         .or_else(|| Some(settings.client_id).filter(|id| !id.is_empty()));
-    registration::connect_with_tls(
+    registration::connect(
         downstream.client(),
         &args.namespace,
         client_id.as_deref(),

@@ -27,12 +27,7 @@ pub struct Args {
     #[arg(default_value = ".")]
     pub path: String,
     /// Location of the options file (instead of `fleet.yaml`), relative to the bundle directory.
-    #[arg(
-        short = 'f',
-        long = "file",
-        value_name = "FILE",
-        conflicts_with = "bundle_file"
-    )]
+    #[arg(short = 'f', long = "file", value_name = "FILE", conflicts_with = "bundle_file")]
     pub file: Option<String>,
     /// Read this Bundle resource YAML file (e.g. written by `fleet apply -o`) instead of the bundle directory.
     #[arg(short = 'b', long = "bundle-file", value_name = "FILE")]

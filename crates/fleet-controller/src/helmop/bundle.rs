@@ -162,12 +162,8 @@ mod tests {
         assert_eq!(labels["team"], "a");
         let helm = bundle.spec.options.helm.as_ref().unwrap();
         assert_eq!(
-            (
-                helm.repo.as_str(),
-                helm.chart.as_str(),
-                helm.version.as_str()
-            ),
-            ("https://r.example", "web", "1.2.5")
+            [&helm.repo, &helm.chart, &helm.version],
+            ["https://r.example", "web", "1.2.5"]
         );
         assert_eq!(bundle.spec.options.target_namespace, "apps");
         assert!(bundle.spec.resources.is_empty());

@@ -20,26 +20,28 @@ const PER_CLUSTER_BYTES: usize = 1024 * 1024;
 
 /// Adds `right` to `left`, field by field (Fleet's `IncrementResourceCounts`).
 pub fn add_counts(left: &mut ResourceCounts, right: &ResourceCounts) {
-    left.ready += right.ready;
-    left.desired_ready += right.desired_ready;
-    left.wait_applied += right.wait_applied;
-    left.modified += right.modified;
-    left.orphaned += right.orphaned;
-    left.missing += right.missing;
-    left.unknown += right.unknown;
-    left.not_ready += right.not_ready;
+    each_count(left, right, |total, one| *total += one);
 }
 
 /// Takes `right` away from `left` (undoes [`add_counts`]).
 pub fn sub_counts(left: &mut ResourceCounts, right: &ResourceCounts) {
-    left.ready -= right.ready;
-    left.desired_ready -= right.desired_ready;
-    left.wait_applied -= right.wait_applied;
-    left.modified -= right.modified;
-    left.orphaned -= right.orphaned;
-    left.missing -= right.missing;
-    left.unknown -= right.unknown;
-    left.not_ready -= right.not_ready;
+    each_count(left, right, |total, one| *total -= one);
+}
+
+/// Calls `combine` with each count of `left` and the same count of `right`.
+fn each_count(left: &mut ResourceCounts, right: &ResourceCounts, combine: fn(&mut i64, i64)) {
+    for (total, one) in [
+        (&mut left.ready, right.ready),
+        (&mut left.desired_ready, right.desired_ready),
+        (&mut left.wait_applied, right.wait_applied),
+        (&mut left.modified, right.modified),
+        (&mut left.orphaned, right.orphaned),
+        (&mut left.missing, right.missing),
+        (&mut left.unknown, right.unknown),
+        (&mut left.not_ready, right.not_ready),
+    ] {
+        combine(total, one);
+    }
 }
 
 /// The `resourceCounts` a BundleDeployment reports (zero before the agent reports).

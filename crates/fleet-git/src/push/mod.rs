@@ -108,28 +108,22 @@ pub(crate) fn push(
         .map_err(|err| corrupt(format!("writing the commit: {err}")))?
         .detach();
     let objects = new_objects(repo, base_tree, tree, id).map_err(corrupt)?;
-    let reference = branch_ref(source);
+    let update = BranchUpdate {
+        reference: branch_ref(source),
+        base,
+        new: id,
+        objects: &objects,
+    };
     if let Some(path) = local_path(&source.url) {
-        push_local(
-            &open_source(&path, source)?,
-            source,
-            &reference,
-            base,
-            id,
-            &objects,
-        )?;
+        push_local(&open_source(&path, source)?, source, &update)?;
     } else if is_http(&source.url) {
-        push_to(
-            http::HttpRemote::new(source)?,
-            source,
-            &reference,
-            base,
-            id,
-            &objects,
-        )?;
+        push_to(http::HttpRemote::new(source)?, source, &update)?;
     } else {
-        let remote = ssh::SshRemote::connect(source, ssh_program)?;
-        push_to(remote, source, &reference, base, id, &objects)?;
+        push_to(
+            ssh::SshRemote::connect(source, ssh_program)?,
+            source,
+            &update,
+        )?;
     }
     let commit = id.to_hex().to_string();
     repo.reference(
@@ -139,7 +133,7 @@ pub(crate) fn push(
         "fleet: pushed",
     )
     .map_err(|err| corrupt(format!("writing ref for {commit}: {err}")))?;
-    tracing::info!(url = %source.display_url(), %reference, %commit, "pushed");
+    tracing::info!(url = %source.display_url(), reference = %update.reference, %commit, "pushed");
     Ok(PushOutcome::Pushed { commit })
 }
 
@@ -261,19 +255,26 @@ impl ReceivePack for ssh::SshRemote<'_> {
     }
 }
 
-/// Sends the objects as one pack with the command moving `reference` from `base` to `new`, as `git push`
+/// What a push does: move branch `reference` from `base` to `new`, sending `objects` (those `new` has and
+/// `base` has not).
+struct BranchUpdate<'a> {
+    reference: String,
+    base: gix::ObjectId,
+    new: gix::ObjectId,
+    objects: &'a [PackObject],
+}
+
+/// Sends the objects as one pack with the command moving the branch from `base` to `new`, as `git push`
 /// does: only while the remote's branch still points at `base`.
 fn push_to(
     mut remote: impl ReceivePack,
     source: &GitSource,
-    reference: &str,
-    base: gix::ObjectId,
-    new: gix::ObjectId,
-    objects: &[PackObject],
+    update: &BranchUpdate<'_>,
 ) -> Result<(), GitError> {
+    let (reference, base, new) = (update.reference.as_str(), update.base, update.new);
     let advertisement = remote.advertisement()?;
     check_fast_forward(source, reference, base, advertisement.get(reference))?;
-    let pack = pack::write_pack(objects).map_err(|err| GitError::Other {
+    let pack = pack::write_pack(update.objects).map_err(|err| GitError::Other {
         url: source.display_url(),
         reason: format!("writing the pack: {err}"),
     })?;
@@ -297,11 +298,9 @@ fn push_to(
 fn push_local(
     target: &gix::Repository,
     source: &GitSource,
-    reference: &str,
-    base: gix::ObjectId,
-    new: gix::ObjectId,
-    objects: &[PackObject],
+    update: &BranchUpdate<'_>,
 ) -> Result<(), GitError> {
+    let (reference, base, new) = (update.reference.as_str(), update.base, update.new);
     let current = target
         .try_find_reference(reference)
         .ok()
@@ -323,7 +322,7 @@ fn push_local(
             "the branch is checked out in the repository's work tree".to_string(),
         ));
     }
-    for object in objects {
+    for object in update.objects {
         target
             .objects
             .write_buf(object.kind, &object.data)

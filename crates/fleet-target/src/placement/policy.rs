@@ -31,11 +31,7 @@ pub enum PlacementType {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PlacementPolicy {
-    #[serde(
-        default,
-        rename = "type",
-        deserialize_with = "crate::serde_util::empty_default"
-    )]
+    #[serde(default, rename = "type", deserialize_with = "crate::serde_util::empty_default")]
     pub placement_type: PlacementType,
     #[serde(
         default,
