@@ -49,7 +49,7 @@ pub fn deployment_message(bd: Option<&StoredDeployment>, state: &BundleState) ->
 /// Adds one BundleDeployment (named `name` in the list) in `state` to `summary`.
 pub fn increment(
     summary: &mut BundleSummary,
-    name: &str,
+    name: impl std::fmt::Display,
     state: &BundleState,
     bd: Option<&StoredDeployment>,
 ) {
@@ -68,7 +68,7 @@ pub fn increment(
     if *state != BundleState::Ready && summary.non_ready_resources.len() < MAX_NON_READY {
         summary
             .non_ready_resources
-            .push(non_ready_entry(name, state, bd));
+            .push(non_ready_entry(&name.to_string(), state, bd));
     }
 }
 
@@ -240,7 +240,7 @@ mod tests {
         for i in 0..12 {
             increment(
                 &mut summary,
-                &format!("ns/c{i:02}"),
+                format!("ns/c{i:02}"),
                 &BundleState::Pending,
                 None,
             );

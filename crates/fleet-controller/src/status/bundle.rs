@@ -74,12 +74,7 @@ fn summarize<'a>(
 ) -> BundleSummary {
     let mut summary = BundleSummary::default();
     for (cluster, bd) in targets {
-        increment(
-            &mut summary,
-            &cluster.to_string(),
-            &deployment_state(bd),
-            bd,
-        );
+        increment(&mut summary, cluster, &deployment_state(bd), bd);
     }
     summary
 }
