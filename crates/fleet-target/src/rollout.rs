@@ -104,9 +104,10 @@ pub struct PartitionStatus {
     pub count: usize,
     pub max_unavailable: i64,
     pub unavailable: i64,
-    /// The partition's clusters, in target order (for the partition's `summary`, which Fleet
-    /// counts over the partition's targets as `status.summary` counts over all of them).
-    pub clusters: Vec<ClusterKey>,
+    /// The partition's targets, as indices into the rollout's targets in target order (for the
+    /// partition's `summary`, which Fleet counts over the partition's targets as `status.summary`
+    /// counts over all of them).
+    pub members: Vec<usize>,
 }
 
 /// The bundle's rollout status counters.
@@ -125,11 +126,6 @@ pub struct RolloutStatus {
 pub struct RolloutPlan {
     pub deployments: Vec<PlannedDeployment>,
     pub status: RolloutStatus,
-}
-
-struct Partition {
-    members: Vec<usize>,
-    status: PartitionStatus,
 }
 
 struct Working {
@@ -192,7 +188,9 @@ pub fn plan_rollout(
                 w.created = true;
             }
             if let Some(state) = &mut w.state {
-                state.staged_deployment_id = targets[i].deployment_id.clone();
+                state
+                    .staged_deployment_id
+                    .clone_from(&targets[i].deployment_id);
                 w.staged = true;
             }
         }
@@ -206,7 +204,7 @@ pub fn plan_rollout(
                 &mut work[i],
                 target_paused,
                 &mut status,
-                &mut partition.status,
+                (&mut partition.unavailable, partition.max_unavailable),
             );
         }
         let unavailable = partition
@@ -218,8 +216,8 @@ pub fn plan_rollout(
                     || state.is_some_and(DeploymentState::is_unavailable)
             })
             .count() as i64;
-        partition.status.unavailable = unavailable;
-        if unavailable > partition.status.max_unavailable {
+        partition.unavailable = unavailable;
+        if unavailable > partition.max_unavailable {
             status.unavailable_partitions += 1;
         }
         if status.unavailable_partitions > status.max_unavailable_partitions {
@@ -227,7 +225,7 @@ pub fn plan_rollout(
         }
     }
 
-    status.partitions = partitions.into_iter().map(|p| p.status).collect();
+    status.partitions = partitions;
     let deployments = targets
         .iter()
         .zip(work)
@@ -251,11 +249,13 @@ pub fn plan_rollout(
     })
 }
 
+/// Promotes `w` (deployed ID = staged ID) when neither the bundle's nor its partition's (unavailable
+/// count, maxUnavailable) is used up, or when it is unavailable anyway.
 fn promote(
     w: &mut Working,
     paused: bool,
     bundle: &mut RolloutStatus,
-    partition: &mut PartitionStatus,
+    (partition_unavailable, partition_max_unavailable): (&mut i64, i64),
 ) {
     let Some(state) = &mut w.state else {
         return;
@@ -265,15 +265,15 @@ fn promote(
         || state.staged_deployment_id.is_empty()
         || state.deployment_id == state.staged_deployment_id
         || !(bundle.unavailable < bundle.max_unavailable || unavailable)
-        || !(partition.unavailable < partition.max_unavailable || unavailable)
+        || !(*partition_unavailable < partition_max_unavailable || unavailable)
     {
         return;
     }
     if !unavailable {
         bundle.unavailable += 1;
-        partition.unavailable += 1;
+        *partition_unavailable += 1;
     }
-    state.deployment_id = state.staged_deployment_id.clone();
+    state.deployment_id.clone_from(&state.staged_deployment_id);
     w.promoted = true;
 }
 
@@ -301,8 +301,8 @@ fn new_partition(
     targets: &[RolloutTarget],
     max_unavailable: &[&Option<IntOrPercent>],
     field: &str,
-) -> Result<Partition, TargetError> {
-    let status = PartitionStatus {
+) -> Result<PartitionStatus, TargetError> {
+    Ok(PartitionStatus {
         name,
         count: members.len(),
         max_unavailable: limit(members.len(), max_unavailable, field)?,
@@ -315,19 +315,15 @@ fn new_partition(
                     .is_some_and(DeploymentState::is_unavailable)
             })
             .count() as i64,
-        clusters: members
-            .iter()
-            .map(|&i| targets[i].cluster.clone())
-            .collect(),
-    };
-    Ok(Partition { members, status })
+        members,
+    })
 }
 
 fn partition(
     targets: &[RolloutTarget],
     strategy: &RolloutStrategy,
     index: &ClusterIndex,
-) -> Result<Vec<Partition>, TargetError> {
+) -> Result<Vec<PartitionStatus>, TargetError> {
     if !strategy.partitions.is_empty() {
         return strategy
             .partitions
@@ -356,7 +352,7 @@ fn partition(
             })
             .collect();
     }
-    let all = || -> Result<Vec<Partition>, TargetError> {
+    let all = || -> Result<Vec<PartitionStatus>, TargetError> {
         Ok(vec![new_partition(
             "All".into(),
             (0..targets.len()).collect(),
@@ -507,10 +503,10 @@ mod tests {
         assert_eq!(names(200, disabled), ["All"]);
     }
 
-    /// Each partition names its clusters (the controller counts its `summary` over them): automatic
+    /// Each partition lists its targets (the controller counts its `summary` over them): automatic
     /// partitions take consecutive targets.
     #[test]
-    fn partitions_name_their_clusters() {
+    fn partitions_list_their_targets() {
         let strategy = RolloutStrategy {
             auto_partition_threshold: Some(4),
             auto_partition_size: Some(IntOrPercent::Int(3)),
@@ -523,16 +519,13 @@ mod tests {
             &index_of(5),
         )
         .unwrap();
-        let clusters: Vec<Vec<String>> = plan
+        let members: Vec<&[usize]> = plan
             .status
             .partitions
             .iter()
-            .map(|p| p.clusters.iter().map(|c| c.name.clone()).collect())
+            .map(|p| p.members.as_slice())
             .collect();
-        assert_eq!(
-            clusters,
-            [vec!["c000", "c001", "c002"], vec!["c003", "c004"]]
-        );
+        assert_eq!(members, [&[0, 1, 2][..], &[3, 4]]);
     }
 
     /// Fleet's `Test_autoPartition`: sizes and each partition's maxUnavailable.

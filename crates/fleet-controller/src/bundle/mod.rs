@@ -175,21 +175,7 @@ async fn pass(
     }
     let manifest_changed = previous_manifest.is_some_and(|m| m != work.manifest_id);
     let deleted_any = !work.deletes.is_empty();
-    read_values::keep_deployed_values(ctx, &mut work.writes, &work.deployed_values_unknown).await?;
-    let writes = std::mem::take(&mut work.writes).into_iter().map(|mut bd| {
-        let moved = values::extract(&mut bd);
-        if let Some(moved) = &moved {
-            ctx.index.remember_values(&bd, moved.clone());
-        }
-        (bd, moved)
-    });
-    deploy::apply_all(&ctx.client, writes, |stored| {
-        let (_, change) = ctx.index.apply_deployment(stored, false);
-        if let Some(change) = change {
-            ctx.triggers.deployment_changed(&ctx.index, &change, false);
-        }
-    })
-    .await?;
+    deploy::apply_all(ctx, &work).await?;
     deploy::delete_all(&ctx.client, std::mem::take(&mut work.deletes)).await?;
     if manifest_changed || deleted_any {
         content::collect_garbage(ctx).await?;

@@ -3,7 +3,6 @@
 //! not write, kept when their staged options change.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 use fleet_api::{Bundle, BundleDeployment, OPTIONS_SECRET_VALUES};
 use k8s_openapi::api::core::v1::Secret;
@@ -70,35 +69,29 @@ async fn newer_bundle_stored(
         .is_some_and(|stored| stored.metadata.generation != bundle.metadata.generation))
 }
 
-/// Puts back into each of `writes` named in `unknown` (namespace, name) the Helm values of its deployed
-/// `options`, read from the `values` key of its options Secret: a BundleDeployment that keeps its deployed
-/// options while its staged options change, written before this process started, so planning knows its
-/// options without their values. Without this its rewrite would empty them. A missing Secret is an error
-/// (retried), never a write without the values.
+/// Puts back into `bd` the Helm values of its deployed `options`, read from the `values` key of its
+/// options Secret: a BundleDeployment that keeps its deployed options while its staged options change,
+/// written before this process started, so planning knows its options without their values
+/// ([`fleet_target::plan::PlannedWrite::deployed_values_unknown`]). Without this its rewrite would empty
+/// them. A missing Secret is an error (retried), never a write without the values.
 pub async fn keep_deployed_values(
     ctx: &crate::context::Context,
-    writes: &mut [BundleDeployment],
-    unknown: &HashSet<(String, String)>,
+    bd: &mut BundleDeployment,
 ) -> crate::error::Result<()> {
-    for bd in writes.iter_mut() {
-        let key = (bd.namespace().unwrap_or_default(), bd.name_any());
-        if !unknown.contains(&key) {
-            continue;
-        }
-        let (namespace, name) = key;
-        let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
-        let object = format!("BundleDeployment {namespace}/{name}");
-        let secret = secrets.get_opt(&name).await?.ok_or_else(|| {
-            crate::error::Error::waiting(&object, "its options secret does not exist")
+    let namespace = bd.namespace().unwrap_or_default();
+    let name = bd.name_any();
+    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
+    let object = format!("BundleDeployment {namespace}/{name}");
+    let secret = secrets.get_opt(&name).await?.ok_or_else(|| {
+        crate::error::Error::waiting(&object, "its options secret does not exist")
+    })?;
+    let values = fleet_api::options_secret_values(secret.data.as_ref(), OPTIONS_SECRET_VALUES)
+        .map_err(|_| {
+            crate::error::Error::invalid(
+                &object,
+                "its options secret's values are not a JSON object",
+            )
         })?;
-        let values = fleet_api::options_secret_values(secret.data.as_ref(), OPTIONS_SECRET_VALUES)
-            .map_err(|_| {
-                crate::error::Error::invalid(
-                    &object,
-                    "its options secret's values are not a JSON object",
-                )
-            })?;
-        put_values(&mut bd.spec.options, values);
-    }
+    put_values(&mut bd.spec.options, values);
     Ok(())
 }

@@ -2,7 +2,6 @@
 //! BundleDeployment is Pending), rollout counters and partitions, `display`, and the Ready condition
 //! with Fleet's ready message (or the error that stopped targeting).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use fleet_api::{BundleDisplay, BundleStatus, BundleSummary, PartitionStatus};
@@ -13,7 +12,8 @@ use crate::index::StoredDeployment;
 use crate::index::summary::{deployment_state, increment, summary_state};
 use crate::status::conditions::{self, set_ready};
 
-/// The new status, starting from `previous` (whose conditions keep their times).
+/// The new status, starting from `previous` (whose conditions keep their times). The rollout's partitions
+/// list their members as indices into `targets`.
 pub fn bundle_status(
     previous: &BundleStatus,
     targets: &[(ClusterKey, Option<Arc<StoredDeployment>>)],
@@ -22,11 +22,7 @@ pub fn bundle_status(
     error: Option<&str>,
     now: &str,
 ) -> BundleStatus {
-    let summary = summarize(targets.iter().map(|(cluster, bd)| (cluster, bd.as_deref())));
-    let deployments: HashMap<&ClusterKey, Option<&StoredDeployment>> = targets
-        .iter()
-        .map(|(cluster, bd)| (cluster, bd.as_deref()))
-        .collect();
+    let summary = summarize(targets.iter());
     let mut status = BundleStatus {
         conditions: previous.conditions.clone(),
         newly_created: rollout.newly_created,
@@ -44,11 +40,7 @@ pub fn bundle_status(
                 unavailable: p.unavailable,
                 // Fleet's `appendPartition`: the partition's Summary counts its targets the way the
                 // bundle's summary counts all of them.
-                summary: summarize(
-                    p.clusters
-                        .iter()
-                        .map(|c| (c, deployments.get(c).copied().flatten())),
-                ),
+                summary: summarize(p.members.iter().map(|&i| &targets[i])),
             })
             .collect(),
         display: BundleDisplay {
@@ -70,10 +62,11 @@ pub fn bundle_status(
 
 /// Counts targets per state (a target without a BundleDeployment is Pending).
 fn summarize<'a>(
-    targets: impl Iterator<Item = (&'a ClusterKey, Option<&'a StoredDeployment>)>,
+    targets: impl Iterator<Item = &'a (ClusterKey, Option<Arc<StoredDeployment>>)>,
 ) -> BundleSummary {
     let mut summary = BundleSummary::default();
     for (cluster, bd) in targets {
+        let bd = bd.as_deref();
         increment(&mut summary, cluster, &deployment_state(bd), bd);
     }
     summary

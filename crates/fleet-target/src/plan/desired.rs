@@ -1,11 +1,160 @@
-//! The BundleDeployment planning wants for one target, compared with the one that exists so that an
-//! unchanged BundleDeployment is not written again.
+//! The BundleDeployment planning wants for one target: compared with the one that exists so that an
+//! unchanged BundleDeployment is not written again, and built only when it is written ([`PlannedWrite`],
+//! [`WriteTemplate::build`]), one at a time, so that a plan of a thousand writes never holds a thousand
+//! objects.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use fleet_api::{BundleDeploymentOptions, BundleDeploymentSpec, BundleRef, HelmOpOptions};
+use fleet_api::{
+    Bundle, BundleDeployment, BundleDeploymentOptions, BundleDeploymentSpec, BundleRef,
+    HelmOpOptions,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+use crate::labels::{self, deployment_labels};
 use crate::model::ClusterKey;
+use crate::selector::Labels;
+
+use super::cache::Targeted;
+use super::existing::ExistingDeployment;
+
+/// One BundleDeployment to create or update (server-side apply), as the plan decided it; built by
+/// [`WriteTemplate::build`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedWrite {
+    /// Its target: an index into the plan's targets.
+    pub target: usize,
+    /// Its cluster's namespace, where it is written.
+    pub namespace: String,
+    /// It keeps its deployed options while its staged options change, and its deployed Helm values are
+    /// in its options Secret, not known here (it was written before this process started): the caller
+    /// reads them back into the built object before writing it.
+    pub deployed_values_unknown: bool,
+    pub(super) options_set: usize,
+    pub(super) staged_deployment_id: String,
+    pub(super) deployment_id: String,
+    pub(super) paused: bool,
+    pub(super) annotations: BTreeMap<String, String>,
+}
+
+/// What every BundleDeployment of one plan shares: the Bundle's name, the labels without the cluster's,
+/// the option sets, and the spec fields copied from the Bundle.
+pub struct WriteTemplate {
+    name: String,
+    labels: Labels,
+    targeted: Arc<Targeted>,
+    depends_on: Vec<BundleRef>,
+    helm_chart_options: Option<HelmOpOptions>,
+}
+
+impl std::fmt::Debug for WriteTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteTemplate")
+            .field("name", &self.name)
+            .field("labels", &self.labels)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WriteTemplate {
+    pub(super) fn new(bundle: &Bundle, targeted: Arc<Targeted>) -> Self {
+        static NO_LABELS: Labels = BTreeMap::new();
+        let name = bundle.metadata.name.clone().unwrap_or_default();
+        let labels = deployment_labels(
+            bundle.metadata.namespace.as_deref().unwrap_or_default(),
+            &name,
+            bundle.metadata.labels.as_ref().unwrap_or(&NO_LABELS),
+            &ClusterKey::new("", ""),
+            &targeted.manifest_id,
+        );
+        WriteTemplate {
+            name,
+            labels,
+            targeted,
+            depends_on: bundle.spec.depends_on.clone(),
+            helm_chart_options: bundle.spec.helm_op_options.clone(),
+        }
+    }
+
+    /// The spec one target's BundleDeployment should have: option set `set` staged at `staged_id`,
+    /// deployed at `deployed_id` (with the staged options when both are the same, else with the options
+    /// `existing` has).
+    pub(super) fn desired<'a>(
+        &'a self,
+        set: usize,
+        (staged_id, deployed_id): (&'a str, &'a str),
+        paused: bool,
+        existing: Option<&'a BundleDeploymentSpec>,
+    ) -> DesiredSpec<'a> {
+        static NO_OPTIONS: std::sync::LazyLock<BundleDeploymentOptions> =
+            std::sync::LazyLock::new(BundleDeploymentOptions::default);
+        let staged = &self.targeted.options[set].options;
+        DesiredSpec {
+            paused,
+            staged_options: staged,
+            staged_deployment_id: staged_id,
+            options: if deployed_id == staged_id {
+                staged
+            } else {
+                existing.map_or(&*NO_OPTIONS, |spec| &spec.options)
+            },
+            deployment_id: deployed_id,
+            depends_on: &self.depends_on,
+            helm_chart_options: self.helm_chart_options.as_ref(),
+        }
+    }
+
+    /// Whether `existing`, the BundleDeployment of `cluster`, is what planning wants: the `desired` spec,
+    /// in the cluster's `namespace`, with the Bundle's labels and at least `annotations`.
+    pub(super) fn unchanged<D: ExistingDeployment>(
+        &self,
+        existing: &D,
+        cluster: &ClusterKey,
+        desired: &DesiredSpec<'_>,
+        namespace: &str,
+        annotations: &BTreeMap<String, String>,
+    ) -> bool {
+        desired.matches(existing.spec())
+            && existing.namespace() == namespace
+            && labels_match(existing.labels(), &self.labels, cluster)
+            && annotations
+                .iter()
+                .all(|(k, v)| existing.annotations().get(k) == Some(v))
+    }
+
+    /// The BundleDeployment `write` asks for on `cluster`, whose current one is `existing`.
+    pub(super) fn build<D: ExistingDeployment>(
+        &self,
+        write: &PlannedWrite,
+        cluster: &ClusterKey,
+        existing: Option<&D>,
+    ) -> BundleDeployment {
+        let spec = self
+            .desired(
+                write.options_set,
+                (&write.staged_deployment_id, &write.deployment_id),
+                write.paused,
+                existing.map(ExistingDeployment::spec),
+            )
+            .to_spec();
+        let mut labels = self.labels.clone();
+        labels.insert(
+            labels::CLUSTER_NAMESPACE.to_string(),
+            cluster.namespace.clone(),
+        );
+        labels.insert(labels::CLUSTER.to_string(), cluster.name.clone());
+        let mut desired = BundleDeployment::new(&self.name, spec);
+        desired.metadata = ObjectMeta {
+            name: Some(self.name.clone()),
+            namespace: Some(write.namespace.clone()),
+            labels: Some(labels),
+            annotations: (!write.annotations.is_empty()).then(|| write.annotations.clone()),
+            ..ObjectMeta::default()
+        };
+        desired
+    }
+}
 
 /// `labels` hold every label of `bundle_labels` (the Bundle's BundleDeployment labels without a cluster),
 /// with `cluster`'s namespace and name, as [`crate::labels::deployment_labels`] would build them.

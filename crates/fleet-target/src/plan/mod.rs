@@ -22,16 +22,14 @@ pub mod options;
 pub mod placement;
 pub mod state;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fleet_api::{Bundle, BundleDeployment, BundleDeploymentOptions};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use fleet_api::{Bundle, BundleDeployment};
 
 use crate::TargetError;
 use crate::index::IndexedCluster;
-use crate::labels::deployment_labels;
 use crate::model::{ClusterKey, UnixSeconds};
 use crate::pipeline::{BundlePlanInput, PlacementStage, plan_bundle, plan_targeted};
 use crate::placement::{EligibilityConfig, ScheduleResult};
@@ -40,14 +38,14 @@ use crate::selector::LabelSelector;
 use crate::targeting::Target;
 
 pub use cache::TargetingCache;
-pub use desired::DesiredSpec;
+pub use desired::{DesiredSpec, PlannedWrite};
 pub use existing::{ExistingDeployment, deployment_state};
 pub use options::{Hashes, OptionSets, TypedOptions};
 pub use placement::Outcome as PlacementOutcome;
 pub use state::{BundleKey, ClusterChange, FleetState};
 
 use cache::{Targeted, context_with, parts_of};
-use desired::labels_match;
+use desired::WriteTemplate;
 use max_new::through_max_new;
 
 /// Everything one plan reads.
@@ -69,12 +67,14 @@ pub struct PlanInput<'a, D> {
 #[derive(Debug)]
 pub struct BundleWork<D> {
     pub manifest_id: String,
-    /// BundleDeployments to create or update (server-side apply), each already in its cluster namespace.
-    pub writes: Vec<BundleDeployment>,
+    /// BundleDeployments to create or update (server-side apply), each built by [`BundleWork::build`]
+    /// when it is written.
+    pub writes: Vec<PlannedWrite>,
     /// BundleDeployments to delete: (namespace, name).
     pub deletes: Vec<(String, String)>,
     /// Every target, with its current BundleDeployment, sorted by cluster.
     pub targets: Vec<(ClusterKey, Option<Arc<D>>)>,
+    /// The rollout's status; each partition's members are indices into `targets`.
     pub rollout: RolloutStatus,
     /// Targets not deployable yet because their Cluster has no namespace assigned.
     pub waiting_for_namespace: usize,
@@ -84,10 +84,15 @@ pub struct BundleWork<D> {
     pub placement: Option<PlacementOutcome>,
     /// Plan again after this long (a toleration or the rollout budget's wait runs out).
     pub requeue_after: Option<Duration>,
-    /// Written BundleDeployments (namespace, name) that keep their deployed options while their staged
-    /// options change, whose Helm values are in their options Secret and not known here (written before
-    /// this process started): the caller reads them back first.
-    pub deployed_values_unknown: HashSet<(String, String)>,
+    template: WriteTemplate,
+}
+
+impl<D: ExistingDeployment> BundleWork<D> {
+    /// The BundleDeployment `write` (one of `writes`) asks for.
+    pub fn build(&self, write: &PlannedWrite) -> BundleDeployment {
+        let (cluster, existing) = &self.targets[write.target];
+        self.template.build(write, cluster, existing.as_deref())
+    }
 }
 
 /// A plan before it is compared with the BundleDeployments that exist.
@@ -122,10 +127,6 @@ pub fn plan<D: ExistingDeployment>(
         eligibility,
         hashes,
     } = *input;
-    let namespace = bundle.metadata.namespace.clone().unwrap_or_default();
-    let name = bundle.metadata.name.clone().unwrap_or_default();
-    static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
-    let bundle_labels_in = bundle.metadata.labels.as_ref().unwrap_or(&NO_LABELS);
     let current: BTreeMap<ClusterKey, DeploymentState> = existing
         .iter()
         .map(|(k, bd)| (k.clone(), deployment_state(&**bd)))
@@ -181,7 +182,6 @@ pub fn plan<D: ExistingDeployment>(
         }
     };
     let targeted = &planned.targeted;
-    let manifest_id = &targeted.manifest_id;
     let decisions: BTreeMap<&ClusterKey, &crate::placement::Decision> = planned
         .placement
         .iter()
@@ -195,8 +195,7 @@ pub fn plan<D: ExistingDeployment>(
         targets: Vec::new(),
         waiting_for_namespace: 0,
         deferred: 0,
-        deployed_values_unknown: HashSet::new(),
-        manifest_id: manifest_id.clone(),
+        manifest_id: targeted.manifest_id.clone(),
         rollout: planned.rollout.status.clone(),
         placement: planned
             .placement
@@ -207,27 +206,24 @@ pub fn plan<D: ExistingDeployment>(
             .as_ref()
             .and_then(|p| p.requeue_at)
             .map(|at| Duration::from_secs(u64::try_from(at - now).unwrap_or(0).max(1))),
+        template: WriteTemplate::new(bundle, Arc::clone(targeted)),
     };
-    // The labels every BundleDeployment of this Bundle carries, but for its cluster's.
-    let bundle_labels = deployment_labels(
-        &namespace,
-        &name,
-        bundle_labels_in,
-        &ClusterKey::new("", ""),
-        manifest_id,
-    );
-    let default_options = BundleDeploymentOptions::default();
+    // Each chosen cluster's index in `work.targets` (a leaving cluster is not a target).
+    let mut target_of: Vec<Option<usize>> = Vec::with_capacity(targeted.chosen.len());
     for ((cluster, set), deployment) in targeted.chosen.iter().zip(&planned.rollout.deployments) {
-        let bd = existing.get(cluster).cloned();
+        let bd = existing.get(cluster);
         let info = state.clusters.get(cluster);
         if is_leaving(info) {
-            if let Some(bd) = &bd {
+            if let Some(bd) = bd {
                 work.deletes
                     .push((bd.namespace().to_string(), bd.name().to_string()));
             }
+            target_of.push(None);
             continue;
         }
-        work.targets.push((cluster.clone(), bd.clone()));
+        let target = work.targets.len();
+        target_of.push(Some(target));
+        work.targets.push((cluster.clone(), bd.cloned()));
         let Outcome::Write {
             staged_deployment_id,
             deployment_id,
@@ -253,55 +249,47 @@ pub fn plan<D: ExistingDeployment>(
             work.waiting_for_namespace += 1;
             continue;
         };
-        let cluster_paused = info.is_some_and(|c| c.cluster.paused);
-        let staged = &targeted.options[*set];
-        let desired = DesiredSpec {
-            paused: targeted.paused || cluster_paused,
-            staged_options: &staged.options,
-            staged_deployment_id,
-            options: if deployment_id == staged_deployment_id {
-                &staged.options
-            } else {
-                bd.as_ref().map_or(&default_options, |b| &b.spec().options)
-            },
-            deployment_id,
-            depends_on: &bundle.spec.depends_on,
-            helm_chart_options: bundle.spec.helm_op_options.as_ref(),
-        };
+        let paused = targeted.paused || info.is_some_and(|c| c.cluster.paused);
         let annotations = match (decisions.get(cluster), policy_hash) {
             (Some(decision), Some(hash)) => placement::annotations(decision, hash)?,
             _ => BTreeMap::new(),
         };
-        let unchanged = bd.as_ref().is_some_and(|b| {
-            desired.matches(b.spec())
-                && b.namespace() == cluster_namespace.as_str()
-                && labels_match(b.labels(), &bundle_labels, cluster)
-                && annotations
-                    .iter()
-                    .all(|(k, v)| b.annotations().get(k) == Some(v))
-        });
-        if unchanged {
+        let desired = work.template.desired(
+            *set,
+            (staged_deployment_id, deployment_id),
+            paused,
+            bd.map(|b| b.spec()),
+        );
+        if bd.is_some_and(|b| {
+            work.template
+                .unchanged(&**b, cluster, &desired, cluster_namespace, &annotations)
+        }) {
             continue;
         }
-        let spec = desired.to_spec();
-        let labels = deployment_labels(&namespace, &name, bundle_labels_in, cluster, manifest_id);
-        let mut desired = BundleDeployment::new(&name, spec);
-        desired.metadata = ObjectMeta {
-            name: Some(name.clone()),
-            namespace: Some(cluster_namespace.clone()),
-            labels: Some(labels),
-            annotations: (!annotations.is_empty()).then_some(annotations),
-            ..ObjectMeta::default()
-        };
-        if deployment_id != staged_deployment_id
-            && bd
-                .as_ref()
-                .is_some_and(|b| !b.spec().values_hash.is_empty())
-        {
-            work.deployed_values_unknown
-                .insert((cluster_namespace.clone(), name.clone()));
-        }
-        work.writes.push(desired);
+        let deployed_values_unknown = deployment_id != staged_deployment_id
+            && bd.is_some_and(|b| !b.spec().values_hash.is_empty());
+        work.writes.push(PlannedWrite {
+            target,
+            namespace: cluster_namespace.clone(),
+            deployed_values_unknown,
+            options_set: *set,
+            staged_deployment_id: staged_deployment_id.clone(),
+            deployment_id: deployment_id.clone(),
+            paused,
+            annotations,
+        });
+    }
+    // Partitions list their members among the plan's targets.
+    for partition in &mut work.rollout.partitions {
+        partition
+            .members
+            .retain_mut(|member| match target_of[*member] {
+                Some(target) => {
+                    *member = target;
+                    true
+                }
+                None => false,
+            });
     }
     for cluster in &planned.orphaned {
         if let Some(bd) = existing.get(cluster) {

@@ -1,6 +1,8 @@
 use super::*;
-use crate::model::ClusterInfo;
-use fleet_api::{BundleDeploymentSpec, BundleRef};
+use crate::labels::deployment_labels;
+use crate::model::{ClusterHealth, ClusterInfo};
+use desired::labels_match;
+use fleet_api::{BundleDeploymentOptions, BundleDeploymentSpec, BundleRef};
 use serde_json::json;
 
 /// Hashes that stand in for the bundle crate's: the manifest ID counts the resources, the
@@ -64,6 +66,7 @@ fn bundle(max_new: i64) -> Bundle {
 fn written(work: &BundleWork<BundleDeployment>) -> BTreeMap<String, (String, String)> {
     work.writes
         .iter()
+        .map(|write| work.build(write))
         .map(|bd| {
             (
                 bd.metadata.namespace.clone().unwrap_or_default(),
@@ -86,6 +89,62 @@ fn one_plan_creates_what_successive_max_new_passes_create() {
     assert_eq!(written(&limited), written(&unlimited));
     // The status is the last pass's: it created the last target.
     assert_eq!(limited.rollout.newly_created, 1);
+}
+
+/// A built BundleDeployment is named after its Bundle, in its cluster's namespace, with the labels
+/// Fleet puts on it for that cluster.
+#[test]
+fn a_write_builds_the_bundle_deployment_of_its_cluster() {
+    let state = index(3, &[]);
+    let mut labelled = bundle(100);
+    labelled.metadata.labels = Some(BTreeMap::from([
+        ("team".to_string(), "a".to_string()),
+        ("objectset.rio.cattle.io/hash".to_string(), "x".to_string()),
+    ]));
+    let work = plan_of(&labelled, &state).unwrap();
+    assert_eq!(work.writes.len(), 3);
+    for write in &work.writes {
+        let cluster = &work.targets[write.target].0;
+        let bd = work.build(write);
+        assert_eq!(bd.metadata.name.as_deref(), Some("app"));
+        assert_eq!(
+            bd.metadata.namespace,
+            Some(format!("cluster-{}", cluster.name))
+        );
+        assert_eq!(
+            bd.metadata.labels,
+            Some(deployment_labels(
+                NS,
+                "app",
+                labelled.metadata.labels.as_ref().unwrap(),
+                cluster,
+                &work.manifest_id,
+            ))
+        );
+        assert_eq!(bd.spec.deployment_id, bd.spec.staged_deployment_id);
+        assert!(bd.spec.deployment_id.starts_with(&work.manifest_id));
+    }
+}
+
+/// A leaving cluster is no target: it gets no BundleDeployment (and loses the one it has), and is in
+/// no partition's members, which index the plan's targets.
+#[test]
+fn partition_members_index_the_targets_without_leaving_clusters() {
+    let mut state = index(4, &[]);
+    let mut leaving = ClusterInfo::new(NS, "c1", [("env", "prod")]);
+    leaving.health = Some(ClusterHealth {
+        leaving: true,
+        ..ClusterHealth::default()
+    });
+    state.clusters.upsert_cluster(leaving);
+    let work = plan_of(&bundle(100), &state).unwrap();
+    let targets: Vec<&str> = work.targets.iter().map(|(c, _)| c.name.as_str()).collect();
+    assert_eq!(targets, ["c0", "c2", "c3"]);
+    let [partition] = work.rollout.partitions.as_slice() else {
+        panic!("one partition: {:?}", work.rollout.partitions);
+    };
+    assert_eq!(partition.members, [0, 1, 2]);
+    assert_eq!(work.writes.len(), 3);
 }
 
 #[test]
@@ -219,7 +278,7 @@ fn a_placed_bundle_continues_past_max_new_in_one_plan_too() {
     assert_eq!(work.deferred, 0);
     assert!(work.placement.is_some());
     // Every write carries its placement's annotations.
-    assert!(work.writes.iter().all(|bd| {
+    assert!(work.writes.iter().map(|w| work.build(w)).all(|bd| {
         bd.metadata
             .annotations
             .as_ref()
