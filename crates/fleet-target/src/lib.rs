@@ -20,7 +20,8 @@
 //! [`targeting::compute_targets`] (matching, [`customization`], [`templating`]) → optionally
 //! [`placement::schedule`] and its rolling-update budget ([`pipeline::plan_bundle`]) →
 //! [`rollout::plan_rollout`] (partitions, `maxNew` continued across passes by [`plan::max_new`]) →
-//! the desired BundleDeployments ([`plan::desired`]). [`restrictions::authorize`] checks a GitRepo
+//! the desired BundleDeployments ([`plan::desired`]: compared with the existing ones, and each one to
+//! write built only when the caller writes it). [`restrictions::authorize`] checks a GitRepo
 //! against GitRepoRestrictions.
 //!
 //! Entry points for other crates:
