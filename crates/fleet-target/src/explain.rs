@@ -111,9 +111,9 @@ fn verdict(
             .and_then(|d| d.score);
         let deferred = plan
             .rollout
-            .deployments
+            .outcomes
             .get(pos)
-            .is_some_and(|d| d.outcome == Outcome::Deferred);
+            .is_some_and(|o| *o == Outcome::Deferred);
         return Verdict::Deployed {
             target: target.target_name.clone(),
             customizations: target.customizations.clone(),

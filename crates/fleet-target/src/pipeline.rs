@@ -72,7 +72,7 @@ pub struct BundlePlan {
     /// The placement decision, when there is a placement block.
     pub schedule: Option<ScheduleResult>,
     /// The targets that get a BundleDeployment (targeting's, narrowed by placement), sorted by
-    /// cluster name, aligned with `rollout.deployments`.
+    /// cluster name, aligned with `rollout.outcomes`.
     pub targets: Vec<Target>,
     pub rollout: RolloutPlan,
     /// The rolling-update budget's decisions, when there is a placement block.
@@ -185,14 +185,14 @@ fn orphans<'a>(
 /// when in `held`.
 fn rollout_targets<'a>(
     targets: impl Iterator<Item = (&'a ClusterKey, &'a str)>,
-    deployments: &BTreeMap<ClusterKey, DeploymentState>,
+    deployments: &'a BTreeMap<ClusterKey, DeploymentState>,
     held: &BTreeSet<ClusterKey>,
-) -> Vec<RolloutTarget> {
+) -> Vec<RolloutTarget<'a>> {
     targets
-        .map(|(cluster, id)| RolloutTarget {
-            cluster: cluster.clone(),
-            deployment_id: id.to_string(),
-            current: deployments.get(cluster).cloned(),
+        .map(|(cluster, deployment_id)| RolloutTarget {
+            cluster,
+            deployment_id,
+            current: deployments.get(cluster),
             hold: held.contains(cluster),
         })
         .collect()
@@ -328,9 +328,9 @@ mod tests {
         );
         assert!(
             plan.rollout
-                .deployments
+                .outcomes
                 .iter()
-                .all(|d| matches!(d.outcome, Outcome::Write { created: true, .. }))
+                .all(|o| matches!(o, Outcome::Write { created: true, .. }))
         );
         assert_eq!(names(plan.orphaned), ["d"]);
         assert!(plan.schedule.is_none());
@@ -364,7 +364,7 @@ mod tests {
         assert_eq!(names(orphaned), ["d"]);
         // b is promoted to its new ID, a and c are created.
         assert!(matches!(
-            &rollout.deployments[1].outcome,
+            &rollout.outcomes[1],
             Outcome::Write {
                 created: false,
                 promoted: true,
@@ -384,7 +384,7 @@ mod tests {
             names(plan.targets.iter().map(|t| t.cluster.clone())),
             ["b", "c"]
         );
-        assert_eq!(plan.rollout.deployments.len(), 2);
+        assert_eq!(plan.rollout.outcomes.len(), 2);
         // a lost its placement; the budget (maxUnavailable 25% of 2 → 1) deletes it only once
         // enough of the new placements are ready: make before break.
         assert!(plan.orphaned.is_empty());
@@ -393,9 +393,9 @@ mod tests {
 
         // Next pass: b and c report ready at their IDs, so a may go.
         let mut deployments = deployments.clone();
-        for d in &plan.rollout.deployments {
-            if let Outcome::Write { deployment_id, .. } = &d.outcome {
-                deployments.insert(d.cluster.clone(), ready_at(deployment_id));
+        for (target, outcome) in plan.targets.iter().zip(&plan.rollout.outcomes) {
+            if let Outcome::Write { deployment_id, .. } = outcome {
+                deployments.insert(target.cluster.clone(), ready_at(deployment_id));
             }
         }
         let existing: Vec<ExistingPlacement> = plan
@@ -450,13 +450,13 @@ mod tests {
         assert!(plan.orphaned.is_empty());
         assert_eq!(names(plan.orphans_held), ["d"]);
         let outcomes: Vec<(String, bool)> = plan
-            .rollout
-            .deployments
+            .targets
             .iter()
-            .map(|d| {
+            .zip(&plan.rollout.outcomes)
+            .map(|(target, outcome)| {
                 (
-                    d.cluster.name.clone(),
-                    matches!(d.outcome, Outcome::Write { promoted: true, .. }),
+                    target.cluster.name.clone(),
+                    matches!(outcome, Outcome::Write { promoted: true, .. }),
                 )
             })
             .collect();

@@ -24,6 +24,8 @@
 //! When staged = deployed, the caller still copies the options Fleet leaves out of the
 //! deploymentID hash (`diff`, `namespaceLabels`, `namespaceAnnotations`) from staged to current.
 
+use std::borrow::Cow;
+
 pub use fleet_api::{Partition as PartitionSpec, RolloutStrategy};
 use serde::{Deserialize, Serialize};
 
@@ -60,14 +62,14 @@ impl DeploymentState {
     }
 }
 
-/// One target of the bundle for the rollout.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RolloutTarget {
-    pub cluster: ClusterKey,
+/// One target of the bundle for the rollout, borrowed from the plan's inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RolloutTarget<'a> {
+    pub cluster: &'a ClusterKey,
     /// The deploymentID targeting computed (manifest ID + options hash).
-    pub deployment_id: String,
+    pub deployment_id: &'a str,
     /// The cluster's BundleDeployment of this bundle, if it exists.
-    pub current: Option<DeploymentState>,
+    pub current: Option<&'a DeploymentState>,
     /// Held back by an outer budget (the placement rolling update): not created, and staged
     /// without promotion.
     pub hold: bool,
@@ -88,13 +90,6 @@ pub enum Outcome {
         /// `deploymentID` moved to the staged ID in this pass.
         promoted: bool,
     },
-}
-
-/// The plan for one target.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlannedDeployment {
-    pub cluster: ClusterKey,
-    pub outcome: Outcome,
 }
 
 /// A partition's status (Fleet's `PartitionStatus` counters).
@@ -121,15 +116,16 @@ pub struct RolloutStatus {
     pub partitions: Vec<PartitionStatus>,
 }
 
-/// The result of [`plan_rollout`]: one entry per target, in input order, and the status.
+/// The result of [`plan_rollout`]: one outcome per target, in input order, and the status.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RolloutPlan {
-    pub deployments: Vec<PlannedDeployment>,
+    pub outcomes: Vec<Outcome>,
     pub status: RolloutStatus,
 }
 
-struct Working {
-    state: Option<DeploymentState>,
+/// A target's state as this plan changes it (copied only when it changes).
+struct Working<'a> {
+    state: Option<Cow<'a, DeploymentState>>,
     created: bool,
     staged: bool,
     promoted: bool,
@@ -138,7 +134,7 @@ struct Working {
 /// Plans the rollout of one bundle. `paused` is the bundle's `paused`; a cluster's own `paused`
 /// is read from `index` (unknown clusters count as not paused).
 pub fn plan_rollout(
-    targets: &[RolloutTarget],
+    targets: &[RolloutTarget<'_>],
     strategy: &RolloutStrategy,
     paused: bool,
     index: &ClusterIndex,
@@ -153,11 +149,7 @@ pub fn plan_rollout(
         )?,
         unavailable: targets
             .iter()
-            .filter(|t| {
-                t.current
-                    .as_ref()
-                    .is_some_and(DeploymentState::is_unavailable)
-            })
+            .filter(|t| t.current.is_some_and(DeploymentState::is_unavailable))
             .count() as i64,
         max_unavailable_partitions: limit(
             partitions.len(),
@@ -172,7 +164,7 @@ pub fn plan_rollout(
     let mut work: Vec<Working> = targets
         .iter()
         .map(|t| Working {
-            state: t.current.clone(),
+            state: t.current.map(Cow::Borrowed),
             created: false,
             staged: false,
             promoted: false,
@@ -184,13 +176,13 @@ pub fn plan_rollout(
             let w = &mut work[i];
             if w.state.is_none() && !targets[i].hold && status.newly_created < max_new {
                 status.newly_created += 1;
-                w.state = Some(DeploymentState::default());
+                w.state = Some(Cow::Owned(DeploymentState::default()));
                 w.created = true;
             }
             if let Some(state) = &mut w.state {
-                state
-                    .staged_deployment_id
-                    .clone_from(&targets[i].deployment_id);
+                if state.staged_deployment_id != targets[i].deployment_id {
+                    state.to_mut().staged_deployment_id = targets[i].deployment_id.to_string();
+                }
                 w.staged = true;
             }
         }
@@ -198,7 +190,7 @@ pub fn plan_rollout(
             let target_paused = paused
                 || targets[i].hold
                 || index
-                    .get(&targets[i].cluster)
+                    .get(targets[i].cluster)
                     .is_some_and(|c| c.cluster.paused);
             promote(
                 &mut work[i],
@@ -211,8 +203,8 @@ pub fn plan_rollout(
             .members
             .iter()
             .filter(|&&i| {
-                let state = work[i].state.as_ref();
-                !up_to_date(state, &targets[i].deployment_id)
+                let state = work[i].state.as_deref();
+                !up_to_date(state, targets[i].deployment_id)
                     || state.is_some_and(DeploymentState::is_unavailable)
             })
             .count() as i64;
@@ -226,27 +218,29 @@ pub fn plan_rollout(
     }
 
     status.partitions = partitions;
-    let deployments = targets
-        .iter()
-        .zip(work)
-        .map(|(t, w)| PlannedDeployment {
-            cluster: t.cluster.clone(),
-            outcome: match (w.state, w.staged) {
-                (None, _) => Outcome::Deferred,
-                (Some(_), false) => Outcome::Untouched,
-                (Some(state), true) => Outcome::Write {
+    let outcomes = work
+        .into_iter()
+        .map(|w| match (w.state, w.staged) {
+            (None, _) => Outcome::Deferred,
+            (Some(_), false) => Outcome::Untouched,
+            (Some(state), true) => {
+                let (staged_deployment_id, deployment_id) = match state {
+                    Cow::Owned(state) => (state.staged_deployment_id, state.deployment_id),
+                    Cow::Borrowed(state) => (
+                        state.staged_deployment_id.clone(),
+                        state.deployment_id.clone(),
+                    ),
+                };
+                Outcome::Write {
                     created: w.created,
-                    staged_deployment_id: state.staged_deployment_id,
-                    deployment_id: state.deployment_id,
+                    staged_deployment_id,
+                    deployment_id,
                     promoted: w.promoted,
-                },
-            },
+                }
+            }
         })
         .collect();
-    Ok(RolloutPlan {
-        deployments,
-        status,
-    })
+    Ok(RolloutPlan { outcomes, status })
 }
 
 /// Promotes `w` (deployed ID = staged ID) when neither the bundle's nor its partition's (unavailable
@@ -273,7 +267,8 @@ fn promote(
         bundle.unavailable += 1;
         *partition_unavailable += 1;
     }
-    state.deployment_id.clone_from(&state.staged_deployment_id);
+    let staged = state.staged_deployment_id.clone();
+    state.to_mut().deployment_id = staged;
     w.promoted = true;
 }
 
@@ -298,7 +293,7 @@ fn limit(count: usize, values: &[&Option<IntOrPercent>], field: &str) -> Result<
 fn new_partition(
     name: String,
     members: Vec<usize>,
-    targets: &[RolloutTarget],
+    targets: &[RolloutTarget<'_>],
     max_unavailable: &[&Option<IntOrPercent>],
     field: &str,
 ) -> Result<PartitionStatus, TargetError> {
@@ -311,7 +306,6 @@ fn new_partition(
             .filter(|&&i| {
                 targets[i]
                     .current
-                    .as_ref()
                     .is_some_and(DeploymentState::is_unavailable)
             })
             .count() as i64,
@@ -320,7 +314,7 @@ fn new_partition(
 }
 
 fn partition(
-    targets: &[RolloutTarget],
+    targets: &[RolloutTarget<'_>],
     strategy: &RolloutStrategy,
     index: &ClusterIndex,
 ) -> Result<Vec<PartitionStatus>, TargetError> {
@@ -337,7 +331,7 @@ fn partition(
                     .enumerate()
                     .filter(|(_, t)| {
                         index
-                            .get(&t.cluster)
+                            .get(t.cluster)
                             .is_some_and(|c| spec.matcher().matches(c))
                     })
                     .map(|(i, _)| i)
@@ -425,25 +419,41 @@ mod tests {
         })
     }
 
-    fn targets(
-        n: usize,
-        id: &str,
-        current: impl Fn(usize) -> Option<DeploymentState>,
-    ) -> Vec<RolloutTarget> {
-        names(n)
-            .into_iter()
-            .enumerate()
-            .map(|(i, name)| RolloutTarget {
-                cluster: ClusterKey::new(NS, name),
-                deployment_id: id.into(),
-                current: current(i),
-                hold: false,
-            })
-            .collect()
+    /// What [`RolloutTarget`]s borrow: clusters c000.. sharing one deploymentID, each with its state.
+    struct Targets {
+        clusters: Vec<ClusterKey>,
+        deployment_id: String,
+        current: Vec<Option<DeploymentState>>,
+    }
+
+    impl Targets {
+        fn rollout(&self) -> Vec<RolloutTarget<'_>> {
+            self.clusters
+                .iter()
+                .zip(&self.current)
+                .map(|(cluster, current)| RolloutTarget {
+                    cluster,
+                    deployment_id: &self.deployment_id,
+                    current: current.as_ref(),
+                    hold: false,
+                })
+                .collect()
+        }
+    }
+
+    fn targets(n: usize, id: &str, current: impl Fn(usize) -> Option<DeploymentState>) -> Targets {
+        Targets {
+            clusters: names(n)
+                .iter()
+                .map(|name| ClusterKey::new(NS, name))
+                .collect(),
+            deployment_id: id.into(),
+            current: (0..n).map(current).collect(),
+        }
     }
 
     fn count(plan: &RolloutPlan, pred: impl Fn(&Outcome) -> bool) -> usize {
-        plan.deployments.iter().filter(|d| pred(&d.outcome)).count()
+        plan.outcomes.iter().filter(|o| pred(o)).count()
     }
 
     fn promoted(o: &Outcome) -> bool {
@@ -477,13 +487,18 @@ mod tests {
     #[test]
     fn auto_partition_names() {
         let names = |n: usize, s: RolloutStrategy| -> Vec<String> {
-            plan_rollout(&targets(n, "id", |_| ready("id")), &s, false, &index_of(n))
-                .unwrap()
-                .status
-                .partitions
-                .into_iter()
-                .map(|p| p.name)
-                .collect()
+            plan_rollout(
+                &targets(n, "id", |_| ready("id")).rollout(),
+                &s,
+                false,
+                &index_of(n),
+            )
+            .unwrap()
+            .status
+            .partitions
+            .into_iter()
+            .map(|p| p.name)
+            .collect()
         };
         assert_eq!(names(10, RolloutStrategy::default()), ["All"]);
         assert_eq!(
@@ -513,7 +528,7 @@ mod tests {
             ..Default::default()
         };
         let plan = plan_rollout(
-            &targets(5, "id", |_| ready("id")),
+            &targets(5, "id", |_| ready("id")).rollout(),
             &strategy,
             false,
             &index_of(5),
@@ -592,7 +607,7 @@ mod tests {
         ];
         for (name, n, strategy, want) in cases {
             let plan = plan_rollout(
-                &targets(n, "id", |_| ready("id")),
+                &targets(n, "id", |_| ready("id")).rollout(),
                 &strategy,
                 false,
                 &index_of(n),
@@ -624,14 +639,26 @@ mod tests {
             partitions: vec![by_label("env", "testing"), by_label("group", "a")],
             ..Default::default()
         };
-        let plan = plan_rollout(&targets(100, "id", |_| ready("id")), &s, false, &index).unwrap();
+        let plan = plan_rollout(
+            &targets(100, "id", |_| ready("id")).rollout(),
+            &s,
+            false,
+            &index,
+        )
+        .unwrap();
         assert_eq!(partition_sizes(&plan), [(60, 60), (60, 60)]);
     }
 
     #[test]
     fn new_deployments_are_created_up_to_max_new_and_promoted() {
         let t = targets(60, "id-1", |_| None);
-        let plan = plan_rollout(&t, &RolloutStrategy::default(), false, &index_of(60)).unwrap();
+        let plan = plan_rollout(
+            &t.rollout(),
+            &RolloutStrategy::default(),
+            false,
+            &index_of(60),
+        )
+        .unwrap();
         assert_eq!(plan.status.newly_created, 50);
         assert_eq!(
             count(&plan, |o| matches!(
@@ -646,7 +673,7 @@ mod tests {
         );
         assert_eq!(count(&plan, |o| *o == Outcome::Deferred), 10);
         assert_eq!(
-            plan.deployments[0].outcome,
+            plan.outcomes[0],
             Outcome::Write {
                 created: true,
                 staged_deployment_id: "id-1".into(),
@@ -658,7 +685,7 @@ mod tests {
             max_new: Some(0),
             ..Default::default()
         };
-        let plan = plan_rollout(&t, &none, false, &index_of(60)).unwrap();
+        let plan = plan_rollout(&t.rollout(), &none, false, &index_of(60)).unwrap();
         assert_eq!(count(&plan, |o| *o == Outcome::Deferred), 60);
     }
 
@@ -676,7 +703,7 @@ mod tests {
                 max_unavailable: max_unavailable.clone(),
                 ..Default::default()
             };
-            let plan = plan_rollout(&t, &s, false, &index_of(10)).unwrap();
+            let plan = plan_rollout(&t.rollout(), &s, false, &index_of(10)).unwrap();
             assert_eq!(count(&plan, promoted), want, "{max_unavailable:?}");
             // Everything is staged with the new ID either way.
             assert_eq!(
@@ -703,13 +730,14 @@ mod tests {
             max_unavailable: Some(IntOrPercent::Int(1)),
             ..Default::default()
         };
-        let plan = plan_rollout(&t, &s, false, &index_of(4)).unwrap();
+        let plan = plan_rollout(&t.rollout(), &s, false, &index_of(4)).unwrap();
         // Two unavailable ones are promoted; the budget (1) is already used up by them.
         let promoted_names: Vec<&str> = plan
-            .deployments
+            .outcomes
             .iter()
-            .filter(|d| promoted(&d.outcome))
-            .map(|d| d.cluster.name.as_str())
+            .zip(&t.clusters)
+            .filter(|(outcome, _)| promoted(outcome))
+            .map(|(_, cluster)| cluster.name.as_str())
             .collect();
         assert_eq!(promoted_names, ["c000", "c001"]);
     }
@@ -717,10 +745,16 @@ mod tests {
     #[test]
     fn paused_bundle_or_cluster_stages_without_promoting() {
         let t = targets(3, "id-2", |_| ready("id-1"));
-        let plan = plan_rollout(&t, &RolloutStrategy::default(), true, &index_of(3)).unwrap();
+        let plan = plan_rollout(
+            &t.rollout(),
+            &RolloutStrategy::default(),
+            true,
+            &index_of(3),
+        )
+        .unwrap();
         assert_eq!(count(&plan, promoted), 0);
         assert_eq!(
-            plan.deployments[0].outcome,
+            plan.outcomes[0],
             Outcome::Write {
                 created: false,
                 staged_deployment_id: "id-2".into(),
@@ -736,12 +770,8 @@ mod tests {
             .clone();
         paused.paused = true;
         index.upsert_cluster(paused);
-        let plan = plan_rollout(&t, &RolloutStrategy::default(), false, &index).unwrap();
-        let flags: Vec<bool> = plan
-            .deployments
-            .iter()
-            .map(|d| promoted(&d.outcome))
-            .collect();
+        let plan = plan_rollout(&t.rollout(), &RolloutStrategy::default(), false, &index).unwrap();
+        let flags: Vec<bool> = plan.outcomes.iter().map(promoted).collect();
         assert_eq!(flags, [true, false, true]);
     }
 
@@ -762,7 +792,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let plan = plan_rollout(&t, &s, false, &index).unwrap();
+        let plan = plan_rollout(&t.rollout(), &s, false, &index).unwrap();
         // canary: c000 promoted, now unavailable (1 ≤ maxUnavailable 1 → available partition);
         // even: the rest promoted, 3 unavailable > 100%? no: limit(3, 100%) = 3 → available;
         // odd: promoted too.
@@ -773,7 +803,7 @@ mod tests {
         // is unavailable (1 > 0), and later partitions are neither staged nor promoted.
         let mut strict = s.clone();
         strict.partitions[0].max_unavailable = Some(IntOrPercent::Int(0));
-        let plan = plan_rollout(&t, &strict, false, &index).unwrap();
+        let plan = plan_rollout(&t.rollout(), &strict, false, &index).unwrap();
         assert_eq!(count(&plan, promoted), 0);
         assert_eq!(plan.status.unavailable_partitions, 1);
         assert_eq!(plan.status.max_unavailable_partitions, 0);
@@ -802,11 +832,11 @@ mod tests {
             partitions: vec![labelled("only-even", "parity", "even")],
             ..Default::default()
         };
-        let plan = plan_rollout(&t, &s, false, &index).unwrap();
+        let plan = plan_rollout(&t.rollout(), &s, false, &index).unwrap();
         let outcomes: Vec<bool> = plan
-            .deployments
+            .outcomes
             .iter()
-            .map(|d| d.outcome == Outcome::Deferred)
+            .map(|o| *o == Outcome::Deferred)
             .collect();
         assert_eq!(outcomes, [false, true, false, true]);
     }
@@ -835,7 +865,13 @@ mod tests {
             max_unavailable: Some(IntOrPercent::String("lots".into())),
             ..Default::default()
         };
-        let err = plan_rollout(&targets(2, "x", |_| None), &s, false, &index_of(2)).unwrap_err();
+        let err = plan_rollout(
+            &targets(2, "x", |_| None).rollout(),
+            &s,
+            false,
+            &index_of(2),
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "rolloutStrategy.maxUnavailable: \"lots\" is neither an integer nor a percentage such as \"25%\""

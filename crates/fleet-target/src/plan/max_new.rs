@@ -29,43 +29,31 @@ pub fn through_max_new(
     held: &BTreeSet<ClusterKey>,
 ) -> Result<RolloutPlan, TargetError> {
     // Nothing held back (every BundleDeployment exists, the usual case): the first pass is the plan.
-    if !first
-        .deployments
-        .iter()
-        .any(|d| d.outcome == Outcome::Deferred)
-    {
+    if !first.outcomes.contains(&Outcome::Deferred) {
         return Ok(first);
     }
-    // The next pass's input: each target's state as the passes so far leave it.
-    let mut again: Vec<RolloutTarget> = targeted
-        .ids()
-        .into_iter()
-        .map(|(cluster, id)| RolloutTarget {
-            cluster: cluster.clone(),
-            deployment_id: id.to_string(),
-            current: current.get(cluster).cloned(),
-            hold: held.contains(cluster),
-        })
+    let ids = targeted.ids();
+    // Each target's state as the passes so far leave it: the next pass's input.
+    let mut states: Vec<Option<DeploymentState>> = ids
+        .iter()
+        .map(|(cluster, _)| current.get(*cluster).cloned())
         .collect();
-    let mut written: Vec<Option<Outcome>> = vec![None; again.len()];
+    let mut written: Vec<Option<Outcome>> = vec![None; ids.len()];
     let mut plan = first;
     for _ in 0..MAX_NEW_PASSES {
-        let deferred = plan
-            .deployments
-            .iter()
-            .any(|d| d.outcome == Outcome::Deferred);
+        let deferred = plan.outcomes.contains(&Outcome::Deferred);
         let mut created = false;
         let mut wrote = Vec::new();
-        for (i, (target, planned)) in again.iter_mut().zip(&plan.deployments).enumerate() {
+        for (i, (state, outcome)) in states.iter_mut().zip(&plan.outcomes).enumerate() {
             if let Outcome::Write {
                 created: new,
                 staged_deployment_id,
                 deployment_id,
                 ..
-            } = &planned.outcome
-                && writable(&planned.cluster)
+            } = outcome
+                && writable(ids[i].0)
             {
-                let state = target.current.get_or_insert_with(DeploymentState::default);
+                let state = state.get_or_insert_with(DeploymentState::default);
                 state.staged_deployment_id.clone_from(staged_deployment_id);
                 state.deployment_id.clone_from(deployment_id);
                 created |= *new;
@@ -76,21 +64,27 @@ pub fn through_max_new(
             break;
         }
         // This pass's writes stand unless a later pass writes the target again.
-        let mut outcomes: Vec<Option<Outcome>> = plan
-            .deployments
-            .into_iter()
-            .map(|d| Some(d.outcome))
-            .collect();
+        let mut outcomes: Vec<Option<Outcome>> = plan.outcomes.into_iter().map(Some).collect();
         for i in wrote {
             written[i] = outcomes[i].take();
         }
+        let again: Vec<RolloutTarget<'_>> = ids
+            .iter()
+            .zip(&states)
+            .map(|(&(cluster, deployment_id), state)| RolloutTarget {
+                cluster,
+                deployment_id,
+                current: state.as_ref(),
+                hold: held.contains(cluster),
+            })
+            .collect();
         plan = plan_rollout(&again, &targeted.rollout, targeted.paused, index)?;
     }
-    for (planned, write) in plan.deployments.iter_mut().zip(written) {
+    for (outcome, write) in plan.outcomes.iter_mut().zip(written) {
         if let Some(write) = write
-            && !matches!(planned.outcome, Outcome::Write { .. })
+            && !matches!(outcome, Outcome::Write { .. })
         {
-            planned.outcome = write;
+            *outcome = write;
         }
     }
     Ok(plan)

@@ -210,7 +210,7 @@ pub fn plan<D: ExistingDeployment>(
     };
     // Each chosen cluster's index in `work.targets` (a leaving cluster is not a target).
     let mut target_of: Vec<Option<usize>> = Vec::with_capacity(targeted.chosen.len());
-    for ((cluster, set), deployment) in targeted.chosen.iter().zip(&planned.rollout.deployments) {
+    for ((cluster, set), outcome) in targeted.chosen.iter().zip(&planned.rollout.outcomes) {
         let bd = existing.get(cluster);
         let info = state.clusters.get(cluster);
         if is_leaving(info) {
@@ -229,9 +229,9 @@ pub fn plan<D: ExistingDeployment>(
             deployment_id,
             created,
             ..
-        } = &deployment.outcome
+        } = outcome
         else {
-            if deployment.outcome == Outcome::Deferred {
+            if *outcome == Outcome::Deferred {
                 work.deferred += 1;
             }
             continue;

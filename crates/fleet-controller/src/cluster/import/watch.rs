@@ -22,14 +22,17 @@ use super::secret_namespace::kubeconfig_secret_namespace;
 use crate::cluster::config::CONFIG_MAP;
 use crate::sync::lock;
 
-/// The imported Clusters (those with a `kubeConfigSecret`), each with its Secret's (namespace, name); the
-/// namespace is `None` when the Cluster names one it may not read from. Only these are kept, not every
-/// Cluster: the controllers' own caches hold those.
+/// Imported Clusters, each with its Secret's (namespace, name); the namespace is `None` when the Cluster
+/// names one it may not read from.
+type SecretsOf = HashMap<ObjectRef<Cluster>, (Option<String>, String)>;
+
+/// The imported Clusters (those with a `kubeConfigSecret`). Only these are kept, not every Cluster: the
+/// controllers' own caches hold those.
 #[derive(Default)]
 struct Imported {
-    clusters: HashMap<ObjectRef<Cluster>, (Option<String>, String)>,
+    clusters: SecretsOf,
     /// The Clusters of a (re)list in progress, which replace `clusters` once it is complete.
-    listing: Option<HashMap<ObjectRef<Cluster>, (Option<String>, String)>>,
+    listing: Option<SecretsOf>,
 }
 
 impl Imported {
