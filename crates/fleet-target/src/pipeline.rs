@@ -138,6 +138,7 @@ pub fn plan_bundle(
             .map(|(t, id)| (&t.cluster, id.as_str())),
         input.deployments,
         &held,
+        index,
     );
     let rollout = plan_rollout(&rollout_targets, input.rollout, input.paused, index)?;
     Ok(BundlePlan {
@@ -163,7 +164,12 @@ pub fn plan_targeted(
     deployments: &BTreeMap<ClusterKey, DeploymentState>,
 ) -> Result<(RolloutPlan, Vec<ClusterKey>), TargetError> {
     let orphaned = orphans(targets.iter().map(|(cluster, _)| *cluster), deployments);
-    let rollout_targets = rollout_targets(targets.iter().copied(), deployments, &BTreeSet::new());
+    let rollout_targets = rollout_targets(
+        targets.iter().copied(),
+        deployments,
+        &BTreeSet::new(),
+        index,
+    );
     let plan = plan_rollout(&rollout_targets, rollout, paused, index)?;
     Ok((plan, orphaned))
 }
@@ -182,11 +188,12 @@ fn orphans<'a>(
 }
 
 /// The rollout's input: each target (cluster, deploymentID) with its current BundleDeployment, held
-/// when in `held`.
+/// when in `held`, paused when its Cluster in `index` is.
 fn rollout_targets<'a>(
     targets: impl Iterator<Item = (&'a ClusterKey, &'a str)>,
     deployments: &'a BTreeMap<ClusterKey, DeploymentState>,
     held: &BTreeSet<ClusterKey>,
+    index: &ClusterIndex,
 ) -> Vec<RolloutTarget<'a>> {
     targets
         .map(|(cluster, deployment_id)| RolloutTarget {
@@ -194,8 +201,14 @@ fn rollout_targets<'a>(
             deployment_id,
             current: deployments.get(cluster),
             hold: held.contains(cluster),
+            paused: cluster_paused(index, cluster),
         })
         .collect()
+}
+
+/// Whether `cluster` is paused (an unknown cluster is not).
+pub(crate) fn cluster_paused(index: &ClusterIndex, cluster: &ClusterKey) -> bool {
+    index.get(cluster).is_some_and(|c| c.cluster.paused)
 }
 
 /// Runs the placement's rolling-update budget over the chosen targets and the orphans.

@@ -73,6 +73,8 @@ pub struct RolloutTarget<'a> {
     /// Held back by an outer budget (the placement rolling update): not created, and staged
     /// without promotion.
     pub hold: bool,
+    /// The cluster is paused (its Cluster's `paused`): staged without promotion.
+    pub paused: bool,
 }
 
 /// What to do with one target's BundleDeployment.
@@ -131,8 +133,8 @@ struct Working<'a> {
     promoted: bool,
 }
 
-/// Plans the rollout of one bundle. `paused` is the bundle's `paused`; a cluster's own `paused`
-/// is read from `index` (unknown clusters count as not paused).
+/// Plans the rollout of one bundle. `paused` is the bundle's `paused`, a cluster's own is its target's;
+/// manual partitions match the clusters of `index`.
 pub fn plan_rollout(
     targets: &[RolloutTarget<'_>],
     strategy: &RolloutStrategy,
@@ -187,11 +189,7 @@ pub fn plan_rollout(
             }
         }
         for &i in &partition.members {
-            let target_paused = paused
-                || targets[i].hold
-                || index
-                    .get(targets[i].cluster)
-                    .is_some_and(|c| c.cluster.paused);
+            let target_paused = paused || targets[i].hold || targets[i].paused;
             promote(
                 &mut work[i],
                 target_paused,
@@ -436,6 +434,7 @@ mod tests {
                     deployment_id: &self.deployment_id,
                     current: current.as_ref(),
                     hold: false,
+                    paused: false,
                 })
                 .collect()
         }
@@ -762,15 +761,15 @@ mod tests {
                 promoted: false
             }
         );
-        let mut index = index_of(3);
-        let mut paused = index
-            .get(&ClusterKey::new(NS, "c001"))
-            .unwrap()
-            .cluster
-            .clone();
-        paused.paused = true;
-        index.upsert_cluster(paused);
-        let plan = plan_rollout(&t.rollout(), &RolloutStrategy::default(), false, &index).unwrap();
+        let mut one_paused = t.rollout();
+        one_paused[1].paused = true;
+        let plan = plan_rollout(
+            &one_paused,
+            &RolloutStrategy::default(),
+            false,
+            &index_of(3),
+        )
+        .unwrap();
         let flags: Vec<bool> = plan.outcomes.iter().map(promoted).collect();
         assert_eq!(flags, [true, false, true]);
     }

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::TargetError;
 use crate::index::ClusterIndex;
 use crate::model::ClusterKey;
+use crate::pipeline::cluster_paused;
 use crate::rollout::{DeploymentState, Outcome, RolloutPlan, RolloutTarget, plan_rollout};
 
 use super::cache::Targeted;
@@ -33,6 +34,12 @@ pub fn through_max_new(
         return Ok(first);
     }
     let ids = targeted.ids();
+    // What does not change between passes, looked up once.
+    let writable: Vec<bool> = ids.iter().map(|(cluster, _)| writable(cluster)).collect();
+    let paused: Vec<bool> = ids
+        .iter()
+        .map(|(cluster, _)| cluster_paused(index, cluster))
+        .collect();
     // Each target's state as the passes so far leave it: the next pass's input.
     let mut states: Vec<Option<DeploymentState>> = ids
         .iter()
@@ -51,7 +58,7 @@ pub fn through_max_new(
                 deployment_id,
                 ..
             } = outcome
-                && writable(ids[i].0)
+                && writable[i]
             {
                 let state = state.get_or_insert_with(DeploymentState::default);
                 state.staged_deployment_id.clone_from(staged_deployment_id);
@@ -71,12 +78,16 @@ pub fn through_max_new(
         let again: Vec<RolloutTarget<'_>> = ids
             .iter()
             .zip(&states)
-            .map(|(&(cluster, deployment_id), state)| RolloutTarget {
-                cluster,
-                deployment_id,
-                current: state.as_ref(),
-                hold: held.contains(cluster),
-            })
+            .zip(&paused)
+            .map(
+                |((&(cluster, deployment_id), state), &paused)| RolloutTarget {
+                    cluster,
+                    deployment_id,
+                    current: state.as_ref(),
+                    hold: held.contains(cluster),
+                    paused,
+                },
+            )
             .collect();
         plan = plan_rollout(&again, &targeted.rollout, targeted.paused, index)?;
     }
