@@ -78,6 +78,11 @@ impl ClusterIndex {
         self.clusters.get(key)
     }
 
+    /// Whether the cluster is paused (its Cluster's `paused`; an unknown cluster is not).
+    pub fn is_paused(&self, key: &ClusterKey) -> bool {
+        self.get(key).is_some_and(|c| c.cluster.paused)
+    }
+
     /// Every cluster, in key order.
     pub fn clusters(&self) -> impl Iterator<Item = &IndexedCluster> {
         self.clusters.values()

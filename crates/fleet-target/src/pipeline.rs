@@ -201,14 +201,9 @@ fn rollout_targets<'a>(
             deployment_id,
             current: deployments.get(cluster),
             hold: held.contains(cluster),
-            paused: cluster_paused(index, cluster),
+            paused: index.is_paused(cluster),
         })
         .collect()
-}
-
-/// Whether `cluster` is paused (an unknown cluster is not).
-pub(crate) fn cluster_paused(index: &ClusterIndex, cluster: &ClusterKey) -> bool {
-    index.get(cluster).is_some_and(|c| c.cluster.paused)
 }
 
 /// Runs the placement's rolling-update budget over the chosen targets and the orphans.

@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::TargetError;
 use crate::index::ClusterIndex;
 use crate::model::ClusterKey;
-use crate::pipeline::cluster_paused;
 use crate::rollout::{DeploymentState, Outcome, RolloutPlan, RolloutTarget, plan_rollout};
 
 use super::cache::Targeted;
@@ -38,7 +37,11 @@ pub fn through_max_new(
     let writable: Vec<bool> = ids.iter().map(|(cluster, _)| writable(cluster)).collect();
     let paused: Vec<bool> = ids
         .iter()
-        .map(|(cluster, _)| cluster_paused(index, cluster))
+        .map(|(cluster, _)| index.is_paused(cluster))
+        .collect();
+    let held: Vec<bool> = ids
+        .iter()
+        .map(|(cluster, _)| held.contains(*cluster))
         .collect();
     // Each target's state as the passes so far leave it: the next pass's input.
     let mut states: Vec<Option<DeploymentState>> = ids
@@ -78,13 +81,13 @@ pub fn through_max_new(
         let again: Vec<RolloutTarget<'_>> = ids
             .iter()
             .zip(&states)
-            .zip(&paused)
+            .zip(paused.iter().zip(&held))
             .map(
-                |((&(cluster, deployment_id), state), &paused)| RolloutTarget {
+                |((&(cluster, deployment_id), state), (&paused, &hold))| RolloutTarget {
                     cluster,
                     deployment_id,
                     current: state.as_ref(),
-                    hold: held.contains(cluster),
+                    hold,
                     paused,
                 },
             )
